@@ -1,0 +1,20 @@
+// `npm run conformance [-- runner args]`: play Placement's own gabbi files (../shared/conformance)
+// against allot, one fresh in-memory server per file. Extra arguments go to the runner
+// (`--files 'allocations*'`, `--json out.json`, `--log-dir DIR`, `--source DIR`).
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const runner = process.env.ALLOT_CONFORMANCE_RUNNER ?? path.resolve(root, '../shared/conformance/placement/run_gabbits.py');
+if (!existsSync(runner)) {
+  console.error(`conformance runner not found at ${runner} (set ALLOT_CONFORMANCE_RUNNER)`);
+  process.exit(2);
+}
+const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const serverCmd = `node ${path.join(root, 'dist/cli/main.js')} serve --db sqlite::memory: --port 0 --placement-port {port} --log-level warn`;
+const args = process.argv.slice(2);
+if (!args.includes('--server-cmd')) args.push('--server-cmd', serverCmd);
+const result = spawnSync(python, [runner, ...args], { stdio: 'inherit', cwd: root });
+process.exit(result.status ?? 1);

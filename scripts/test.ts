@@ -1,0 +1,44 @@
+// `npm test`: every test file under test/, against real databases. PostgreSQL comes from
+// DATABASE_URL when set (it must allow CREATE DATABASE), otherwise a throwaway server is started
+// for the run. Arguments narrow the run to matching files: `npm test -- placement`.
+import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type RunningPostgres, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return testFiles(full);
+    return name.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+const filters = process.argv.slice(2);
+const files = testFiles(path.join(root, 'test'))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files match');
+  process.exit(1);
+}
+
+let postgres: RunningPostgres | null = null;
+let adminUrl = process.env.DATABASE_URL;
+if (!adminUrl) {
+  postgres = await startEmbeddedPostgres();
+  adminUrl = postgres.adminUrl;
+  console.log(`# throwaway PostgreSQL at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}`);
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+  stdio: 'inherit',
+  cwd: root,
+  env: { ...process.env, ALLOT_TEST_PG_ADMIN_URL: adminUrl },
+});
+const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+if (postgres) await postgres.stop();
+process.exit(code);

@@ -1,0 +1,84 @@
+// Opens the database named by a URL (`sqlite:PATH`, `sqlite::memory:`, `postgres://…`) and hands
+// back one Kysely instance for both dialects, plus what the rest of the code needs to know about
+// the dialect (SQLite has one writer at a time; PostgreSQL has row locks).
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Schema } from './schema.js';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+/** `full` survives a power cut (fsync on every commit); `normal` may lose the last commits then. */
+export type SqliteSync = 'full' | 'normal' | 'off';
+
+export interface DatabaseOptions {
+  sqliteSync?: SqliteSync;
+  /** PostgreSQL connections per process */
+  poolSize?: number;
+  /** how long a SQLite writer waits for another process's write lock, ms */
+  busyTimeoutMs?: number;
+}
+
+/** What a query needs: the Kysely handle and which SQL dialect is behind it. */
+export interface Db {
+  readonly db: Kysely<Schema>;
+  readonly dialect: DialectName;
+}
+
+export interface Database extends Db {
+  /** the URL with any password masked, for logs */
+  readonly displayUrl: string;
+  close(): Promise<void>;
+}
+
+// PostgreSQL returns int8 (COUNT, SUM) as strings to avoid precision loss; every count and
+// amount in allot fits in a double exactly (Placement caps amounts at 2^31-1), so parse them.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+
+export function dialectOf(url: string): DialectName {
+  if (url.startsWith('sqlite:')) return 'sqlite';
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres';
+  throw new Error(`unsupported database URL ${JSON.stringify(url)}: use sqlite:PATH, sqlite::memory: or postgres://…`);
+}
+
+export function maskUrl(url: string): string {
+  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+}
+
+export async function openDatabase(url: string, options: DatabaseOptions = {}): Promise<Database> {
+  const dialect = dialectOf(url);
+  if (dialect === 'sqlite') return openSqlite(url.slice('sqlite:'.length), options);
+  return openPostgres(url, options);
+}
+
+function openSqlite(path: string, options: DatabaseOptions): Database {
+  const file = path === '' ? ':memory:' : path;
+  const raw = new BetterSqlite3(file);
+  raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 30_000}`);
+  if (file !== ':memory:') raw.pragma('journal_mode = WAL');
+  raw.pragma(`synchronous = ${(options.sqliteSync ?? 'full').toUpperCase()}`);
+  raw.pragma('foreign_keys = ON');
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: raw }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    displayUrl: `sqlite:${file}`,
+    close: () => db.destroy(),
+  };
+}
+
+async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
+  // An idle client that loses its server (restart, network) emits 'error'; without a listener
+  // that would crash the process. The pool drops the client and makes a new one on demand.
+  pool.on('error', () => {});
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  await sql`select 1`.execute(db); // fail fast on a bad URL
+  return {
+    db,
+    dialect: 'postgres',
+    displayUrl: maskUrl(url),
+    close: () => db.destroy(),
+  };
+}

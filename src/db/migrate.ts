@@ -1,0 +1,30 @@
+// Schema migrations, run at start-up and by `allot migrate`. Several processes may start at once:
+// on PostgreSQL Kysely's migrator holds an advisory lock while it migrates; on SQLite the write
+// lock does the same job, and a starter that loses the race simply tries again and finds the work
+// done.
+import { type Kysely, type Migration, Migrator } from 'kysely';
+import type { Database } from './database.js';
+import type { MigrationDialect } from './migrations/helpers.js';
+import * as placement from './migrations/001-placement.js';
+
+type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
+
+/** In order. Names never change once released; new migrations go at the end. */
+const MIGRATIONS: Array<[string, DialectMigration]> = [['001-placement', placement]];
+
+export async function migrate(database: Database): Promise<string[]> {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, m] of MIGRATIONS) migrations[name] = { up: (db) => m.up(db, database.dialect) };
+  const migrator = new Migrator({
+    db: database.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'allot_migrations',
+    migrationLockTableName: 'allot_migrations_lock',
+  });
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    if (attempt >= 10) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+  }
+}

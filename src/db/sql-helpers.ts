@@ -1,0 +1,25 @@
+// Small pieces of SQL that differ between the dialects, kept in one place.
+import type { Tx } from './transaction.js';
+
+/** Is this a unique-constraint violation (two writers created the same name/uuid)? */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Is this a foreign-key violation (a referenced row vanished under us)? */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+/**
+ * Lock rows of a table for the rest of the transaction, always in ascending id order so that two
+ * writers locking overlapping sets cannot deadlock. SQLite needs nothing: BEGIN IMMEDIATE already
+ * holds the only write lock.
+ */
+export async function lockRows(tx: Tx, table: 'resource_providers' | 'consumers', ids: readonly number[]): Promise<void> {
+  if (tx.dialect !== 'postgres' || ids.length === 0) return;
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  await tx.db.selectFrom(table).select('id').where('id', 'in', sorted).orderBy('id').forUpdate().execute();
+}

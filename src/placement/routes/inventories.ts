@@ -1,0 +1,186 @@
+// /resource_providers/{uuid}/inventories and /resource_providers/{uuid}/inventories/{resource_class}
+import { INVENTORY_DEFAULTS, type InventoryLimits, MAX_FLOAT, MAX_INT } from '../../core/capacity.js';
+import type { JsonSchema } from '../../core/json-schema.js';
+import type { PlacementContext } from '../context.js';
+import { placementError } from '../errors.js';
+import type { Endpoint, PlacementRequest } from '../http.js';
+import { type InventoryChange, type InventoryRecord, applyInventoryChange, readInventories } from '../store/inventories.js';
+import { providerUrl } from './resource-providers.js';
+
+export const RESOURCE_CLASS_PATTERN = '^[A-Z0-9_]+$';
+
+const amount = (minimum: number): JsonSchema => ({ type: 'integer', maximum: MAX_INT, minimum });
+const inventoryProperties: Record<string, JsonSchema> = {
+  resource_provider_generation: { type: 'integer' },
+  total: amount(1),
+  reserved: amount(0),
+  min_unit: amount(1),
+  max_unit: amount(1),
+  step_size: amount(1),
+  allocation_ratio: { type: 'number', maximum: MAX_FLOAT },
+};
+
+const updateOneSchema: JsonSchema = {
+  type: 'object',
+  properties: inventoryProperties,
+  required: ['total', 'resource_provider_generation'],
+  additionalProperties: false,
+};
+const createSchema: JsonSchema = {
+  type: 'object',
+  properties: { ...inventoryProperties, resource_class: { type: 'string', pattern: RESOURCE_CLASS_PATTERN } },
+  required: ['total', 'resource_class'],
+  additionalProperties: false,
+};
+export const replaceAllSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    resource_provider_generation: { type: 'integer' },
+    inventories: {
+      type: 'object',
+      patternProperties: {
+        [RESOURCE_CLASS_PATTERN]: { type: 'object', properties: inventoryProperties, required: ['total'], additionalProperties: false },
+      },
+    },
+  },
+  required: ['resource_provider_generation', 'inventories'],
+  additionalProperties: false,
+};
+
+type InventoryInput = Partial<InventoryRecord> & { total: number };
+
+function withDefaults(input: InventoryInput): InventoryRecord {
+  return {
+    total: input.total,
+    reserved: input.reserved ?? INVENTORY_DEFAULTS.reserved,
+    min_unit: input.min_unit ?? INVENTORY_DEFAULTS.min_unit,
+    max_unit: input.max_unit ?? INVENTORY_DEFAULTS.max_unit,
+    step_size: input.step_size ?? INVENTORY_DEFAULTS.step_size,
+    allocation_ratio: input.allocation_ratio ?? INVENTORY_DEFAULTS.allocation_ratio,
+  };
+}
+
+/** reserved may not reach total (1.26 allows reserved == total, e.g. a host being drained). */
+function checkReserved(req: PlacementRequest, uuid: string, entries: Array<[string, InventoryLimits]>, verb: 'create' | 'update'): void {
+  const equalAllowed = req.mv.atLeast('1.26');
+  for (const [rc, inv] of entries) {
+    if (equalAllowed ? inv.reserved > inv.total : inv.reserved >= inv.total) {
+      const what = equalAllowed ? 'greater than total' : 'greater than or equal to total';
+      throw placementError(
+        400,
+        `Unable to ${verb} inventory for resource provider ${uuid}: Invalid inventory for '${rc}' on resource provider '${uuid}'. The reserved value is ${what}.`,
+      );
+    }
+  }
+}
+
+const recordBody = (inv: InventoryRecord) => ({ ...inv });
+
+export const list: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:inventories:list',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const inv = await readInventories(ctx.database, req.param('uuid'));
+    return {
+      body: {
+        resource_provider_generation: inv.generation,
+        inventories: Object.fromEntries([...inv.inventories].map(([rc, r]) => [rc, recordBody(r)])),
+      },
+      lastModified: inv.lastModified,
+    };
+  },
+};
+
+export const show: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:inventories:show',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const uuid = req.param('uuid');
+    const rc = req.param('resource_class');
+    const inv = await readInventories(ctx.database, uuid);
+    const record = inv.inventories.get(rc);
+    if (!record) throw placementError(404, `No inventory of class ${rc} for ${uuid}`);
+    return { body: { resource_provider_generation: inv.generation, ...recordBody(record) }, lastModified: inv.lastModified };
+  },
+};
+
+/** Apply a change and answer with the provider's inventory (or one class of it) afterwards. */
+async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, change: InventoryChange, generation: number | undefined, one?: string) {
+  const uuid = req.param('uuid');
+  await applyInventoryChange(ctx.database, uuid, change, generation);
+  const inv = await readInventories(ctx.database, uuid);
+  if (one) return { generation: inv.generation, record: inv.inventories.get(one)!, lastModified: inv.lastModified };
+  return { generation: inv.generation, inventories: inv.inventories, lastModified: inv.lastModified };
+}
+
+export const create: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:inventories:create',
+  async handle(req, ctx) {
+    const uuid = req.param('uuid');
+    const data = req.json<InventoryInput & { resource_class: string; resource_provider_generation?: number }>(createSchema);
+    const inventory = withDefaults(data);
+    checkReserved(req, uuid, [[data.resource_class, inventory]], 'create');
+    await ensureClassExists(ctx, data.resource_class);
+    const result = await changeAndShow(req, ctx, { kind: 'add', resourceClass: data.resource_class, inventory }, undefined, data.resource_class);
+    return {
+      status: 201,
+      location: req.absoluteUrl(`${providerUrl(ctx, uuid)}/inventories/${data.resource_class}`),
+      body: { resource_provider_generation: result.generation, ...recordBody(result.record!) },
+      lastModified: result.lastModified,
+    };
+  },
+};
+
+async function ensureClassExists(ctx: PlacementContext, name: string): Promise<void> {
+  const row = await ctx.database.db.selectFrom('resource_classes').select('id').where('name', '=', name).executeTakeFirst();
+  if (!row) throw placementError(400, `No such resource class ${name}.`);
+}
+
+export const update: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:inventories:update',
+  async handle(req, ctx) {
+    const uuid = req.param('uuid');
+    const rc = req.param('resource_class');
+    const data = req.json<InventoryInput & { resource_provider_generation: number }>(updateOneSchema);
+    const inventory = withDefaults(data);
+    checkReserved(req, uuid, [[rc, inventory]], 'update');
+    const result = await changeAndShow(req, ctx, { kind: 'update', resourceClass: rc, inventory }, data.resource_provider_generation, rc);
+    return { body: { resource_provider_generation: result.generation, ...recordBody(result.record!) }, lastModified: result.lastModified };
+  },
+};
+
+export const replaceAll: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:inventories:update',
+  async handle(req, ctx) {
+    const uuid = req.param('uuid');
+    const data = req.json<{ resource_provider_generation: number; inventories: Record<string, InventoryInput> }>(replaceAllSchema);
+    const inventories = new Map(Object.entries(data.inventories).map(([rc, inv]) => [rc, withDefaults(inv)]));
+    checkReserved(req, uuid, [...inventories], 'update');
+    const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories }, data.resource_provider_generation);
+    return {
+      body: {
+        resource_provider_generation: result.generation,
+        inventories: Object.fromEntries([...result.inventories!].map(([rc, r]) => [rc, recordBody(r)])),
+      },
+      lastModified: result.lastModified,
+    };
+  },
+};
+
+export const remove: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:inventories:delete',
+  async handle(req, ctx) {
+    await applyInventoryChange(ctx.database, req.param('uuid'), { kind: 'delete', resourceClass: req.param('resource_class') });
+    return {};
+  },
+};
+
+export const removeAll: Endpoint<PlacementContext> = {
+  since: '1.5',
+  tooOld: 405, // Placement answered "method not allowed" here before 1.5, not 404
+  policy: 'placement:resource_providers:inventories:delete',
+  async handle(req, ctx) {
+    await applyInventoryChange(ctx.database, req.param('uuid'), { kind: 'delete-all' });
+    return {};
+  },
+};

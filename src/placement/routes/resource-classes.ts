@@ -1,0 +1,82 @@
+// /resource_classes and /resource_classes/{name}
+import type { JsonSchema } from '../../core/json-schema.js';
+import { validate, describeSchemaError } from '../../core/json-schema.js';
+import type { PlacementContext } from '../context.js';
+import { placementError } from '../errors.js';
+import type { Endpoint, PlacementRequest } from '../http.js';
+import {
+  createResourceClass,
+  deleteResourceClass,
+  listResourceClasses,
+  renameResourceClass,
+  requireResourceClass,
+} from '../store/resource-classes.js';
+
+const customClassSchema: JsonSchema = {
+  type: 'object',
+  properties: { name: { type: 'string', pattern: '^CUSTOM_[A-Z0-9_]+$', maxLength: 255 } },
+  required: ['name'],
+  additionalProperties: false,
+};
+
+const classUrl = (ctx: PlacementContext, name: string) => `${ctx.prefix}/resource_classes/${name}`;
+const classBody = (ctx: PlacementContext, name: string) => ({ name, links: [{ rel: 'self', href: classUrl(ctx, name) }] });
+
+export const list: Endpoint<PlacementContext> = {
+  since: '1.2',
+  policy: 'placement:resource_classes:list',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const classes = await listResourceClasses(ctx.database);
+    return { body: { resource_classes: classes.map((rc) => classBody(ctx, rc.name)) } };
+  },
+};
+
+export const create: Endpoint<PlacementContext> = {
+  since: '1.2',
+  policy: 'placement:resource_classes:create',
+  async handle(req, ctx) {
+    const { name } = req.json<{ name: string }>(customClassSchema);
+    await createResourceClass(ctx.database, name);
+    return { status: 201, location: req.absoluteUrl(classUrl(ctx, name)) };
+  },
+};
+
+export const show: Endpoint<PlacementContext> = {
+  since: '1.2',
+  policy: 'placement:resource_classes:show',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const rc = await requireResourceClass(ctx.database, req.param('name'));
+    return { body: classBody(ctx, rc.name), lastModified: rc.updated_at };
+  },
+};
+
+/** 1.2–1.6: rename a custom class. 1.7+: create it if missing, no body. */
+export const update: Endpoint<PlacementContext> = {
+  since: '1.2',
+  policy: 'placement:resource_classes:update',
+  async handle(req, ctx) {
+    const name = req.param('name');
+    if (req.mv.atLeast('1.7')) return createIfMissing(req, ctx, name);
+    const { name: newName } = req.json<{ name: string }>(customClassSchema);
+    const rc = await renameResourceClass(ctx.database, name, newName);
+    return { body: classBody(ctx, rc.name), lastModified: rc.updated_at };
+  },
+};
+
+async function createIfMissing(req: PlacementRequest, ctx: PlacementContext, name: string) {
+  const error = validate(customClassSchema, { name });
+  if (error) throw placementError(400, `JSON does not validate: ${describeSchemaError(error)}`);
+  const created = await createResourceClass(ctx.database, name, true);
+  return { status: created ? 201 : 204, location: req.absoluteUrl(classUrl(ctx, name)) };
+}
+
+export const remove: Endpoint<PlacementContext> = {
+  since: '1.2',
+  policy: 'placement:resource_classes:delete',
+  async handle(req, ctx) {
+    await deleteResourceClass(ctx.database, req.param('name'));
+    return {};
+  },
+};

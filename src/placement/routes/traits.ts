@@ -1,0 +1,123 @@
+// /traits, /traits/{name} and /resource_providers/{uuid}/traits
+import type { JsonSchema } from '../../core/json-schema.js';
+import type { PlacementContext } from '../context.js';
+import { placementError } from '../errors.js';
+import type { Endpoint } from '../http.js';
+import { deleteTrait, ensureTrait, listTraits, readProviderTraits, setProviderTraits, traitExists } from '../store/traits.js';
+import type { TraitQuery } from '../store/traits.js';
+
+const CUSTOM_TRAIT = /^CUSTOM_[A-Z0-9_]+$/;
+
+const listQuerySchema: JsonSchema = {
+  type: 'object',
+  properties: { name: { type: 'string' }, associated: { type: 'string' } },
+  additionalProperties: false,
+};
+
+const setTraitsSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    traits: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9_]+$', maxLength: 255 } },
+    resource_provider_generation: { type: 'integer' },
+  },
+  required: ['traits', 'resource_provider_generation'],
+  additionalProperties: false,
+};
+
+export const list: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:traits:list',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const q = req.queryObject<{ name?: string; associated?: string }>(listQuerySchema);
+    const query: TraitQuery = {};
+    if (q.name !== undefined) {
+      if (q.name.startsWith('in:')) query.names = q.name.slice(3).split(',');
+      else if (q.name.startsWith('startswith:')) query.prefix = q.name.slice('startswith:'.length);
+      else {
+        throw placementError(
+          400,
+          `Badly formatted name parameter. Expected name query string parameter in form: ?name=[in|startswith]:[name1,name2|prefix]. Got: "${q.name}"`,
+        );
+      }
+    }
+    if (q.associated !== undefined) {
+      const value = q.associated.toLowerCase();
+      if (value !== 'true' && value !== 'false') throw placementError(400, 'The query parameter "associated" only accepts "true" or "false"');
+      query.associated = value === 'true';
+    }
+    return { body: { traits: await listTraits(ctx.database, query) } };
+  },
+};
+
+function checkCustomName(name: string): void {
+  if (name.length > 255 || !CUSTOM_TRAIT.test(name)) {
+    throw placementError(
+      400,
+      'The trait is invalid. A valid trait must be no longer than 255 characters, start with the prefix "CUSTOM_" and use following characters: "A"-"Z", "0"-"9" and "_"',
+    );
+  }
+}
+
+export const put: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:traits:update',
+  async handle(req, ctx) {
+    const name = req.param('name');
+    checkCustomName(name);
+    const created = await ensureTrait(ctx.database, name);
+    const location = req.absoluteUrl(`${ctx.prefix}/traits/${name}`);
+    // 1.15+: an existing trait answers with its cache headers; a created one with none.
+    return created ? { status: 201, location } : { status: 204, location, lastModified: null };
+  },
+};
+
+export const show: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:traits:show',
+  async handle(req, ctx) {
+    const name = req.param('name');
+    if (!(await traitExists(ctx.database, name))) throw placementError(404, `No such trait(s): ${name}.`);
+    return { status: 204, lastModified: null };
+  },
+};
+
+export const remove: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:traits:delete',
+  async handle(req, ctx) {
+    await deleteTrait(ctx.database, req.param('name'));
+    return {};
+  },
+};
+
+export const listForProvider: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:resource_providers:traits:list',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const { provider, traits } = await readProviderTraits(ctx.database, req.param('uuid'));
+    return { body: { resource_provider_generation: provider.generation, traits }, lastModified: provider.updated_at };
+  },
+};
+
+export const setForProvider: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:resource_providers:traits:update',
+  async handle(req, ctx) {
+    const uuid = req.param('uuid');
+    const data = req.json<{ traits: string[]; resource_provider_generation: number }>(setTraitsSchema);
+    await setProviderTraits(ctx.database, uuid, data.traits, data.resource_provider_generation);
+    const { provider, traits } = await readProviderTraits(ctx.database, uuid);
+    return { body: { resource_provider_generation: provider.generation, traits }, lastModified: provider.updated_at };
+  },
+};
+
+export const removeForProvider: Endpoint<PlacementContext> = {
+  since: '1.6',
+  policy: 'placement:resource_providers:traits:delete',
+  async handle(req, ctx) {
+    await setProviderTraits(ctx.database, req.param('uuid'), []);
+    return {};
+  },
+};

@@ -1,0 +1,36 @@
+// /resource_providers/{uuid}/usages and /usages
+import type { JsonSchema } from '../../core/json-schema.js';
+import type { PlacementContext } from '../context.js';
+import type { Endpoint } from '../http.js';
+import { projectUsages, providerUsages } from '../store/usages.js';
+
+const idField: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
+const querySchemas: Record<string, JsonSchema> = {
+  '1.9': { type: 'object', properties: { project_id: idField, user_id: idField }, required: ['project_id'], additionalProperties: false },
+  '1.38': {
+    type: 'object',
+    properties: { project_id: idField, user_id: idField, consumer_type: { type: 'string', minLength: 1, maxLength: 255 } },
+    required: ['project_id'],
+    additionalProperties: false,
+  },
+};
+
+export const forProvider: Endpoint<PlacementContext> = {
+  policy: 'placement:resource_providers:usages',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const { provider, usages } = await providerUsages(ctx.database, req.param('uuid'));
+    return { body: { resource_provider_generation: provider.generation, usages } };
+  },
+};
+
+export const total: Endpoint<PlacementContext> = {
+  since: '1.9',
+  policy: 'placement:usages',
+  async handle(req, ctx) {
+    req.requireJsonAccept();
+    const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>(querySchemas);
+    const usages = await projectUsages(ctx.database, { projectId: q.project_id, userId: q.user_id, consumerType: q.consumer_type }, req.mv.atLeast('1.38'));
+    return { body: { usages } };
+  },
+};

@@ -1,0 +1,317 @@
+// Writing and reading allocations. `replaceAllocations` is the one write path for PUT
+// /allocations/{c}, POST /allocations and the reshaper: in one transaction it
+//   1. locks the consumers (by uuid) and then every provider involved (by id), always in that
+//      order, so concurrent writers queue instead of deadlocking;
+//   2. checks each consumer generation the client supplied (its mismatch is the client's 409);
+//   3. drops the consumers' old allocations and checks every new (provider, class) amount against
+//      min_unit/max_unit/step_size and capacity, with usage read under the locks;
+//   4. writes the new allocations, creates/updates/deletes the consumer rows and bumps every
+//      touched consumer and provider generation with a compare-and-set.
+// Either every consumer's allocations change or none do.
+import { capacity, unitViolation } from '../../core/capacity.js';
+import { nowIso } from '../../core/clock.js';
+import { RetryableConflict } from '../../core/errors.js';
+import type { Database, Db } from '../../db/database.js';
+import { bumpGeneration } from '../../db/generation.js';
+import { lockRows } from '../../db/sql-helpers.js';
+import { type Tx, transaction } from '../../db/transaction.js';
+import { CODES, placementError } from '../errors.js';
+import { idsByName } from './names.js';
+import { type ProviderView, bumpProvider } from './providers.js';
+
+/** Placement's stand-in project/user for allocations written before 1.8 without them. */
+export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000';
+
+export interface ConsumerAllocations {
+  consumerUuid: string;
+  /** provider uuid → resource class → amount; empty means "remove this consumer's allocations" */
+  allocations: Map<string, Map<string, number>>;
+  projectId: string;
+  userId: string;
+  /** undefined: not checked (before 1.28); null: the consumer must be new; a number: must match */
+  generation?: number | null;
+  /** 1.38+; undefined leaves an existing consumer's type alone */
+  consumerType?: string;
+}
+
+/** How a failure to resolve names is worded differs between PUT/POST and the reshaper. */
+export interface WriteOptions {
+  /** error code for a provider uuid that does not exist */
+  missingProviderCode?: string;
+}
+
+interface ConsumerRow {
+  id: number;
+  uuid: string;
+  project_id: string;
+  user_id: string;
+  generation: number;
+  consumer_type_id: number | null;
+}
+
+const consumerConflict = (expected: number | null, got: number | null | undefined) =>
+  placementError(
+    409,
+    `consumer generation conflict - expected ${expected === null ? 'null' : expected} but got ${got === null || got === undefined ? (expected === null ? 'null' : 'None') : got}`,
+    CODES.concurrentUpdate,
+  );
+
+export async function replaceAllocations(database: Database, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<void> {
+  await transaction(database, (tx) => replaceAllocationsInTx(tx, writes, options));
+}
+
+export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<void> {
+  // Resolve names first: a bad class or provider is the request's fault, before any lock.
+  const classNames = new Set<string>();
+  const providerUuids = new Set<string>();
+  for (const w of writes) {
+    for (const [rp, resources] of w.allocations) {
+      providerUuids.add(rp);
+      for (const rc of resources.keys()) classNames.add(rc);
+    }
+  }
+  const classIds = await idsByName(tx.db, 'resource_classes', [...classNames]);
+  for (const w of writes) {
+    for (const resources of w.allocations.values()) {
+      for (const rc of resources.keys()) {
+        if (!classIds.has(rc)) throw placementError(400, `Unable to allocate inventory for consumer ${w.consumerUuid}: No such resource class ${rc}.`);
+      }
+    }
+  }
+  const providers = await providersByUuid(tx, [...providerUuids]);
+  for (const uuid of providerUuids) {
+    if (!providers.has(uuid)) {
+      throw placementError(400, `Allocation for resource provider '${uuid}' that does not exist.`, options.missingProviderCode ?? CODES.undefined);
+    }
+  }
+
+  // 1. Lock consumers, then check the generations the client gave.
+  const consumerUuids = [...new Set(writes.map((w) => w.consumerUuid))].sort();
+  const consumers = await lockConsumers(tx, consumerUuids);
+  for (const w of writes) {
+    if (w.generation === undefined) continue;
+    const existing = consumers.get(w.consumerUuid);
+    if (w.generation === null ? existing !== undefined : existing?.generation !== w.generation) {
+      throw consumerConflict(existing?.generation ?? null, w.generation);
+    }
+  }
+
+  // 2. Lock the providers that receive allocations. Providers that only lose allocations are
+  //    not locked or bumped (as in Placement): freeing capacity cannot over-allocate anything.
+  const consumerIds = [...consumers.values()].map((c) => c.id);
+  const receiving = [...providers.values()].map((p) => p.id);
+  await lockRows(tx, 'resource_providers', receiving);
+  const touched = await providersById(tx, receiving);
+
+  // 3. Replace the allocations, checking what is added against the inventories.
+  if (consumerIds.length) await tx.db.deleteFrom('allocations').where('consumer_id', 'in', consumerIds).execute();
+  const wanted = new Map<string, { providerId: number; classId: number; amount: number; rc: string; rp: string }>();
+  for (const w of writes) {
+    for (const [rp, resources] of w.allocations) {
+      for (const [rc, amount] of resources) {
+        const key = `${rp}/${rc}`;
+        const entry = wanted.get(key) ?? { providerId: providers.get(rp)!.id, classId: classIds.get(rc)!, amount: 0, rc, rp };
+        entry.amount += amount;
+        wanted.set(key, entry);
+        const inv = await inventoryFor(tx, entry.providerId, entry.classId);
+        if (inv && unitViolation(inv, amount)) {
+          throw placementError(
+            409,
+            `Unable to allocate inventory: Unable to create allocation for '${rc}' on resource provider '${rp}'. The requested amount would violate inventory constraints.`,
+          );
+        }
+      }
+    }
+  }
+  for (const { providerId, classId, amount, rc, rp } of wanted.values()) {
+    const inv = await inventoryFor(tx, providerId, classId);
+    if (!inv) throw placementError(409, `Unable to allocate inventory: Inventory for '${rc}' on resource provider '${rp}' invalid.`);
+    const used = await usedOf(tx, providerId, classId);
+    if (used + amount > capacity(inv)) {
+      throw placementError(
+        409,
+        `Unable to allocate inventory: Unable to create allocation for '${rc}' on resource provider '${rp}'. The requested amount would exceed the capacity.`,
+      );
+    }
+  }
+
+  // 4. Consumers: create, update or (when left without allocations) delete; then write.
+  const now = nowIso();
+  const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
+  for (const w of writes) {
+    const existing = consumers.get(w.consumerUuid);
+    const empty = [...w.allocations.values()].every((r) => r.size === 0);
+    const typeId = w.consumerType === undefined ? undefined : typeIds.get(w.consumerType)!;
+    let consumerId: number;
+    if (!existing) {
+      if (empty) continue;
+      consumerId = await insertConsumer(tx, w, typeId ?? null, now);
+    } else if (empty) {
+      await tx.db.deleteFrom('consumers').where('id', '=', existing.id).where('generation', '=', existing.generation).execute();
+      continue;
+    } else {
+      consumerId = existing.id;
+      await bumpGeneration(tx, 'consumers', existing.id, existing.generation, () => consumerConflict(existing.generation, w.generation));
+      const changes: { project_id?: string; user_id?: string; consumer_type_id?: number | null } = {};
+      if (existing.project_id !== w.projectId) changes.project_id = w.projectId;
+      if (existing.user_id !== w.userId) changes.user_id = w.userId;
+      if (typeId !== undefined && typeId !== existing.consumer_type_id) changes.consumer_type_id = typeId;
+      if (Object.keys(changes).length) await tx.db.updateTable('consumers').set(changes).where('id', '=', existing.id).execute();
+    }
+    const rows = [];
+    for (const [rp, resources] of w.allocations) {
+      for (const [rc, used] of resources) {
+        rows.push({ resource_provider_id: providers.get(rp)!.id, consumer_id: consumerId, resource_class_id: classIds.get(rc)!, used, created_at: now, updated_at: now });
+      }
+    }
+    if (rows.length) await tx.db.insertInto('allocations').values(rows).execute();
+  }
+  for (const provider of touched) await bumpProvider(tx, provider);
+}
+
+async function providersByUuid(db: Db, uuids: string[]): Promise<Map<string, { id: number; uuid: string }>> {
+  if (!uuids.length) return new Map();
+  const rows = await db.db.selectFrom('resource_providers').select(['id', 'uuid']).where('uuid', 'in', uuids).execute();
+  return new Map(rows.map((r) => [r.uuid, r]));
+}
+
+async function providersById(db: Db, ids: number[]): Promise<ProviderView[]> {
+  if (!ids.length) return [];
+  const rows = await db.db
+    .selectFrom('resource_providers')
+    .select(['id', 'uuid', 'name', 'generation', 'root_provider_id', 'created_at', 'updated_at'])
+    .where('id', 'in', ids)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ ...r, root_provider_id: r.root_provider_id ?? r.id, parent_provider_uuid: null, root_provider_uuid: '' }));
+}
+
+async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, ConsumerRow>> {
+  if (!uuids.length) return new Map();
+  let q = tx.db
+    .selectFrom('consumers')
+    .select(['id', 'uuid', 'project_id', 'user_id', 'generation', 'consumer_type_id'])
+    .where('uuid', 'in', uuids)
+    .orderBy('uuid');
+  if (tx.dialect === 'postgres') q = q.forUpdate();
+  const rows = await q.execute();
+  return new Map(rows.map((r) => [r.uuid, r]));
+}
+
+async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | null, now: string): Promise<number> {
+  // A concurrent writer may create the same consumer between our read and this insert; then
+  // nothing is inserted and the whole write is retried, seeing that consumer this time.
+  const row = await tx.db
+    .insertInto('consumers')
+    .values({ uuid: w.consumerUuid, project_id: w.projectId, user_id: w.userId, generation: 1, consumer_type_id: typeId, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('uuid').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!row) {
+    throw new RetryableConflict(`consumer ${w.consumerUuid} created concurrently`, () => consumerConflict(null, w.generation));
+  }
+  return row.id;
+}
+
+async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, number>> {
+  const unique = [...new Set(names)];
+  if (!unique.length) return new Map();
+  const now = nowIso();
+  await tx.db
+    .insertInto('consumer_types')
+    .values(unique.map((name) => ({ name, created_at: now, updated_at: now })))
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  const rows = await tx.db.selectFrom('consumer_types').select(['id', 'name']).where('name', 'in', unique).execute();
+  return new Map(rows.map((r) => [r.name, r.id]));
+}
+
+async function inventoryFor(db: Db, providerId: number, classId: number) {
+  return db.db
+    .selectFrom('inventories')
+    .select(['total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'])
+    .where('resource_provider_id', '=', providerId)
+    .where('resource_class_id', '=', classId)
+    .executeTakeFirst();
+}
+
+async function usedOf(db: Db, providerId: number, classId: number): Promise<number> {
+  const row = await db.db
+    .selectFrom('allocations')
+    .select((eb) => eb.fn.sum<number>('used').as('used'))
+    .where('resource_provider_id', '=', providerId)
+    .where('resource_class_id', '=', classId)
+    .executeTakeFirst();
+  return Number(row?.used ?? 0);
+}
+
+/** Remove every allocation of a consumer (DELETE /allocations/{c}); 404 when it has none. */
+export async function deleteConsumerAllocations(database: Database, consumerUuid: string): Promise<void> {
+  await transaction(database, async (tx) => {
+    const consumers = await lockConsumers(tx, [consumerUuid]);
+    const consumer = consumers.get(consumerUuid);
+    const rows = consumer ? await tx.db.selectFrom('allocations').select('resource_provider_id').where('consumer_id', '=', consumer.id).execute() : [];
+    if (!consumer || rows.length === 0) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
+    // Like Placement, removing allocations does not bump provider generations: it only frees room.
+    await tx.db.deleteFrom('allocations').where('consumer_id', '=', consumer.id).execute();
+    await tx.db.deleteFrom('consumers').where('id', '=', consumer.id).execute();
+  });
+}
+
+export interface ConsumerView {
+  uuid: string;
+  project_id: string;
+  user_id: string;
+  generation: number;
+  consumer_type: string | null;
+  /** provider uuid → { generation, resources } */
+  allocations: Map<string, { generation: number; resources: Record<string, number> }>;
+  lastModified: string | null;
+}
+
+export async function readConsumer(db: Db, consumerUuid: string): Promise<ConsumerView | null> {
+  const consumer = await db.db
+    .selectFrom('consumers as c')
+    .leftJoin('consumer_types as t', 't.id', 'c.consumer_type_id')
+    .select(['c.id', 'c.uuid', 'c.project_id', 'c.user_id', 'c.generation', 't.name as consumer_type', 'c.updated_at'])
+    .where('c.uuid', '=', consumerUuid)
+    .executeTakeFirst();
+  if (!consumer) return null;
+  const rows = await db.db
+    .selectFrom('allocations as a')
+    .innerJoin('resource_providers as rp', 'rp.id', 'a.resource_provider_id')
+    .innerJoin('resource_classes as rc', 'rc.id', 'a.resource_class_id')
+    .select(['rp.uuid as rp_uuid', 'rp.generation', 'rc.name as rc', 'a.used', 'a.updated_at'])
+    .where('a.consumer_id', '=', consumer.id)
+    .execute();
+  const allocations = new Map<string, { generation: number; resources: Record<string, number> }>();
+  let lastModified: string | null = consumer.updated_at;
+  for (const r of rows) {
+    const entry = allocations.get(r.rp_uuid) ?? { generation: r.generation, resources: {} };
+    entry.resources[r.rc] = r.used;
+    allocations.set(r.rp_uuid, entry);
+    if (!lastModified || r.updated_at > lastModified) lastModified = r.updated_at;
+  }
+  return { ...consumer, allocations, lastModified };
+}
+
+/** consumer uuid → { consumer_generation, resources } for one provider */
+export async function providerAllocations(db: Db, providerId: number) {
+  const rows = await db.db
+    .selectFrom('allocations as a')
+    .innerJoin('consumers as c', 'c.id', 'a.consumer_id')
+    .innerJoin('resource_classes as rc', 'rc.id', 'a.resource_class_id')
+    .select(['c.uuid', 'c.generation', 'rc.name as rc', 'a.used', 'a.updated_at'])
+    .where('a.resource_provider_id', '=', providerId)
+    .orderBy('c.uuid')
+    .execute();
+  const out = new Map<string, { generation: number; resources: Record<string, number> }>();
+  let lastModified: string | null = null;
+  for (const r of rows) {
+    const entry = out.get(r.uuid) ?? { generation: r.generation, resources: {} };
+    entry.resources[r.rc] = r.used;
+    out.set(r.uuid, entry);
+    if (!lastModified || r.updated_at > lastModified) lastModified = r.updated_at;
+  }
+  return { allocations: out, lastModified };
+}

@@ -1,0 +1,187 @@
+// Inventories: what a provider offers per resource class. Every change bumps the provider's
+// generation and is refused (409 placement.inventory.inuse) when it would leave existing
+// allocations without room: a class still in use cannot go, and capacity cannot drop below usage.
+import { type InventoryLimits, capacity } from '../../core/capacity.js';
+import { nowIso } from '../../core/clock.js';
+import type { Database, Db } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/sql-helpers.js';
+import { type Tx, transaction } from '../../db/transaction.js';
+import { CODES, placementError } from '../errors.js';
+import { idsByName } from './names.js';
+import { type ProviderView, bumpProvider, lockProvider, providerGenerationConflict, requireProvider } from './providers.js';
+
+export type InventoryRecord = InventoryLimits;
+
+export interface ProviderInventories {
+  generation: number;
+  /** resource class name → inventory */
+  inventories: Map<string, InventoryRecord>;
+  lastModified: string | null;
+}
+
+const FIELDS = ['total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'] as const;
+
+function record(row: InventoryRecord): InventoryRecord {
+  return {
+    total: row.total,
+    reserved: row.reserved,
+    min_unit: row.min_unit,
+    max_unit: row.max_unit,
+    step_size: row.step_size,
+    allocation_ratio: row.allocation_ratio,
+  };
+}
+
+async function inventoryRows(db: Db, providerId: number) {
+  return db.db
+    .selectFrom('inventories as i')
+    .innerJoin('resource_classes as rc', 'rc.id', 'i.resource_class_id')
+    .select(['rc.name', 'i.resource_class_id', ...FIELDS.map((f) => `i.${f}` as const), 'i.updated_at'])
+    .where('i.resource_provider_id', '=', providerId)
+    .orderBy('rc.name')
+    .execute();
+}
+
+export async function readInventories(db: Db, uuid: string): Promise<ProviderInventories> {
+  const provider = await requireProvider(db, uuid);
+  const rows = await inventoryRows(db, provider.id);
+  let lastModified: string | null = null;
+  for (const r of rows) if (!lastModified || r.updated_at > lastModified) lastModified = r.updated_at;
+  return { generation: provider.generation, inventories: new Map(rows.map((r) => [r.name, record(r)])), lastModified };
+}
+
+/** Amount allocated per resource class id on one provider. */
+export async function usageByClass(db: Db, providerId: number): Promise<Map<number, number>> {
+  const rows = await db.db
+    .selectFrom('allocations')
+    .select(['resource_class_id', (eb) => eb.fn.sum<number>('used').as('used')])
+    .where('resource_provider_id', '=', providerId)
+    .groupBy('resource_class_id')
+    .execute();
+  return new Map(rows.map((r) => [r.resource_class_id, Number(r.used)]));
+}
+
+export type InventoryChange =
+  | { kind: 'replace-all'; inventories: Map<string, InventoryRecord> }
+  | { kind: 'add'; resourceClass: string; inventory: InventoryRecord }
+  | { kind: 'update'; resourceClass: string; inventory: InventoryRecord }
+  | { kind: 'delete'; resourceClass: string }
+  | { kind: 'delete-all' };
+
+type CurrentInventory = Map<string, InventoryRecord & { resource_class_id: number }>;
+
+export async function currentInventories(db: Db, providerId: number): Promise<CurrentInventory> {
+  return new Map((await inventoryRows(db, providerId)).map((r) => [r.name, { ...record(r), resource_class_id: r.resource_class_id }]));
+}
+
+/** The inventories a change asks for, given what is there now. */
+function desiredAfter(provider: ProviderView, current: CurrentInventory, change: InventoryChange): Map<string, InventoryRecord> {
+  const desired = new Map<string, InventoryRecord>([...current].map(([name, r]) => [name, record(r)]));
+  switch (change.kind) {
+    case 'replace-all':
+      return new Map(change.inventories);
+    case 'add':
+      if (current.has(change.resourceClass)) {
+        throw placementError(409, `Update conflict: Inventory for '${change.resourceClass}' on resource provider '${provider.uuid}' already exists.`, CODES.concurrentUpdate);
+      }
+      desired.set(change.resourceClass, change.inventory);
+      return desired;
+    case 'update':
+      if (!current.has(change.resourceClass)) {
+        throw placementError(400, `No inventory record with resource class for resource provider ${provider.uuid}: No inventory of class ${change.resourceClass} found.`);
+      }
+      desired.set(change.resourceClass, change.inventory);
+      return desired;
+    case 'delete':
+      if (!current.has(change.resourceClass)) throw placementError(404, `No inventory of class ${change.resourceClass} found for delete`);
+      desired.delete(change.resourceClass);
+      return desired;
+    case 'delete-all':
+      return new Map();
+  }
+}
+
+/** resource class name → id for every desired class; 400 for names that are not classes. */
+export async function resolveInventoryClasses(db: Db, provider: ProviderView, desired: Map<string, InventoryRecord>): Promise<Map<string, number>> {
+  const classIds = await idsByName(db.db, 'resource_classes', [...desired.keys()]);
+  const unknown = [...desired.keys()].filter((n) => !classIds.has(n));
+  if (unknown.length) {
+    throw placementError(400, `Unknown resource class in inventory for resource provider ${provider.uuid}: No such resource class ${unknown.sort().join(', ')}.`);
+  }
+  return classIds;
+}
+
+/** 409 placement.inventory.inuse when going from `current` to `desired` strands an allocation. */
+export async function checkUsageFits(tx: Tx, provider: ProviderView, current: CurrentInventory, desired: Map<string, InventoryRecord>): Promise<void> {
+  const usage = await usageByClass(tx, provider.id);
+  const removedInUse = [...current].filter(([name, r]) => !desired.has(name) && (usage.get(r.resource_class_id) ?? 0) > 0).map(([name]) => name);
+  if (removedInUse.length) {
+    throw placementError(409, `Inventory for '${removedInUse.sort().join(', ')}' on resource provider '${provider.uuid}' in use.`, CODES.inventoryInUse);
+  }
+  for (const [name, inv] of desired) {
+    const classId = current.get(name)?.resource_class_id;
+    const used = classId === undefined ? 0 : (usage.get(classId) ?? 0);
+    if (used > capacity(inv)) {
+      throw placementError(
+        409,
+        `Inventory for '${name}' on resource provider '${provider.uuid}' in use: ${used} allocated exceeds the new capacity ${capacity(inv)}.`,
+        CODES.inventoryInUse,
+      );
+    }
+  }
+}
+
+/** Make the provider's inventory rows say `desired` (insert, update and delete as needed). */
+export async function writeInventoryRows(
+  tx: Tx,
+  provider: ProviderView,
+  current: CurrentInventory,
+  desired: Map<string, InventoryRecord>,
+  classIds: Map<string, number>,
+): Promise<void> {
+  const now = nowIso();
+  const gone = [...current].filter(([name]) => !desired.has(name)).map(([, r]) => r.resource_class_id);
+  if (gone.length) await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).where('resource_class_id', 'in', gone).execute();
+  for (const [name, inv] of desired) {
+    const before = current.get(name);
+    if (!before) {
+      await tx.db
+        .insertInto('inventories')
+        .values({ resource_provider_id: provider.id, resource_class_id: classIds.get(name)!, ...inv, created_at: now, updated_at: now })
+        .execute();
+    } else if (FIELDS.some((f) => before[f] !== inv[f])) {
+      await tx.db
+        .updateTable('inventories')
+        .set({ ...inv, updated_at: now })
+        .where('resource_provider_id', '=', provider.id)
+        .where('resource_class_id', '=', before.resource_class_id)
+        .execute();
+    }
+  }
+}
+
+/**
+ * Apply one inventory change to a locked provider inside `tx`: check the classes exist and that no
+ * allocation is left without room, write, and bump the generation (the client's when given).
+ */
+export async function changeInventories(tx: Tx, provider: ProviderView, change: InventoryChange, clientGeneration?: number): Promise<number> {
+  if (clientGeneration !== undefined && clientGeneration !== provider.generation) {
+    throw providerGenerationConflict(provider.uuid, provider.generation, clientGeneration);
+  }
+  const current = await currentInventories(tx, provider.id);
+  const desired = desiredAfter(provider, current, change);
+  const classIds = await resolveInventoryClasses(tx, provider, desired);
+  await checkUsageFits(tx, provider, current, desired);
+  await writeInventoryRows(tx, provider, current, desired, classIds);
+  return bumpProvider(tx, provider, clientGeneration);
+}
+
+/** Run one inventory change on the provider `uuid` in its own transaction. */
+export async function applyInventoryChange(database: Database, uuid: string, change: InventoryChange, clientGeneration?: number): Promise<number> {
+  try {
+    return await transaction(database, async (tx) => changeInventories(tx, await lockProvider(tx, uuid), change, clientGeneration));
+  } catch (err) {
+    if (isUniqueViolation(err)) throw placementError(409, 'Update conflict: the inventory was changed concurrently; retry.', CODES.concurrentUpdate);
+    throw err;
+  }
+}

@@ -1,0 +1,50 @@
+// Resource classes and traits by name. The standard ones (os-resource-classes, os-traits) are
+// written at start-up so every Placement client finds them; CUSTOM_* ones are created by users.
+import type { Kysely } from 'kysely';
+import { nowIso } from '../../core/clock.js';
+import type { Database } from '../../db/database.js';
+import type { Schema } from '../../db/schema.js';
+import standardClasses from '../data/standard-resource-classes.json' with { type: 'json' };
+import standardTraits from '../data/standard-traits.json' with { type: 'json' };
+
+export const STANDARD_RESOURCE_CLASSES: readonly string[] = standardClasses.resource_classes;
+export const STANDARD_TRAITS: readonly string[] = standardTraits.traits;
+
+type NameTable = 'resource_classes' | 'traits';
+
+/** Insert whichever standard names are missing. Safe when several processes start together. */
+export async function syncStandardNames(database: Database): Promise<void> {
+  const now = nowIso();
+  for (const [table, names] of [
+    ['resource_classes', STANDARD_RESOURCE_CLASSES],
+    ['traits', STANDARD_TRAITS],
+  ] as const) {
+    const existing = new Set((await database.db.selectFrom(table).select('name').where('is_standard', '=', 1).execute()).map((r) => r.name));
+    const missing = names.filter((n) => !existing.has(n));
+    for (let i = 0; i < missing.length; i += 200) {
+      const rows = missing.slice(i, i + 200).map((name) => ({ name, is_standard: 1, created_at: now, updated_at: now }));
+      await database.db
+        .insertInto(table)
+        .values(rows)
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+    }
+  }
+}
+
+/** name → id for the given names that exist. */
+export async function idsByName(db: Kysely<Schema>, table: NameTable, names: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (names.length === 0) return out;
+  const unique = [...new Set(names)];
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db.selectFrom(table).select(['id', 'name']).where('name', 'in', unique.slice(i, i + 500)).execute();
+    for (const r of rows) out.set(r.name, r.id);
+  }
+  return out;
+}
+
+export async function idByName(db: Kysely<Schema>, table: NameTable, name: string): Promise<number | undefined> {
+  const row = await db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirst();
+  return row?.id;
+}

@@ -1,0 +1,288 @@
+// Resource providers and their trees: reading, listing with filters, creating, renaming,
+// re-parenting and deleting. Every change to what a provider offers bumps its generation here.
+import { type Kysely, sql } from 'kysely';
+import { nowIso } from '../../core/clock.js';
+import { RetryableConflict } from '../../core/errors.js';
+import type { Database, Db } from '../../db/database.js';
+import { bumpGeneration } from '../../db/generation.js';
+import type { Schema } from '../../db/schema.js';
+import { isUniqueViolation, lockRows } from '../../db/sql-helpers.js';
+import { type Tx, transaction } from '../../db/transaction.js';
+import { CODES, placementError } from '../errors.js';
+import type { Microversion } from '../microversion.js';
+
+export interface ProviderView {
+  id: number;
+  uuid: string;
+  name: string;
+  generation: number;
+  parent_provider_uuid: string | null;
+  root_provider_uuid: string;
+  root_provider_id: number;
+  created_at: string;
+  updated_at: string;
+}
+
+function selectProviders(db: Kysely<Schema>) {
+  return db
+    .selectFrom('resource_providers as rp')
+    .leftJoin('resource_providers as parent', 'parent.id', 'rp.parent_provider_id')
+    .innerJoin('resource_providers as root', 'root.id', 'rp.root_provider_id')
+    .select([
+      'rp.id',
+      'rp.uuid',
+      'rp.name',
+      'rp.generation',
+      'parent.uuid as parent_provider_uuid',
+      'root.uuid as root_provider_uuid',
+      'rp.root_provider_id',
+      'rp.created_at',
+      'rp.updated_at',
+    ]);
+}
+
+export async function findProvider(db: Db, uuid: string): Promise<ProviderView | undefined> {
+  const row = await selectProviders(db.db).where('rp.uuid', '=', uuid).executeTakeFirst();
+  return row as ProviderView | undefined;
+}
+
+export const providerNotFound = (uuid: string, suffix = '') => placementError(404, `No resource provider with uuid ${uuid} found${suffix}`);
+
+export async function requireProvider(db: Db, uuid: string): Promise<ProviderView> {
+  const provider = await findProvider(db, uuid);
+  if (!provider) throw providerNotFound(uuid);
+  return provider;
+}
+
+/**
+ * Inside a write: the provider, locked until commit (PostgreSQL row lock; SQLite's writer lock
+ * already covers it), so its generation and everything hanging off it stay as read.
+ */
+export async function lockProvider(tx: Tx, uuid: string): Promise<ProviderView> {
+  const provider = await findAndLockProvider(tx, uuid);
+  if (!provider) throw providerNotFound(uuid);
+  return provider;
+}
+
+/** The provider locked until commit, or undefined when it does not exist (any more). */
+export async function findAndLockProvider(tx: Tx, uuid: string): Promise<ProviderView | undefined> {
+  const provider = await findProvider(tx, uuid);
+  if (!provider || tx.dialect === 'sqlite') return provider;
+  await lockRows(tx, 'resource_providers', [provider.id]);
+  // Re-read: it may have changed (or gone) while we waited for the lock.
+  return findProvider(tx, uuid);
+}
+
+export const providerGenerationConflict = (uuid: string, actual?: number, given?: number) =>
+  placementError(
+    409,
+    actual === undefined
+      ? `resource provider generation conflict: provider ${uuid} was changed concurrently; read it again and retry.`
+      : `resource provider generation conflict: actual: ${actual}, given: ${given}`,
+    CODES.concurrentUpdate,
+  );
+
+/**
+ * Bump a provider's generation after a change. `clientGeneration` is what the client sent (its
+ * mismatch is the client's 409); without it, we compare with what we read, and losing is retried.
+ */
+export async function bumpProvider(tx: Tx, provider: ProviderView, clientGeneration?: number): Promise<number> {
+  if (clientGeneration !== undefined) {
+    if (clientGeneration !== provider.generation) throw providerGenerationConflict(provider.uuid, provider.generation, clientGeneration);
+    return bumpGeneration(tx, 'resource_providers', provider.id, clientGeneration, () => providerGenerationConflict(provider.uuid));
+  }
+  return bumpGeneration(
+    tx,
+    'resource_providers',
+    provider.id,
+    provider.generation,
+    () => new RetryableConflict(`provider ${provider.uuid} changed concurrently`, () => providerGenerationConflict(provider.uuid)),
+  );
+}
+
+export interface ProviderFilters {
+  name?: string;
+  uuid?: string;
+  inTree?: string;
+  /** each set: member of at least one of these aggregate uuids */
+  aggregatesAnyOf?: string[][];
+  forbiddenAggregates?: string[];
+  /** trait ids: all required, none forbidden, one of each any-of set */
+  requiredTraits?: number[];
+  forbiddenTraits?: number[];
+  traitsAnyOf?: number[][];
+  /** resource class id → amount that must still fit */
+  resources?: Map<number, number>;
+}
+
+export async function listProviders(db: Db, f: ProviderFilters): Promise<ProviderView[]> {
+  let q = selectProviders(db.db);
+  if (f.name !== undefined) q = q.where('rp.name', '=', f.name);
+  if (f.uuid !== undefined) q = q.where('rp.uuid', '=', f.uuid);
+  if (f.inTree !== undefined) {
+    const tree = f.inTree;
+    q = q.where('rp.root_provider_id', '=', (eb) => eb.selectFrom('resource_providers').select('root_provider_id').where('uuid', '=', tree));
+  }
+  const inAggregates = (uuids: string[]) =>
+    db.db
+      .selectFrom('resource_provider_aggregates as ra')
+      .innerJoin('aggregates as a', 'a.id', 'ra.aggregate_id')
+      .select('ra.resource_provider_id')
+      .where('a.uuid', 'in', uuids);
+  for (const anyOf of f.aggregatesAnyOf ?? []) q = q.where('rp.id', 'in', inAggregates(anyOf));
+  if (f.forbiddenAggregates?.length) q = q.where('rp.id', 'not in', inAggregates(f.forbiddenAggregates));
+  const withTraits = (ids: number[]) => db.db.selectFrom('resource_provider_traits').select('resource_provider_id').where('trait_id', 'in', ids);
+  for (const id of f.requiredTraits ?? []) q = q.where('rp.id', 'in', withTraits([id]));
+  for (const anyOf of f.traitsAnyOf ?? []) q = q.where('rp.id', 'in', withTraits(anyOf));
+  if (f.forbiddenTraits?.length) q = q.where('rp.id', 'not in', withTraits(f.forbiddenTraits));
+  for (const [classId, amount] of f.resources ?? []) {
+    q = q.where('rp.id', 'in', (eb) =>
+      eb
+        .selectFrom('inventories as i')
+        .select('i.resource_provider_id')
+        .where('i.resource_class_id', '=', classId)
+        .where('i.min_unit', '<=', amount)
+        .where('i.max_unit', '>=', amount)
+        .where(sql<number>`${amount} % i.step_size`, '=', 0)
+        .where(
+          sql<number>`(i.total - i.reserved) * i.allocation_ratio`,
+          '>=',
+          sql<number>`${amount} + coalesce((select sum(al.used) from allocations al where al.resource_provider_id = i.resource_provider_id and al.resource_class_id = i.resource_class_id), 0)`,
+        ),
+    );
+  }
+  return (await q.orderBy('rp.id').execute()) as ProviderView[];
+}
+
+export interface NewProvider {
+  uuid: string;
+  name: string;
+  parentUuid: string | null;
+}
+
+const duplicateName = (name: string) => placementError(409, `Conflicting resource provider name: ${name} already exists.`, CODES.duplicateName);
+const duplicateUuid = (uuid: string) => placementError(409, `Conflicting resource provider uuid: ${uuid} already exists.`);
+
+export async function createProvider(database: Database, input: NewProvider): Promise<ProviderView> {
+  const failure = (reason: string) => placementError(400, `Unable to create resource provider "${input.name}", ${input.uuid}: ${reason}`);
+  if (input.parentUuid === input.uuid) {
+    throw failure('parent provider UUID cannot be same as UUID. Please set parent provider UUID to None.');
+  }
+  try {
+    return await transaction(database, async (tx) => {
+      if (await tx.db.selectFrom('resource_providers').select('id').where('uuid', '=', input.uuid).executeTakeFirst()) throw duplicateUuid(input.uuid);
+      if (await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst()) throw duplicateName(input.name);
+      let parent: ProviderView | undefined;
+      if (input.parentUuid) {
+        parent = await findAndLockProvider(tx, input.parentUuid);
+        if (!parent) throw failure('parent provider UUID does not exist.');
+      }
+      const now = nowIso();
+      const inserted = await tx.db
+        .insertInto('resource_providers')
+        .values({
+          uuid: input.uuid,
+          name: input.name,
+          generation: 0,
+          parent_provider_id: parent?.id ?? null,
+          root_provider_id: parent?.root_provider_id ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      if (!parent) await tx.db.updateTable('resource_providers').set({ root_provider_id: inserted.id }).where('id', '=', inserted.id).execute();
+      return (await findProvider(tx, input.uuid))!;
+    });
+  } catch (err) {
+    // Two creators raced past the checks above; the loser sees the constraint instead.
+    if (isUniqueViolation(err)) {
+      const byUuid = await findProvider(database, input.uuid);
+      throw byUuid ? duplicateUuid(input.uuid) : duplicateName(input.name);
+    }
+    throw err;
+  }
+}
+
+export interface ProviderUpdate {
+  name: string;
+  /** undefined: not given, keep the parent; null: un-parent (1.37+) */
+  parentUuid?: string | null;
+}
+
+export async function updateProvider(database: Database, uuid: string, input: ProviderUpdate, mv: Microversion): Promise<ProviderView> {
+  const failure = (reason: string) => placementError(400, `Unable to save resource provider ${uuid}: Object action update failed because: ${reason}`);
+  try {
+    return await transaction(database, async (tx) => {
+      const provider = await lockProvider(tx, uuid);
+      const changes: { name?: string; parent_provider_id?: number | null; updated_at: string } = { updated_at: nowIso() };
+      if (input.name !== provider.name) {
+        const clash = await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst();
+        if (clash) throw duplicateName(input.name);
+        changes.name = input.name;
+      }
+      let newRoot: number | undefined;
+      if (input.parentUuid !== undefined && input.parentUuid !== provider.parent_provider_uuid) {
+        const reparentAllowed = mv.atLeast('1.37');
+        if (input.parentUuid === null) {
+          if (!reparentAllowed) throw failure('un-parenting a provider is not currently allowed.');
+          changes.parent_provider_id = null;
+          newRoot = provider.id;
+        } else {
+          if (provider.parent_provider_uuid !== null && !reparentAllowed) throw failure('re-parenting a provider is not currently allowed.');
+          const parent = await findAndLockProvider(tx, input.parentUuid);
+          if (!parent) throw failure('parent provider UUID does not exist.');
+          if (await isInSubtree(tx, parent.id, provider.id)) throw failure('creating loop in the provider tree is not allowed.');
+          changes.parent_provider_id = parent.id;
+          newRoot = parent.root_provider_id;
+        }
+      }
+      await tx.db.updateTable('resource_providers').set(changes).where('id', '=', provider.id).execute();
+      if (newRoot !== undefined && newRoot !== provider.root_provider_id) {
+        const subtree = await subtreeIds(tx, provider.id);
+        await tx.db.updateTable('resource_providers').set({ root_provider_id: newRoot }).where('id', 'in', subtree).execute();
+      }
+      return (await findProvider(tx, uuid))!;
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw duplicateName(input.name);
+    throw err;
+  }
+}
+
+/** ids of a provider and all its descendants */
+async function subtreeIds(db: Db, rootId: number): Promise<number[]> {
+  const rows = await sql<{ id: number }>`
+    with recursive subtree(id) as (
+      select cast(${rootId} as integer)
+      union all
+      select rp.id from resource_providers rp join subtree s on rp.parent_provider_id = s.id
+    )
+    select id from subtree`.execute(db.db);
+  return rows.rows.map((r) => Number(r.id));
+}
+
+async function isInSubtree(db: Db, candidateId: number, subtreeRootId: number): Promise<boolean> {
+  return (await subtreeIds(db, subtreeRootId)).includes(candidateId);
+}
+
+export async function deleteProvider(database: Database, uuid: string): Promise<void> {
+  await transaction(database, async (tx) => {
+    const provider = await findAndLockProvider(tx, uuid);
+    if (!provider) throw providerNotFound(uuid, ' for delete');
+    const allocation = await tx.db.selectFrom('allocations').select('id').where('resource_provider_id', '=', provider.id).limit(1).executeTakeFirst();
+    if (allocation) {
+      throw placementError(409, `Unable to delete resource provider ${uuid}: Resource provider has allocations.`, CODES.providerInUse);
+    }
+    const child = await tx.db.selectFrom('resource_providers').select('id').where('parent_provider_id', '=', provider.id).limit(1).executeTakeFirst();
+    if (child) {
+      throw placementError(409, `Unable to delete parent resource provider ${uuid}: It has child resource providers.`, CODES.cannotDeleteParent);
+    }
+    await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).execute();
+    await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
+    await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();
+    // A root points at itself; clear that before the row goes.
+    await tx.db.updateTable('resource_providers').set({ root_provider_id: null }).where('id', '=', provider.id).execute();
+    await tx.db.deleteFrom('resource_providers').where('id', '=', provider.id).execute();
+  });
+}

@@ -1,0 +1,89 @@
+// Traits: standard (os-traits) and CUSTOM_*; a provider's set of traits changes as a whole and
+// bumps its generation.
+import { nowIso } from '../../core/clock.js';
+import type { Database, Db } from '../../db/database.js';
+import { transaction } from '../../db/transaction.js';
+import { placementError } from '../errors.js';
+import { idsByName } from './names.js';
+import { type ProviderView, bumpProvider, lockProvider, requireProvider } from './providers.js';
+
+export interface TraitQuery {
+  names?: string[];
+  prefix?: string;
+  /** true: only traits some provider has; false: only traits no provider has */
+  associated?: boolean;
+}
+
+export async function listTraits(db: Db, q: TraitQuery): Promise<string[]> {
+  let query = db.db.selectFrom('traits').select('name');
+  if (q.names) query = query.where('name', 'in', q.names.length ? q.names : ['']);
+  if (q.prefix !== undefined) query = query.where('name', '>=', q.prefix);
+  if (q.associated !== undefined) {
+    const used = db.db.selectFrom('resource_provider_traits').select('trait_id');
+    query = query.where('id', q.associated ? 'in' : 'not in', used);
+  }
+  const rows = await query.orderBy('name').execute();
+  // The range condition narrows the scan; the exact prefix test is here (LIKE escaping differs
+  // between the dialects).
+  return rows.map((r) => r.name).filter((n) => q.prefix === undefined || n.startsWith(q.prefix));
+}
+
+export async function traitExists(db: Db, name: string): Promise<boolean> {
+  return (await db.db.selectFrom('traits').select('id').where('name', '=', name).executeTakeFirst()) !== undefined;
+}
+
+/** Create a custom trait; false when it already existed. */
+export async function ensureTrait(database: Database, name: string): Promise<boolean> {
+  const now = nowIso();
+  const result = await database.db
+    .insertInto('traits')
+    .values({ name, is_standard: 0, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export async function deleteTrait(database: Database, name: string): Promise<void> {
+  await transaction(database, async (tx) => {
+    const trait = await tx.db.selectFrom('traits').select(['id', 'is_standard']).where('name', '=', name).executeTakeFirst();
+    if (!trait) throw placementError(404, `No such trait(s): ${name}.`);
+    if (trait.is_standard) throw placementError(400, `Cannot delete standard trait ${name}.`);
+    const used = await tx.db.selectFrom('resource_provider_traits').select('resource_provider_id').where('trait_id', '=', trait.id).limit(1).executeTakeFirst();
+    if (used) throw placementError(409, `The trait ${name} is in use by a resource provider.`);
+    await tx.db.deleteFrom('traits').where('id', '=', trait.id).execute();
+  });
+}
+
+export async function providerTraits(db: Db, providerId: number): Promise<string[]> {
+  const rows = await db.db
+    .selectFrom('resource_provider_traits as pt')
+    .innerJoin('traits as t', 't.id', 'pt.trait_id')
+    .select('t.name')
+    .where('pt.resource_provider_id', '=', providerId)
+    .orderBy('t.name')
+    .execute();
+  return rows.map((r) => r.name);
+}
+
+export async function readProviderTraits(db: Db, uuid: string): Promise<{ provider: ProviderView; traits: string[] }> {
+  const provider = await requireProvider(db, uuid);
+  return { provider, traits: await providerTraits(db, provider.id) };
+}
+
+export const traitsGenerationConflict = () =>
+  placementError(409, "Resource provider's generation already changed. Please update the generation and try again.", 'placement.concurrent_update');
+
+/** Replace a provider's traits (an empty list removes them all); returns the new generation. */
+export async function setProviderTraits(database: Database, uuid: string, names: string[], clientGeneration?: number): Promise<number> {
+  return transaction(database, async (tx) => {
+    const provider = await lockProvider(tx, uuid);
+    if (clientGeneration !== undefined && clientGeneration !== provider.generation) throw traitsGenerationConflict();
+    const ids = await idsByName(tx.db, 'traits', names);
+    const missing = [...new Set(names)].filter((n) => !ids.has(n));
+    if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}`);
+    await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
+    const rows = [...new Set(ids.values())].map((trait_id) => ({ resource_provider_id: provider.id, trait_id }));
+    if (rows.length) await tx.db.insertInto('resource_provider_traits').values(rows).execute();
+    return bumpProvider(tx, provider);
+  });
+}

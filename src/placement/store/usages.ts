@@ -1,0 +1,64 @@
+// Usage: how much of each resource class is allocated, per provider or per project/user.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { requireProvider } from './providers.js';
+
+/** Every class the provider has inventory of (0 when unused), plus anything allocated. */
+export async function providerUsages(db: Db, uuid: string) {
+  const provider = await requireProvider(db, uuid);
+  const inventory = await db.db
+    .selectFrom('inventories as i')
+    .innerJoin('resource_classes as rc', 'rc.id', 'i.resource_class_id')
+    .select('rc.name')
+    .where('i.resource_provider_id', '=', provider.id)
+    .execute();
+  const used = await db.db
+    .selectFrom('allocations as a')
+    .innerJoin('resource_classes as rc', 'rc.id', 'a.resource_class_id')
+    .select(['rc.name', (eb) => eb.fn.sum<number>('a.used').as('used')])
+    .where('a.resource_provider_id', '=', provider.id)
+    .groupBy('rc.name')
+    .execute();
+  const usages: Record<string, number> = {};
+  for (const r of inventory) usages[r.name] = 0;
+  for (const r of used) usages[r.name] = Number(r.used);
+  return { provider, usages };
+}
+
+export interface UsageFilter {
+  projectId: string;
+  userId?: string;
+  /** a type name, 'all' (no grouping), or 'unknown' (consumers without a type) */
+  consumerType?: string;
+}
+
+/** Totals per class for a project (and user); with `byType`, grouped by consumer type (1.38). */
+export async function projectUsages(db: Db, f: UsageFilter, byType: boolean): Promise<Record<string, unknown>> {
+  let q = db.db
+    .selectFrom('allocations as a')
+    .innerJoin('consumers as c', 'c.id', 'a.consumer_id')
+    .innerJoin('resource_classes as rc', 'rc.id', 'a.resource_class_id')
+    .leftJoin('consumer_types as t', 't.id', 'c.consumer_type_id')
+    .where('c.project_id', '=', f.projectId);
+  if (f.userId !== undefined) q = q.where('c.user_id', '=', f.userId);
+  if (!byType) {
+    const rows = await q.select(['rc.name', (eb) => eb.fn.sum<number>('a.used').as('used')]).groupBy('rc.name').execute();
+    return Object.fromEntries(rows.map((r) => [r.name, Number(r.used)]));
+  }
+  const wanted = f.consumerType;
+  if (wanted === 'unknown') q = q.where('c.consumer_type_id', 'is', null);
+  else if (wanted !== undefined && wanted !== 'all') q = q.where('t.name', '=', wanted);
+  const group = wanted === 'all' ? sql<string>`'all'` : sql<string>`coalesce(${sql.ref('t.name')}, 'unknown')`;
+  const rows = await q
+    .select([group.as('type'), 'rc.name', (eb) => eb.fn.sum<number>('a.used').as('used'), (eb) => eb.fn.count<number>('c.id').distinct().as('consumers')])
+    .groupBy([group, 'rc.name'])
+    .execute();
+  const counts = await q
+    .select([group.as('type'), (eb) => eb.fn.count<number>('c.id').distinct().as('consumers')])
+    .groupBy(group)
+    .execute();
+  const out: Record<string, Record<string, number>> = {};
+  for (const c of counts) out[c.type] = { consumer_count: Number(c.consumers) };
+  for (const r of rows) out[r.type]![r.name] = Number(r.used);
+  return out;
+}

@@ -1,0 +1,68 @@
+// Assembling HTTP servers from the APIs: the main port mounts every API under its prefix, a
+// dedicated port mounts one API at its root (some OpenStack clients assume the root).
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import { placementApi } from '../placement/index.js';
+
+export type ApiName = 'placement';
+
+export const DEFAULT_PREFIXES: Record<ApiName, string> = {
+  placement: '/placement',
+};
+
+/** What every API shares within one process. */
+export interface Services {
+  config: Config;
+  database: Database;
+  log: Logger;
+}
+
+export interface Mount {
+  api: ApiName;
+  prefix: string;
+}
+
+export function buildServer(services: Services, mounts: Mount[]): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: services.log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => `req-${randomUUID()}`,
+    bodyLimit: services.config.bodyLimit,
+    exposeHeadRoutes: false,
+    // resource class and trait names (up to 255 characters) travel in the path
+    routerOptions: { maxParamLength: 1024 },
+    return503OnClosing: true,
+    // Malformed HTTP (e.g. a content-length that is not a number) never reaches a route; answer
+    // it in the JSON error shape our clients parse rather than Node's bare 400.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
+      if (!socket.writable) return;
+      const detail = err.code === 'HPE_INVALID_CONTENT_LENGTH' ? 'content-length header must be an integer' : 'Malformed HTTP request';
+      const body = JSON.stringify({ errors: [{ status: 400, title: 'Bad Request', detail, request_id: `req-${randomUUID()}` }] });
+      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    const level = reply.statusCode >= 500 ? 'error' : 'debug';
+    req.log[level]({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+
+  for (const mount of mounts) {
+    const prefix = mount.prefix === '/' ? '' : mount.prefix;
+    if (mount.api === 'placement') {
+      app.register(placementApi, { prefix, ctx: { database: services.database, prefix } });
+    }
+  }
+
+  if (!mounts.some((m) => m.prefix === '/' || m.prefix === '')) {
+    app.get('/', async () => ({
+      name: 'allot',
+      apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])),
+    }));
+  }
+  return app;
+}

@@ -1,0 +1,61 @@
+// Starting and stopping one allot process: open the database, migrate, listen on the configured
+// ports, and shut down gracefully (finish in-flight requests, then close the database).
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { Config } from '../config.js';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import { setDefaultMaxAttempts } from '../db/transaction.js';
+import { syncStandardNames } from '../placement/store/names.js';
+import { DEFAULT_PREFIXES, type Mount, type Services, buildServer } from './app.js';
+
+export interface RunningAllot {
+  /** base URL of each listener: `main`, and `placement` when a dedicated port is configured */
+  urls: Record<string, string>;
+  services: Services;
+  close(): Promise<void>;
+}
+
+export async function startAllot(config: Config): Promise<RunningAllot> {
+  const log = pino({ level: config.logLevel, base: { pid: process.pid } });
+  setDefaultMaxAttempts(config.maxAttempts);
+  const database = await openDatabase(config.db, { sqliteSync: config.sqliteSync, poolSize: config.poolSize });
+  const servers: FastifyInstance[] = [];
+  try {
+    const applied = await migrate(database);
+    if (applied.length) log.info({ migrations: applied }, 'database migrated');
+    await syncStandardNames(database);
+
+    const services: Services = { config, database, log };
+    const urls: Record<string, string> = {};
+    const listen = async (name: string, mounts: Mount[], port: number, path: string) => {
+      const server = buildServer(services, mounts);
+      servers.push(server);
+      await server.listen({ host: config.host, port });
+      const address = server.server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      urls[name] = `http://${host}:${address.port}`;
+      log.info({ api: name, url: `${urls[name]}${path}`, port: address.port }, `${name} listening on ${urls[name]}${path}`);
+    };
+    await listen('main', [{ api: 'placement', prefix: DEFAULT_PREFIXES.placement }], config.port, '/');
+    if (config.placementPort !== null) await listen('placement', [{ api: 'placement', prefix: '/' }], config.placementPort, '/');
+    log.info({ db: database.displayUrl }, 'allot started');
+
+    let closing: Promise<void> | null = null;
+    return {
+      urls,
+      services,
+      close: () =>
+        (closing ??= (async () => {
+          await Promise.all(servers.map((s) => s.close()));
+          await database.close();
+          log.info('allot stopped');
+        })()),
+    };
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close().catch(() => {})));
+    await database.close().catch(() => {});
+    throw err;
+  }
+}

