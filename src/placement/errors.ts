@@ -4,7 +4,7 @@
 // because some clients look for substrings in it.
 import { STATUS_CODES } from 'node:http';
 import { AllotError } from '../core/errors.js';
-import type { Microversion } from './microversion.js';
+import type { Microversion } from '../core/microversion.js';
 
 /** Error codes published in the Placement API reference; never change them. */
 export const CODES = {

@@ -7,7 +7,8 @@ import { AllotError } from '../core/errors.js';
 import { type JsonSchema, describeSchemaError, validate } from '../core/json-schema.js';
 import { type MatchedRoute, QueryParams } from '../server/http.js';
 import { CODES, accepts, errorMedia, placementError, renderError } from './errors.js';
-import { Microversion, byVersion, negotiate } from './microversion.js';
+import { Microversion, byVersion } from '../core/microversion.js';
+import { negotiate } from './microversion.js';
 
 export interface Caller {
   userId: string;

@@ -1,6 +1,7 @@
-// Placement microversions: what each one changed, and the one helper every handler uses to ask
-// "is this request at least version X?" or to pick a schema from a version table.
+// Placement microversions: what each one changed, and how a request's version is negotiated.
+// Handlers ask `req.mv.atLeast('1.x')` and pick schemas with `byVersion` (core/microversion.ts).
 import { AllotError } from '../core/errors.js';
+import { Microversion } from '../core/microversion.js';
 
 /** Every microversion, with what it added. The last entry is the maximum we serve. */
 export const VERSIONS: ReadonlyArray<readonly [string, string]> = [
@@ -49,33 +50,6 @@ export const VERSIONS: ReadonlyArray<readonly [string, string]> = [
 export const MIN_VERSION = VERSIONS[0]![0];
 export const MAX_VERSION = VERSIONS[VERSIONS.length - 1]![0];
 
-export class Microversion {
-  constructor(
-    readonly major: number,
-    readonly minor: number,
-  ) {}
-
-  static parse(text: string): Microversion {
-    const m = /^(\d+)\.(\d+)$/.exec(text);
-    if (!m) throw new Error(`not a version: ${text}`);
-    return new Microversion(Number(m[1]), Number(m[2]));
-  }
-
-  compare(other: Microversion | string): number {
-    const o = typeof other === 'string' ? Microversion.parse(other) : other;
-    return this.major - o.major || this.minor - o.minor;
-  }
-
-  /** true when this request's version is `version` or later */
-  atLeast(version: string): boolean {
-    return this.compare(version) >= 0;
-  }
-
-  toString(): string {
-    return `${this.major}.${this.minor}`;
-  }
-}
-
 const MIN = Microversion.parse(MIN_VERSION);
 const MAX = Microversion.parse(MAX_VERSION);
 
@@ -107,15 +81,4 @@ function placementVersionIn(header: string | string[] | undefined): string | nul
     }
   }
   return null;
-}
-
-/** Pick the entry for the highest version that is not above `mv` (e.g. a schema per version). */
-export function byVersion<T>(mv: Microversion, table: Record<string, T>): T {
-  let best: [Microversion, T] | null = null;
-  for (const [version, value] of Object.entries(table)) {
-    const v = Microversion.parse(version);
-    if (mv.compare(v) >= 0 && (!best || v.compare(best[0]) > 0)) best = [v, value];
-  }
-  if (!best) throw new Error(`no entry at or below ${mv} in version table`);
-  return best[1];
 }

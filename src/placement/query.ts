@@ -4,7 +4,7 @@
 import { isUuid, normalizeUuid } from '../core/uuid.js';
 import type { QueryParams } from '../server/http.js';
 import { CODES, placementError } from './errors.js';
-import type { Microversion } from './microversion.js';
+import type { Microversion } from '../core/microversion.js';
 
 /** resources=VCPU:2,MEMORY_MB:1024 → Map(class → amount); a repeated class keeps the last amount. */
 export function parseResources(value: string): Map<string, number> {

@@ -3,23 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import { placementApi } from '../placement/index.js';
-
-export type ApiName = 'placement';
-
-export const DEFAULT_PREFIXES: Record<ApiName, string> = {
-  placement: '/placement',
-};
-
-/** What every API shares within one process. */
-export interface Services {
-  config: Config;
-  database: Database;
-  log: Logger;
-}
+import { APIS, type ApiName } from './apis.js';
+import type { Services } from './services.js';
 
 export interface Mount {
   api: ApiName;
@@ -51,12 +36,7 @@ export function buildServer(services: Services, mounts: Mount[]): FastifyInstanc
     req.log[level]({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
-  for (const mount of mounts) {
-    const prefix = mount.prefix === '/' ? '' : mount.prefix;
-    if (mount.api === 'placement') {
-      app.register(placementApi, { prefix, ctx: { database: services.database, prefix } });
-    }
-  }
+  for (const mount of mounts) APIS[mount.api].register(app, services, mount.prefix === '/' ? '' : mount.prefix);
 
   if (!mounts.some((m) => m.prefix === '/' || m.prefix === '')) {
     app.get('/', async () => ({

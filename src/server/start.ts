@@ -8,7 +8,10 @@ import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { setDefaultMaxAttempts } from '../db/transaction.js';
 import { syncStandardNames } from '../placement/store/names.js';
-import { DEFAULT_PREFIXES, type Mount, type Services, buildServer } from './app.js';
+import { APIS, type ApiName } from './apis.js';
+import { type Mount, buildServer } from './app.js';
+import type { Services } from './services.js';
+import { type BackgroundWorker, createWorkers } from './workers.js';
 
 export interface RunningAllot {
   /** base URL of each listener: `main`, and `placement` when a dedicated port is configured */
@@ -22,6 +25,7 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
   setDefaultMaxAttempts(config.maxAttempts);
   const database = await openDatabase(config.db, { sqliteSync: config.sqliteSync, poolSize: config.poolSize });
   const servers: FastifyInstance[] = [];
+  let workers: BackgroundWorker[] = [];
   try {
     const applied = await migrate(database);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
@@ -38,9 +42,13 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
       urls[name] = `http://${host}:${address.port}`;
       log.info({ api: name, url: `${urls[name]}${path}`, port: address.port }, `${name} listening on ${urls[name]}${path}`);
     };
-    await listen('main', [{ api: 'placement', prefix: DEFAULT_PREFIXES.placement }], config.port, '/');
-    if (config.placementPort !== null) await listen('placement', [{ api: 'placement', prefix: '/' }], config.placementPort, '/');
-    log.info({ db: database.displayUrl }, 'allot started');
+    const allApis = Object.keys(APIS) as ApiName[];
+    await listen('main', allApis.map((api) => ({ api, prefix: APIS[api].defaultPrefix })), config.port, '/');
+    const dedicated: Array<[ApiName, number | null]> = [['placement', config.placementPort]];
+    for (const [api, port] of dedicated) if (port !== null) await listen(api, [{ api, prefix: '/' }], port, '/');
+    workers = createWorkers(services);
+    for (const w of workers) w.start();
+    log.info({ db: database.displayUrl, workers: workers.map((w) => w.name) }, 'allot started');
 
     let closing: Promise<void> | null = null;
     return {
@@ -49,11 +57,13 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
       close: () =>
         (closing ??= (async () => {
           await Promise.all(servers.map((s) => s.close()));
+          await Promise.all(workers.map((w) => w.stop()));
           await database.close();
           log.info('allot stopped');
         })()),
     };
   } catch (err) {
+    await Promise.all(workers.map((w) => w.stop().catch(() => {})));
     await Promise.all(servers.map((s) => s.close().catch(() => {})));
     await database.close().catch(() => {});
     throw err;

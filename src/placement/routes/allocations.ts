@@ -4,7 +4,7 @@ import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../http.js';
-import { byVersion } from '../microversion.js';
+import { byVersion } from '../../core/microversion.js';
 import {
   type ConsumerAllocations,
   INCOMPLETE_CONSUMER_ID,

@@ -4,7 +4,7 @@ import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import { type PlacementContext, latest } from '../context.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../http.js';
-import type { Microversion } from '../microversion.js';
+import type { Microversion } from '../../core/microversion.js';
 import { parseMemberOf, parseResources, parseTraits, traitNames } from '../query.js';
 import { idsByName } from '../store/names.js';
 import { type ProviderFilters, type ProviderView, createProvider, deleteProvider, listProviders, requireProvider, updateProvider } from '../store/providers.js';

@@ -9,7 +9,7 @@ import type { Schema } from '../../db/schema.js';
 import { isUniqueViolation, lockRows } from '../../db/sql-helpers.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
-import type { Microversion } from '../microversion.js';
+import type { Microversion } from '../../core/microversion.js';
 
 export interface ProviderView {
   id: number;

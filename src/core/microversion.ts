@@ -1,0 +1,41 @@
+// The one microversion type of allot: OpenStack APIs (Placement, Ironic) version every behaviour
+// change as MAJOR.MINOR; handlers ask "is this request at least X?" or pick an entry (a schema, a
+// set of fields) from a table keyed by the version that introduced it.
+
+export class Microversion {
+  constructor(
+    readonly major: number,
+    readonly minor: number,
+  ) {}
+
+  static parse(text: string): Microversion {
+    const m = /^(\d+)\.(\d+)$/.exec(text);
+    if (!m) throw new Error(`not a version: ${text}`);
+    return new Microversion(Number(m[1]), Number(m[2]));
+  }
+
+  compare(other: Microversion | string): number {
+    const o = typeof other === 'string' ? Microversion.parse(other) : other;
+    return this.major - o.major || this.minor - o.minor;
+  }
+
+  /** true when this request's version is `version` or later */
+  atLeast(version: string): boolean {
+    return this.compare(version) >= 0;
+  }
+
+  toString(): string {
+    return `${this.major}.${this.minor}`;
+  }
+}
+
+/** Pick the entry for the highest version that is not above `mv` (e.g. a schema per version). */
+export function byVersion<T>(mv: Microversion, table: Record<string, T>): T {
+  let best: [Microversion, T] | null = null;
+  for (const [version, value] of Object.entries(table)) {
+    const v = Microversion.parse(version);
+    if (mv.compare(v) >= 0 && (!best || v.compare(best[0]) > 0)) best = [v, value];
+  }
+  if (!best) throw new Error(`no entry at or below ${mv} in version table`);
+  return best[1];
+}
