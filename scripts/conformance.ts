@@ -3,6 +3,7 @@
 // (`--files 'allocations*'`, `--json out.json`, `--log-dir DIR`, `--source DIR`).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -16,5 +17,6 @@ const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 const serverCmd = `node ${path.join(root, 'dist/cli/main.js')} serve --db sqlite::memory: --port 0 --placement-port {port} --log-level warn`;
 const args = process.argv.slice(2);
 if (!args.includes('--server-cmd')) args.push('--server-cmd', serverCmd);
+if (!args.includes('--json')) args.push('--json', path.join(os.tmpdir(), 'allot-conformance.json'));
 const result = spawnSync(python, [runner, ...args], { stdio: 'inherit', cwd: root });
 process.exit(result.status ?? 1);
