@@ -55,17 +55,27 @@ function regex(pattern: string): RegExp {
 
 const UUID_RE = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
 
-/** Python's repr() of a JSON value, which is how jsonschema quotes instances in its messages. */
-export function pyRepr(value: unknown): string {
+/**
+ * Python's repr() of a JSON value, which is how jsonschema quotes instances in its messages.
+ * Bounded in depth and length: an error about a 1 MB body must not become a 1 MB message.
+ */
+export function pyRepr(value: unknown, depth = 0): string {
+  const out = reprInner(value, depth);
+  return out.length > 2000 ? `${out.slice(0, 2000)}...` : out;
+}
+
+function reprInner(value: unknown, depth: number): string {
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : pyFloat(value);
   if (typeof value === 'string') return pyStr(value);
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
+  if (depth > 20) return '...';
+  if (Array.isArray(value)) return `[${value.slice(0, 100).map((v) => reprInner(v, depth + 1)).join(', ')}${value.length > 100 ? ', ...' : ''}]`;
   if (typeof value === 'object') {
-    const inner = Object.entries(value as Record<string, unknown>).map(([k, v]) => `${pyStr(k)}: ${pyRepr(v)}`);
-    return `{${inner.join(', ')}}`;
+    const entries = Object.entries(value as Record<string, unknown>);
+    const inner = entries.slice(0, 100).map(([k, v]) => `${pyStr(k)}: ${reprInner(v, depth + 1)}`);
+    return `{${inner.join(', ')}${entries.length > 100 ? ', ...' : ''}}`;
   }
   return String(value);
 }
@@ -102,6 +112,13 @@ function isType(value: unknown, type: string): boolean {
   const actual = typeOf(value);
   if (type === 'number') return actual === 'number' || actual === 'integer';
   return actual === type;
+}
+
+function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -213,10 +230,12 @@ function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: s
       return null;
     case 'uniqueItems':
       if (t === 'array' && arg) {
-        for (let i = 0; i < inst.length; i++) {
-          for (let j = i + 1; j < inst.length; j++) {
-            if (deepEqual(inst[i], inst[j])) return f(`${pyRepr(inst)} has non-unique elements`);
-          }
+        // Canonical text per item (keys sorted) so duplicates are found in linear time.
+        const seen = new Set<string>();
+        for (const item of inst) {
+          const canonical = canonicalJson(item);
+          if (seen.has(canonical)) return f(`${pyRepr(inst)} has non-unique elements`);
+          seen.add(canonical);
         }
       }
       return null;
@@ -274,4 +293,27 @@ export function describeSchemaError(err: SchemaError): string {
     `Failed validating ${pyStr(err.keyword)} in schema${err.schemaPath}:\n${indent(pyRepr(err.schema))}\n\n` +
     `On instance${err.instancePath}:\n${indent(pyRepr(err.instance))}`
   );
+}
+
+/**
+ * True when every string (keys included) in a parsed JSON document is well-formed Unicode.
+ * JSON may escape lone surrogates ("\udcff"); such text cannot be stored faithfully as UTF-8, so
+ * it is refused rather than silently turned into U+FFFD. Iterative, so any depth is safe.
+ */
+export function isWellFormedJson(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return false;
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        if (!k.isWellFormed()) return false;
+        stack.push(item);
+      }
+    }
+  }
+  return true;
 }

@@ -4,7 +4,7 @@
 // Every response carries the request id and, once negotiated, the microversion headers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AllotError } from '../core/errors.js';
-import { type JsonSchema, describeSchemaError, validate } from '../core/json-schema.js';
+import { type JsonSchema, describeSchemaError, isWellFormedJson, validate } from '../core/json-schema.js';
 import { type MatchedRoute, QueryParams } from '../server/http.js';
 import { CODES, accepts, errorMedia, placementError, renderError } from './errors.js';
 import { Microversion, byVersion } from '../core/microversion.js';
@@ -81,8 +81,16 @@ export class PlacementRequest {
     } catch (err) {
       throw placementError(400, `Malformed JSON: ${(err as Error).message}`);
     }
+    if (!isWellFormedJson(data)) throw placementError(400, 'Malformed JSON: strings must be valid Unicode (a lone surrogate escape is not)');
     const chosen = isVersionTable(schema) ? byVersion(this.mv, schema) : schema;
-    const error = validate(chosen, data);
+    let error;
+    try {
+      error = validate(chosen, data);
+    } catch (err) {
+      // Only absurdly deep nesting gets here (the call stack ran out).
+      if (err instanceof RangeError) throw placementError(400, 'JSON does not validate: the document is nested too deeply');
+      throw err;
+    }
     if (error) throw placementError(400, `JSON does not validate: ${describeSchemaError(error)}`);
     return data as T;
   }

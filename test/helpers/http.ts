@@ -8,16 +8,15 @@ export interface HttpResponse<T = any> {
 
 export interface RequestOptions {
   headers?: Record<string, string>;
-  /** send this exact string as the body instead of JSON-encoding `body` */
+  /** send this exact string as the body (as application/json unless headers say otherwise) */
   raw?: string;
 }
 
 export async function request<T = any>(method: string, url: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
   const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   let payload: string | undefined;
-  if (options.raw !== undefined) payload = options.raw;
-  else if (body !== undefined) {
-    payload = JSON.stringify(body);
+  if (options.raw !== undefined || body !== undefined) {
+    payload = options.raw ?? JSON.stringify(body);
     headers['content-type'] ??= 'application/json';
   }
   const res = await fetch(url, { method, headers, body: payload });

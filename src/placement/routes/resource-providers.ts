@@ -117,7 +117,7 @@ export const create: Endpoint<PlacementContext> = {
       name: data.name,
       parentUuid: data.parent_provider_uuid ? normalizeUuid(data.parent_provider_uuid) : null,
     });
-    const location = providerUrl(ctx, provider.uuid);
+    const location = req.absoluteUrl(providerUrl(ctx, provider.uuid));
     if (req.mv.atLeast('1.20')) return { body: providerBody(provider, req.mv, ctx), location, lastModified: provider.updated_at };
     return { status: 201, location };
   },

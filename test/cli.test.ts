@@ -1,0 +1,57 @@
+// The `allot` command as users run it: serve (free port, graceful SIGTERM), migrate (also by
+// several processes at once), and refusal of bad options.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { after, describe, test } from 'node:test';
+import { request } from './helpers/http.js';
+import { spawnServer } from './helpers/server.js';
+
+const run = promisify(execFile);
+const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/cli/main.js');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-cli-'));
+
+describe('allot command', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('serve picks a free port with --port 0, says where, and stops cleanly on SIGTERM', async () => {
+    const server = await spawnServer(['--db', `sqlite:${path.join(dir, 'serve.db')}`, '--placement-port', '0']);
+    const index = await request('GET', `${server.url}/`);
+    assert.equal(index.status, 200);
+    assert.deepEqual(index.body.apis.placement, '/placement');
+    const root = await request('GET', `${server.placementUrl}/`);
+    assert.equal(root.body.versions[0].max_version, '1.39');
+    assert.match(server.output(), /placement listening on http:\/\/127\.0\.0\.1:\d+\//);
+    assert.equal(await server.stop(), 0);
+    assert.match(server.output(), /allot stopped/);
+  });
+
+  test('migrate creates the schema once, even when several processes run it at the same time', async () => {
+    const db = `sqlite:${path.join(dir, 'migrate.db')}`;
+    const results = await Promise.all([1, 2, 3, 4].map(() => run(process.execPath, [cli, 'migrate', '--db', db])));
+    const outputs = results.map((r) => r.stdout.trim()).sort();
+    assert.equal(outputs.filter((o) => o.startsWith('applied:')).length, 1, outputs.join('\n'));
+    assert.equal(outputs.filter((o) => o === 'schema is up to date').length, 3, outputs.join('\n'));
+    const again = await run(process.execPath, [cli, 'migrate', '--db', db]);
+    assert.equal(again.stdout.trim(), 'schema is up to date');
+  });
+
+  test('an invalid option value is refused with a message and exit code 2', async () => {
+    await assert.rejects(run(process.execPath, [cli, 'serve', '--port', 'eighty']), (err: { code: number; stderr: string }) => {
+      assert.equal(err.code, 2);
+      assert.match(err.stderr, /port must be an integer/);
+      return true;
+    });
+    await assert.rejects(run(process.execPath, [cli, 'migrate', '--db', 'mysql://x']), /unsupported database URL/);
+  });
+
+  test('options also come from the environment', async () => {
+    const server = await spawnServer([], { ALLOT_DB: `sqlite:${path.join(dir, 'env.db')}`, ALLOT_LOG_LEVEL: 'info' });
+    assert.match(server.output(), new RegExp(`sqlite:${path.join(dir, 'env.db').replace(/[.]/g, '\\.')}`));
+    assert.equal(await server.stop(), 0);
+  });
+});
