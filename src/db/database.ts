@@ -59,12 +59,32 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
   if (file !== ':memory:') raw.pragma('journal_mode = WAL');
   raw.pragma(`synchronous = ${(options.sqliteSync ?? 'full').toUpperCase()}`);
   raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   return {
     db,
     dialect: 'sqlite',
     displayUrl: `sqlite:${file}`,
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs about as much as running a small statement.
+ * Our queries come from a fixed set of shapes, so keep the prepared statements (bounded).
+ */
+function withStatementCache(raw: BetterSqlite3.Database) {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    prepare(sqlText: string) {
+      let stmt = cache.get(sqlText);
+      if (!stmt) {
+        stmt = raw.prepare(sqlText);
+        if (cache.size >= 2000) cache.delete(cache.keys().next().value!);
+        cache.set(sqlText, stmt);
+      }
+      return stmt;
+    },
+    close: () => raw.close(),
   };
 }
 

@@ -1,14 +1,22 @@
-// The one transaction helper. Every write in allot goes through `transaction()`:
-//  - SQLite: `BEGIN IMMEDIATE`, so the write lock is taken up front and two writers never
-//    deadlock upgrading read locks; other processes wait up to busy_timeout.
-//  - PostgreSQL: READ COMMITTED plus explicit row locks / compare-and-set updates in the code
-//    that writes.
-// A transaction that loses a race it could not have known about (a RetryableConflict from a
+// The one transaction helper. Every write in allot goes through `transaction()`.
+//
+// PostgreSQL: one transaction per call, READ COMMITTED, with explicit row locks / compare-and-set
+// updates in the code that writes; concurrent commits share WAL flushes inside PostgreSQL.
+//
+// SQLite: one writer at a time anyway, and with synchronous=FULL each COMMIT waits for an fsync
+// (about a millisecond), which would cap a process at ~1 000 writes/s. So calls that arrive while
+// a write is in progress are grouped: the next batch runs them one after another inside one
+// `BEGIN IMMEDIATE … COMMIT`, each in its own SAVEPOINT, so one failing call rolls back only its
+// own changes. Every call's result is released only after the COMMIT that made it durable.
+//
+// A call that loses a race it could not have known about (a RetryableConflict from a
 // compare-and-set, a PostgreSQL deadlock or serialization failure) is rolled back and run again,
 // up to `maxAttempts` times in all.
-import { sql } from 'kysely';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type Kysely, sql } from 'kysely';
 import { AllotError, RetryableConflict } from '../core/errors.js';
 import type { Database, Db } from './database.js';
+import type { Schema } from './schema.js';
 
 declare const inTransaction: unique symbol;
 /** A handle bound to one connection inside an open transaction; locking reads demand one. */
@@ -22,10 +30,13 @@ export interface TransactionOptions {
 }
 
 let defaultMaxAttempts = 10;
-/** Set from configuration (`--max-retries`) at start-up. */
+/** Set from configuration (`--max-attempts`) at start-up. */
 export function setDefaultMaxAttempts(n: number): void {
   defaultMaxAttempts = Math.max(1, Math.floor(n));
 }
+
+/** Most calls one SQLite batch may hold; bounds the latency a batch adds to its last call. */
+const MAX_BATCH = 64;
 
 const PG_RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 
@@ -35,30 +46,132 @@ function isRetryable(err: unknown): boolean {
   return typeof code === 'string' && (PG_RETRYABLE.has(code) || code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT');
 }
 
+function exhausted(err: unknown): Error {
+  if (err instanceof RetryableConflict) return err.exhausted();
+  return new AllotError(409, 'allot.concurrent_update', 'The database reported a conflict with a concurrent writer; retry the request.');
+}
+
+const insideTransaction = new AsyncLocalStorage<true>();
+
 export async function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  // A transaction inside a transaction would wait for itself (SQLite) or escape it (PostgreSQL).
+  if (insideTransaction.getStore()) throw new Error('transaction() called inside a transaction: pass the Tx down instead');
   const maxAttempts = options.maxAttempts ?? defaultMaxAttempts;
-  const begin = database.dialect === 'sqlite' ? sql`BEGIN IMMEDIATE` : sql`BEGIN`;
+  if (database.dialect === 'sqlite') return groupCommitter(database).submit(work, maxAttempts);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await database.db.connection().execute(async (conn) => {
-        await begin.execute(conn);
+      return await database.db.connection().execute((conn) =>
+        insideTransaction.run(true, async () => {
+          await sql`BEGIN`.execute(conn);
+          try {
+            const result = await work({ db: conn, dialect: database.dialect } as Tx);
+            await sql`COMMIT`.execute(conn);
+            return result;
+          } catch (err) {
+            await sql`ROLLBACK`.execute(conn).catch(() => {});
+            throw err;
+          }
+        }),
+      );
+    } catch (err) {
+      if (!isRetryable(err)) throw err;
+      if (attempt >= maxAttempts) throw exhausted(err);
+      // Back off a little, with jitter, so the racers do not collide again in lock step.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+    }
+  }
+}
+
+interface Job {
+  work: (tx: Tx) => Promise<unknown>;
+  maxAttempts: number;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+const committers = new WeakMap<Database, GroupCommitter>();
+function groupCommitter(database: Database): GroupCommitter {
+  let c = committers.get(database);
+  if (!c) committers.set(database, (c = new GroupCommitter(database)));
+  return c;
+}
+
+class GroupCommitter {
+  private queue: Job[] = [];
+  private draining = false;
+
+  constructor(private readonly database: Database) {}
+
+  submit<T>(work: (tx: Tx) => Promise<T>, maxAttempts: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, maxAttempts, resolve: resolve as (v: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Start the next batch in the event loop's check phase, after every request that arrived in
+   * this loop iteration has been read and queued its write: that is what makes batches grow
+   * with the number of concurrent clients.
+   */
+  private schedule(): void {
+    if (this.draining) return;
+    this.draining = true;
+    setImmediate(() => {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.runBatch(batch)
+        .catch((err) => batch.forEach((job) => job.reject(err)))
+        .finally(() => {
+          this.draining = false;
+          if (this.queue.length) this.schedule();
+        });
+    });
+  }
+
+  private async runBatch(batch: Job[]): Promise<void> {
+    const outcomes = await this.database.db.connection().execute((conn) =>
+      insideTransaction.run(true, async () => {
+        const tx = { db: conn, dialect: 'sqlite' } as Tx;
+        await beginImmediate(conn);
+        const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
         try {
-          const result = await work({ db: conn, dialect: database.dialect } as Tx);
+          for (const job of batch) results.push(await runInSavepoint(conn, tx, job));
           await sql`COMMIT`.execute(conn);
-          return result;
         } catch (err) {
           await sql`ROLLBACK`.execute(conn).catch(() => {});
           throw err;
         }
-      });
+        return results;
+      }),
+    );
+    outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
+  }
+}
+
+/** BEGIN IMMEDIATE, waiting out other processes' write locks beyond busy_timeout a few times. */
+async function beginImmediate(conn: Kysely<Schema>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await sql`BEGIN IMMEDIATE`.execute(conn);
+      return;
     } catch (err) {
-      if (!isRetryable(err)) throw err;
-      if (attempt >= maxAttempts) {
-        if (err instanceof RetryableConflict) throw err.exhausted();
-        throw new AllotError(409, 'allot.concurrent_update', 'The database reported a conflict with a concurrent writer; retry the request.');
-      }
-      // Back off a little, with jitter, so the racers do not collide again in lock step.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+      if (!isRetryable(err) || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function runInSavepoint(conn: Kysely<Schema>, tx: Tx, job: Job): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+  for (let attempt = 1; ; attempt++) {
+    await sql`SAVEPOINT job`.execute(conn);
+    try {
+      const value = await job.work(tx);
+      await sql`RELEASE job`.execute(conn);
+      return { ok: true, value };
+    } catch (error) {
+      await sql`ROLLBACK TO job`.execute(conn);
+      await sql`RELEASE job`.execute(conn);
+      if (!isRetryable(error)) return { ok: false, error };
+      if (attempt >= job.maxAttempts) return { ok: false, error: exhausted(error) };
     }
   }
 }
