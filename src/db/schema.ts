@@ -40,6 +40,8 @@ export interface InventoryTable {
   max_unit: number;
   step_size: number;
   allocation_ratio: number;
+  /** sum of allocations.used for this provider and class, maintained by allocation writes */
+  used: Generated<number>;
   created_at: string;
   updated_at: string;
 }

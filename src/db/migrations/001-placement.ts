@@ -35,6 +35,9 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     .addColumn('max_unit', 'integer', (c) => c.notNull())
     .addColumn('step_size', 'integer', (c) => c.notNull())
     .addColumn('allocation_ratio', 'double precision', (c) => c.notNull())
+    // SUM(allocations.used) for this provider and class, kept by every allocation write so a
+    // capacity check reads one row instead of summing a provider's allocations.
+    .addColumn('used', 'integer', (c) => c.notNull().defaultTo(0))
     .$call(timestamps)
     .addUniqueConstraint('inventories_provider_class', ['resource_provider_id', 'resource_class_id'])
     .execute();

@@ -13,7 +13,6 @@ import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
-import { lockRows } from '../../db/sql-helpers.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { idsByName } from './names.js';
@@ -78,16 +77,9 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       }
     }
   }
-  const providers = await providersByUuid(tx, [...providerUuids]);
-  for (const uuid of providerUuids) {
-    if (!providers.has(uuid)) {
-      throw placementError(400, `Allocation for resource provider '${uuid}' that does not exist.`, options.missingProviderCode ?? CODES.undefined);
-    }
-  }
 
-  // 1. Lock consumers, then check the generations the client gave.
-  const consumerUuids = [...new Set(writes.map((w) => w.consumerUuid))].sort();
-  const consumers = await lockConsumers(tx, consumerUuids);
+  // 1. Lock the consumers, then check the generations the client gave.
+  const consumers = await lockConsumers(tx, [...new Set(writes.map((w) => w.consumerUuid))]);
   for (const w of writes) {
     if (w.generation === undefined) continue;
     const existing = consumers.get(w.consumerUuid);
@@ -98,13 +90,18 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
 
   // 2. Lock the providers that receive allocations. Providers that only lose allocations are
   //    not locked or bumped (as in Placement): freeing capacity cannot over-allocate anything.
-  const consumerIds = [...consumers.values()].map((c) => c.id);
-  const receiving = [...providers.values()].map((p) => p.id);
-  await lockRows(tx, 'resource_providers', receiving);
-  const touched = await providersById(tx, receiving);
+  const providers = await lockProvidersByUuid(tx, [...providerUuids]);
+  for (const uuid of providerUuids) {
+    if (!providers.has(uuid)) {
+      throw placementError(400, `Allocation for resource provider '${uuid}' that does not exist.`, options.missingProviderCode ?? CODES.undefined);
+    }
+  }
 
-  // 3. Replace the allocations, checking what is added against the inventories.
-  if (consumerIds.length) await tx.db.deleteFrom('allocations').where('consumer_id', 'in', consumerIds).execute();
+  // 3. Release what the consumers held, then check each new (provider, class) total against its
+  //    inventory. `used` read under the provider lock can only be too high (releases elsewhere
+  //    are not locked out), never too low, so the check is safe.
+  const consumerIds = [...consumers.values()].map((c) => c.id);
+  await releaseAllocations(tx, consumerIds);
   const wanted = new Map<string, { providerId: number; classId: number; amount: number; rc: string; rp: string }>();
   for (const w of writes) {
     for (const [rp, resources] of w.allocations) {
@@ -113,7 +110,14 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
         const entry = wanted.get(key) ?? { providerId: providers.get(rp)!.id, classId: classIds.get(rc)!, amount: 0, rc, rp };
         entry.amount += amount;
         wanted.set(key, entry);
-        const inv = await inventoryFor(tx, entry.providerId, entry.classId);
+      }
+    }
+  }
+  const inventories = await inventoriesFor(tx, [...providers.values()].map((p) => p.id), [...new Set([...wanted.values()].map((e) => e.classId))]);
+  for (const w of writes) {
+    for (const [rp, resources] of w.allocations) {
+      for (const [rc, amount] of resources) {
+        const inv = inventories.get(`${providers.get(rp)!.id}/${classIds.get(rc)!}`);
         if (inv && unitViolation(inv, amount)) {
           throw placementError(
             409,
@@ -124,10 +128,9 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     }
   }
   for (const { providerId, classId, amount, rc, rp } of wanted.values()) {
-    const inv = await inventoryFor(tx, providerId, classId);
+    const inv = inventories.get(`${providerId}/${classId}`);
     if (!inv) throw placementError(409, `Unable to allocate inventory: Inventory for '${rc}' on resource provider '${rp}' invalid.`);
-    const used = await usedOf(tx, providerId, classId);
-    if (used + amount > capacity(inv)) {
+    if (inv.used + amount > capacity(inv)) {
       throw placementError(
         409,
         `Unable to allocate inventory: Unable to create allocation for '${rc}' on resource provider '${rp}'. The requested amount would exceed the capacity.`,
@@ -138,6 +141,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
   // 4. Consumers: create, update or (when left without allocations) delete; then write.
   const now = nowIso();
   const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
+  const rows = [];
   for (const w of writes) {
     const existing = consumers.get(w.consumerUuid);
     const empty = [...w.allocations.values()].every((r) => r.size === 0);
@@ -147,7 +151,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       if (empty) continue;
       consumerId = await insertConsumer(tx, w, typeId ?? null, now);
     } else if (empty) {
-      await tx.db.deleteFrom('consumers').where('id', '=', existing.id).where('generation', '=', existing.generation).execute();
+      await tx.db.deleteFrom('consumers').where('id', '=', existing.id).execute();
       continue;
     } else {
       consumerId = existing.id;
@@ -158,32 +162,65 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       if (typeId !== undefined && typeId !== existing.consumer_type_id) changes.consumer_type_id = typeId;
       if (Object.keys(changes).length) await tx.db.updateTable('consumers').set(changes).where('id', '=', existing.id).execute();
     }
-    const rows = [];
     for (const [rp, resources] of w.allocations) {
       for (const [rc, used] of resources) {
         rows.push({ resource_provider_id: providers.get(rp)!.id, consumer_id: consumerId, resource_class_id: classIds.get(rc)!, used, created_at: now, updated_at: now });
       }
     }
-    if (rows.length) await tx.db.insertInto('allocations').values(rows).execute();
   }
-  for (const provider of touched) await bumpProvider(tx, provider);
+  if (rows.length) await tx.db.insertInto('allocations').values(rows).execute();
+  for (const { providerId, classId, amount } of wanted.values()) await addUsage(tx, providerId, classId, amount);
+  for (const provider of providers.values()) await bumpProvider(tx, provider);
 }
 
-async function providersByUuid(db: Db, uuids: string[]): Promise<Map<string, { id: number; uuid: string }>> {
+/** Delete the consumers' allocations and take them off the inventories' `used`. */
+async function releaseAllocations(tx: Tx, consumerIds: number[]): Promise<void> {
+  if (!consumerIds.length) return;
+  const held = await tx.db
+    .selectFrom('allocations')
+    .select(['resource_provider_id', 'resource_class_id', (eb) => eb.fn.sum<number>('used').as('used')])
+    .where('consumer_id', 'in', consumerIds)
+    .groupBy(['resource_provider_id', 'resource_class_id'])
+    .execute();
+  if (!held.length) return;
+  await tx.db.deleteFrom('allocations').where('consumer_id', 'in', consumerIds).execute();
+  for (const h of held) await addUsage(tx, h.resource_provider_id, h.resource_class_id, -Number(h.used));
+}
+
+async function addUsage(tx: Tx, providerId: number, classId: number, delta: number): Promise<void> {
+  await tx.db
+    .updateTable('inventories')
+    .set((eb) => ({ used: eb('used', '+', delta) }))
+    .where('resource_provider_id', '=', providerId)
+    .where('resource_class_id', '=', classId)
+    .execute();
+}
+
+/** The providers with these uuids, locked (in id order) until commit. */
+async function lockProvidersByUuid(tx: Tx, uuids: string[]): Promise<Map<string, ProviderView>> {
   if (!uuids.length) return new Map();
-  const rows = await db.db.selectFrom('resource_providers').select(['id', 'uuid']).where('uuid', 'in', uuids).execute();
-  return new Map(rows.map((r) => [r.uuid, r]));
-}
-
-async function providersById(db: Db, ids: number[]): Promise<ProviderView[]> {
-  if (!ids.length) return [];
-  const rows = await db.db
+  let q = tx.db
     .selectFrom('resource_providers')
     .select(['id', 'uuid', 'name', 'generation', 'root_provider_id', 'created_at', 'updated_at'])
-    .where('id', 'in', ids)
-    .orderBy('id')
+    .where('uuid', 'in', uuids)
+    .orderBy('id');
+  if (tx.dialect === 'postgres') q = q.forUpdate();
+  const rows = await q.execute();
+  return new Map(rows.map((r) => [r.uuid, { ...r, root_provider_id: r.root_provider_id ?? r.id, parent_provider_uuid: null, root_provider_uuid: '' }]));
+}
+
+/** Inventories (with `used`) for any of these providers and classes, keyed `providerId/classId`. */
+async function inventoriesFor(db: Db, providerIds: number[], classIds: number[]) {
+  const out = new Map<string, { total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: number }>();
+  if (!providerIds.length || !classIds.length) return out;
+  const rows = await db.db
+    .selectFrom('inventories')
+    .select(['resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio', 'used'])
+    .where('resource_provider_id', 'in', providerIds)
+    .where('resource_class_id', 'in', classIds)
     .execute();
-  return rows.map((r) => ({ ...r, root_provider_id: r.root_provider_id ?? r.id, parent_provider_uuid: null, root_provider_uuid: '' }));
+  for (const r of rows) out.set(`${r.resource_provider_id}/${r.resource_class_id}`, r);
+  return out;
 }
 
 async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, ConsumerRow>> {
@@ -226,34 +263,13 @@ async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, num
   return new Map(rows.map((r) => [r.name, r.id]));
 }
 
-async function inventoryFor(db: Db, providerId: number, classId: number) {
-  return db.db
-    .selectFrom('inventories')
-    .select(['total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'])
-    .where('resource_provider_id', '=', providerId)
-    .where('resource_class_id', '=', classId)
-    .executeTakeFirst();
-}
-
-async function usedOf(db: Db, providerId: number, classId: number): Promise<number> {
-  const row = await db.db
-    .selectFrom('allocations')
-    .select((eb) => eb.fn.sum<number>('used').as('used'))
-    .where('resource_provider_id', '=', providerId)
-    .where('resource_class_id', '=', classId)
-    .executeTakeFirst();
-  return Number(row?.used ?? 0);
-}
-
 /** Remove every allocation of a consumer (DELETE /allocations/{c}); 404 when it has none. */
 export async function deleteConsumerAllocations(database: Database, consumerUuid: string): Promise<void> {
   await transaction(database, async (tx) => {
-    const consumers = await lockConsumers(tx, [consumerUuid]);
-    const consumer = consumers.get(consumerUuid);
-    const rows = consumer ? await tx.db.selectFrom('allocations').select('resource_provider_id').where('consumer_id', '=', consumer.id).execute() : [];
-    if (!consumer || rows.length === 0) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
+    const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
+    if (!consumer) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
     // Like Placement, removing allocations does not bump provider generations: it only frees room.
-    await tx.db.deleteFrom('allocations').where('consumer_id', '=', consumer.id).execute();
+    await releaseAllocations(tx, [consumer.id]);
     await tx.db.deleteFrom('consumers').where('id', '=', consumer.id).execute();
   });
 }

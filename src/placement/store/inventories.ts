@@ -36,7 +36,7 @@ async function inventoryRows(db: Db, providerId: number) {
   return db.db
     .selectFrom('inventories as i')
     .innerJoin('resource_classes as rc', 'rc.id', 'i.resource_class_id')
-    .select(['rc.name', 'i.resource_class_id', ...FIELDS.map((f) => `i.${f}` as const), 'i.updated_at'])
+    .select(['rc.name', 'i.resource_class_id', ...FIELDS.map((f) => `i.${f}` as const), 'i.used', 'i.updated_at'])
     .where('i.resource_provider_id', '=', providerId)
     .orderBy('rc.name')
     .execute();
@@ -50,17 +50,6 @@ export async function readInventories(db: Db, uuid: string): Promise<ProviderInv
   return { generation: provider.generation, inventories: new Map(rows.map((r) => [r.name, record(r)])), lastModified };
 }
 
-/** Amount allocated per resource class id on one provider. */
-export async function usageByClass(db: Db, providerId: number): Promise<Map<number, number>> {
-  const rows = await db.db
-    .selectFrom('allocations')
-    .select(['resource_class_id', (eb) => eb.fn.sum<number>('used').as('used')])
-    .where('resource_provider_id', '=', providerId)
-    .groupBy('resource_class_id')
-    .execute();
-  return new Map(rows.map((r) => [r.resource_class_id, Number(r.used)]));
-}
-
 export type InventoryChange =
   | { kind: 'replace-all'; inventories: Map<string, InventoryRecord> }
   | { kind: 'add'; resourceClass: string; inventory: InventoryRecord }
@@ -68,10 +57,10 @@ export type InventoryChange =
   | { kind: 'delete'; resourceClass: string }
   | { kind: 'delete-all' };
 
-type CurrentInventory = Map<string, InventoryRecord & { resource_class_id: number }>;
+type CurrentInventory = Map<string, InventoryRecord & { resource_class_id: number; used: number }>;
 
 export async function currentInventories(db: Db, providerId: number): Promise<CurrentInventory> {
-  return new Map((await inventoryRows(db, providerId)).map((r) => [r.name, { ...record(r), resource_class_id: r.resource_class_id }]));
+  return new Map((await inventoryRows(db, providerId)).map((r) => [r.name, { ...record(r), resource_class_id: r.resource_class_id, used: r.used }]));
 }
 
 /** The inventories a change asks for, given what is there now. */
@@ -112,15 +101,13 @@ export async function resolveInventoryClasses(db: Db, provider: ProviderView, de
 }
 
 /** 409 placement.inventory.inuse when going from `current` to `desired` strands an allocation. */
-export async function checkUsageFits(tx: Tx, provider: ProviderView, current: CurrentInventory, desired: Map<string, InventoryRecord>): Promise<void> {
-  const usage = await usageByClass(tx, provider.id);
-  const removedInUse = [...current].filter(([name, r]) => !desired.has(name) && (usage.get(r.resource_class_id) ?? 0) > 0).map(([name]) => name);
+export function checkUsageFits(provider: ProviderView, current: CurrentInventory, desired: Map<string, InventoryRecord>): void {
+  const removedInUse = [...current].filter(([name, r]) => !desired.has(name) && r.used > 0).map(([name]) => name);
   if (removedInUse.length) {
     throw placementError(409, `Inventory for '${removedInUse.sort().join(', ')}' on resource provider '${provider.uuid}' in use.`, CODES.inventoryInUse);
   }
   for (const [name, inv] of desired) {
-    const classId = current.get(name)?.resource_class_id;
-    const used = classId === undefined ? 0 : (usage.get(classId) ?? 0);
+    const used = current.get(name)?.used ?? 0;
     if (used > capacity(inv)) {
       throw placementError(
         409,
@@ -171,7 +158,7 @@ export async function changeInventories(tx: Tx, provider: ProviderView, change: 
   const current = await currentInventories(tx, provider.id);
   const desired = desiredAfter(provider, current, change);
   const classIds = await resolveInventoryClasses(tx, provider, desired);
-  await checkUsageFits(tx, provider, current, desired);
+  checkUsageFits(provider, current, desired);
   await writeInventoryRows(tx, provider, current, desired, classIds);
   return bumpProvider(tx, provider, clientGeneration);
 }

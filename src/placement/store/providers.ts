@@ -144,11 +144,7 @@ export async function listProviders(db: Db, f: ProviderFilters): Promise<Provide
         .where('i.min_unit', '<=', amount)
         .where('i.max_unit', '>=', amount)
         .where(sql<number>`${amount} % i.step_size`, '=', 0)
-        .where(
-          sql<number>`(i.total - i.reserved) * i.allocation_ratio`,
-          '>=',
-          sql<number>`${amount} + coalesce((select sum(al.used) from allocations al where al.resource_provider_id = i.resource_provider_id and al.resource_class_id = i.resource_class_id), 0)`,
-        ),
+        .where(sql<number>`(i.total - i.reserved) * i.allocation_ratio`, '>=', sql<number>`i.used + ${amount}`),
     );
   }
   return (await q.orderBy('rp.id').execute()) as ProviderView[];

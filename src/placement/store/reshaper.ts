@@ -59,7 +59,7 @@ export async function reshape(database: Database, providers: ProviderReshape[], 
 
     for (const { provider, desired, classIds } of plans) {
       const union = await currentInventories(tx, provider.id);
-      await checkUsageFits(tx, provider, union, desired);
+      checkUsageFits(provider, union, desired);
       await writeInventoryRows(tx, provider, union, desired, classIds);
       await bumpProvider(tx, (await findProvider(tx, provider.uuid))!);
     }

@@ -3,26 +3,16 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { requireProvider } from './providers.js';
 
-/** Every class the provider has inventory of (0 when unused), plus anything allocated. */
+/** Every class the provider has inventory of, with what is allocated of it (0 when unused). */
 export async function providerUsages(db: Db, uuid: string) {
   const provider = await requireProvider(db, uuid);
-  const inventory = await db.db
+  const rows = await db.db
     .selectFrom('inventories as i')
     .innerJoin('resource_classes as rc', 'rc.id', 'i.resource_class_id')
-    .select('rc.name')
+    .select(['rc.name', 'i.used'])
     .where('i.resource_provider_id', '=', provider.id)
     .execute();
-  const used = await db.db
-    .selectFrom('allocations as a')
-    .innerJoin('resource_classes as rc', 'rc.id', 'a.resource_class_id')
-    .select(['rc.name', (eb) => eb.fn.sum<number>('a.used').as('used')])
-    .where('a.resource_provider_id', '=', provider.id)
-    .groupBy('rc.name')
-    .execute();
-  const usages: Record<string, number> = {};
-  for (const r of inventory) usages[r.name] = 0;
-  for (const r of used) usages[r.name] = Number(r.used);
-  return { provider, usages };
+  return { provider, usages: Object.fromEntries(rows.map((r) => [r.name, r.used])) };
 }
 
 export interface UsageFilter {
