@@ -23,6 +23,7 @@ describe('allot command', () => {
     const index = await request('GET', `${server.url}/`);
     assert.equal(index.status, 200);
     assert.deepEqual(index.body.apis.placement, '/placement');
+    assert.deepEqual((await request('GET', `${server.url}/healthz`)).body, { status: 'ok' });
     const root = await request('GET', `${server.placementUrl}/`);
     assert.equal(root.body.versions[0].max_version, '1.39');
     assert.match(server.output(), /placement listening on http:\/\/127\.0\.0\.1:\d+\//);

@@ -2,6 +2,7 @@
 // dedicated port mounts one API at its root (some OpenStack clients assume the root).
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { sql } from 'kysely';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { APIS, type ApiName } from './apis.js';
 import type { Services } from './services.js';
@@ -43,6 +44,16 @@ export function buildServer(services: Services, mounts: Mount[]): FastifyInstanc
       name: 'allot',
       apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])),
     }));
+    // For load balancers and orchestrators: 200 while this process can reach its database.
+    app.get('/healthz', async (_req, reply) => {
+      try {
+        await sql`select 1`.execute(services.database.db);
+        return { status: 'ok' };
+      } catch (err) {
+        services.log.warn({ err }, 'health check: database unreachable');
+        return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });
+      }
+    });
   }
   return app;
 }
