@@ -1,11 +1,13 @@
 // `npm test`: every test file under test/, against real databases. PostgreSQL comes from
 // DATABASE_URL when set (it must allow CREATE DATABASE), otherwise a throwaway server is started
-// for the run. Arguments narrow the run to matching files: `npm test -- placement`.
+// for the run. The OpenStack command-line clients the client tests drive are installed when
+// missing (scripts/system-deps.ts). Arguments narrow the run to matching files: `npm test -- placement`.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningPostgres, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { ensureSystemPackages } from './system-deps.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -25,6 +27,8 @@ if (files.length === 0) {
   console.error('no test files match');
   process.exit(1);
 }
+
+ensureSystemPackages();
 
 let postgres: RunningPostgres | null = null;
 let adminUrl = process.env.DATABASE_URL;

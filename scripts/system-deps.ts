@@ -1,0 +1,33 @@
+// Debian packages the tests need besides npm's: the real OpenStack command-line clients, which the
+// client tests drive against allot. Installed on first use when we may (root + apt-get); otherwise
+// the run stops and says what to install.
+import { spawnSync } from 'node:child_process';
+
+/** Debian package → a shell check that it is usable */
+const PACKAGES: Record<string, string> = {
+  'python3-openstackclient': 'openstack --version',
+  'python3-osc-placement': '/usr/bin/python3 -c "import osc_placement"',
+};
+
+const works = (check: string) => spawnSync('sh', ['-c', `${check} >/dev/null 2>&1`]).status === 0;
+
+export function ensureSystemPackages(): void {
+  const missing = Object.entries(PACKAGES)
+    .filter(([, check]) => !works(check))
+    .map(([pkg]) => pkg);
+  if (missing.length === 0) return;
+  const canInstall = process.getuid?.() === 0 && works('command -v apt-get');
+  if (!canInstall) {
+    console.error(`The tests need these Debian packages: ${missing.join(' ')}\n  sudo apt-get install -y ${missing.join(' ')}`);
+    process.exit(1);
+  }
+  console.log(`# installing ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const cmd of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...missing]]) {
+    const result = spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env });
+    if (result.status !== 0) {
+      console.error(`could not install ${missing.join(' ')} (${cmd.join(' ')} failed)`);
+      process.exit(1);
+    }
+  }
+}
