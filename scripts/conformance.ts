@@ -14,9 +14,9 @@ if (!existsSync(runner)) {
   process.exit(2);
 }
 const python = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
-const serverCmd = `node ${path.join(root, 'dist/cli/main.js')} serve --db sqlite::memory: --port 0 --placement-port {port} --log-level warn`;
+const serverCmd = `node ${path.join(root, 'scripts/conformance-server.mjs')} {profile} {port}`;
 const args = process.argv.slice(2);
-if (!args.includes('--server-cmd')) args.push('--server-cmd', serverCmd);
+if (!args.includes('--server-cmd')) args.push('--server-cmd', serverCmd, '--run-server-config-fixtures');
 if (!args.includes('--json')) args.push('--json', path.join(os.tmpdir(), 'allot-conformance.json'));
 const result = spawnSync(python, [runner, ...args], { stdio: 'inherit', cwd: root });
 process.exit(result.status ?? 1);

@@ -25,6 +25,8 @@ export interface Config {
   bodyLimit: number;
   /** this process's name as a conductor (bare-metal workers) */
   conductorId: string;
+  /** browser origins allowed to call the APIs (CORS); empty: CORS off */
+  corsAllowedOrigins: string[];
 }
 
 export interface OptionSpec {
@@ -60,6 +62,13 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'maxAttempts', flag: '--max-attempts <n>', env: 'ALLOT_MAX_ATTEMPTS', description: 'tries for a write that races another writer before answering 409', parse: int('max attempts', 1, 1000) },
   { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'ALLOT_BODY_LIMIT', description: 'largest accepted request body', parse: int('body limit', 1024, 1 << 30) },
   { key: 'conductorId', flag: '--conductor-id <name>', env: 'ALLOT_CONDUCTOR_ID', description: 'name of this process among the conductors (default: hostname-pid)', parse: String },
+  {
+    key: 'corsAllowedOrigins',
+    flag: '--cors-allowed-origins <origins>',
+    env: 'ALLOT_CORS_ALLOWED_ORIGINS',
+    description: 'comma-separated browser origins allowed to call the APIs (CORS); unset: CORS off',
+    parse: (raw) => raw.split(',').map((o) => o.trim()).filter(Boolean),
+  },
 ];
 
 export function defaultConfig(): Config {
@@ -75,6 +84,7 @@ export function defaultConfig(): Config {
     maxAttempts: 10,
     bodyLimit: 1 << 20,
     conductorId: `${os.hostname()}-${process.pid}`,
+    corsAllowedOrigins: [],
   };
 }
 

@@ -56,3 +56,27 @@ describe('allot command', () => {
     assert.equal(await server.stop(), 0);
   });
 });
+
+describe('CORS', () => {
+  test('only configured origins get CORS headers; preflights are answered before routing', async () => {
+    const server = await spawnServer(['--db', 'sqlite::memory:', '--cors-allowed-origins', 'https://dash.example.com, https://other.example.com']);
+    try {
+      const preflight = await request('OPTIONS', `${server.placementUrl}/resource_providers`, undefined, {
+        headers: { origin: 'https://dash.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'openstack-api-version, x-auth-token' },
+      });
+      assert.equal(preflight.status, 200);
+      assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://dash.example.com');
+      assert.equal(preflight.headers.get('access-control-allow-headers'), 'openstack-api-version, x-auth-token');
+      const stranger = await request('OPTIONS', `${server.placementUrl}/resource_providers`, undefined, {
+        headers: { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' },
+      });
+      assert.equal(stranger.headers.get('access-control-allow-origin'), null);
+      const get = await request('GET', `${server.placementUrl}/`, undefined, { headers: { origin: 'https://other.example.com' } });
+      assert.equal(get.headers.get('access-control-allow-origin'), 'https://other.example.com');
+      assert.match(get.headers.get('vary') ?? '', /origin/);
+      assert.match(get.headers.get('vary') ?? '', /openstack-api-version/);
+    } finally {
+      await server.stop();
+    }
+  });
+});

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AllotError } from '../core/errors.js';
 import { type JsonSchema, describeSchemaError, isWellFormedJson, validate } from '../core/json-schema.js';
-import { type MatchedRoute, QueryParams } from '../server/http.js';
+import { type MatchedRoute, QueryParams, appendVary } from '../server/http.js';
 import { CODES, accepts, errorMedia, placementError, renderError } from './errors.js';
 import { Microversion, byVersion } from '../core/microversion.js';
 import { negotiate } from './microversion.js';
@@ -146,7 +146,7 @@ export async function servePlacement<C>(
     if (!caller && route?.path !== '/') throw placementError(401, 'The request you have made requires authentication.');
     mv = negotiate(req.headers['openstack-api-version']);
     reply.header('openstack-api-version', `placement ${mv}`);
-    reply.header('vary', 'openstack-api-version');
+    appendVary(reply, 'openstack-api-version');
     if (failure) throw failure;
     if (!route) throw placementError(404, '');
     const { endpoint, allowed } = route;

@@ -5,6 +5,7 @@ import type { Socket } from 'node:net';
 import { sql } from 'kysely';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { APIS, type ApiName } from './apis.js';
+import { installCors } from './cors.js';
 import type { Services } from './services.js';
 
 export interface Mount {
@@ -37,6 +38,7 @@ export function buildServer(services: Services, mounts: Mount[]): FastifyInstanc
     req.log[level]({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
 
+  installCors(app, services.config.corsAllowedOrigins);
   for (const mount of mounts) APIS[mount.api].register(app, services, mount.prefix === '/' ? '' : mount.prefix);
 
   if (!mounts.some((m) => m.prefix === '/' || m.prefix === '')) {

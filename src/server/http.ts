@@ -74,3 +74,11 @@ export class QueryParams {
     return Object.fromEntries(this.pairs);
   }
 }
+
+/** Add a header name to `Vary` without dropping what another layer put there. */
+export function appendVary(reply: FastifyReply, name: string): void {
+  const current = String(reply.getHeader('vary') ?? '');
+  const names = current.split(',').map((v) => v.trim()).filter(Boolean);
+  if (!names.some((v) => v.toLowerCase() === name.toLowerCase())) names.push(name);
+  reply.header('vary', names.join(', '));
+}
