@@ -3,6 +3,7 @@
 // against one table.
 import os from 'node:os';
 import type { SqliteSync } from './db/database.js';
+import { STRATEGIES, type Strategy } from './placement/candidates/search.js';
 
 export interface Config {
   /** `sqlite:PATH`, `sqlite::memory:` or `postgres://…` */
@@ -25,6 +26,10 @@ export interface Config {
   bodyLimit: number;
   /** this process's name as a conductor (bare-metal workers) */
   conductorId: string;
+  /** most allocation candidates one GET /allocation_candidates generates (Placement: unbounded) */
+  maxCandidates: number;
+  /** order candidates are generated in when the request does not say (`allot_strategy`) */
+  candidateStrategy: Strategy;
 }
 
 export interface OptionSpec {
@@ -60,6 +65,8 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'maxAttempts', flag: '--max-attempts <n>', env: 'ALLOT_MAX_ATTEMPTS', description: 'tries for a write that races another writer before answering 409', parse: int('max attempts', 1, 1000) },
   { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'ALLOT_BODY_LIMIT', description: 'largest accepted request body', parse: int('body limit', 1024, 1 << 30) },
   { key: 'conductorId', flag: '--conductor-id <name>', env: 'ALLOT_CONDUCTOR_ID', description: 'name of this process among the conductors (default: hostname-pid)', parse: String },
+  { key: 'maxCandidates', flag: '--max-candidates <n>', env: 'ALLOT_MAX_CANDIDATES', description: 'most allocation candidates one GET /allocation_candidates generates', parse: int('max candidates', 1, 1_000_000) },
+  { key: 'candidateStrategy', flag: '--candidate-strategy <name>', env: 'ALLOT_CANDIDATE_STRATEGY', description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random', parse: oneOf('candidate strategy', STRATEGIES) },
 ];
 
 export function defaultConfig(): Config {
@@ -75,6 +82,8 @@ export function defaultConfig(): Config {
     maxAttempts: 10,
     bodyLimit: 1 << 20,
     conductorId: `${os.hostname()}-${process.pid}`,
+    maxCandidates: 10_000,
+    candidateStrategy: 'stable',
   };
 }
 
