@@ -146,6 +146,7 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
       const last = Math.max(...list.map((suffix) => slots.findLastIndex((s) => s.suffix === suffix)));
       if (last >= 0) slots[last]!.completesSubtrees.push(i);
     });
+    if (!canSupply(slots)) return nothing();
     return walk(model, request, unsuffixed, slots, sameSubtrees, budget);
   };
 
@@ -174,6 +175,35 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
     active = next;
   }
   return { candidates: out, truncated: active.length > 0 || budget.left <= 0, work: budget.spent };
+}
+
+function* nothing(): Generator<Candidate | typeof PAUSE> {}
+
+/**
+ * A necessary condition, checked before walking an anchor: for each class, what the slots ask in
+ * all fits what their providers can give together. Without it a request for 300 units where 64
+ * exist would spend the whole work budget proving there is no combination.
+ */
+function canSupply(slots: Slot[]): boolean {
+  const demand = new Map<string, number>();
+  const suppliers = new Map<string, Set<ModelProvider>>();
+  for (const slot of slots) {
+    for (const [cls, amount] of slot.resources) {
+      demand.set(cls, (demand.get(cls) ?? 0) + amount);
+      let set = suppliers.get(cls);
+      if (!set) suppliers.set(cls, (set = new Set()));
+      for (const p of slot.options) set.add(p);
+    }
+  }
+  for (const [cls, wanted] of demand) {
+    let supply = 0;
+    for (const p of suppliers.get(cls)!) {
+      const inv = p.inventories.get(cls)!;
+      supply += Math.max(0, Math.min(capacity(inv) - inv.used, inv.max_unit));
+    }
+    if (supply < wanted) return false;
+  }
+  return true;
 }
 
 /** root_required: does this anchor's root have every required trait and no forbidden one? */

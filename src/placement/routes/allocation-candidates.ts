@@ -155,7 +155,7 @@ export const list: Endpoint<PlacementContext> = {
     const classIds = await idsByName(db.db, 'resource_classes', classNames);
     for (const g of parsed.groups) {
       const missing = [...(g.resources?.keys() ?? [])].find((n) => !classIds.has(n));
-      if (missing) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing}.`);
+      if (missing !== undefined) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing}.`);
     }
     const traitSets = [
       [...parsed.rootRequired, ...parsed.rootForbidden],
