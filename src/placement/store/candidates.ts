@@ -46,27 +46,35 @@ interface MutableProvider extends ModelProvider {
 export async function loadProviderModel(db: Db, needs: ModelNeeds): Promise<ProviderModel> {
   const classIds = [...needs.classes.values()];
   const className = new Map([...needs.classes].map(([name, id]) => [id, name]));
+  const providers = new Map<number, MutableProvider>();
+  const addProvider = (r: { id: number; uuid: string; parent: number | null; root: number }) => {
+    const id = num(r.id);
+    let p = providers.get(id);
+    if (!p) {
+      p = { id, uuid: r.uuid, parentId: r.parent === null ? null : num(r.parent), rootId: num(r.root), inventories: new Map(), traits: new Set(), aggregates: new Set() };
+      providers.set(id, p);
+    }
+    return p;
+  };
 
-  // 1. Inventories of the requested classes, with what is allocated from them.
-  const inventories =
-    classIds.length === 0
-      ? []
-      : (
-          await sql<{
-            pid: number;
-            root: number;
-            cid: number;
-            total: number;
-            reserved: number;
-            min_unit: number;
-            max_unit: number;
-            step_size: number;
-            allocation_ratio: number;
-            used: number;
-          }>`
-      select i.resource_provider_id as pid, rp.root_provider_id as root, i.resource_class_id as cid,
-             i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio,
-             coalesce(u.used, 0) as used
+  // 1. Providers with inventory of a requested class: that inventory and what is allocated from it.
+  if (classIds.length > 0) {
+    const rows = await sql<{
+      id: number;
+      uuid: string;
+      parent: number | null;
+      root: number;
+      cid: number;
+      total: number;
+      reserved: number;
+      min_unit: number;
+      max_unit: number;
+      step_size: number;
+      allocation_ratio: number;
+      used: number;
+    }>`
+      select rp.id, rp.uuid, rp.parent_provider_id as parent, rp.root_provider_id as root, i.resource_class_id as cid,
+             i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, coalesce(u.used, 0) as used
       from inventories i
       join resource_providers rp on rp.id = i.resource_provider_id
       left join (
@@ -74,10 +82,20 @@ export async function loadProviderModel(db: Db, needs: ModelNeeds): Promise<Prov
         from allocations where resource_class_id in (${sql.join(classIds)})
         group by resource_provider_id, resource_class_id
       ) u on u.resource_provider_id = i.resource_provider_id and u.resource_class_id = i.resource_class_id
-      where i.resource_class_id in (${sql.join(classIds)})`.execute(db.db)
-        ).rows;
-  const roots = new Set<number>();
-  for (const row of inventories) roots.add(num(row.root));
+      where i.resource_class_id in (${sql.join(classIds)})`.execute(db.db);
+    for (const row of rows.rows) {
+      addProvider(row).inventories.set(className.get(num(row.cid))!, {
+        total: num(row.total),
+        reserved: num(row.reserved),
+        min_unit: num(row.min_unit),
+        max_unit: num(row.max_unit),
+        step_size: num(row.step_size),
+        allocation_ratio: num(row.allocation_ratio),
+        used: num(row.used),
+      });
+    }
+  }
+  const roots = new Set([...providers.values()].map((p) => p.rootId));
 
   // 2. Sharing providers in play, and 3. the roots of the trees each one shares with.
   const sharingAnchors = new Map<number, number[]>();
@@ -104,47 +122,30 @@ export async function loadProviderModel(db: Db, needs: ModelNeeds): Promise<Prov
     }
   }
 
-  // 4. Every provider of those trees (and the sharing providers, wherever they are).
-  const providers = new Map<number, MutableProvider>();
-  if (roots.size > 0 || sharingAnchors.size > 0) {
+  // 4. The rest of those trees: every provider under those roots, and the sharing providers. Where
+  // no provider has a parent, every tree is one provider and only roots not seen yet are read.
+  const nested = (await db.db.selectFrom('resource_providers').select('id').where('parent_provider_id', 'is not', null).limit(1).execute()).length > 0;
+  const wanted = nested ? [...roots] : [...roots].filter((id) => !providers.has(id));
+  const sharingUnseen = [...sharingAnchors.keys()].filter((id) => !providers.has(id));
+  if (wanted.length > 0 || sharingUnseen.length > 0) {
+    const column = nested ? 'root_provider_id' : 'id';
     const rows = await sql<{ id: number; uuid: string; parent: number | null; root: number }>`
       select id, uuid, parent_provider_id as parent, root_provider_id as root from resource_providers
-      where ${inIds(db, 'root_provider_id', [...roots])} or ${inIds(db, 'id', [...sharingAnchors.keys()])}`.execute(db.db);
-    for (const r of rows.rows) {
-      providers.set(num(r.id), {
-        id: num(r.id),
-        uuid: r.uuid,
-        parentId: r.parent === null ? null : num(r.parent),
-        rootId: num(r.root),
-        inventories: new Map(),
-        traits: new Set(),
-        aggregates: new Set(),
-      });
-    }
+      where ${inIds(db, column, wanted)} or ${inIds(db, 'id', sharingUnseen)}`.execute(db.db);
+    for (const r of rows.rows) addProvider(r);
   }
-  for (const row of inventories) {
-    providers.get(num(row.pid))?.inventories.set(className.get(num(row.cid))!, {
-      total: num(row.total),
-      reserved: num(row.reserved),
-      min_unit: num(row.min_unit),
-      max_unit: num(row.max_unit),
-      step_size: num(row.step_size),
-      allocation_ratio: num(row.allocation_ratio),
-      used: num(row.used),
-    });
-  }
-  const ids = [...providers.keys()];
 
-  // 5. The traits the request names, and 6. the aggregates it names, of those providers only.
+  // 5. The traits the request names, and 6. the aggregates it names; read by name (an index), kept
+  // for the providers in the model.
   const traitIds = [...needs.traits.values()];
-  if (traitIds.length > 0 && ids.length > 0) {
+  if (traitIds.length > 0 && providers.size > 0) {
     const rows = await sql<{ pid: number; name: string }>`
       select t.resource_provider_id as pid, tr.name from resource_provider_traits t
       join traits tr on tr.id = t.trait_id
-      where t.trait_id in (${sql.join(traitIds)}) and ${inIds(db, 't.resource_provider_id', ids)}`.execute(db.db);
+      where t.trait_id in (${sql.join(traitIds)})`.execute(db.db);
     for (const r of rows.rows) providers.get(num(r.pid))?.traits.add(r.name);
   }
-  if (needs.aggregates.length > 0 && ids.length > 0) {
+  if (needs.aggregates.length > 0 && providers.size > 0) {
     const rows = await sql<{ pid: number; uuid: string }>`
       select ra.resource_provider_id as pid, a.uuid from resource_provider_aggregates ra
       join aggregates a on a.id = ra.aggregate_id
