@@ -89,27 +89,17 @@ const PAUSE = Symbol('pause');
 export function searchCandidates(model: ProviderModel, request: CandidateRequest, options: SearchOptions): SearchResult {
   const random = options.random ?? Math.random;
   const budget = { left: options.workBudget ?? defaultWorkBudget(options.maxCandidates), spent: 0 };
-  const providers = [...model.providers.values()].sort((a, b) => a.id - b.id);
   const rootOk = rootFilter(model, request);
   const unsuffixed = request.groups.find((g) => g.suffix === '');
   const suffixed = request.groups.filter((g) => g.suffix !== '');
+  const index = anchorIndex(model);
+  const optionsAt = groupOptions(model, index, unsuffixed, suffixed, rootOk);
 
-  // Per group, per anchor: the providers that can serve it there.
-  const unsuffixedByAnchor = unsuffixed ? unsuffixedOptions(model, providers, unsuffixed, rootOk) : null;
-  const suffixedByAnchor = suffixed.map((g) => suffixedOptions(model, providers, g, rootOk));
-
-  // Anchors where every group has at least one option.
-  let anchors: number[] | null = null;
-  const keep = (ids: Iterable<number>) => {
-    const set = new Set(ids);
-    anchors = anchors === null ? [...set] : anchors.filter((a) => set.has(a));
-  };
-  if (unsuffixedByAnchor) keep([...unsuffixedByAnchor].filter(([, byClass]) => byClass.size === unsuffixed!.resources.size).map(([a]) => a));
-  for (const byAnchor of suffixedByAnchor) keep(byAnchor.keys());
-  const viable: number[] = anchors ?? [];
-
-  const order = orderer(model, request, options.strategy, random);
-  order.anchors(viable);
+  // Every root that might anchor a candidate, in strategy order. Whether one can (every group has
+  // an option there) is found out when its turn comes, so with a limit of 50 over 10 000 roots
+  // only about 50 are ever looked at closely.
+  const order = orderer(index, request, options.strategy, random);
+  const anchors = order.anchors([...index.anchors]);
 
   const sameSubtrees = request.sameSubtrees.map((list) => [...new Set(list)]);
   const target = options.maxCandidates;
@@ -117,26 +107,27 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
   const out: Candidate[] = [];
 
   const startAnchor = (anchor: number) => {
+    const found = optionsAt(anchor);
+    if (!found) return nothing();
     const slots: Slot[] = [];
-    if (unsuffixed && unsuffixedByAnchor) {
-      const byClass = unsuffixedByAnchor.get(anchor)!;
-      for (const [cls, amount] of unsuffixed.resources) {
+    if (unsuffixed) {
+      [...unsuffixed.resources].forEach(([cls, amount], i) => {
         slots.push({
           suffix: '',
           resources: [[cls, amount]],
-          options: order.options(byClass.get(cls)!, [cls]),
+          options: order.options(found.unsuffixed[i]!, [cls]),
           isolated: false,
           completesSubtrees: [],
           checksUnsuffixedTraits: false,
         });
-      }
+      });
       slots[slots.length - 1]!.checksUnsuffixedTraits = unsuffixed.requiredTraits.length > 0;
     }
     suffixed.forEach((g, i) => {
       slots.push({
         suffix: g.suffix,
         resources: [...g.resources],
-        options: order.options(suffixedByAnchor[i]!.get(anchor)!, [...g.resources.keys()]),
+        options: order.options(found.suffixed[i]!, [...g.resources.keys()]),
         isolated: request.isolate,
         completesSubtrees: [],
         checksUnsuffixedTraits: false,
@@ -152,7 +143,7 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
 
   // Anchors take turns: one candidate (or one turn of work) each per round.
   type Entry = { anchor: number; walk: Generator<Candidate | typeof PAUSE> | null };
-  let active: Entry[] = viable.map((anchor) => ({ anchor, walk: null }));
+  let active: Entry[] = anchors.map((anchor) => ({ anchor, walk: null }));
   while (active.length > 0 && out.length < target && budget.left > 0) {
     const next: Entry[] = [];
     for (let i = 0; i < active.length; i++) {
@@ -166,15 +157,127 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
       if (step.done) continue;
       next.push(entry);
       if (step.value === PAUSE) continue;
-      const key = candidateKey(step.value);
-      if (!seen.has(key)) {
+      // One anchor never yields the same candidate twice; two anchors can only when every
+      // provider in it is a sharing provider (any other provider belongs to one tree).
+      if (allSharing(model, step.value)) {
+        const key = candidateKey(step.value);
+        if (seen.has(key)) continue;
         seen.add(key);
-        out.push(step.value);
       }
+      out.push(step.value);
     }
     active = next;
   }
   return { candidates: out, truncated: active.length > 0 || budget.left <= 0, work: budget.spent };
+}
+
+interface AnchorIndex {
+  /** root id → the providers of its tree, by id */
+  trees: Map<number, ModelProvider[]>;
+  /** root id → sharing providers of other trees that share with it */
+  sharedInto: Map<number, ModelProvider[]>;
+  anchors: Set<number>;
+}
+
+function anchorIndex(model: ProviderModel): AnchorIndex {
+  const trees = new Map<number, ModelProvider[]>();
+  for (const p of [...model.providers.values()].sort((a, b) => a.id - b.id)) {
+    const list = trees.get(p.rootId);
+    if (list) list.push(p);
+    else trees.set(p.rootId, [p]);
+  }
+  const sharedInto = new Map<number, ModelProvider[]>();
+  for (const id of [...model.sharingAnchors.keys()].sort((a, b) => a - b)) {
+    const p = model.providers.get(id);
+    if (!p) continue;
+    for (const anchor of new Set(model.sharingAnchors.get(id))) {
+      if (anchor === p.rootId) continue;
+      const list = sharedInto.get(anchor);
+      if (list) list.push(p);
+      else sharedInto.set(anchor, [p]);
+    }
+  }
+  return { trees, sharedInto, anchors: new Set([...trees.keys(), ...sharedInto.keys()]) };
+}
+
+const memo = (test: (p: ModelProvider) => boolean) => {
+  const known = new Map<number, boolean>();
+  return (p: ModelProvider) => {
+    let ok = known.get(p.id);
+    if (ok === undefined) known.set(p.id, (ok = test(p)));
+    return ok;
+  };
+};
+
+/**
+ * For one anchor: the providers that can serve each unsuffixed class and each suffixed group
+ * there, or null when some group cannot be served at all.
+ *
+ * Suffixed group: one provider with all its resources, traits and aggregates, from the anchor's
+ * tree or a sharing provider that shares with it. Unsuffixed group, per class: a provider of the
+ * tree, or (unless in_tree holds the group to one tree) a sharing provider that is itself in the
+ * requested aggregates; its member_of is met by the provider or by the anchor (aggregates on a root
+ * span the tree), and none of its forbidden traits may be present on the provider.
+ */
+function groupOptions(
+  model: ProviderModel,
+  index: AnchorIndex,
+  unsuffixed: GroupRequest | undefined,
+  suffixed: GroupRequest[],
+  rootOk: (anchor: number) => boolean,
+) {
+  const matches = suffixed.map((g) =>
+    memo(
+      (p) =>
+        (g.inTreeRoot === null || p.rootId === g.inTreeRoot) &&
+        [...g.resources].every(([cls, amount]) => fitsAlone(p.inventories.get(cls), amount)) &&
+        traitsMatch(p.traits, g.requiredTraits, g.forbiddenTraits) &&
+        inAllAggregateSets(p.aggregates, g.memberOf) &&
+        !inAnyAggregate(p.aggregates, g.forbiddenAggregates),
+    ),
+  );
+  const u = unsuffixed;
+  const allowed = u ? memo((p) => traitsMatch(p.traits, [], u.forbiddenTraits)) : () => false;
+  const inAggs = u ? memo((p) => inAllAggregateSets(p.aggregates, u.memberOf)) : () => false;
+  const inBadAggs = u ? memo((p) => inAnyAggregate(p.aggregates, u.forbiddenAggregates)) : () => false;
+  const byId = (id: number) => model.providers.get(id);
+  const aggregatesOk = (p: ModelProvider, anchor: number) => {
+    if (!u) return false;
+    const root = byId(anchor);
+    if (u.memberOf.length > 0 && !inAggs(p) && !(root && inAggs(root))) return false;
+    if (u.forbiddenAggregates.size > 0 && (inBadAggs(p) || (root !== undefined && inBadAggs(root)))) return false;
+    return true;
+  };
+  return (anchor: number): { unsuffixed: ModelProvider[][]; suffixed: ModelProvider[][] } | null => {
+    if (!rootOk(anchor)) return null;
+    const tree = index.trees.get(anchor) ?? [];
+    const shared = index.sharedInto.get(anchor) ?? [];
+    const byClass: ModelProvider[][] = [];
+    if (u) {
+      for (const [cls, amount] of u.resources) {
+        const list: ModelProvider[] = [];
+        if (u.inTreeRoot === null || anchor === u.inTreeRoot) {
+          for (const p of tree) if (allowed(p) && fitsAlone(p.inventories.get(cls), amount) && aggregatesOk(p, anchor)) list.push(p);
+        }
+        if (u.inTreeRoot === null) {
+          for (const p of shared) {
+            if (inAggs(p) || u.memberOf.length === 0) {
+              if (allowed(p) && fitsAlone(p.inventories.get(cls), amount) && aggregatesOk(p, anchor)) list.push(p);
+            }
+          }
+        }
+        if (list.length === 0) return null;
+        byClass.push(list);
+      }
+    }
+    const byGroup: ModelProvider[][] = [];
+    for (const match of matches) {
+      const list = [...tree.filter(match), ...shared.filter(match)];
+      if (list.length === 0) return null;
+      byGroup.push(list);
+    }
+    return { unsuffixed: byClass, suffixed: byGroup };
+  };
 }
 
 function* nothing(): Generator<Candidate | typeof PAUSE> {}
@@ -216,82 +319,8 @@ function rootFilter(model: ProviderModel, request: CandidateRequest): (anchor: n
   };
 }
 
-/** A suffixed group: providers meeting it alone, under their own root and (if sharing) every anchor they share with. */
-function suffixedOptions(model: ProviderModel, providers: ModelProvider[], g: GroupRequest, rootOk: (a: number) => boolean): Map<number, ModelProvider[]> {
-  const byAnchor = new Map<number, ModelProvider[]>();
-  const add = (anchor: number, p: ModelProvider) => {
-    const list = byAnchor.get(anchor);
-    if (list) list.push(p);
-    else byAnchor.set(anchor, [p]);
-  };
-  const sharedHits: Array<[number, ModelProvider]> = [];
-  for (const p of providers) {
-    if (g.inTreeRoot !== null && p.rootId !== g.inTreeRoot) continue;
-    if (![...g.resources].every(([cls, amount]) => fitsAlone(p.inventories.get(cls), amount))) continue;
-    if (!traitsMatch(p.traits, g.requiredTraits, g.forbiddenTraits)) continue;
-    if (!inAllAggregateSets(p.aggregates, g.memberOf) || inAnyAggregate(p.aggregates, g.forbiddenAggregates)) continue;
-    if (rootOk(p.rootId)) add(p.rootId, p);
-    for (const anchor of model.sharingAnchors.get(p.id) ?? []) {
-      if (anchor !== p.rootId && rootOk(anchor)) sharedHits.push([anchor, p]);
-    }
-  }
-  // Within an anchor, its own providers come before the sharing ones.
-  for (const [anchor, p] of sharedHits) add(anchor, p);
-  return byAnchor;
-}
-
-/**
- * The unsuffixed group: for each anchor, for each requested class, the providers that can give that
- * class's amount: providers of the anchor's tree, and sharing providers in an aggregate with it.
- */
-function unsuffixedOptions(
-  model: ProviderModel,
-  providers: ModelProvider[],
-  g: GroupRequest,
-  rootOk: (a: number) => boolean,
-): Map<number, Map<string, ModelProvider[]>> {
-  const byAnchor = new Map<number, Map<string, ModelProvider[]>>();
-  const inAggs = (id: number) => {
-    const p = model.providers.get(id);
-    return p !== undefined && inAllAggregateSets(p.aggregates, g.memberOf);
-  };
-  const inBadAggs = (id: number) => {
-    const p = model.providers.get(id);
-    return p !== undefined && inAnyAggregate(p.aggregates, g.forbiddenAggregates);
-  };
-  // Aggregates on a root span its whole tree: the provider or its anchoring root must be a member.
-  const aggregatesOk = (p: ModelProvider, anchor: number) =>
-    (g.memberOf.length === 0 || inAggs(p.id) || inAggs(anchor)) && (g.forbiddenAggregates.size === 0 || (!inBadAggs(p.id) && !inBadAggs(anchor)));
-  const add = (anchor: number, cls: string, p: ModelProvider) => {
-    let byClass = byAnchor.get(anchor);
-    if (!byClass) byAnchor.set(anchor, (byClass = new Map()));
-    const list = byClass.get(cls);
-    if (list) list.push(p);
-    else byClass.set(cls, [p]);
-  };
-  const shared: Array<[number, string, ModelProvider]> = [];
-  for (const p of providers) {
-    // A provider with a forbidden trait can be in no combination of this group.
-    if (!traitsMatch(p.traits, [], g.forbiddenTraits)) continue;
-    const anchors = model.sharingAnchors.get(p.id);
-    // A sharing provider serves other trees only if it is itself in the requested aggregates,
-    // and never when the group is held to one tree (in_tree).
-    const sharesOut = anchors !== undefined && g.inTreeRoot === null && inAllAggregateSets(p.aggregates, g.memberOf);
-    for (const [cls, amount] of g.resources) {
-      if (!fitsAlone(p.inventories.get(cls), amount)) continue;
-      if ((g.inTreeRoot === null || p.rootId === g.inTreeRoot) && rootOk(p.rootId) && aggregatesOk(p, p.rootId)) add(p.rootId, cls, p);
-      if (!sharesOut) continue;
-      for (const anchor of anchors!) {
-        if (anchor !== p.rootId && rootOk(anchor) && aggregatesOk(p, anchor)) shared.push([anchor, cls, p]);
-      }
-    }
-  }
-  for (const [anchor, cls, p] of shared) add(anchor, cls, p);
-  return byAnchor;
-}
-
 /** Orders anchors and, within one anchor, the providers tried for a slot. */
-function orderer(model: ProviderModel, request: CandidateRequest, strategy: Strategy, random: () => number) {
+function orderer(index: AnchorIndex, request: CandidateRequest, strategy: Strategy, random: () => number) {
   const classes = [...new Set(request.groups.flatMap((g) => [...g.resources.keys()]))];
   const shuffle = <T>(list: T[]) => {
     for (let i = list.length - 1; i > 0; i--) {
@@ -326,18 +355,10 @@ function orderer(model: ProviderModel, request: CandidateRequest, strategy: Stra
     return ids.sort((a, b) => (emptiestFirst ? scores.get(b)! - scores.get(a)! : scores.get(a)! - scores.get(b)!) || a - b);
   };
   return {
-    anchors(ids: number[]): void {
-      if (strategy === 'random') shuffle(ids);
-      else if (strategy === 'stable') ids.sort((a, b) => a - b);
-      else {
-        const trees = new Map<number, ModelProvider[]>();
-        for (const p of model.providers.values()) {
-          const list = trees.get(p.rootId);
-          if (list) list.push(p);
-          else trees.set(p.rootId, [p]);
-        }
-        byScore(ids, (id) => freeFraction(trees.get(id) ?? [], classes), strategy === 'spread');
-      }
+    anchors(ids: number[]): number[] {
+      if (strategy === 'random') return shuffle(ids);
+      if (strategy === 'stable') return ids.sort((a, b) => a - b);
+      return byScore(ids, (id) => freeFraction(index.trees.get(id) ?? [], classes), strategy === 'spread');
     },
     options(list: ModelProvider[], cls: readonly string[]): ModelProvider[] {
       if (strategy === 'stable' || list.length < 2) return list;
@@ -488,6 +509,12 @@ function assemble(slots: Slot[], chosen: ModelProvider[]): Candidate {
     else if (!list.includes(p.id)) list.push(p.id);
   });
   return { allocations, mappings };
+}
+
+function allSharing(model: ProviderModel, c: Candidate): boolean {
+  for (const id of c.allocations.keys()) if (!model.sharingAnchors.has(id)) return false;
+  for (const ids of c.mappings.values()) for (const id of ids) if (!model.sharingAnchors.has(id)) return false;
+  return true;
 }
 
 /** Two candidates are the same when they take the same amounts from the same providers for the same groups. */

@@ -1,6 +1,7 @@
 // GET /allocation_candidates (1.10–1.39): parse and validate the request groups in Placement's
 // order and words, load the providers that can matter, search (candidates/search.ts), and answer
 // in the microversion's format.
+import { capacity } from '../../core/capacity.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import type { Microversion } from '../../core/microversion.js';
 import { type CandidateRequest, type GroupRequest, NO_PROVIDER, type ProviderModel } from '../candidates/model.js';
@@ -211,7 +212,7 @@ export const list: Endpoint<PlacementContext> = {
     if (result.truncated && parsed.limit === null) {
       req.raw.log.info({ candidates: result.candidates.length, work: result.work }, 'allocation candidates capped');
     }
-    const summaries = await providerSummaries(ctx, model, result.candidates, classNames, req.mv);
+    const summaries = await providerSummaries(ctx, model, result.candidates, classIds, req.mv);
     phase('summaries');
     const body = { allocation_requests: result.candidates.map((c) => allocationRequest(c, model, req.mv)), provider_summaries: summaries };
     phase('render');
@@ -237,13 +238,14 @@ function allocationRequest(c: Candidate, model: ProviderModel, mv: Microversion)
 
 /**
  * Summaries of the providers the candidates use; from 1.29, of every provider in their trees.
- * Resources: the requested classes only before 1.27, every inventory after. Traits from 1.17.
+ * Resources: the requested classes only before 1.27 (from the model, as the search saw them),
+ * every inventory after. Traits from 1.17.
  */
 async function providerSummaries(
   ctx: PlacementContext,
   model: ProviderModel,
   candidates: Candidate[],
-  requestedClasses: string[],
+  requestedClasses: ReadonlyMap<string, number>,
   mv: Microversion,
 ): Promise<Record<string, unknown>> {
   const used = new Set(candidates.flatMap((c) => [...c.allocations.keys()]));
@@ -255,17 +257,19 @@ async function providerSummaries(
     ids = [...used];
   }
   ids.sort((a, b) => a - b);
-  const data = await loadSummaries(ctx.database, ids);
-  const requested = new Set(requestedClasses);
+  const data = await loadSummaries(ctx.database, ids, {
+    otherClasses: mv.atLeast('1.27'),
+    traits: mv.atLeast('1.17'),
+    requestedClassIds: [...requestedClasses.values()],
+  });
   const out: Record<string, unknown> = {};
   for (const id of ids) {
     const p = model.providers.get(id)!;
     const d = data.get(id)!;
-    const summary: Record<string, unknown> = {
-      resources: Object.fromEntries(
-        d.resources.filter((r) => mv.atLeast('1.27') || requested.has(r.name)).map((r) => [r.name, { capacity: r.capacity, used: r.used }]),
-      ),
-    };
+    const resources: Record<string, { capacity: number; used: number }> = {};
+    for (const [name, inv] of p.inventories) if (requestedClasses.has(name)) resources[name] = { capacity: capacity(inv), used: inv.used };
+    for (const r of d.resources) resources[r.name] = { capacity: r.capacity, used: r.used };
+    const summary: Record<string, unknown> = { resources };
     if (mv.atLeast('1.17')) summary.traits = d.traits;
     if (mv.atLeast('1.29')) {
       summary.parent_provider_uuid = p.parentId === null ? null : model.providers.get(p.parentId)!.uuid;

@@ -168,34 +168,44 @@ export interface SummaryData {
   traits: string[];
 }
 
-/** Everything a provider summary shows, for these providers. */
-export async function loadSummaries(db: Db, providerIds: readonly number[]): Promise<Map<number, SummaryData>> {
+/**
+ * What a provider summary shows beyond the model: inventories of the classes the request did not
+ * ask for (`otherClasses`, 1.27+; the model already holds the requested ones, as the search saw
+ * them) and every trait (`traits`, 1.17+).
+ */
+export async function loadSummaries(
+  db: Db,
+  providerIds: readonly number[],
+  want: { otherClasses: boolean; traits: boolean; requestedClassIds: readonly number[] },
+): Promise<Map<number, SummaryData>> {
   const out = new Map<number, SummaryData>(providerIds.map((id) => [id, { resources: [], traits: [] }]));
   if (providerIds.length === 0) return out;
-  const inventories = await sql<{ pid: number; name: string; total: number; reserved: number; allocation_ratio: number; used: number }>`
-    select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.allocation_ratio, coalesce(u.used, 0) as used
-    from inventories i
-    join resource_classes rc on rc.id = i.resource_class_id
-    left join (
-      select resource_provider_id, resource_class_id, sum(used) as used from allocations
-      where ${inIds(db, 'resource_provider_id', providerIds)}
-      group by resource_provider_id, resource_class_id
-    ) u on u.resource_provider_id = i.resource_provider_id and u.resource_class_id = i.resource_class_id
-    where ${inIds(db, 'i.resource_provider_id', providerIds)}
-    order by i.resource_provider_id, i.resource_class_id`.execute(db.db);
-  for (const r of inventories.rows) {
-    out.get(num(r.pid))?.resources.push({
-      name: r.name,
-      // Placement's capacity: (total - reserved) * allocation_ratio, truncated
-      capacity: Math.floor((num(r.total) - num(r.reserved)) * num(r.allocation_ratio)),
-      used: num(r.used),
-    });
+  if (want.otherClasses) {
+    const skip = want.requestedClassIds.length > 0 ? sql`and i.resource_class_id not in (${sql.join([...want.requestedClassIds])})` : sql``;
+    const inventories = await sql<{ pid: number; name: string; total: number; reserved: number; allocation_ratio: number; used: number }>`
+      select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.allocation_ratio,
+             (select coalesce(sum(a.used), 0) from allocations a
+              where a.resource_provider_id = i.resource_provider_id and a.resource_class_id = i.resource_class_id) as used
+      from inventories i
+      join resource_classes rc on rc.id = i.resource_class_id
+      where ${inIds(db, 'i.resource_provider_id', providerIds)} ${skip}
+      order by i.resource_provider_id, i.resource_class_id`.execute(db.db);
+    for (const r of inventories.rows) {
+      out.get(num(r.pid))?.resources.push({
+        name: r.name,
+        // Placement's capacity: (total - reserved) * allocation_ratio, truncated
+        capacity: Math.floor((num(r.total) - num(r.reserved)) * num(r.allocation_ratio)),
+        used: num(r.used),
+      });
+    }
   }
-  const traits = await sql<{ pid: number; name: string }>`
-    select t.resource_provider_id as pid, tr.name from resource_provider_traits t
-    join traits tr on tr.id = t.trait_id
-    where ${inIds(db, 't.resource_provider_id', providerIds)}
-    order by t.resource_provider_id, t.trait_id`.execute(db.db);
-  for (const r of traits.rows) out.get(num(r.pid))?.traits.push(r.name);
+  if (want.traits) {
+    const traits = await sql<{ pid: number; name: string }>`
+      select t.resource_provider_id as pid, tr.name from resource_provider_traits t
+      join traits tr on tr.id = t.trait_id
+      where ${inIds(db, 't.resource_provider_id', providerIds)}
+      order by t.resource_provider_id, t.trait_id`.execute(db.db);
+    for (const r of traits.rows) out.get(num(r.pid))?.traits.push(r.name);
+  }
   return out;
 }
