@@ -71,11 +71,13 @@ export function defaultWorkBudget(maxCandidates: number): number {
 /** Options a walk tries before it lets the next anchor have a turn, so one anchor cannot starve the others. */
 const TURN = 64;
 
-interface Slot {
+/** One decision of a walk: which provider serves an unsuffixed class, or a suffixed group. Same for every anchor. */
+interface SlotSpec {
   suffix: string;
   /** what choosing a provider here allocates from it */
   resources: ReadonlyArray<readonly [string, number]>;
-  options: ModelProvider[];
+  /** the classes of `resources`, for ordering options */
+  classes: readonly string[];
   /** suffixed group under group_policy=isolate */
   isolated: boolean;
   /** same_subtree lists (indexes) that are complete once this slot is chosen */
@@ -102,6 +104,9 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
   const anchors = order.anchors([...index.anchors]);
 
   const sameSubtrees = request.sameSubtrees.map((list) => [...new Set(list)]);
+  const specs = slotSpecs(request, unsuffixed, suffixed, sameSubtrees);
+  const sharedClasses = classesInSeveralSlots(specs);
+  const rules = new Rules(model, request.nestedAware, unsuffixed, specs, sameSubtrees);
   const target = options.maxCandidates;
   const seen = new Set<string>();
   const out: Candidate[] = [];
@@ -109,40 +114,14 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
   const startAnchor = (anchor: number) => {
     const found = optionsAt(anchor);
     if (!found) return nothing();
-    const slots: Slot[] = [];
-    if (unsuffixed) {
-      [...unsuffixed.resources].forEach(([cls, amount], i) => {
-        slots.push({
-          suffix: '',
-          resources: [[cls, amount]],
-          options: order.options(found.unsuffixed[i]!, [cls]),
-          isolated: false,
-          completesSubtrees: [],
-          checksUnsuffixedTraits: false,
-        });
-      });
-      slots[slots.length - 1]!.checksUnsuffixedTraits = unsuffixed.requiredTraits.length > 0;
-    }
-    suffixed.forEach((g, i) => {
-      slots.push({
-        suffix: g.suffix,
-        resources: [...g.resources],
-        options: order.options(found.suffixed[i]!, [...g.resources.keys()]),
-        isolated: request.isolate,
-        completesSubtrees: [],
-        checksUnsuffixedTraits: false,
-      });
-    });
-    sameSubtrees.forEach((list, i) => {
-      const last = Math.max(...list.map((suffix) => slots.findLastIndex((s) => s.suffix === suffix)));
-      if (last >= 0) slots[last]!.completesSubtrees.push(i);
-    });
-    if (!canSupply(slots)) return nothing();
-    return walk(model, request, unsuffixed, slots, sameSubtrees, budget);
+    const lists = [...found.unsuffixed, ...found.suffixed].map((list, i) => order.options(list, specs[i]!.classes));
+    if (sharedClasses.length > 0 && !canSupply(specs, lists, sharedClasses)) return nothing();
+    if (lists.every((list) => list.length === 1)) return single(rules, lists, budget);
+    return walk(rules, lists, budget);
   };
 
   // Anchors take turns: one candidate (or one turn of work) each per round.
-  type Entry = { anchor: number; walk: Generator<Candidate | typeof PAUSE> | null };
+  type Entry = { anchor: number; walk: AnchorWalk | null };
   let active: Entry[] = anchors.map((anchor) => ({ anchor, walk: null }));
   while (active.length > 0 && out.length < target && budget.left > 0) {
     const next: Entry[] = [];
@@ -181,7 +160,9 @@ interface AnchorIndex {
 
 function anchorIndex(model: ProviderModel): AnchorIndex {
   const trees = new Map<number, ModelProvider[]>();
-  for (const p of [...model.providers.values()].sort((a, b) => a.id - b.id)) {
+  const all = [...model.providers.values()];
+  if (all.some((p, i) => i > 0 && p.id < all[i - 1]!.id)) all.sort((a, b) => a.id - b.id);
+  for (const p of all) {
     const list = trees.get(p.rootId);
     if (list) list.push(p);
     else trees.set(p.rootId, [p]);
@@ -237,13 +218,14 @@ function groupOptions(
     ),
   );
   const u = unsuffixed;
-  const allowed = u ? memo((p) => traitsMatch(p.traits, [], u.forbiddenTraits)) : () => false;
-  const inAggs = u ? memo((p) => inAllAggregateSets(p.aggregates, u.memberOf)) : () => false;
-  const inBadAggs = u ? memo((p) => inAnyAggregate(p.aggregates, u.forbiddenAggregates)) : () => false;
-  const byId = (id: number) => model.providers.get(id);
+  const always = () => true;
+  const allowed = u && u.forbiddenTraits.size > 0 ? memo((p) => traitsMatch(p.traits, [], u.forbiddenTraits)) : always;
+  const inAggs = u && u.memberOf.length > 0 ? memo((p) => inAllAggregateSets(p.aggregates, u.memberOf)) : always;
+  const inBadAggs = u && u.forbiddenAggregates.size > 0 ? memo((p) => inAnyAggregate(p.aggregates, u.forbiddenAggregates)) : () => false;
+  const filtersAggregates = u !== undefined && (u.memberOf.length > 0 || u.forbiddenAggregates.size > 0);
   const aggregatesOk = (p: ModelProvider, anchor: number) => {
-    if (!u) return false;
-    const root = byId(anchor);
+    if (!filtersAggregates) return true;
+    const root = model.providers.get(anchor);
     if (u.memberOf.length > 0 && !inAggs(p) && !(root && inAggs(root))) return false;
     if (u.forbiddenAggregates.size > 0 && (inBadAggs(p) || (root !== undefined && inBadAggs(root)))) return false;
     return true;
@@ -261,7 +243,7 @@ function groupOptions(
         }
         if (u.inTreeRoot === null) {
           for (const p of shared) {
-            if (inAggs(p) || u.memberOf.length === 0) {
+            if (inAggs(p)) {
               if (allowed(p) && fitsAlone(p.inventories.get(cls), amount) && aggregatesOk(p, anchor)) list.push(p);
             }
           }
@@ -280,27 +262,52 @@ function groupOptions(
   };
 }
 
-function* nothing(): Generator<Candidate | typeof PAUSE> {}
+function nothing(): AnchorWalk {
+  return { next: () => ({ done: true, value: undefined }) };
+}
+
+/** The walk's slots: one per unsuffixed class, then one per suffixed group, in request order. */
+function slotSpecs(request: CandidateRequest, unsuffixed: GroupRequest | undefined, suffixed: GroupRequest[], sameSubtrees: string[][]): SlotSpec[] {
+  const specs: SlotSpec[] = [];
+  for (const [cls, amount] of unsuffixed?.resources ?? []) {
+    specs.push({ suffix: '', resources: [[cls, amount]], classes: [cls], isolated: false, completesSubtrees: [], checksUnsuffixedTraits: false });
+  }
+  if (unsuffixed && specs.length > 0) specs[specs.length - 1]!.checksUnsuffixedTraits = unsuffixed.requiredTraits.length > 0;
+  for (const g of suffixed) {
+    specs.push({ suffix: g.suffix, resources: [...g.resources], classes: [...g.resources.keys()], isolated: request.isolate, completesSubtrees: [], checksUnsuffixedTraits: false });
+  }
+  sameSubtrees.forEach((list, i) => {
+    const last = Math.max(...list.map((suffix) => specs.findLastIndex((s) => s.suffix === suffix)));
+    if (last >= 0) specs[last]!.completesSubtrees.push(i);
+  });
+  return specs;
+}
+
+function classesInSeveralSlots(specs: SlotSpec[]): string[] {
+  const count = new Map<string, number>();
+  for (const spec of specs) for (const cls of spec.classes) count.set(cls, (count.get(cls) ?? 0) + 1);
+  return [...count].filter(([, n]) => n > 1).map(([cls]) => cls);
+}
 
 /**
- * A necessary condition, checked before walking an anchor: for each class, what the slots ask in
- * all fits what their providers can give together. Without it a request for 300 units where 64
- * exist would spend the whole work budget proving there is no combination.
+ * A necessary condition, checked before walking an anchor, for classes several slots ask for
+ * (one slot alone only has options it fits): what they ask in all fits what their providers can
+ * give together. Without it, 300 units asked where 64 exist would spend the whole work budget
+ * proving that no combination exists.
  */
-function canSupply(slots: Slot[]): boolean {
-  const demand = new Map<string, number>();
-  const suppliers = new Map<string, Set<ModelProvider>>();
-  for (const slot of slots) {
-    for (const [cls, amount] of slot.resources) {
-      demand.set(cls, (demand.get(cls) ?? 0) + amount);
-      let set = suppliers.get(cls);
-      if (!set) suppliers.set(cls, (set = new Set()));
-      for (const p of slot.options) set.add(p);
-    }
-  }
-  for (const [cls, wanted] of demand) {
+function canSupply(specs: SlotSpec[], lists: ModelProvider[][], classes: string[]): boolean {
+  for (const cls of classes) {
+    let wanted = 0;
+    const suppliers = new Set<ModelProvider>();
+    specs.forEach((spec, i) => {
+      for (const [c, amount] of spec.resources) {
+        if (c !== cls) continue;
+        wanted += amount;
+        for (const p of lists[i]!) suppliers.add(p);
+      }
+    });
     let supply = 0;
-    for (const p of suppliers.get(cls)!) {
+    for (const p of suppliers) {
       const inv = p.inventories.get(cls)!;
       supply += Math.max(0, Math.min(capacity(inv) - inv.used, inv.max_unit));
     }
@@ -374,107 +381,127 @@ function orderer(index: AnchorIndex, request: CandidateRequest, strategy: Strate
   };
 }
 
+type AnchorWalk = Iterator<Candidate | typeof PAUSE>;
+
+/**
+ * The rules a combination must keep, checked slot by slot against the slots chosen before it.
+ * One per request; a walk only owns its array of chosen providers. (Keeping maps per anchor
+ * instead had the garbage collector take half the time at 10 000 anchors.)
+ */
+class Rules {
+  constructor(
+    readonly model: ProviderModel,
+    readonly nestedAware: boolean,
+    readonly unsuffixed: GroupRequest | undefined,
+    readonly specs: SlotSpec[],
+    readonly sameSubtrees: string[][],
+  ) {}
+
+  /** May slot `level` take provider p, given the providers chosen before it? */
+  fits(chosen: ModelProvider[], level: number, p: ModelProvider): boolean {
+    const spec = this.specs[level]!;
+    let again = false;
+    for (let j = 0; j < level; j++) {
+      const q = chosen[j]!;
+      if (q === p) {
+        if (spec.isolated && this.specs[j]!.isolated) return false;
+        again = true;
+      } else if (!this.nestedAware && q.rootId === p.rootId && spec.resources.length > 0 && this.specs[j]!.resources.length > 0) {
+        // before 1.29: one provider per tree
+        return false;
+      }
+    }
+    if (!again) return true; // every option already fits its own slot alone
+    for (const [cls, amount] of spec.resources) {
+      let total = amount;
+      for (let j = 0; j < level; j++) {
+        if (chosen[j] !== p) continue;
+        for (const [c, a] of this.specs[j]!.resources) if (c === cls) total += a;
+      }
+      const inv = p.inventories.get(cls)!;
+      if (total > inv.max_unit || inv.used + total > capacity(inv)) return false;
+    }
+    return true;
+  }
+
+  /** Rules that become decidable once slot `level` is chosen: unsuffixed traits, same_subtree. */
+  hold(chosen: ModelProvider[], level: number): boolean {
+    const spec = this.specs[level]!;
+    if (spec.checksUnsuffixedTraits) {
+      for (const anyOf of this.unsuffixed!.requiredTraits) {
+        let met = false;
+        for (let j = 0; j <= level && !met; j++) {
+          if (this.specs[j]!.suffix === '') met = anyOf.some((t) => chosen[j]!.traits.has(t));
+        }
+        if (!met) return false;
+      }
+    }
+    for (const i of spec.completesSubtrees) {
+      const suffixes = this.sameSubtrees[i]!;
+      const members = new Set<ModelProvider>();
+      for (let j = 0; j <= level; j++) if (suffixes.includes(this.specs[j]!.suffix)) members.add(chosen[j]!);
+      if (!oneIsAncestorOfAll(this.model, [...members])) return false;
+    }
+    return true;
+  }
+}
+
+/** An anchor where every slot has one option (a flat compute node): one candidate or none. */
+function single(rules: Rules, lists: ModelProvider[][], budget: { left: number; spent: number }): AnchorWalk {
+  let done = false;
+  return {
+    next: () => {
+      if (done || budget.left <= 0) return { done: true, value: undefined };
+      done = true;
+      const chosen = lists.map((list) => list[0]!);
+      budget.left -= chosen.length;
+      budget.spent += chosen.length;
+      for (let level = 0; level < chosen.length; level++) {
+        if (!rules.fits(chosen, level, chosen[level]!) || !rules.hold(chosen, level)) return { done: true, value: undefined };
+      }
+      return { done: false, value: assemble(rules.specs, chosen) };
+    },
+  };
+}
+
 /**
  * Walk one anchor's combinations depth first, pruning a branch at the first slot that breaks a
  * rule. Yields each complete candidate, or PAUSE after a turn's worth of options without one.
  */
-function* walk(
-  model: ProviderModel,
-  request: CandidateRequest,
-  unsuffixed: GroupRequest | undefined,
-  slots: Slot[],
-  sameSubtrees: string[][],
-  budget: { left: number; spent: number },
-): Generator<Candidate | typeof PAUSE> {
-  const chosen: ModelProvider[] = new Array(slots.length);
-  /** provider id → class → amount taken so far */
-  const taken = new Map<number, Map<string, number>>();
-  const isolatedUsed = new Set<number>();
-  /** before 1.29: root id → [provider id using that tree, slots using it] */
-  const treeUser = new Map<number, [number, number]>();
+function* walk(rules: Rules, lists: ModelProvider[][], budget: { left: number; spent: number }): Generator<Candidate | typeof PAUSE> {
+  const n = lists.length;
+  const chosen: ModelProvider[] = new Array(n);
+  const next: number[] = new Array(n).fill(0);
   let turn = TURN;
-
-  const take = (slot: Slot, p: ModelProvider): boolean => {
-    if (slot.isolated && isolatedUsed.has(p.id)) return false;
-    if (!request.nestedAware && slot.resources.length > 0) {
-      const user = treeUser.get(p.rootId);
-      if (user && user[0] !== p.id) return false;
+  let level = 0;
+  while (level >= 0) {
+    const list = lists[level]!;
+    const i = next[level]!;
+    if (i >= list.length) {
+      next[level] = 0;
+      level--;
+      continue;
     }
-    const mine = taken.get(p.id);
-    for (const [cls, amount] of slot.resources) {
-      const inv = p.inventories.get(cls)!;
-      const total = (mine?.get(cls) ?? 0) + amount;
-      if (total > inv.max_unit || inv.used + total > capacity(inv)) return false;
-    }
-    if (slot.isolated) isolatedUsed.add(p.id);
-    if (!request.nestedAware && slot.resources.length > 0) {
-      const user = treeUser.get(p.rootId);
-      if (user) user[1]++;
-      else treeUser.set(p.rootId, [p.id, 1]);
-    }
-    if (slot.resources.length > 0) {
-      let m = mine;
-      if (!m) taken.set(p.id, (m = new Map()));
-      for (const [cls, amount] of slot.resources) m.set(cls, (m.get(cls) ?? 0) + amount);
-    }
-    return true;
-  };
-
-  const release = (slot: Slot, p: ModelProvider): void => {
-    if (slot.isolated) isolatedUsed.delete(p.id);
-    if (!request.nestedAware && slot.resources.length > 0) {
-      const user = treeUser.get(p.rootId)!;
-      if (--user[1] === 0) treeUser.delete(p.rootId);
-    }
-    if (slot.resources.length > 0) {
-      const m = taken.get(p.id)!;
-      for (const [cls, amount] of slot.resources) {
-        const left = m.get(cls)! - amount;
-        if (left === 0) m.delete(cls);
-        else m.set(cls, left);
-      }
-      if (m.size === 0) taken.delete(p.id);
-    }
-  };
-
-  const rulesHold = (level: number): boolean => {
-    const slot = slots[level]!;
-    if (slot.checksUnsuffixedTraits) {
-      const used = chosen.slice(0, level + 1).filter((_, i) => slots[i]!.suffix === '');
-      const ok = unsuffixed!.requiredTraits.every((anyOf) => anyOf.some((t) => used.some((p) => p.traits.has(t))));
-      if (!ok) return false;
-    }
-    for (const i of slot.completesSubtrees) {
-      const suffixes = new Set(sameSubtrees[i]);
-      const members = [...new Set(chosen.slice(0, level + 1).filter((_, j) => suffixes.has(slots[j]!.suffix)))];
-      if (!oneIsAncestorOfAll(model, members)) return false;
-    }
-    return true;
-  };
-
-  function* explore(level: number): Generator<Candidate | typeof PAUSE> {
-    if (level === slots.length) {
+    next[level] = i + 1;
+    if (budget.left <= 0) return;
+    budget.left--;
+    budget.spent++;
+    if (--turn <= 0) {
       turn = TURN;
-      yield assemble(slots, chosen);
-      return;
-    }
-    const slot = slots[level]!;
-    for (const p of slot.options) {
+      yield PAUSE;
       if (budget.left <= 0) return;
-      budget.left--;
-      budget.spent++;
-      if (--turn <= 0) {
-        turn = TURN;
-        yield PAUSE;
-        if (budget.left <= 0) return;
-      }
-      if (!take(slot, p)) continue;
-      chosen[level] = p;
-      if (rulesHold(level)) yield* explore(level + 1);
-      release(slot, p);
+    }
+    const p = list[i]!;
+    if (!rules.fits(chosen, level, p)) continue;
+    chosen[level] = p;
+    if (!rules.hold(chosen, level)) continue;
+    if (level === n - 1) {
+      turn = TURN;
+      yield assemble(rules.specs, chosen);
+    } else {
+      level++;
     }
   }
-  yield* explore(0);
 }
 
 /** same_subtree: one of these providers is an ancestor (or itself) of all the others. */
@@ -494,10 +521,10 @@ function oneIsAncestorOfAll(model: ProviderModel, members: ModelProvider[]): boo
   return [...common].some((id) => ids.has(id));
 }
 
-function assemble(slots: Slot[], chosen: ModelProvider[]): Candidate {
+function assemble(specs: SlotSpec[], chosen: ModelProvider[]): Candidate {
   const allocations = new Map<number, Map<string, number>>();
   const mappings = new Map<string, number[]>();
-  slots.forEach((slot, i) => {
+  specs.forEach((slot, i) => {
     const p = chosen[i]!;
     if (slot.resources.length > 0) {
       let m = allocations.get(p.id);
