@@ -7,7 +7,9 @@
 // HTTP one at a time: limit=50, a required trait with limit=50, and no limit. Each result has
 // client-side percentiles, the server's own Server-Timing phases (parse, load, search, summaries,
 // render) as medians, the response size, and with --profile the top self-time functions and a
-// breakdown by module of the server's CPU profile.
+// breakdown by module of the server's CPU profile. `inProcess` repeats the two halves of the work
+// in this process without HTTP: loading the provider model (wall ms, SQL bound) and the pure
+// search over it (CPU ms), so a busy machine distorts the search figure less.
 //
 //   npm run bench:candidates -- --sizes 1000,10000 --dialects sqlite,postgres --requests 100 --profile
 //
@@ -21,7 +23,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
-import { syncStandardNames } from '../src/placement/store/names.js';
+import type { CandidateRequest } from '../src/placement/candidates/model.js';
+import { searchCandidates } from '../src/placement/candidates/search.js';
+import { loadProviderModel } from '../src/placement/store/candidates.js';
+import { idsByName, syncStandardNames } from '../src/placement/store/names.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -238,6 +243,71 @@ function rssMb(pid: number): number | null {
   }
 }
 
+/** Load the model and run the search in this process, for each query: medians of `count` runs. */
+async function inProcess(dbUrl: string, count: number) {
+  const database = await openDatabase(dbUrl);
+  try {
+    const classes = await idsByName(database.db, 'resource_classes', ['VCPU', 'MEMORY_MB', 'DISK_GB']);
+    const traits = await idsByName(database.db, 'traits', ['HW_CPU_X86_AVX2', 'MISC_SHARES_VIA_AGGREGATE']);
+    const request = (required: string[][]): CandidateRequest => ({
+      groups: [
+        {
+          suffix: '',
+          resources: new Map([
+            ['VCPU', 1],
+            ['MEMORY_MB', 1024],
+            ['DISK_GB', 10],
+          ]),
+          requiredTraits: required,
+          forbiddenTraits: new Set(),
+          memberOf: [],
+          forbiddenAggregates: new Set(),
+          inTreeRoot: null,
+        },
+      ],
+      isolate: false,
+      rootRequired: new Set(),
+      rootForbidden: new Set(),
+      sameSubtrees: [],
+      nestedAware: true,
+    });
+    const cases = {
+      limit50: { request: request([]), max: 50, traits: new Map() },
+      requiredTrait: { request: request([['HW_CPU_X86_AVX2']]), max: 50, traits: new Map([['HW_CPU_X86_AVX2', traits.get('HW_CPU_X86_AVX2')!]]) },
+      noLimit: { request: request([]), max: 10_000, traits: new Map() },
+    };
+    const out: Record<string, unknown> = {};
+    const median = (xs: number[]) => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+    for (const [name, c] of Object.entries(cases)) {
+      const loadMs: number[] = [];
+      const searchCpuMs: number[] = [];
+      let candidates = 0;
+      for (let i = 0; i < count + 2; i++) {
+        const t0 = performance.now();
+        const model = await loadProviderModel(database, {
+          classes,
+          traits: c.traits,
+          aggregates: [],
+          sharingTraitId: traits.get('MISC_SHARES_VIA_AGGREGATE'),
+          everySharingProvider: false,
+        });
+        const t1 = performance.now();
+        const cpu0 = process.cpuUsage();
+        candidates = searchCandidates(model, c.request, { maxCandidates: c.max, strategy: 'stable' }).candidates.length;
+        const cpu = process.cpuUsage(cpu0);
+        if (i >= 2) {
+          loadMs.push(t1 - t0);
+          searchCpuMs.push((cpu.user + cpu.system) / 1000);
+        }
+      }
+      out[name] = { candidates, loadMs: median(loadMs), searchCpuMs: median(searchCpuMs) };
+    }
+    return out;
+  } finally {
+    await database.close();
+  }
+}
+
 const results: unknown[] = [];
 let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-candidates-'));
@@ -257,6 +327,7 @@ try {
       const t0 = performance.now();
       await populate(dbUrl, n);
       const setupMs = Math.round(performance.now() - t0);
+      const local = await inProcess(dbUrl, Math.min(10, Number(args['unlimited-requests'])));
       const profileDir = args.profile ? mkdtempSync(path.join(tmp, 'prof-')) : null;
       const server = await serve(dbUrl, profileDir);
       const queries: Record<string, unknown> = {};
@@ -267,7 +338,7 @@ try {
       } finally {
         const rss = rssMb(server.proc.pid!);
         await server.stop();
-        results.push({ dialect, providers: n, setupMs, serverRssMb: rss, queries, profile: profileDir ? summarizeProfile(profileDir) : undefined });
+        results.push({ dialect, providers: n, setupMs, serverRssMb: rss, queries, inProcess: local, profile: profileDir ? summarizeProfile(profileDir) : undefined });
       }
       console.error(`# done: ${dialect} ${n}`);
     }
