@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
+import { defaultConfig } from '../../src/config.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 
 /** The server's cap on candidates for these tests (the default is 10 000). */
@@ -88,6 +89,24 @@ for (const dialect of DIALECTS) {
       }
       const limited = await api.get(`/allocation_candidates?${groups(6, 'CUSTOM_WIDE:1')}&group_policy=none&limit=7`);
       assert.equal(limited.body.allocation_requests.length, 7);
+    });
+
+    test('with the default configuration the same trees stop at the default cap', async () => {
+      const defaults = await startServer({ db: await freshDatabaseUrl(dialect) });
+      try {
+        const own = new PlacementClient(defaults.placementUrl);
+        assert.equal((await own.put('/resource_classes/CUSTOM_WIDE')).status, 201);
+        const root = await provider(own, 'wide');
+        for (let i = 0; i < 8; i++) await inventory(own, await provider(own, `wide-${i}`, root), { CUSTOM_WIDE: { total: 8 } });
+        for (const policy of ['isolate', 'none']) {
+          const res = await own.get(`/allocation_candidates?${groups(6, 'CUSTOM_WIDE:1')}&group_policy=${policy}`);
+          assert.equal(res.status, 200);
+          assert.equal(res.body.allocation_requests.length, defaultConfig().maxCandidates);
+          assert.match(res.headers.get('server-timing')!, /candidates;desc="10000 capped"/);
+        }
+      } finally {
+        await defaults.close();
+      }
     });
 
     test('a limit sample is spread over the roots, one candidate per root first', async () => {
