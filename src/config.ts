@@ -3,6 +3,7 @@
 // against one table.
 import os from 'node:os';
 import type { SqliteSync } from './db/database.js';
+import { STRATEGIES, type Strategy } from './placement/candidates/search.js';
 
 export interface Config {
   /** `sqlite:PATH`, `sqlite::memory:` or `postgres://…` */
@@ -27,6 +28,10 @@ export interface Config {
   conductorId: string;
   /** browser origins allowed to call the APIs (CORS); empty: CORS off */
   corsAllowedOrigins: string[];
+  /** most allocation candidates one GET /allocation_candidates generates (Placement: unbounded) */
+  maxCandidates: number;
+  /** order candidates are generated in when the request does not say (`allot_strategy`) */
+  candidateStrategy: Strategy;
 }
 
 export interface OptionSpec {
@@ -69,6 +74,8 @@ export const OPTIONS: OptionSpec[] = [
     description: 'comma-separated browser origins allowed to call the APIs (CORS); unset: CORS off',
     parse: (raw) => raw.split(',').map((o) => o.trim()).filter(Boolean),
   },
+  { key: 'maxCandidates', flag: '--max-candidates <n>', env: 'ALLOT_MAX_CANDIDATES', description: 'most allocation candidates one GET /allocation_candidates generates', parse: int('max candidates', 1, 1_000_000) },
+  { key: 'candidateStrategy', flag: '--candidate-strategy <name>', env: 'ALLOT_CANDIDATE_STRATEGY', description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random', parse: oneOf('candidate strategy', STRATEGIES) },
 ];
 
 export function defaultConfig(): Config {
@@ -85,6 +92,8 @@ export function defaultConfig(): Config {
     bodyLimit: 1 << 20,
     conductorId: `${os.hostname()}-${process.pid}`,
     corsAllowedOrigins: [],
+    maxCandidates: 10_000,
+    candidateStrategy: 'stable',
   };
 }
 

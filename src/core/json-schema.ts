@@ -190,7 +190,8 @@ function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: s
       if (arg === false) {
         if (patterns.length > 0) {
           const verb = extras.length === 1 ? 'does' : 'do';
-          return f(`${extras.map(pyStr).join(', ')} ${verb} not match any of the regexes: ${patterns.map(pyStr).join(', ')}`);
+          // python-jsonschema sorts both lists in this message
+          return f(`${[...extras].sort().map(pyStr).join(', ')} ${verb} not match any of the regexes: ${[...patterns].sort().map(pyStr).join(', ')}`);
         }
         const verb = extras.length === 1 ? 'was' : 'were';
         return f(`Additional properties are not allowed (${extras.map(pyStr).join(', ')} ${verb} unexpected)`);

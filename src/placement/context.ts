@@ -1,3 +1,4 @@
+import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 
 /** What Placement handlers get besides the request. One per mount (main port, dedicated port). */
@@ -5,6 +6,7 @@ export interface PlacementContext {
   database: Database;
   /** where this Placement is mounted ('' at a port's root, '/placement' on the main port), for links */
   prefix: string;
+  config: Config;
 }
 
 /** The latest of some ISO timestamps, for `last-modified`; null (meaning now) when there are none. */

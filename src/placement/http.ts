@@ -22,6 +22,8 @@ export interface PlacementResponse {
   location?: string;
   /** ISO timestamp for `last-modified` (1.15+); defaults to now */
   lastModified?: string | null;
+  /** extra response headers (e.g. `server-timing`) */
+  headers?: Record<string, string>;
 }
 
 export interface Endpoint<C> {
@@ -172,6 +174,7 @@ export async function servePlacement<C>(
 function writeResponse(reply: FastifyReply, mv: Microversion, method: string, result: PlacementResponse): void {
   const status = result.status ?? (result.body === undefined ? 204 : 200);
   if (result.location) reply.header('location', result.location);
+  for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
   // 1.15+: reads, and writes that return a representation, say when it last changed.
   if (mv.atLeast('1.15') && (result.lastModified !== undefined || (method === 'GET' && result.body !== undefined))) {
     reply.header('cache-control', 'no-cache');

@@ -4,6 +4,7 @@ import { type RouteTable, acceptRawBodies, registerRouteTable } from '../server/
 import type { PlacementContext } from './context.js';
 import { type Endpoint, servePlacement } from './http.js';
 import * as aggregates from './routes/aggregates.js';
+import * as candidates from './routes/allocation-candidates.js';
 import * as allocations from './routes/allocations.js';
 import * as inventories from './routes/inventories.js';
 import * as reshaper from './routes/reshaper.js';
@@ -32,6 +33,7 @@ export const placementRoutes: Routes = {
   '/allocations': { POST: allocations.post },
   '/allocations/:consumer_uuid': { GET: allocations.show, PUT: allocations.put, DELETE: allocations.remove },
   '/usages': { GET: usages.total },
+  '/allocation_candidates': { GET: candidates.list },
   '/reshaper': { POST: reshaper.post },
 };
 

@@ -14,7 +14,7 @@ export interface ApiModule {
 export const APIS = {
   placement: {
     defaultPrefix: '/placement',
-    register: (app, services, prefix) => app.register(placementApi, { prefix, ctx: { database: services.database, prefix } }),
+    register: (app, services, prefix) => app.register(placementApi, { prefix, ctx: { database: services.database, prefix, config: services.config } }),
   },
 } satisfies Record<string, ApiModule>;
 

@@ -1,0 +1,352 @@
+// `npm run bench:candidates [-- options]`: latency of GET /allocation_candidates at 1 000 and
+// 10 000 providers, on SQLite and PostgreSQL, printed as JSON.
+//
+// For each database and size: fill a fresh database directly (N root providers with VCPU,
+// MEMORY_MB and DISK_GB, a trait on every 4th, half of them partly used), start a real
+// `allot serve` process on it (optionally under `node --cpu-prof`), and time three queries over
+// HTTP one at a time: limit=50, a required trait with limit=50, and no limit. Each result has
+// client-side percentiles, the server's own Server-Timing phases (parse, load, search, summaries,
+// render) as medians, the response size, and with --profile the top self-time functions and a
+// breakdown by module of the server's CPU profile. `inProcess` repeats the two halves of the work
+// in this process without HTTP: loading the provider model (wall ms, SQL bound) and the pure
+// search over it (CPU ms), so a busy machine distorts the search figure less.
+//
+//   npm run bench:candidates -- --sizes 1000,10000 --dialects sqlite,postgres --requests 100 --profile
+//
+// PostgreSQL: DATABASE_URL (a server that allows CREATE DATABASE) or a throwaway embedded one.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
+import type { CandidateRequest } from '../src/placement/candidates/model.js';
+import { searchCandidates } from '../src/placement/candidates/search.js';
+import { loadProviderModel } from '../src/placement/store/candidates.js';
+import { idsByName, syncStandardNames } from '../src/placement/store/names.js';
+import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '1000,10000' },
+    dialects: { type: 'string', default: 'sqlite,postgres' },
+    requests: { type: 'string', default: '100' },
+    'unlimited-requests': { type: 'string', default: '20' },
+    profile: { type: 'boolean', default: false },
+    /** keep the databases and profiles (their directory is printed on stderr) */
+    keep: { type: 'boolean', default: false },
+  },
+});
+const sizes = args.sizes!.split(',').map(Number);
+const dialects = args.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
+
+const QUERIES = {
+  limit50: 'resources=VCPU:1,MEMORY_MB:1024,DISK_GB:10&limit=50',
+  requiredTrait: 'resources=VCPU:1,MEMORY_MB:1024,DISK_GB:10&required=HW_CPU_X86_AVX2&limit=50',
+  noLimit: 'resources=VCPU:1,MEMORY_MB:1024,DISK_GB:10',
+} as const;
+
+/** N root providers: 64 VCPU, 256 GiB, 2 TB; every 4th has AVX2; every 2nd runs a 4-VCPU instance. */
+async function populate(url: string, n: number): Promise<void> {
+  const database = await openDatabase(url, { sqliteSync: 'off' });
+  try {
+    await migrate(database);
+    await syncStandardNames(database);
+    const db = database.db;
+    const classIds = Object.fromEntries(
+      (await db.selectFrom('resource_classes').select(['id', 'name']).where('name', 'in', ['VCPU', 'MEMORY_MB', 'DISK_GB']).execute()).map((r) => [r.name, r.id]),
+    );
+    const avx2 = (await db.selectFrom('traits').select('id').where('name', '=', 'HW_CPU_X86_AVX2').executeTakeFirstOrThrow()).id;
+    const now = new Date().toISOString();
+    await db.transaction().execute(async (tx) => {
+      const chunk = 500;
+      for (let start = 0; start < n; start += chunk) {
+        const count = Math.min(chunk, n - start);
+        const ids = (
+          await tx
+            .insertInto('resource_providers')
+            .values(Array.from({ length: count }, (_, i) => ({ uuid: randomUUID(), name: `cn${start + i}`, generation: 1, parent_provider_id: null, root_provider_id: null, created_at: now, updated_at: now })))
+            .returning('id')
+            .execute()
+        ).map((r) => r.id);
+        const inv = (id: number, cls: string, total: number, ratio: number) => ({
+          resource_provider_id: id,
+          resource_class_id: classIds[cls]!,
+          total,
+          reserved: 0,
+          min_unit: 1,
+          max_unit: total,
+          step_size: 1,
+          allocation_ratio: ratio,
+          created_at: now,
+          updated_at: now,
+        });
+        await tx.insertInto('inventories').values(ids.flatMap((id) => [inv(id, 'VCPU', 64, 4), inv(id, 'MEMORY_MB', 262144, 1.5), inv(id, 'DISK_GB', 2000, 1)])).execute();
+        const traited = ids.filter((_, i) => (start + i) % 4 === 0);
+        if (traited.length) await tx.insertInto('resource_provider_traits').values(traited.map((id) => ({ resource_provider_id: id, trait_id: avx2 }))).execute();
+        const used = ids.filter((_, i) => (start + i) % 2 === 0);
+        if (used.length) {
+          const consumers = (
+            await tx
+              .insertInto('consumers')
+              .values(used.map(() => ({ uuid: randomUUID(), project_id: 'bench', user_id: 'bench', generation: 1, consumer_type_id: null, created_at: now, updated_at: now })))
+              .returning('id')
+              .execute()
+          ).map((r) => r.id);
+          await tx
+            .insertInto('allocations')
+            .values(
+              used.flatMap((id, i) =>
+                (
+                  [
+                    ['VCPU', 4],
+                    ['MEMORY_MB', 8192],
+                    ['DISK_GB', 100],
+                  ] as const
+                ).map(([cls, amount]) => ({ resource_provider_id: id, consumer_id: consumers[i]!, resource_class_id: classIds[cls]!, used: amount, created_at: now, updated_at: now })),
+              ),
+            )
+            .execute();
+        }
+      }
+      await tx.updateTable('resource_providers').set((eb) => ({ root_provider_id: eb.ref('id') })).where('root_provider_id', 'is', null).execute();
+    });
+  } finally {
+    await database.close();
+  }
+}
+
+interface Server {
+  url: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function serve(dbUrl: string, profileDir: string | null): Promise<Server> {
+  const node = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const proc = spawn(process.execPath, [...node, path.join(root, 'dist/cli/main.js'), 'serve', '--db', dbUrl, '--port', '0', '--log-level', 'info', '--sqlite-sync', 'normal'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /"api":"main".*?"port":(\d+)/.exec(out);
+      if (m) resolve(`http://127.0.0.1:${m[1]}/placement`);
+    });
+    proc.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    void exited.then(() => reject(new Error(`server exited:\n${out}`)));
+  });
+  return {
+    url,
+    proc,
+    stop: async () => {
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const round = (n: number) => Math.round(n * 100) / 100;
+
+async function measure(url: string, query: string, count: number) {
+  const latencies: number[] = [];
+  const phases = new Map<string, number[]>();
+  let bytes = 0;
+  let candidates = 0;
+  const once = async () => {
+    const t0 = performance.now();
+    const res = await fetch(`${url}/allocation_candidates?${query}`, { headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' } });
+    const body = await res.text();
+    const ms = performance.now() - t0;
+    if (res.status !== 200) throw new Error(`${res.status} ${body.slice(0, 300)}`);
+    for (const part of (res.headers.get('server-timing') ?? '').split(',')) {
+      const m = /^\s*(\w+);dur=([\d.]+)/.exec(part);
+      if (m) phases.set(m[1]!, [...(phases.get(m[1]!) ?? []), Number(m[2])]);
+    }
+    bytes = body.length;
+    candidates = (JSON.parse(body) as { allocation_requests: unknown[] }).allocation_requests.length;
+    return ms;
+  };
+  for (let i = 0; i < Math.min(5, count); i++) await once(); // warm up (JIT, caches)
+  phases.clear();
+  const started = performance.now();
+  for (let i = 0; i < count; i++) latencies.push(await once());
+  const elapsed = performance.now() - started;
+  latencies.sort((a, b) => a - b);
+  const median = (xs: number[]) => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+  return {
+    requests: count,
+    candidates,
+    responseBytes: bytes,
+    ms: { p50: round(percentile(latencies, 50)), p90: round(percentile(latencies, 90)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1]!), mean: round(latencies.reduce((a, b) => a + b, 0) / count) },
+    perSecond: round((count / elapsed) * 1000),
+    serverMedianMs: Object.fromEntries([...phases].map(([name, xs]) => [name, median(xs)])),
+  };
+}
+
+/** Top self-time functions and a per-module breakdown of a .cpuprofile. */
+function summarizeProfile(dir: string) {
+  const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) return null;
+  const profile = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as {
+    nodes: Array<{ id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number }>;
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const selfUs = new Map<number, number>();
+  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const byFunction = new Map<string, number>();
+  const byModule = new Map<string, number>();
+  let total = 0;
+  for (const node of profile.nodes) {
+    const us = selfUs.get(node.id) ?? 0;
+    if (!us) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(/^file:\/\//, '').replace(`${root}/`, '');
+    const module =
+      url === ''
+        ? functionName.startsWith('(') ? functionName : 'node (native)'
+        : file.includes('node_modules/')
+          ? file.split('node_modules/')[1]!.split('/').slice(0, file.split('node_modules/')[1]!.startsWith('@') ? 2 : 1).join('/')
+          : file.startsWith('node:')
+            ? 'node:internal'
+            : file.startsWith('dist/')
+              ? file.split('/').slice(0, 3).join('/')
+              : file;
+    if (module === '(idle)') continue;
+    total += us;
+    const key = `${functionName || '(anonymous)'} ${file ? `${file}:${lineNumber + 1}` : ''}`.trim();
+    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+    byModule.set(module, (byModule.get(module) ?? 0) + us);
+  }
+  const top = (m: Map<string, number>, n: number) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, us]) => ({ name, ms: Math.round(us / 1000), pct: round((us / total) * 100) }));
+  return { busyMs: Math.round(total / 1000), byModule: top(byModule, 12), topFunctions: top(byFunction, 15) };
+}
+
+function rssMb(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Load the model and run the search in this process, for each query: medians of `count` runs. */
+async function inProcess(dbUrl: string, count: number) {
+  const database = await openDatabase(dbUrl);
+  try {
+    const classes = await idsByName(database.db, 'resource_classes', ['VCPU', 'MEMORY_MB', 'DISK_GB']);
+    const traits = await idsByName(database.db, 'traits', ['HW_CPU_X86_AVX2', 'MISC_SHARES_VIA_AGGREGATE']);
+    const request = (required: string[][]): CandidateRequest => ({
+      groups: [
+        {
+          suffix: '',
+          resources: new Map([
+            ['VCPU', 1],
+            ['MEMORY_MB', 1024],
+            ['DISK_GB', 10],
+          ]),
+          requiredTraits: required,
+          forbiddenTraits: new Set(),
+          memberOf: [],
+          forbiddenAggregates: new Set(),
+          inTreeRoot: null,
+        },
+      ],
+      isolate: false,
+      rootRequired: new Set(),
+      rootForbidden: new Set(),
+      sameSubtrees: [],
+      nestedAware: true,
+    });
+    const cases = {
+      limit50: { request: request([]), max: 50, traits: new Map() },
+      requiredTrait: { request: request([['HW_CPU_X86_AVX2']]), max: 50, traits: new Map([['HW_CPU_X86_AVX2', traits.get('HW_CPU_X86_AVX2')!]]) },
+      noLimit: { request: request([]), max: 10_000, traits: new Map() },
+    };
+    const out: Record<string, unknown> = {};
+    const median = (xs: number[]) => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+    for (const [name, c] of Object.entries(cases)) {
+      const loadMs: number[] = [];
+      const searchCpuMs: number[] = [];
+      let candidates = 0;
+      for (let i = 0; i < count + 2; i++) {
+        const t0 = performance.now();
+        const model = await loadProviderModel(database, {
+          classes,
+          traits: c.traits,
+          aggregates: [],
+          sharingTraitId: traits.get('MISC_SHARES_VIA_AGGREGATE'),
+          everySharingProvider: false,
+        });
+        const t1 = performance.now();
+        const cpu0 = process.cpuUsage();
+        candidates = searchCandidates(model, c.request, { maxCandidates: c.max, strategy: 'stable' }).candidates.length;
+        const cpu = process.cpuUsage(cpu0);
+        if (i >= 2) {
+          loadMs.push(t1 - t0);
+          searchCpuMs.push((cpu.user + cpu.system) / 1000);
+        }
+      }
+      out[name] = { candidates, loadMs: median(loadMs), searchCpuMs: median(searchCpuMs) };
+    }
+    return out;
+  } finally {
+    await database.close();
+  }
+}
+
+const results: unknown[] = [];
+let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-candidates-'));
+try {
+  for (const dialect of dialects) {
+    for (const n of sizes) {
+      let dbUrl: string;
+      if (dialect === 'sqlite') dbUrl = `sqlite:${path.join(tmp, `bench-${n}.db`)}`;
+      else {
+        let admin = process.env.DATABASE_URL;
+        if (!admin) {
+          embedded ??= await startEmbeddedPostgres();
+          admin = embedded.adminUrl;
+        }
+        dbUrl = await createTestDatabase(admin, 'allot_bench');
+      }
+      const t0 = performance.now();
+      await populate(dbUrl, n);
+      const setupMs = Math.round(performance.now() - t0);
+      const local = await inProcess(dbUrl, Math.min(10, Number(args['unlimited-requests'])));
+      const profileDir = args.profile ? mkdtempSync(path.join(tmp, 'prof-')) : null;
+      const server = await serve(dbUrl, profileDir);
+      const queries: Record<string, unknown> = {};
+      try {
+        queries.limit50 = await measure(server.url, QUERIES.limit50, Number(args.requests));
+        queries.requiredTrait = await measure(server.url, QUERIES.requiredTrait, Number(args.requests));
+        queries.noLimit = await measure(server.url, QUERIES.noLimit, Number(args['unlimited-requests']));
+      } finally {
+        const rss = rssMb(server.proc.pid!);
+        await server.stop();
+        results.push({ dialect, providers: n, setupMs, serverRssMb: rss, queries, inProcess: local, profile: profileDir ? summarizeProfile(profileDir) : undefined });
+      }
+      console.error(`# done: ${dialect} ${n}`);
+    }
+  }
+} finally {
+  if (embedded) await embedded.stop();
+  if (args.keep) console.error(`# kept ${tmp}`);
+  else rmSync(tmp, { recursive: true, force: true });
+}
+// Other work on the machine shows in every latency: say how busy it was.
+console.log(JSON.stringify({ bench: 'allocation_candidates', node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg().map(round), queries: QUERIES, results }, null, 2));

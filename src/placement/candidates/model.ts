@@ -1,0 +1,91 @@
+// The in-memory picture of the providers one allocation-candidates search can use, and the request
+// it answers. Pure data: the loader in store/candidates.ts fills it from the database for one
+// request (fetching only what can matter); a cached index kept coherent with the database can serve
+// the same type later. A model may hold more than a request needs (every trait, every aggregate,
+// every inventory): the search reads only what the request names.
+import { type InventoryLimits, capacity, unitViolation } from '../../core/capacity.js';
+
+/** An inventory and how much of it is allocated. */
+export interface InventoryState extends InventoryLimits {
+  used: number;
+}
+
+export interface ModelProvider {
+  id: number;
+  uuid: string;
+  parentId: number | null;
+  rootId: number;
+  /** class name → inventory; at least the classes the request asks for */
+  inventories: ReadonlyMap<string, InventoryState>;
+  /** trait names; at least those the request names */
+  traits: ReadonlySet<string>;
+  /** aggregate uuids; at least those the request names */
+  aggregates: ReadonlySet<string>;
+}
+
+export interface ProviderModel {
+  /** every provider of every tree that can anchor a candidate, and every sharing provider in play */
+  providers: ReadonlyMap<number, ModelProvider>;
+  /**
+   * Sharing providers (trait MISC_SHARES_VIA_AGGREGATE) → ids of the roots of every tree with a
+   * provider in one of the sharing provider's aggregates (its own root too, when it has any
+   * aggregate). These are the trees whose candidates it may complete.
+   */
+  sharingAnchors: ReadonlyMap<number, readonly number[]>;
+}
+
+/** One request group: `resources<S>`, `required<S>`, `member_of<S>`, `in_tree<S>`. */
+export interface GroupRequest {
+  /** '' for the unsuffixed group (its resources may come from several providers of one tree) */
+  suffix: string;
+  /** class name → amount, in request order; empty for a resourceless group (1.36) */
+  resources: ReadonlyMap<string, number>;
+  /** each inner list: at least one of these traits (a plain required trait is a list of one) */
+  requiredTraits: ReadonlyArray<readonly string[]>;
+  forbiddenTraits: ReadonlySet<string>;
+  /** each inner list: member of at least one of these aggregates */
+  memberOf: ReadonlyArray<readonly string[]>;
+  forbiddenAggregates: ReadonlySet<string>;
+  /** `in_tree<S>` resolved to the id of that tree's root; null: anywhere; NO_PROVIDER: no such provider */
+  inTreeRoot: number | null;
+}
+
+/** An in_tree that names no provider: nothing can match it. */
+export const NO_PROVIDER = -1;
+
+export interface CandidateRequest {
+  groups: readonly GroupRequest[];
+  /** group_policy=isolate: suffixed groups are satisfied by different providers */
+  isolate: boolean;
+  /** root_required (1.35): traits the anchoring tree's root must have / must not have */
+  rootRequired: ReadonlySet<string>;
+  rootForbidden: ReadonlySet<string>;
+  /** same_subtree (1.36): each list of suffixes must be satisfied within one provider's subtree */
+  sameSubtrees: ReadonlyArray<readonly string[]>;
+  /**
+   * 1.29+: a candidate may take resources from several providers of one tree. Before, every
+   * provider in a candidate must be in a different tree (Placement drops the others).
+   */
+  nestedAware: boolean;
+}
+
+/** Does one allocation of `amount` fit this inventory on its own (units and free capacity)? */
+export function fitsAlone(inv: InventoryState | undefined, amount: number): inv is InventoryState {
+  return inv !== undefined && unitViolation(inv, amount) === null && inv.used + amount <= capacity(inv);
+}
+
+/** Every trait group satisfied (each any-of list meets `traits`), none of the forbidden ones present. */
+export function traitsMatch(traits: ReadonlySet<string>, required: ReadonlyArray<readonly string[]>, forbidden: ReadonlySet<string>): boolean {
+  for (const name of forbidden) if (traits.has(name)) return false;
+  return required.every((anyOf) => anyOf.some((name) => traits.has(name)));
+}
+
+/** Member of at least one aggregate of each list (all lists), as Placement's member_of. */
+export function inAllAggregateSets(aggregates: ReadonlySet<string>, memberOf: ReadonlyArray<readonly string[]>): boolean {
+  return memberOf.every((anyOf) => anyOf.some((uuid) => aggregates.has(uuid)));
+}
+
+export function inAnyAggregate(aggregates: ReadonlySet<string>, uuids: ReadonlySet<string>): boolean {
+  for (const uuid of uuids) if (aggregates.has(uuid)) return true;
+  return false;
+}

@@ -1,0 +1,281 @@
+// GET /allocation_candidates (1.10–1.39): parse and validate the request groups in Placement's
+// order and words, load the providers that can matter, search (candidates/search.ts), and answer
+// in the microversion's format.
+import { capacity } from '../../core/capacity.js';
+import type { JsonSchema } from '../../core/json-schema.js';
+import type { Microversion } from '../../core/microversion.js';
+import { type CandidateRequest, type GroupRequest, NO_PROVIDER, type ProviderModel } from '../candidates/model.js';
+import { type Candidate, STRATEGIES, type Strategy, searchCandidates } from '../candidates/search.js';
+import type { PlacementContext } from '../context.js';
+import { CODES, placementError } from '../errors.js';
+import type { Endpoint, PlacementRequest } from '../http.js';
+import { type ParsedGroup, parseRequestGroups, parseTraitValue } from '../query.js';
+import { SHARING_TRAIT, loadProviderModel, loadSummaries, rootOf } from '../store/candidates.js';
+import { idsByName } from '../store/names.js';
+
+const str: JsonSchema = { type: 'string' };
+/** allot's own parameter: Placement clients never send it (see docs/placement.md). */
+const strategy: JsonSchema = { type: 'string', enum: [...STRATEGIES] };
+const limit: JsonSchema = { type: ['integer', 'string'], pattern: '^[1-9][0-9]*$', minimum: 1, minLength: 1 };
+
+const flat = (props: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  properties: { resources: str, ...props, allot_strategy: strategy },
+  required: ['resources'],
+  additionalProperties: false,
+});
+const grouped = (suffix: string, kinds: string[], props: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  properties: { limit, group_policy: { type: 'string', enum: ['none', 'isolate'] }, ...props, allot_strategy: strategy },
+  additionalProperties: false,
+  patternProperties: Object.fromEntries(kinds.map((k) => [`^${k}(${suffix})?$`, str])),
+});
+const NUMBERED = '[1-9][0-9]*';
+const NAMED = '[a-zA-Z0-9_-]{1,64}';
+const GROUP_KINDS = ['resources', 'required', 'member_of'];
+
+const querySchemas: Record<string, JsonSchema> = {
+  '1.10': flat({}),
+  '1.16': flat({ limit }),
+  '1.17': flat({ limit, required: str }),
+  '1.21': flat({ limit, required: str, member_of: str }),
+  '1.25': grouped(NUMBERED, GROUP_KINDS, {}),
+  '1.31': grouped(NUMBERED, [...GROUP_KINDS, 'in_tree'], {}),
+  '1.33': grouped(NAMED, [...GROUP_KINDS, 'in_tree'], {}),
+  '1.35': grouped(NAMED, [...GROUP_KINDS, 'in_tree'], { root_required: str }),
+  '1.36': grouped(NAMED, [...GROUP_KINDS, 'in_tree'], { root_required: str, same_subtree: str }),
+};
+
+/** Python's repr() of a list of strings, as Placement puts it in some messages. */
+const pyList = (items: string[]) => `[${items.map((s) => `'${s}'`).join(', ')}]`;
+
+interface ParsedRequest {
+  groups: ParsedGroup[];
+  limit: number | null;
+  isolate: boolean;
+  rootRequired: string[];
+  rootForbidden: string[];
+  sameSubtrees: string[][];
+  strategy: Strategy;
+}
+
+/** Everything Placement checks before it touches the database, in its order and words. */
+function parseRequest(req: PlacementRequest, ctx: PlacementContext): ParsedRequest {
+  const mv = req.mv;
+  const q = req.query;
+  req.queryObject(querySchemas);
+
+  const limitText = q.all('limit')[0]; // Placement takes the first of several
+  const groupPolicy = q.all('group_policy')[0] ?? null;
+  let rootRequired: string[] = [];
+  let rootForbidden: string[] = [];
+  const rootValues = q.all('root_required');
+  if (rootValues.length > 1) throw placementError(400, "Query parameter 'root_required' may be specified only once.", CODES.duplicateKey);
+  if (rootValues.length === 1) {
+    const parsed = parseTraitValue(rootValues[0]!, true, false);
+    rootRequired = [...new Set(parsed.required)];
+    rootForbidden = [...new Set(parsed.forbidden)];
+    const conflicts = rootForbidden.filter((t) => rootRequired.includes(t));
+    if (conflicts.length) {
+      throw placementError(400, `Conflicting required and forbidden traits found in root_required: ${conflicts.join(', ')}`, CODES.badValue);
+    }
+  }
+  const sameSubtrees = q.all('same_subtree').map((value) => {
+    const suffixes = [...new Set(value.split(',').map((s) => s.trim()))];
+    if (suffixes.includes('')) throw placementError(400, 'Empty string (unsuffixed group) can not be specified in `same_subtree` ', CODES.badValue);
+    return suffixes;
+  });
+
+  const byGroup = parseRequestGroups(q, mv);
+  const groups = [...byGroup.values()];
+  const hasRequired = (g: ParsedGroup) => g.traits.required.size > 0 || g.traits.anyOf.length > 0;
+  if (mv.atLeast('1.36')) {
+    const resourceless = groups.filter((g) => g.resources === null).map((g) => g.suffix);
+    if (resourceless.length === groups.length) {
+      throw placementError(400, 'There must be at least one resources or resources[$S] parameter.', CODES.missingValue);
+    }
+    const inSubtrees = new Set(sameSubtrees.flat());
+    const bad = resourceless.filter((s) => !inSubtrees.has(s));
+    if (bad.length) {
+      throw placementError(400, `Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`, CODES.badValue);
+    }
+    const unknown = [...inSubtrees].filter((s) => !byGroup.has(s));
+    if (unknown.length) {
+      throw placementError(400, `Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...byGroup.keys()])}.`, CODES.badValue);
+    }
+  } else {
+    const orphanTraits = groups.filter((g) => hasRequired(g) && g.resources === null).map((g) => `required${g.suffix}`);
+    if (orphanTraits.length) {
+      throw placementError(400, `All traits parameters must be associated with resources.  Found the following orphaned traits keys: ${orphanTraits.join(', ')}`);
+    }
+    const orphanAggs = groups
+      .filter((g) => g.resources === null && (g.memberOf.anyOf.length > 0 || g.memberOf.forbidden.size > 0))
+      .map((g) => `member_of${g.suffix}`);
+    if (orphanAggs.length) {
+      throw placementError(400, `All member_of parameters must be associated with resources. Found the following orphaned member_of keys: ${orphanAggs.join(', ')}`);
+    }
+    if (groups.some((g) => g.resources === null)) throw placementError(400, 'All request groups must specify resources.');
+    if (groups.length === 0) throw placementError(400, 'At least one request group (`resources` or `resources{$S}`) is required.');
+  }
+  if (mv.atLeast('1.22')) {
+    const conflicts: string[] = [];
+    for (const g of groups) {
+      const sets = [...[...g.traits.required].map((t) => [t]), ...g.traits.anyOf];
+      for (const anyOf of sets) {
+        if (anyOf.every((t) => g.traits.forbidden.has(t))) conflicts.push(`required${g.suffix}: (${[...anyOf].sort().join(', ')})`);
+      }
+    }
+    if (conflicts.length) {
+      throw placementError(400, `Conflicting required and forbidden traits found in the following traits keys: ${conflicts.sort().join(', ')}`);
+    }
+  }
+  if (groupPolicy === null && groups.filter((g) => g.suffix !== '').length > 1) {
+    throw placementError(400, 'The "group_policy" parameter is required when specifying more than one "resources{N}" parameter.');
+  }
+  return {
+    groups,
+    limit: limitText === undefined ? null : Number(limitText),
+    isolate: groupPolicy === 'isolate',
+    rootRequired,
+    rootForbidden,
+    sameSubtrees,
+    strategy: (q.get('allot_strategy') as Strategy | undefined) ?? ctx.config.candidateStrategy,
+  };
+}
+
+export const list: Endpoint<PlacementContext> = {
+  since: '1.10',
+  policy: 'placement:allocation_candidates:list',
+  async handle(req, ctx) {
+    const started = performance.now();
+    const timing: string[] = [];
+    let mark = started;
+    const phase = (name: string) => {
+      const now = performance.now();
+      timing.push(`${name};dur=${(now - mark).toFixed(2)}`);
+      mark = now;
+    };
+    req.requireJsonAccept();
+    const parsed = parseRequest(req, ctx);
+    const db = ctx.database;
+
+    // Names the request uses must exist: 400 otherwise (whatever else the request asks).
+    const classNames = [...new Set(parsed.groups.flatMap((g) => [...(g.resources?.keys() ?? [])]))];
+    const classIds = await idsByName(db.db, 'resource_classes', classNames);
+    for (const g of parsed.groups) {
+      const missing = [...(g.resources?.keys() ?? [])].find((n) => !classIds.has(n));
+      if (missing !== undefined) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing}.`);
+    }
+    const traitSets = [
+      [...parsed.rootRequired, ...parsed.rootForbidden],
+      ...parsed.groups.map((g) => [...g.traits.required, ...g.traits.forbidden, ...g.traits.anyOf.flat()]),
+    ];
+    const traitIds = await idsByName(db.db, 'traits', [...new Set([...traitSets.flat(), SHARING_TRAIT])]);
+    for (const names of traitSets) {
+      const missing = [...new Set(names.filter((n) => !traitIds.has(n)))].sort();
+      if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}.`);
+    }
+
+    const groups: GroupRequest[] = [];
+    for (const g of parsed.groups) {
+      groups.push({
+        suffix: g.suffix,
+        resources: g.resources ?? new Map(),
+        requiredTraits: [...[...g.traits.required].map((t) => [t]), ...g.traits.anyOf],
+        forbiddenTraits: g.traits.forbidden,
+        memberOf: g.memberOf.anyOf,
+        forbiddenAggregates: g.memberOf.forbidden,
+        inTreeRoot: g.inTree === null ? null : ((await rootOf(db, g.inTree)) ?? NO_PROVIDER),
+      });
+    }
+    const request: CandidateRequest = {
+      groups,
+      isolate: parsed.isolate,
+      rootRequired: new Set(parsed.rootRequired),
+      rootForbidden: new Set(parsed.rootForbidden),
+      sameSubtrees: parsed.sameSubtrees,
+      nestedAware: req.mv.atLeast('1.29'),
+    };
+    phase('parse');
+    const namedTraits = new Map([...traitIds].filter(([name]) => name !== SHARING_TRAIT || traitSets.some((s) => s.includes(name))));
+    const model = await loadProviderModel(db, {
+      classes: classIds,
+      traits: namedTraits,
+      aggregates: [...new Set(groups.flatMap((g) => [...g.memberOf.flat(), ...g.forbiddenAggregates]))],
+      sharingTraitId: traitIds.get(SHARING_TRAIT),
+      everySharingProvider: groups.some((g) => g.resources.size === 0),
+    });
+    phase('load');
+    const maxCandidates = Math.min(parsed.limit ?? Infinity, ctx.config.maxCandidates);
+    const result = searchCandidates(model, request, { maxCandidates, strategy: parsed.strategy });
+    phase('search');
+    if (result.truncated && parsed.limit === null) {
+      req.raw.log.info({ candidates: result.candidates.length, work: result.work }, 'allocation candidates capped');
+    }
+    const summaries = await providerSummaries(ctx, model, result.candidates, classIds, req.mv);
+    phase('summaries');
+    const body = { allocation_requests: result.candidates.map((c) => allocationRequest(c, model, req.mv)), provider_summaries: summaries };
+    phase('render');
+    // Where the time went, for operators and bench/candidates.ts (clients ignore the header).
+    const headers = { 'server-timing': [...timing, `candidates;desc="${result.candidates.length}${result.truncated ? ' capped' : ''}"`].join(', ') };
+    return { body, lastModified: null, headers };
+  },
+};
+
+function allocationRequest(c: Candidate, model: ProviderModel, mv: Microversion): Record<string, unknown> {
+  const uuid = (id: number) => model.providers.get(id)!.uuid;
+  if (!mv.atLeast('1.12')) {
+    return {
+      allocations: [...c.allocations].map(([id, resources]) => ({ resource_provider: { uuid: uuid(id) }, resources: Object.fromEntries(resources) })),
+    };
+  }
+  const out: Record<string, unknown> = {
+    allocations: Object.fromEntries([...c.allocations].map(([id, resources]) => [uuid(id), { resources: Object.fromEntries(resources) }])),
+  };
+  if (mv.atLeast('1.34')) out.mappings = Object.fromEntries([...c.mappings].map(([suffix, ids]) => [suffix, ids.map(uuid)]));
+  return out;
+}
+
+/**
+ * Summaries of the providers the candidates use; from 1.29, of every provider in their trees.
+ * Resources: the requested classes only before 1.27 (from the model, as the search saw them),
+ * every inventory after. Traits from 1.17.
+ */
+async function providerSummaries(
+  ctx: PlacementContext,
+  model: ProviderModel,
+  candidates: Candidate[],
+  requestedClasses: ReadonlyMap<string, number>,
+  mv: Microversion,
+): Promise<Record<string, unknown>> {
+  const used = new Set(candidates.flatMap((c) => [...c.allocations.keys()]));
+  let ids: number[];
+  if (mv.atLeast('1.29')) {
+    const roots = new Set([...used].map((id) => model.providers.get(id)!.rootId));
+    ids = [...model.providers.values()].filter((p) => roots.has(p.rootId)).map((p) => p.id);
+  } else {
+    ids = [...used];
+  }
+  ids.sort((a, b) => a - b);
+  const data = await loadSummaries(ctx.database, ids, {
+    otherClasses: mv.atLeast('1.27'),
+    traits: mv.atLeast('1.17'),
+    requestedClassIds: [...requestedClasses.values()],
+  });
+  const out: Record<string, unknown> = {};
+  for (const id of ids) {
+    const p = model.providers.get(id)!;
+    const d = data.get(id)!;
+    const resources: Record<string, { capacity: number; used: number }> = {};
+    for (const [name, inv] of p.inventories) if (requestedClasses.has(name)) resources[name] = { capacity: capacity(inv), used: inv.used };
+    for (const r of d.resources) resources[r.name] = { capacity: r.capacity, used: r.used };
+    const summary: Record<string, unknown> = { resources };
+    if (mv.atLeast('1.17')) summary.traits = d.traits;
+    if (mv.atLeast('1.29')) {
+      summary.parent_provider_uuid = p.parentId === null ? null : model.providers.get(p.parentId)!.uuid;
+      summary.root_provider_uuid = model.providers.get(p.rootId)!.uuid;
+    }
+    out[p.uuid] = summary;
+  }
+  return out;
+}
