@@ -85,11 +85,14 @@ export class IronicRequest {
     } catch {
       throw badRequest('The request body is not valid UTF-8.');
     }
+    let data: unknown;
     try {
-      return JSON.parse(text);
+      data = JSON.parse(text);
     } catch (err) {
       throw badRequest(`Malformed JSON in the request body: ${(err as Error).message}`);
     }
+    checkJsonShape(data);
+    return data;
   }
 
   /** The JSON body checked against a schema; errors read "Schema error for <what>: …". */
@@ -98,6 +101,21 @@ export class IronicRequest {
     if (data === undefined) throw badRequest(`Missing the request body (a JSON ${what}).`);
     checkSchema(schema, data, what);
     return data as T;
+  }
+}
+
+/** Deepest nesting accepted in a body: deep enough for any document, shallow enough to store. */
+const MAX_DEPTH = 64;
+
+/** Refuse what JSON.parse accepts but cannot be stored faithfully: overflowing numbers, absurd nesting. */
+function checkJsonShape(data: unknown): void {
+  const stack: Array<[unknown, number]> = [[data, 1]];
+  while (stack.length) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'number' && !Number.isFinite(value)) throw badRequest('The request body holds a number too large to represent.');
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > MAX_DEPTH) throw badRequest(`The request body is nested more than ${MAX_DEPTH} levels deep.`);
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
   }
 }
 
