@@ -34,7 +34,8 @@ export function applyPage<DB extends Schema, TB extends keyof DB, O>(q: SelectQu
           : page.sortDir === 'asc'
             ? sql<boolean>`${col} is not null and (${col} > ${value} or (${col} = ${value} and ${id} > ${afterId}))`
             : sql<boolean>`(${col} is not null and (${col} < ${value} or (${col} = ${value} and ${id} < ${afterId}))) or ${col} is null`;
-    out = out.where(cond);
+    // parenthesised: the raw condition is ANDed with the query's filters
+    out = out.where(sql<boolean>`(${cond})`);
   }
   if (page.sortKey !== 'id') out = out.orderBy(sql`${nullsFirst} ${dir}`).orderBy(sql`${col} ${dir}`);
   return out.orderBy(sql`${id} ${dir}`).limit(page.limit);
