@@ -89,6 +89,8 @@ async function insertChecked(rt: BaremetalRuntime, uuid: string, name: string | 
     return await transaction(rt.database, async (tx) => {
       if (await findAllocation(tx, uuid)) throw duplicateUuid(uuid);
       if (name !== null && (await findAllocation(tx, name))) throw duplicateName(name);
+      // the allocation's uuid becomes a node's instance_uuid: one already in use is a conflict
+      if (await instanceUuidTaken(tx, uuid)) throw conflict(`Instance ${uuid} is already associated with a node; an allocation cannot have that UUID.`);
       return insert(tx);
     });
   } catch (err) {
