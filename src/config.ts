@@ -28,15 +28,15 @@ export interface Config {
   /** bare-metal allocation backend: `database` (the spec's nodes table) or `placement` (claims in allot's Placement) */
   baremetalBackend: BaremetalBackendName;
   /** how often this conductor writes its heartbeat, ms */
-  heartbeatIntervalMs: number;
+  heartbeatInterval: number;
   /** a conductor whose heartbeat is older than this is dead and its work is taken over, ms */
-  heartbeatTimeoutMs: number;
+  heartbeatTimeout: number;
   /** how often to look for allocations and nodes of dead conductors, ms; 0 disables take-over */
-  takeoverIntervalMs: number;
+  takeoverInterval: number;
   /** simulated duration of a fake-hardware provision or power transition, ms */
-  transitionMs: number;
+  transitionTime: number;
   /** simulated time an allocation stays `allocating` before the worker picks a node, ms */
-  allocationDelayMs: number;
+  allocationDelay: number;
   /** allocations this process works on at once */
   allocationWorkers: number;
 }
@@ -83,11 +83,11 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'ALLOT_BODY_LIMIT', description: 'largest accepted request body', parse: int('body limit', 1024, 1 << 30) },
   { key: 'conductorId', flag: '--conductor-id <name>', env: 'ALLOT_CONDUCTOR_ID', description: 'name of this process among the conductors (default: hostname-pid)', parse: String },
   { key: 'baremetalBackend', flag: '--baremetal-backend <name>', env: 'ALLOT_BAREMETAL_BACKEND', description: 'bare-metal allocation backend: database or placement', parse: oneOf('baremetal backend', ['database', 'placement']) },
-  { key: 'heartbeatIntervalMs', flag: '--heartbeat-interval <seconds>', env: 'ALLOT_HEARTBEAT_INTERVAL', description: 'how often this conductor writes its heartbeat', parse: seconds('heartbeat interval', 0.01, 3600) },
-  { key: 'heartbeatTimeoutMs', flag: '--heartbeat-timeout <seconds>', env: 'ALLOT_HEARTBEAT_TIMEOUT', description: 'a conductor silent this long is dead and its work is taken over', parse: seconds('heartbeat timeout', 0.05, 86400) },
-  { key: 'takeoverIntervalMs', flag: '--takeover-interval <seconds>', env: 'ALLOT_TAKEOVER_INTERVAL', description: 'how often to take over work of dead conductors; 0 disables', parse: seconds('takeover interval', 0, 86400) },
-  { key: 'transitionMs', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition', parse: seconds('transition time', 0, 3600) },
-  { key: 'allocationDelayMs', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
+  { key: 'heartbeatInterval', flag: '--heartbeat-interval <seconds>', env: 'ALLOT_HEARTBEAT_INTERVAL', description: 'how often this conductor writes its heartbeat', parse: seconds('heartbeat interval', 0.01, 3600) },
+  { key: 'heartbeatTimeout', flag: '--heartbeat-timeout <seconds>', env: 'ALLOT_HEARTBEAT_TIMEOUT', description: 'a conductor silent this long is dead and its work is taken over', parse: seconds('heartbeat timeout', 0.05, 86400) },
+  { key: 'takeoverInterval', flag: '--takeover-interval <seconds>', env: 'ALLOT_TAKEOVER_INTERVAL', description: 'how often to take over work of dead conductors; 0 disables', parse: seconds('takeover interval', 0, 86400) },
+  { key: 'transitionTime', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition', parse: seconds('transition time', 0, 3600) },
+  { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
   { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
 ];
 
@@ -105,11 +105,11 @@ export function defaultConfig(): Config {
     bodyLimit: 1 << 20,
     conductorId: `${os.hostname()}-${process.pid}`,
     baremetalBackend: 'database',
-    heartbeatIntervalMs: 10_000,
-    heartbeatTimeoutMs: 60_000,
-    takeoverIntervalMs: 60_000,
-    transitionMs: 500,
-    allocationDelayMs: 0,
+    heartbeatInterval: 10_000,
+    heartbeatTimeout: 60_000,
+    takeoverInterval: 60_000,
+    transitionTime: 500,
+    allocationDelay: 0,
     allocationWorkers: 8,
   };
 }
@@ -123,8 +123,8 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
   }
   const result = config as unknown as Config;
   // A conductor must beat more often than the others give up on it, or it is taken over alive.
-  if (result.heartbeatTimeoutMs <= result.heartbeatIntervalMs) {
-    throw new Error(`heartbeat timeout (${result.heartbeatTimeoutMs / 1000}s) must be longer than the heartbeat interval (${result.heartbeatIntervalMs / 1000}s)`);
+  if (result.heartbeatTimeout <= result.heartbeatInterval) {
+    throw new Error(`heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`);
   }
   return result;
 }

@@ -73,7 +73,7 @@ export class AllocationWorker {
   private async work(id: number): Promise<void> {
     // the spec's allocation is asynchronous; a configured delay keeps it `allocating` for a while
     // so that races, deletes and take-over can be observed
-    await this.pause(this.rt.config.allocationDelayMs);
+    await this.pause(this.rt.config.allocationDelay);
     const deadline = Date.now() + RETRY_WINDOW_MS;
     for (let round = 1; !this.stopping; round++) {
       let attempt;

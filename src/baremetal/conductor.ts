@@ -23,10 +23,10 @@ export class ConductorTasks {
   async start(): Promise<void> {
     await this.rt.ensureRegistered();
     await this.resumeOwn();
-    const { heartbeatIntervalMs, takeoverIntervalMs } = this.rt.config;
-    this.heartbeatTimer = setInterval(() => this.serially(() => heartbeat(this.rt.database, this.rt.conductorId), 'heartbeat'), heartbeatIntervalMs);
-    if (takeoverIntervalMs > 0) {
-      this.takeoverTimer = setInterval(() => this.serially(() => this.takeOver(), 'take-over'), takeoverIntervalMs);
+    const { heartbeatInterval, takeoverInterval } = this.rt.config;
+    this.heartbeatTimer = setInterval(() => this.serially(() => heartbeat(this.rt.database, this.rt.conductorId), 'heartbeat'), heartbeatInterval);
+    if (takeoverInterval > 0) {
+      this.takeoverTimer = setInterval(() => this.serially(() => this.takeOver(), 'take-over'), takeoverInterval);
     }
   }
 
@@ -62,7 +62,7 @@ export class ConductorTasks {
   /** One take-over pass. Public so that tests and `allot` tooling can run it on demand. */
   async takeOver(): Promise<{ allocations: number; nodes: number }> {
     const me = this.rt.conductorId;
-    const alive = [...new Set([...(await aliveConductors(this.rt.database, this.rt.config.heartbeatTimeoutMs)), me])];
+    const alive = [...new Set([...(await aliveConductors(this.rt.database, this.rt.config.heartbeatTimeout)), me])];
     let allocations = 0;
     for (const orphan of await orphanedAllocations(this.rt.database, alive)) {
       if (await takeOverAllocation(this.rt.database, orphan.id, orphan.conductor_affinity, me)) {

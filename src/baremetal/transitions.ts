@@ -1,5 +1,5 @@
 // The fake hardware's clock: a node whose lock this conductor holds for a provision or power
-// transition is finished `transitionMs` later. The state lives in the node row (transitional
+// transition is finished `transitionTime` later. The state lives in the node row (transitional
 // state, target, reservation), so a timer lost with its process is replaced by the one the
 // conductor that takes the node over (or this one, restarted) schedules.
 import type { Logger } from 'pino';
@@ -17,7 +17,7 @@ export class TransitionTimers {
   ) {}
 
   /** Finish the node's transition (or drop a stale lock) after the simulated duration. */
-  schedule(nodeId: number, delayMs = this.rt.config.transitionMs): void {
+  schedule(nodeId: number, delayMs = this.rt.config.transitionTime): void {
     if (this.stopped || this.timers.has(nodeId)) return;
     const timer = setTimeout(() => {
       this.timers.delete(nodeId);

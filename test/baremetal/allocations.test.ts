@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
-import { PlacementClient } from '../helpers/http.js';
+import { type HttpResponse, PlacementClient } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 import { IronicClient, allocationSettled, availableNode, eventually, fault, nodeSettled } from './helpers.js';
 
@@ -17,7 +17,7 @@ for (const dialect of DIALECTS) {
       let api: IronicClient;
       let placement: PlacementClient;
       before(async () => {
-        server = await startServer({ db: await freshDatabaseUrl(dialect), transitionMs: 20, baremetalBackend: backend });
+        server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 20, baremetalBackend: backend });
         api = new IronicClient(`${server.url}/baremetal`);
         placement = new PlacementClient(server.placementUrl);
       });
@@ -250,7 +250,7 @@ for (const dialect of DIALECTS) {
         const seen: string[] = [];
         let url: string | undefined = '/v1/allocations?limit=2&sort_key=created_at&sort_dir=desc';
         while (url) {
-          const page = await api.get(url);
+          const page: HttpResponse = await api.get(url);
           seen.push(...page.body.allocations.map((a: { uuid: string }) => a.uuid));
           url = page.body.next?.slice(`${server.url}/baremetal`.length);
         }
@@ -267,7 +267,7 @@ for (const dialect of DIALECTS) {
     let api: IronicClient;
     before(async () => {
       // allocations wait 1.5 s in `allocating` before a node is picked
-      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionMs: 20, allocationDelayMs: 1500 });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 20, allocationDelay: 1500 });
       api = new IronicClient(`${server.url}/baremetal`);
     });
     after(() => server.close());

@@ -12,7 +12,7 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let api: IronicClient;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionMs: 20 });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 20 });
       api = new IronicClient(`${server.url}/baremetal`);
     });
     after(() => server.close());

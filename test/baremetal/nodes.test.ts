@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import type { HttpResponse } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 import { IronicClient, availableNode, fault, nodeSettled } from './helpers.js';
 
@@ -11,7 +12,7 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let api: IronicClient;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionMs: 30 });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 30 });
       api = new IronicClient(`${server.url}/baremetal`);
     });
     after(() => server.close());
@@ -301,7 +302,7 @@ for (const dialect of DIALECTS) {
       let url: string | undefined = `/v1/nodes?resource_class=even&sort_key=name&sort_dir=desc&limit=2&fields=name`;
       let pages = 0;
       while (url) {
-        const page = await api.get(url);
+        const page: HttpResponse = await api.get(url);
         assert.equal(page.status, 200, page.text);
         names.push(...page.body.nodes.map((n: { name: string }) => n.name));
         url = page.body.next?.slice(`${server.url}/baremetal`.length);
@@ -318,7 +319,7 @@ for (const dialect of DIALECTS) {
       const seen = new Set<string>();
       url = '/v1/nodes?sort_key=description&limit=3';
       while (url) {
-        const page = await api.get(url);
+        const page: HttpResponse = await api.get(url);
         for (const n of page.body.nodes) {
           assert.ok(!seen.has(n.uuid), 'no node twice');
           seen.add(n.uuid);

@@ -9,7 +9,7 @@ type E = Endpoint<BaremetalContext>;
 const SINCE = { since: '1.49' } as const;
 
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
-  const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= nowMs() - ctx.rt.config.heartbeatTimeoutMs;
+  const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= nowMs() - ctx.rt.config.heartbeatTimeout;
   const out: Record<string, unknown> = { hostname: c.hostname, conductor_group: '', alive };
   if (detail) Object.assign(out, { drivers: ['fake-hardware'], created_at: c.created_at, updated_at: c.heartbeat_at });
   out.links = [

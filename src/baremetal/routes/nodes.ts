@@ -123,7 +123,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
     // every live conductor services every node in allot; a dead or unknown one services none
-    const alive = await aliveConductors(ctx.rt.database, ctx.rt.config.heartbeatTimeoutMs);
+    const alive = await aliveConductors(ctx.rt.database, ctx.rt.config.heartbeatTimeout);
     if (!alive.includes(args.conductor) && args.conductor !== ctx.rt.conductorId) filters.none = true;
   }
   const page = parsePage(args, SORT_KEYS);
