@@ -14,7 +14,6 @@ type Routes = RouteTable<Endpoint<BaremetalContext>>;
 export const baremetalRoutes: Routes = {
   '/': { GET: root },
   '/v1': { GET: v1 },
-  '/v1/': { GET: v1 },
   '/v1/nodes': { GET: nodes.list, POST: nodes.create },
   '/v1/nodes/detail': { GET: nodes.detail },
   '/v1/nodes/:node': { GET: nodes.show, PATCH: nodes.patch, DELETE: nodes.remove },
@@ -31,9 +30,19 @@ export const baremetalRoutes: Routes = {
   '/v1/conductors/:hostname': { GET: conductors.show },
 };
 
+/** Ironic answers every path with or without a trailing slash (ironicclient lists `/v1/allocations/`). */
+function withTrailingSlashes(table: Routes): Routes {
+  const out: Routes = {};
+  for (const [path, methods] of Object.entries(table)) {
+    out[path] = methods;
+    if (path !== '/') out[`${path}/`] = methods;
+  }
+  return out;
+}
+
 export const baremetalApi: FastifyPluginAsync<{ ctx: BaremetalContext; prefix: string }> = async (app, { ctx, prefix }) => {
   acceptRawBodies(app);
-  registerRouteTable(app, baremetalRoutes, (req, reply, route) => serveBaremetal(req, reply, ctx, prefix, route));
+  registerRouteTable(app, withTrailingSlashes(baremetalRoutes), (req, reply, route) => serveBaremetal(req, reply, ctx, prefix, route));
   app.setNotFoundHandler((req, reply) => serveBaremetal(req, reply, ctx, prefix, null));
   app.setErrorHandler((err, req, reply) => serveBaremetal(req, reply, ctx, prefix, null, err));
 };

@@ -4,6 +4,7 @@ import { notFound } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../http.js';
 import { type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
 import type { BaremetalContext } from './common.js';
+import { ironicTime } from '../views.js';
 
 type E = Endpoint<BaremetalContext>;
 const SINCE = { since: '1.49' } as const;
@@ -11,7 +12,7 @@ const SINCE = { since: '1.49' } as const;
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
   const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= nowMs() - ctx.rt.config.heartbeatTimeout;
   const out: Record<string, unknown> = { hostname: c.hostname, conductor_group: '', alive };
-  if (detail) Object.assign(out, { drivers: ['fake-hardware'], created_at: c.created_at, updated_at: c.heartbeat_at });
+  if (detail) Object.assign(out, { drivers: ['fake-hardware'], created_at: ironicTime(c.created_at), updated_at: ironicTime(c.heartbeat_at) });
   out.links = [
     { href: `${req.baseUrl}/v1/conductors/${c.hostname}`, rel: 'self' },
     { href: `${req.baseUrl}/conductors/${c.hostname}`, rel: 'bookmark' },
