@@ -1,9 +1,9 @@
 // The allocation worker of one process ("a thread is spawned for the remaining allocation
 // process"): a queue of allocation ids this conductor owns, worked `allocationWorkers` at a time.
-// Each is tried until it is active, failed or gone; when every candidate was locked by another
-// worker or changed under us, it is tried again after a short random pause, so racing workers
-// spread out. It fails only when a fresh search finds no candidate at all (the error says which
-// filter emptied the list) or when retries run out.
+// Each is tried until it is active, failed or gone; when every candidate was taken or changed
+// under us (another worker won it, or it is busy in a power transition), it is tried again after
+// a short random pause, so racing workers spread out. It fails only when a fresh search finds no
+// candidate at all (the error says which filter emptied the list) or when retries run out.
 import type { Logger } from 'pino';
 import { attemptAllocation, failAllocation } from './allocation-service.js';
 import type { BaremetalRuntime } from './runtime.js';
@@ -91,8 +91,7 @@ export class AllocationWorker {
         return;
       }
       if (Date.now() > deadline) {
-        const reason = attempt.locked ? `could not reserve any of ${attempt.locked} suitable nodes` : 'all nodes were filtered out during reservation';
-        await failAllocation(this.rt, await this.uuidOf(id), reason);
+        await failAllocation(this.rt, await this.uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`);
         return;
       }
       // everything we tried was held by someone else: back off with jitter, then search again

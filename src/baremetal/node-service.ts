@@ -584,8 +584,6 @@ export async function completeTransition(rt: BaremetalRuntime, nodeId: number): 
   await transaction(rt.database, async (tx) => {
     const node = await lockNode(tx, nodeId);
     if (!node || node.reservation !== rt.conductorId) return;
-    // our own allocation worker holds this lock right now: not stale, leave it
-    if (node.target_provision_state === null && node.target_power_state === null && rt.liveLocks.has(node.id)) return;
     const now = nowIso();
     const changes: NodeChanges = { reservation: null, updated_at: now };
     if (node.target_provision_state !== null) {

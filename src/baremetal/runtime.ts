@@ -23,8 +23,6 @@ export class BaremetalRuntime {
   readonly allocations: AllocationWorker;
   readonly transitions: TransitionTimers;
   readonly conductor: ConductorTasks;
-  /** nodes whose lock an allocation of this process holds right now (not stale) */
-  readonly liveLocks = new Set<number>();
   private registered: Promise<void> | null = null;
 
   constructor(services: Services) {

@@ -158,17 +158,3 @@ export async function instanceUuidTaken(db: Db, instanceUuid: string, exceptNode
   if (exceptNodeId !== undefined) q = q.where('id', '<>', exceptNodeId);
   return (await q.executeTakeFirst()) !== undefined;
 }
-
-/**
- * Take the node's lock for `conductor` if nobody holds it: one compare-and-set. Returns whether
- * this call took it.
- */
-export async function reserveNode(db: Db, nodeId: number, conductor: string): Promise<boolean> {
-  const result = await db.db.updateTable('baremetal_nodes').set({ reservation: conductor }).where('id', '=', nodeId).where('reservation', 'is', null).executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
-}
-
-/** Give the node's lock back, only if `conductor` still holds it. */
-export async function releaseNode(db: Db, nodeId: number, conductor: string): Promise<void> {
-  await db.db.updateTable('baremetal_nodes').set({ reservation: null }).where('id', '=', nodeId).where('reservation', '=', conductor).execute();
-}
