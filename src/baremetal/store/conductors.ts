@@ -28,7 +28,9 @@ export async function registerConductor(db: Db, hostname: string): Promise<void>
 
 export async function heartbeat(db: Db, hostname: string): Promise<void> {
   const now = nowIso();
-  await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).execute();
+  const result = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
+  // our row is gone (an operator cleaned the table): register again rather than beat into nothing
+  if (Number(result.numUpdatedRows) === 0) await registerConductor(db, hostname);
 }
 
 /** A graceful stop: the others may take over at once instead of waiting for the timeout. */
