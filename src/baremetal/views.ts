@@ -114,11 +114,6 @@ export const NODE_FIELDS: readonly NodeField[] = [
 /** What GET /v1/nodes shows without `fields` or `detail`. */
 export const NODE_LIST_FIELDS = ['uuid', 'instance_uuid', 'maintenance', 'power_state', 'provision_state', 'name'];
 
-/** The node fields that exist at a version (what `fields` may name). */
-export function nodeFieldsAt(mv: Microversion): string[] {
-  return NODE_FIELDS.filter(([, since]) => mv.atLeast(since)).map(([name]) => name);
-}
-
 export function nodeFieldSince(name: string): string | undefined {
   return NODE_FIELDS.find(([n]) => n === name)?.[1];
 }
