@@ -281,6 +281,12 @@ export async function attemptAllocation(rt: BaremetalRuntime, allocationId: numb
  * guarded by this conductor's affinity. Any failure rolls all of it back.
  */
 async function claimNode(tx: Tx, rt: BaremetalRuntime, allocation: AllocationRecord, nodeId: number): Promise<'done'> {
+  if (tx.dialect === 'postgres') {
+    // another worker is claiming this node right now: move on rather than queue behind it
+    // (bench/baremetal.ts, PostgreSQL, database backend, 64 clients: 50 → 67 allocations/s)
+    const free = await tx.db.selectFrom('baremetal_nodes').select('id').where('id', '=', nodeId).forUpdate().skipLocked().executeTakeFirst();
+    if (!free) throw new Unsuitable();
+  }
   const now = nowIso();
   const reserved = await tx.db
     .updateTable('baremetal_nodes')

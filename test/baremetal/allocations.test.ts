@@ -266,8 +266,8 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let api: IronicClient;
     before(async () => {
-      // allocations wait 1.5 s in `allocating` before a node is picked
-      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 20, allocationDelay: 1500 });
+      // allocations wait 3 s in `allocating` before a node is picked
+      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 20, allocationDelay: 3000 });
       api = new IronicClient(`${server.url}/baremetal`);
     });
     after(() => server.close());
