@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 const PACKAGES: Record<string, string> = {
   'python3-openstackclient': 'openstack --version',
   'python3-osc-placement': '/usr/bin/python3 -c "import osc_placement"',
+  'python3-ironicclient': '/usr/bin/python3 -c "import ironicclient"',
 };
 
 const works = (check: string) => spawnSync('sh', ['-c', `${check} >/dev/null 2>&1`]).status === 0;

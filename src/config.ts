@@ -32,7 +32,23 @@ export interface Config {
   maxCandidates: number;
   /** order candidates are generated in when the request does not say (`allot_strategy`) */
   candidateStrategy: Strategy;
+  /** bare-metal allocation backend: `database` (the spec's nodes table) or `placement` (claims in allot's Placement) */
+  baremetalBackend: BaremetalBackendName;
+  /** how often this conductor writes its heartbeat, ms */
+  heartbeatInterval: number;
+  /** a conductor whose heartbeat is older than this is dead and its work is taken over, ms */
+  heartbeatTimeout: number;
+  /** how often to look for allocations and nodes of dead conductors, ms; 0 disables take-over */
+  takeoverInterval: number;
+  /** simulated duration of a fake-hardware provision or power transition, ms */
+  transitionTime: number;
+  /** simulated time an allocation stays `allocating` before the worker picks a node, ms */
+  allocationDelay: number;
+  /** allocations this process works on at once */
+  allocationWorkers: number;
 }
+
+export type BaremetalBackendName = 'database' | 'placement';
 
 export interface OptionSpec {
   key: keyof Config;
@@ -48,6 +64,12 @@ const int = (name: string, min: number, max: number) => (raw: string) => {
   return n;
 };
 const port = (name: string) => int(name, 0, 65535);
+/** seconds (fractions allowed) on the command line, milliseconds in the config */
+const seconds = (name: string, min: number, max: number) => (raw: string) => {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number of seconds from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  return Math.round(n * 1000);
+};
 const oneOf =
   <T extends string>(name: string, values: readonly T[]) =>
   (raw: string) => {
@@ -76,6 +98,13 @@ export const OPTIONS: OptionSpec[] = [
   },
   { key: 'maxCandidates', flag: '--max-candidates <n>', env: 'ALLOT_MAX_CANDIDATES', description: 'most allocation candidates one GET /allocation_candidates generates', parse: int('max candidates', 1, 1_000_000) },
   { key: 'candidateStrategy', flag: '--candidate-strategy <name>', env: 'ALLOT_CANDIDATE_STRATEGY', description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random', parse: oneOf('candidate strategy', STRATEGIES) },
+  { key: 'baremetalBackend', flag: '--baremetal-backend <name>', env: 'ALLOT_BAREMETAL_BACKEND', description: 'bare-metal allocation backend: database or placement', parse: oneOf('baremetal backend', ['database', 'placement']) },
+  { key: 'heartbeatInterval', flag: '--heartbeat-interval <seconds>', env: 'ALLOT_HEARTBEAT_INTERVAL', description: 'how often this conductor writes its heartbeat', parse: seconds('heartbeat interval', 0.01, 3600) },
+  { key: 'heartbeatTimeout', flag: '--heartbeat-timeout <seconds>', env: 'ALLOT_HEARTBEAT_TIMEOUT', description: 'a conductor silent this long is dead and its work is taken over', parse: seconds('heartbeat timeout', 0.05, 86400) },
+  { key: 'takeoverInterval', flag: '--takeover-interval <seconds>', env: 'ALLOT_TAKEOVER_INTERVAL', description: 'how often to take over work of dead conductors; 0 disables', parse: seconds('takeover interval', 0, 86400) },
+  { key: 'transitionTime', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition', parse: seconds('transition time', 0, 3600) },
+  { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
+  { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
 ];
 
 export function defaultConfig(): Config {
@@ -94,6 +123,13 @@ export function defaultConfig(): Config {
     corsAllowedOrigins: [],
     maxCandidates: 10_000,
     candidateStrategy: 'stable',
+    baremetalBackend: 'database',
+    heartbeatInterval: 10_000,
+    heartbeatTimeout: 60_000,
+    takeoverInterval: 60_000,
+    transitionTime: 500,
+    allocationDelay: 0,
+    allocationWorkers: 8,
   };
 }
 
@@ -104,5 +140,10 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
     const raw = flags[spec.key] ?? env[spec.env];
     if (raw !== undefined && raw !== '') config[spec.key] = spec.parse(raw);
   }
-  return config as unknown as Config;
+  const result = config as unknown as Config;
+  // A conductor must beat more often than the others give up on it, or it is taken over alive.
+  if (result.heartbeatTimeout <= result.heartbeatInterval) {
+    throw new Error(`heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`);
+  }
+  return result;
 }

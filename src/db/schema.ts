@@ -89,6 +89,91 @@ export interface AllocationTable {
   updated_at: string;
 }
 
+// ---- bare metal (src/baremetal) ------------------------------------------------------------
+// JSON documents (instance_info, properties, …, candidate_nodes) are stored as JSON text.
+
+export interface BaremetalConductorTable {
+  id: Generated<number>;
+  hostname: string;
+  online: number;
+  heartbeat_at: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface BaremetalNodeTable {
+  id: Generated<number>;
+  uuid: string;
+  name: string | null;
+  driver: string;
+  resource_class: string | null;
+  provision_state: string;
+  target_provision_state: string | null;
+  provision_updated_at: string | null;
+  power_state: string | null;
+  target_power_state: string | null;
+  maintenance: number;
+  maintenance_reason: string | null;
+  fault: string | null;
+  instance_uuid: string | null;
+  allocation_id: number | null;
+  /** the conductor holding the node's lock (an allocation or a transition in progress) */
+  reservation: string | null;
+  last_error: string | null;
+  owner: string | null;
+  lessee: string | null;
+  description: string | null;
+  conductor_group: string;
+  automated_clean: number | null;
+  protected: number;
+  protected_reason: string | null;
+  retired: number;
+  retired_reason: string | null;
+  shard: string | null;
+  instance_info: string;
+  properties: string;
+  extra: string;
+  driver_info: string;
+  network_data: string;
+  /** the node's hardware interfaces that differ from fake-hardware's defaults */
+  interfaces: string;
+  inspection_started_at: string | null;
+  inspection_finished_at: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface BaremetalNodeTraitTable {
+  node_id: number;
+  trait: string;
+}
+
+export interface BaremetalAllocationTable {
+  id: Generated<number>;
+  uuid: string;
+  name: string | null;
+  node_id: number | null;
+  resource_class: string | null;
+  state: string;
+  last_error: string | null;
+  conductor_affinity: string | null;
+  candidate_nodes: string;
+  extra: string;
+  owner: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface BaremetalAllocationTraitTable {
+  allocation_id: number;
+  trait: string;
+}
+
+export type BaremetalNodeRow = Selectable<BaremetalNodeTable>;
+export type BaremetalAllocationRow = Selectable<BaremetalAllocationTable>;
+
+// ---- all tables -----------------------------------------------------------------------------
+
 export interface Schema {
   resource_classes: ResourceClassTable;
   traits: TraitTable;
@@ -100,6 +185,11 @@ export interface Schema {
   consumer_types: ConsumerTypeTable;
   consumers: ConsumerTable;
   allocations: AllocationTable;
+  baremetal_conductors: BaremetalConductorTable;
+  baremetal_nodes: BaremetalNodeTable;
+  baremetal_node_traits: BaremetalNodeTraitTable;
+  baremetal_allocations: BaremetalAllocationTable;
+  baremetal_allocation_traits: BaremetalAllocationTraitTable;
 }
 
 export type ResourceProviderRow = Selectable<ResourceProviderTable>;

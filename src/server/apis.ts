@@ -1,6 +1,8 @@
 // The APIs allot serves. Each registers itself on a Fastify server under a prefix; the main port
 // mounts all of them at their default prefix, a dedicated port mounts one at `/`.
 import type { FastifyInstance } from 'fastify';
+import { baremetalApi } from '../baremetal/index.js';
+import { baremetalRuntime } from '../baremetal/runtime.js';
 import { placementApi } from '../placement/index.js';
 import type { Services } from './services.js';
 
@@ -15,6 +17,10 @@ export const APIS = {
   placement: {
     defaultPrefix: '/placement',
     register: (app, services, prefix) => app.register(placementApi, { prefix, ctx: { database: services.database, prefix, config: services.config } }),
+  },
+  baremetal: {
+    defaultPrefix: '/baremetal',
+    register: (app, services, prefix) => app.register(baremetalApi, { prefix, ctx: { rt: baremetalRuntime(services) } }),
   },
 } satisfies Record<string, ApiModule>;
 

@@ -44,7 +44,10 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
     };
     const allApis = Object.keys(APIS) as ApiName[];
     await listen('main', allApis.map((api) => ({ api, prefix: APIS[api].defaultPrefix })), config.port, '/');
-    const dedicated: Array<[ApiName, number | null]> = [['placement', config.placementPort]];
+    const dedicated: Array<[ApiName, number | null]> = [
+      ['placement', config.placementPort],
+      ['baremetal', config.baremetalPort],
+    ];
     for (const [api, port] of dedicated) if (port !== null) await listen(api, [{ api, prefix: '/' }], port, '/');
     workers = createWorkers(services);
     for (const w of workers) w.start();

@@ -160,44 +160,47 @@ const duplicateName = (name: string) => placementError(409, `Conflicting resourc
 const duplicateUuid = (uuid: string) => placementError(409, `Conflicting resource provider uuid: ${uuid} already exists.`);
 
 export async function createProvider(database: Database, input: NewProvider): Promise<ProviderView> {
-  const failure = (reason: string) => placementError(400, `Unable to create resource provider "${input.name}", ${input.uuid}: ${reason}`);
-  if (input.parentUuid === input.uuid) {
-    throw failure('parent provider UUID cannot be same as UUID. Please set parent provider UUID to None.');
-  }
   try {
-    return await transaction(database, async (tx) => {
-      if (await tx.db.selectFrom('resource_providers').select('id').where('uuid', '=', input.uuid).executeTakeFirst()) throw duplicateUuid(input.uuid);
-      if (await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst()) throw duplicateName(input.name);
-      let parent: ProviderView | undefined;
-      if (input.parentUuid) {
-        parent = await findAndLockProvider(tx, input.parentUuid);
-        if (!parent) throw failure('parent provider UUID does not exist.');
-      }
-      const now = nowIso();
-      const inserted = await tx.db
-        .insertInto('resource_providers')
-        .values({
-          uuid: input.uuid,
-          name: input.name,
-          generation: 0,
-          parent_provider_id: parent?.id ?? null,
-          root_provider_id: parent?.root_provider_id ?? null,
-          created_at: now,
-          updated_at: now,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      if (!parent) await tx.db.updateTable('resource_providers').set({ root_provider_id: inserted.id }).where('id', '=', inserted.id).execute();
-      return (await findProvider(tx, input.uuid))!;
-    });
+    return await transaction(database, (tx) => insertProvider(tx, input));
   } catch (err) {
-    // Two creators raced past the checks above; the loser sees the constraint instead.
+    // Two creators raced past the checks in insertProvider; the loser sees the constraint instead.
     if (isUniqueViolation(err)) {
       const byUuid = await findProvider(database, input.uuid);
       throw byUuid ? duplicateUuid(input.uuid) : duplicateName(input.name);
     }
     throw err;
   }
+}
+
+/** Create a provider inside a caller's transaction (createProvider, and the bare-metal node mirror). */
+export async function insertProvider(tx: Tx, input: NewProvider): Promise<ProviderView> {
+  const failure = (reason: string) => placementError(400, `Unable to create resource provider "${input.name}", ${input.uuid}: ${reason}`);
+  if (input.parentUuid === input.uuid) {
+    throw failure('parent provider UUID cannot be same as UUID. Please set parent provider UUID to None.');
+  }
+  if (await tx.db.selectFrom('resource_providers').select('id').where('uuid', '=', input.uuid).executeTakeFirst()) throw duplicateUuid(input.uuid);
+  if (await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst()) throw duplicateName(input.name);
+  let parent: ProviderView | undefined;
+  if (input.parentUuid) {
+    parent = await findAndLockProvider(tx, input.parentUuid);
+    if (!parent) throw failure('parent provider UUID does not exist.');
+  }
+  const now = nowIso();
+  const inserted = await tx.db
+    .insertInto('resource_providers')
+    .values({
+      uuid: input.uuid,
+      name: input.name,
+      generation: 0,
+      parent_provider_id: parent?.id ?? null,
+      root_provider_id: parent?.root_provider_id ?? null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  if (!parent) await tx.db.updateTable('resource_providers').set({ root_provider_id: inserted.id }).where('id', '=', inserted.id).execute();
+  return (await findProvider(tx, input.uuid))!;
 }
 
 export interface ProviderUpdate {
@@ -263,22 +266,25 @@ async function isInSubtree(db: Db, candidateId: number, subtreeRootId: number): 
 }
 
 export async function deleteProvider(database: Database, uuid: string): Promise<void> {
-  await transaction(database, async (tx) => {
-    const provider = await findAndLockProvider(tx, uuid);
-    if (!provider) throw providerNotFound(uuid, ' for delete');
-    const allocation = await tx.db.selectFrom('allocations').select('id').where('resource_provider_id', '=', provider.id).limit(1).executeTakeFirst();
-    if (allocation) {
-      throw placementError(409, `Unable to delete resource provider ${uuid}: Resource provider has allocations.`, CODES.providerInUse);
-    }
-    const child = await tx.db.selectFrom('resource_providers').select('id').where('parent_provider_id', '=', provider.id).limit(1).executeTakeFirst();
-    if (child) {
-      throw placementError(409, `Unable to delete parent resource provider ${uuid}: It has child resource providers.`, CODES.cannotDeleteParent);
-    }
-    await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).execute();
-    await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
-    await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();
-    // A root points at itself; clear that before the row goes.
-    await tx.db.updateTable('resource_providers').set({ root_provider_id: null }).where('id', '=', provider.id).execute();
-    await tx.db.deleteFrom('resource_providers').where('id', '=', provider.id).execute();
-  });
+  await transaction(database, (tx) => deleteProviderInTx(tx, uuid));
+}
+
+/** Delete a provider inside a caller's transaction (deleteProvider, and the bare-metal node mirror). */
+export async function deleteProviderInTx(tx: Tx, uuid: string): Promise<void> {
+  const provider = await findAndLockProvider(tx, uuid);
+  if (!provider) throw providerNotFound(uuid, ' for delete');
+  const allocation = await tx.db.selectFrom('allocations').select('id').where('resource_provider_id', '=', provider.id).limit(1).executeTakeFirst();
+  if (allocation) {
+    throw placementError(409, `Unable to delete resource provider ${uuid}: Resource provider has allocations.`, CODES.providerInUse);
+  }
+  const child = await tx.db.selectFrom('resource_providers').select('id').where('parent_provider_id', '=', provider.id).limit(1).executeTakeFirst();
+  if (child) {
+    throw placementError(409, `Unable to delete parent resource provider ${uuid}: It has child resource providers.`, CODES.cannotDeleteParent);
+  }
+  await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).execute();
+  await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
+  await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();
+  // A root points at itself; clear that before the row goes.
+  await tx.db.updateTable('resource_providers').set({ root_provider_id: null }).where('id', '=', provider.id).execute();
+  await tx.db.deleteFrom('resource_providers').where('id', '=', provider.id).execute();
 }

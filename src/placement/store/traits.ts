@@ -2,7 +2,7 @@
 // bumps its generation.
 import { nowIso } from '../../core/clock.js';
 import type { Database, Db } from '../../db/database.js';
-import { transaction } from '../../db/transaction.js';
+import { type Tx, transaction } from '../../db/transaction.js';
 import { placementError } from '../errors.js';
 import { idsByName } from './names.js';
 import { type ProviderView, bumpProvider, lockProvider, requireProvider } from './providers.js';
@@ -78,12 +78,17 @@ export async function setProviderTraits(database: Database, uuid: string, names:
   return transaction(database, async (tx) => {
     const provider = await lockProvider(tx, uuid);
     if (clientGeneration !== undefined && clientGeneration !== provider.generation) throw traitsGenerationConflict();
-    const ids = await idsByName(tx.db, 'traits', names);
-    const missing = [...new Set(names)].filter((n) => !ids.has(n));
-    if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}`);
-    await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
-    const rows = [...new Set(ids.values())].map((trait_id) => ({ resource_provider_id: provider.id, trait_id }));
-    if (rows.length) await tx.db.insertInto('resource_provider_traits').values(rows).execute();
-    return bumpProvider(tx, provider);
+    return replaceProviderTraits(tx, provider, names);
   });
+}
+
+/** Replace the traits of a provider locked by the caller's transaction; bumps its generation. */
+export async function replaceProviderTraits(tx: Tx, provider: ProviderView, names: string[]): Promise<number> {
+  const ids = await idsByName(tx.db, 'traits', names);
+  const missing = [...new Set(names)].filter((n) => !ids.has(n));
+  if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}`);
+  await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
+  const rows = [...new Set(ids.values())].map((trait_id) => ({ resource_provider_id: provider.id, trait_id }));
+  if (rows.length) await tx.db.insertInto('resource_provider_traits').values(rows).execute();
+  return bumpProvider(tx, provider);
 }

@@ -1,0 +1,192 @@
+// Bare-metal allocation throughput, end to end: clients POST /v1/allocations and poll until the
+// allocation is active; allocations per second = allocations / wall time. One allot process
+// (in this process, as `allot serve` would run it) per database × backend × concurrency, with
+// fresh nodes each round and no simulated delays. Prints one JSON document.
+//
+//   npm run bench:baremetal
+//   npm run bench:baremetal -- --allocations 300 --concurrency 1,8,32 --dialects sqlite --backends database --sqlite-sync normal
+//
+// PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultConfig } from '../src/config.js';
+import { startAllot } from '../src/server/start.js';
+import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+
+const { values } = parseArgs({
+  options: {
+    allocations: { type: 'string', default: '200' },
+    concurrency: { type: 'string', default: '1,4,16,64' },
+    dialects: { type: 'string', default: 'sqlite,postgres' },
+    backends: { type: 'string', default: 'database,placement' },
+    'sqlite-sync': { type: 'string', default: 'full' },
+  },
+});
+const ALLOCATIONS = Number(values.allocations);
+const CONCURRENCY = values.concurrency!.split(',').map(Number);
+const DIALECTS = values.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
+const BACKENDS = values.backends!.split(',') as Array<'database' | 'placement'>;
+const SQLITE_SYNC = values['sqlite-sync'] as 'full' | 'normal' | 'off';
+
+/** how often the poller asks which allocations are done (the granularity of the client-side latency) */
+const POLL_MS = 5;
+
+const HEADERS = { 'x-openstack-ironic-api-version': '1.82', 'content-type': 'application/json', accept: 'application/json' };
+
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(base + path, { method, headers: HEADERS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Poll one resource until `done` (node set-up only). */
+async function settled(base: string, path: string, done: (b: any) => boolean): Promise<any> {
+  for (;;) {
+    const res = await call(base, 'GET', path);
+    if (done(res.body)) return res.body;
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** `count` nodes of `rc`, taken through manage → provide → power off, `parallel` at a time. */
+async function makeNodes(base: string, rc: string, count: number, parallel = 16): Promise<void> {
+  let next = 0;
+  const idle = (n: any) => n.target_provision_state === null && n.target_power_state === null && n.reservation === null;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        next++;
+        const node = (await call(base, 'POST', '/v1/nodes', { driver: 'fake-hardware', resource_class: rc })).body;
+        for (const [verb, body] of [
+          ['provision', { target: 'manage' }],
+          ['provision', { target: 'provide' }],
+          ['power', { target: 'power off' }],
+        ] as const) {
+          const res = await call(base, 'PUT', `/v1/nodes/${node.uuid}/states/${verb}`, body);
+          if (res.status !== 202) throw new Error(`node setup failed: ${JSON.stringify(res.body)}`);
+          await settled(base, `/v1/nodes/${node.uuid}`, idle);
+        }
+      }
+    }),
+  );
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const round = (n: number) => Math.round(n * 10) / 10;
+
+async function measure(db: string, dialect: string, backend: 'database' | 'placement', concurrency: number) {
+  const running = await startAllot({
+    ...defaultConfig(),
+    db,
+    port: 0,
+    logLevel: 'silent',
+    baremetalBackend: backend,
+    sqliteSync: SQLITE_SYNC,
+    transitionTime: 0,
+    allocationDelay: 0,
+    conductorId: `bench-${process.pid}`,
+    // the worker pool keeps up with the clients; the database pool with the workers
+    allocationWorkers: Math.max(8, Math.min(concurrency, 64)),
+    poolSize: Math.max(10, Math.min(concurrency, 64) + 8),
+  });
+  const base = `${running.urls.main}/baremetal`;
+  try {
+    const rc = `bench-${concurrency}`;
+    await makeNodes(base, rc, ALLOCATIONS);
+    const latencies: number[] = [];
+    const serverSide: number[] = [];
+    // One poller for all clients, so that watching costs the same at every concurrency: it lists
+    // the allocations still `allocating`; a client's allocation missing from that list is done.
+    const waiting = new Map<string, () => void>();
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        if (waiting.size) {
+          const res = await call(base, 'GET', `/v1/allocations?state=allocating&resource_class=${rc}&fields=uuid`);
+          const still = new Set((res.body.allocations as Array<{ uuid: string }>).map((a) => a.uuid));
+          for (const [uuid, resolve] of waiting) if (!still.has(uuid)) resolve();
+        }
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+    })();
+    let started = 0;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (started < ALLOCATIONS) {
+          started++;
+          const t = performance.now();
+          const created = await call(base, 'POST', '/v1/allocations', { resource_class: rc });
+          if (created.status !== 201) throw new Error(`POST failed: ${JSON.stringify(created.body)}`);
+          await new Promise<void>((resolve) => waiting.set(created.body.uuid, resolve));
+          waiting.delete(created.body.uuid);
+          latencies.push(performance.now() - t);
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    polling = false;
+    await poller;
+    const all: Array<{ state: string; created_at: string; updated_at: string }> = [];
+    for (let url: string | undefined = `/v1/allocations?resource_class=${rc}&fields=state,created_at,updated_at`; url; ) {
+      const page: { allocations: typeof all; next?: string } = (await call(base, 'GET', url)).body;
+      all.push(...page.allocations);
+      url = page.next?.slice(base.length);
+    }
+    const failed = all.filter((a) => a.state !== 'active').length;
+    for (const a of all) serverSide.push(Date.parse(a.updated_at) - Date.parse(a.created_at));
+    latencies.sort((a, b) => a - b);
+    serverSide.sort((a, b) => a - b);
+    return {
+      db: dialect,
+      backend,
+      concurrency,
+      allocations: ALLOCATIONS,
+      failed,
+      seconds: round(seconds),
+      allocationsPerSecond: round(ALLOCATIONS / seconds),
+      /** POST sent → client saw `active` (includes up to POLL_MS of polling) */
+      latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1]!) },
+      /** created_at → updated_at of the allocation: the server's own time from accept to active */
+      serverLatencyMs: { p50: percentile(serverSide, 50), p95: percentile(serverSide, 95) },
+    };
+  } finally {
+    await running.close();
+  }
+}
+
+const results = [];
+const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-'));
+const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
+const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
+try {
+  for (const dialect of DIALECTS) {
+    for (const backend of BACKENDS) {
+      for (const concurrency of CONCURRENCY) {
+        const db = dialect === 'sqlite' ? `sqlite:${path.join(dir, `${backend}-${concurrency}.db`)}` : await createTestDatabase(pgAdmin!, 'allot_bench');
+        const result = await measure(db, dialect, backend, concurrency);
+        results.push(result);
+        process.stderr.write(`${JSON.stringify(result)}\n`);
+      }
+    }
+  }
+} finally {
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+console.log(
+  JSON.stringify(
+    {
+      benchmark: 'baremetal-allocations',
+      what: `each client: POST /v1/allocations, wait until it is active (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot process; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}`,
+      loadAverage: os.loadavg().map(round),
+      machine: { cpus: os.cpus().length, node: process.version },
+      results,
+    },
+    null,
+    2,
+  ),
+);

@@ -1,0 +1,189 @@
+// The two allocation backends of the spec, behind one interface the allocation worker and the
+// node writes use:
+//   database   — candidates come from the nodes table; the claim is the node row itself.
+//   placement  — every node is mirrored into allot's own Placement as a resource provider (uuid
+//                and name = the node's uuid) with inventory CUSTOM_<RESOURCE_CLASS>: 1 and the
+//                node's traits; candidates are the providers Placement says have room and the
+//                traits; the claim is a Placement allocation whose consumer is the allocation's
+//                uuid, written in the same transaction as the node and allocation rows. So
+//                Placement usage and node state cannot disagree, and a consumer that claims the
+//                node's provider through the Placement API takes the node out of the pool.
+import { sql } from 'kysely';
+import type { BaremetalBackendName } from '../config.js';
+import { AllotError } from '../core/errors.js';
+import type { Database, Db } from '../db/database.js';
+import type { Tx } from '../db/transaction.js';
+import { idsByName, idByName } from '../placement/store/names.js';
+import { currentInventories, changeInventories } from '../placement/store/inventories.js';
+import { findAndLockProvider, insertProvider, listProviders, deleteProviderInTx } from '../placement/store/providers.js';
+import { readConsumer, replaceAllocationsInTx } from '../placement/store/allocations.js';
+import { providerTraits, replaceProviderTraits, ensureTrait } from '../placement/store/traits.js';
+import { createResourceClass } from '../placement/store/resource-classes.js';
+import { placementResourceClass, STANDARD_TRAITS } from './core.js';
+import type { AllocationRecord } from './store/allocations.js';
+import type { NodeRecord } from './store/nodes.js';
+
+export interface Candidate {
+  id: number;
+  uuid: string;
+  name: string | null;
+}
+
+export type CandidateResult = { nodes: Candidate[] } | { reason: string };
+
+export interface AllocationBackend {
+  readonly name: BaremetalBackendName;
+  /** The nodes an allocation may take now, or why there is none (Ironic's wording). */
+  candidates(db: Db, allocation: AllocationRecord): Promise<CandidateResult>;
+  /** Inside the claim transaction, after the node was re-checked: take it. False: it is taken. */
+  claim(tx: Tx, allocation: AllocationRecord, node: NodeRecord): Promise<boolean>;
+  /** Inside a deallocation transaction: give the allocation's node back. */
+  release(tx: Tx, allocationUuid: string): Promise<void>;
+  /** Before a node write: create what the backend needs by name (Placement classes and traits). */
+  prepare(database: Database, names: { resourceClass?: string | null; traits?: string[] }): Promise<void>;
+  /** Inside a node write (create, resource class or traits changed): mirror the node. */
+  nodeChanged(tx: Tx, node: NodeRecord): Promise<void>;
+  /** Inside a node delete. */
+  nodeDeleted(tx: Tx, nodeUuid: string): Promise<void>;
+  /** Does the backend hold the claim of this allocation (checked when reconciling at start)? */
+  holdsClaim(db: Db, allocationUuid: string): Promise<boolean>;
+}
+
+/** Stage 1, shared: nodes in a state to take an allocation (the spec's filter, without traits). */
+async function eligibleNodes(db: Db, a: AllocationRecord): Promise<Candidate[]> {
+  let q = db.db
+    .selectFrom('baremetal_nodes')
+    .select(['id', 'uuid', 'name'])
+    .where('provision_state', '=', 'available')
+    .where('maintenance', '=', 0)
+    .where('retired', '=', 0)
+    .where('power_state', 'is not', null)
+    .where('instance_uuid', 'is', null)
+    .where('resource_class', '=', a.resource_class ?? '');
+  const candidates = JSON.parse(a.candidate_nodes) as string[];
+  if (candidates.length) q = q.where('uuid', 'in', candidates);
+  if (a.owner !== null) {
+    const owner = a.owner;
+    q = q.where((eb) => eb.or([eb('owner', '=', owner), eb('lessee', '=', owner)]));
+  }
+  return q.orderBy('id').execute();
+}
+
+function noneMatch(a: AllocationRecord): { reason: string } {
+  const candidates = JSON.parse(a.candidate_nodes) as string[];
+  return {
+    reason: candidates.length
+      ? `none of the requested nodes are available and match the resource class ${a.resource_class}`
+      : `no available nodes match the resource class ${a.resource_class}`,
+  };
+}
+
+const noTraits = (a: AllocationRecord) => ({ reason: `no suitable nodes have the requested traits ${a.traits.join(', ')}` });
+
+export const databaseBackend: AllocationBackend = {
+  name: 'database',
+  async candidates(db, a) {
+    const eligible = await eligibleNodes(db, a);
+    if (!eligible.length) return noneMatch(a);
+    if (!a.traits.length) return { nodes: eligible };
+    const withTraits = new Set(
+      (
+        await db.db
+          .selectFrom('baremetal_node_traits')
+          .select('node_id')
+          .where('trait', 'in', a.traits)
+          .where(
+            'node_id',
+            'in',
+            eligible.map((n) => n.id),
+          )
+          .groupBy('node_id')
+          .having(sql<number>`count(*)`, '=', a.traits.length)
+          .execute()
+      ).map((r) => r.node_id),
+    );
+    const nodes = eligible.filter((n) => withTraits.has(n.id));
+    return nodes.length ? { nodes } : noTraits(a);
+  },
+  async claim() {
+    return true; // the node row's compare-and-set is the claim
+  },
+  async release() {},
+  async prepare() {},
+  async nodeChanged() {},
+  async nodeDeleted() {},
+  async holdsClaim() {
+    return true;
+  },
+};
+
+/** Placement's stand-in project and user for bare-metal claims without an owner. */
+const PLACEMENT_USER = 'allot-baremetal';
+
+export const placementBackend: AllocationBackend = {
+  name: 'placement',
+  async candidates(db, a) {
+    const eligible = await eligibleNodes(db, a);
+    if (!eligible.length) return noneMatch(a);
+    const classId = await idByName(db.db, 'resource_classes', placementResourceClass(a.resource_class ?? ''));
+    const traitIds = await idsByName(db.db, 'traits', a.traits);
+    // A trait Placement does not know is a trait no provider has.
+    if (classId === undefined) return noneMatch(a);
+    if (traitIds.size < new Set(a.traits).size) return noTraits(a);
+    const roomy = await listProviders(db, { resources: new Map([[classId, 1]]), requiredTraits: [...traitIds.values()] });
+    const uuids = new Set(roomy.map((p) => p.uuid));
+    const nodes = eligible.filter((n) => uuids.has(n.uuid));
+    if (nodes.length) return { nodes };
+    return a.traits.length ? noTraits(a) : noneMatch(a);
+  },
+  async claim(tx, a, node) {
+    try {
+      await replaceAllocationsInTx(tx, [
+        {
+          consumerUuid: a.uuid,
+          allocations: new Map([[node.uuid, new Map([[placementResourceClass(node.resource_class ?? ''), 1]])]]),
+          projectId: a.owner ?? PLACEMENT_USER,
+          userId: PLACEMENT_USER,
+          generation: null,
+        },
+      ]);
+      return true;
+    } catch (err) {
+      // no room (someone holds the provider), no provider, or a consumer of that uuid exists
+      if (err instanceof AllotError && (err.status === 409 || err.status === 400)) return false;
+      throw err;
+    }
+  },
+  async release(tx, allocationUuid) {
+    await replaceAllocationsInTx(tx, [{ consumerUuid: allocationUuid, allocations: new Map(), projectId: PLACEMENT_USER, userId: PLACEMENT_USER }]);
+  },
+  async prepare(database, names) {
+    if (names.resourceClass) await createResourceClass(database, placementResourceClass(names.resourceClass), true);
+    for (const trait of names.traits ?? []) if (!STANDARD_TRAITS.includes(trait)) await ensureTrait(database, trait);
+  },
+  async nodeChanged(tx, node) {
+    let provider = await findAndLockProvider(tx, node.uuid);
+    if (!provider) provider = await insertProvider(tx, { uuid: node.uuid, name: node.uuid, parentUuid: null });
+    const wanted = node.resource_class ? placementResourceClass(node.resource_class) : null;
+    const current = await currentInventories(tx, provider.id);
+    if (current.size !== (wanted ? 1 : 0) || (wanted !== null && !current.has(wanted))) {
+      const inventories = new Map(
+        wanted ? [[wanted, { total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1 }]] : [],
+      );
+      await changeInventories(tx, provider, { kind: 'replace-all', inventories });
+      provider = (await findAndLockProvider(tx, node.uuid))!;
+    }
+    const traits = await providerTraits(tx, provider.id);
+    if (traits.join(',') !== [...node.traits].sort().join(',')) await replaceProviderTraits(tx, provider, node.traits);
+  },
+  async nodeDeleted(tx, nodeUuid) {
+    if (await findAndLockProvider(tx, nodeUuid)) await deleteProviderInTx(tx, nodeUuid);
+  },
+  async holdsClaim(db, allocationUuid) {
+    return (await readConsumer(db, allocationUuid)) !== null;
+  },
+};
+
+export function backendNamed(name: BaremetalBackendName): AllocationBackend {
+  return name === 'placement' ? placementBackend : databaseBackend;
+}

@@ -1,0 +1,83 @@
+// This process as a conductor: it registers with a heartbeat, resumes its own unfinished work on
+// start, and periodically takes over the work of dead conductors (offline, or silent longer than
+// the heartbeat timeout) with one compare-and-set per item:
+//   UPDATE baremetal_allocations SET conductor_affinity = <me> WHERE id = ? AND conductor_affinity = <dead>
+//   UPDATE baremetal_nodes SET reservation = <me> WHERE id = ? AND reservation = <dead>
+// Only the winner of each compare-and-set resumes the item, so no work is done twice.
+import type { Logger } from 'pino';
+import type { BaremetalRuntime } from './runtime.js';
+import { orphanedAllocations, ownAllocating, takeOverAllocation } from './store/allocations.js';
+import { aliveConductors, heartbeat, orphanedReservations, ownReservations, takeOverReservation, unregisterConductor } from './store/conductors.js';
+
+export class ConductorTasks {
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private takeoverTimer: NodeJS.Timeout | null = null;
+  private current: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly rt: BaremetalRuntime,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.rt.ensureRegistered();
+    await this.resumeOwn();
+    const { heartbeatInterval, takeoverInterval } = this.rt.config;
+    this.heartbeatTimer = setInterval(() => this.serially(() => heartbeat(this.rt.database, this.rt.conductorId), 'heartbeat'), heartbeatInterval);
+    if (takeoverInterval > 0) {
+      this.takeoverTimer = setInterval(() => this.serially(() => this.takeOver(), 'take-over'), takeoverInterval);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    if (this.takeoverTimer) clearInterval(this.takeoverTimer);
+    await this.current;
+  }
+
+  /** After the workers stopped: tell the others they may take over now instead of after the timeout. */
+  async unregister(): Promise<void> {
+    await unregisterConductor(this.rt.database, this.rt.conductorId);
+  }
+
+  /** Periodic tasks run one at a time and never overlap a stop. */
+  private serially(task: () => Promise<unknown>, what: string): void {
+    if (this.stopped) return;
+    this.current = this.current.then(() => (this.stopped ? undefined : task())).catch((err) => this.log.error({ err }, `${what} failed`));
+  }
+
+  /** On start: allocations left `allocating` with our affinity, nodes whose lock we hold. */
+  private async resumeOwn(): Promise<void> {
+    const allocations = await ownAllocating(this.rt.database, this.rt.conductorId);
+    for (const id of allocations) this.rt.allocations.enqueue(id);
+    const nodes = await ownReservations(this.rt.database, this.rt.conductorId);
+    // a lock we held for an allocation is stale now (the allocation is retried from scratch);
+    // one held for a transition is finished: completeTransition handles both
+    for (const id of nodes) this.rt.transitions.schedule(id);
+    if (allocations.length || nodes.length) this.log.info({ allocations: allocations.length, nodes: nodes.length }, 'resumed own unfinished work');
+  }
+
+  /** One take-over pass. Public so that tests and `allot` tooling can run it on demand. */
+  async takeOver(): Promise<{ allocations: number; nodes: number }> {
+    const me = this.rt.conductorId;
+    const alive = [...new Set([...(await aliveConductors(this.rt.database, this.rt.config.heartbeatTimeout)), me])];
+    let allocations = 0;
+    for (const orphan of await orphanedAllocations(this.rt.database, alive)) {
+      if (await takeOverAllocation(this.rt.database, orphan.id, orphan.conductor_affinity, me)) {
+        allocations++;
+        this.rt.allocations.enqueue(orphan.id);
+      }
+    }
+    let nodes = 0;
+    for (const orphan of await orphanedReservations(this.rt.database, alive)) {
+      if (await takeOverReservation(this.rt.database, orphan.id, orphan.reservation, me)) {
+        nodes++;
+        this.rt.transitions.schedule(orphan.id);
+      }
+    }
+    if (allocations || nodes) this.log.info({ allocations, nodes }, 'took over work of dead conductors');
+    return { allocations, nodes };
+  }
+}

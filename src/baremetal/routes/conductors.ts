@@ -1,0 +1,40 @@
+// /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
+import { nowMs } from '../../core/clock.js';
+import { notFound } from '../errors.js';
+import type { Endpoint, IronicRequest } from '../http.js';
+import { type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
+import type { BaremetalContext } from './common.js';
+import { ironicTime } from '../views.js';
+
+type E = Endpoint<BaremetalContext>;
+const SINCE = { since: '1.49' } as const;
+
+function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
+  const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= nowMs() - ctx.rt.config.heartbeatTimeout;
+  const out: Record<string, unknown> = { hostname: c.hostname, conductor_group: '', alive };
+  if (detail) Object.assign(out, { drivers: ['fake-hardware'], created_at: ironicTime(c.created_at), updated_at: ironicTime(c.heartbeat_at) });
+  out.links = [
+    { href: `${req.baseUrl}/v1/conductors/${c.hostname}`, rel: 'self' },
+    { href: `${req.baseUrl}/conductors/${c.hostname}`, rel: 'bookmark' },
+  ];
+  return out;
+}
+
+export const list: E = {
+  ...SINCE,
+  async handle(req, ctx) {
+    const args = req.queryArgs(['detail']);
+    const detail = args.detail !== undefined && ['1', 't', 'true', 'on', 'y', 'yes'].includes(args.detail.toLowerCase());
+    return { body: { conductors: (await listConductors(ctx.rt.database)).map((c) => view(c, req, ctx, detail)) } };
+  },
+};
+
+export const show: E = {
+  ...SINCE,
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    const c = await findConductor(ctx.rt.database, req.param('hostname'));
+    if (!c) throw notFound(`Conductor ${req.param('hostname')} could not be found.`);
+    return { body: view(c, req, ctx, true) };
+  },
+};

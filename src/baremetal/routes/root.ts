@@ -1,0 +1,52 @@
+// GET / (the version document; no negotiation) and GET /v1 (the resources of v1).
+import type { Endpoint } from '../http.js';
+import { MAX_VERSION, MIN_VERSION } from '../microversion.js';
+import type { BaremetalContext } from './common.js';
+
+const version = (base: string) => ({
+  id: 'v1',
+  links: [{ href: `${base}/v1/`, rel: 'self' }],
+  status: 'CURRENT',
+  min_version: MIN_VERSION,
+  version: MAX_VERSION,
+});
+
+export const root: Endpoint<BaremetalContext> = {
+  unversioned: true,
+  async handle(req) {
+    req.queryArgs([]);
+    return {
+      body: {
+        name: 'OpenStack Ironic API',
+        description: 'allot: an Ironic-compatible bare-metal API for nodes and their allocation.',
+        default_version: version(req.baseUrl),
+        versions: [version(req.baseUrl)],
+      },
+    };
+  },
+};
+
+const links = (base: string, kind: string) => [
+  { href: `${base}/v1/${kind}/`, rel: 'self' },
+  { href: `${base}/${kind}/`, rel: 'bookmark' },
+];
+
+export const v1: Endpoint<BaremetalContext> = {
+  async handle(req) {
+    req.queryArgs([]);
+    const base = req.baseUrl;
+    const body: Record<string, unknown> = {
+      id: 'v1',
+      links: [
+        { href: `${base}/v1/`, rel: 'self' },
+        { href: 'https://docs.openstack.org/ironic/latest/contributor/webapi.html', rel: 'describedby', type: 'text/html' },
+      ],
+      media_types: { base: 'application/json', type: 'application/vnd.openstack.ironic.v1+json' },
+      nodes: links(base, 'nodes'),
+    };
+    if (req.mv.atLeast('1.49')) body.conductors = links(base, 'conductors');
+    if (req.mv.atLeast('1.52')) body.allocations = links(base, 'allocations');
+    body.version = version(base);
+    return { body };
+  },
+};

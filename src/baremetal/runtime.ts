@@ -1,0 +1,80 @@
+// One process's bare-metal machinery, shared by the HTTP routes and the background worker: the
+// conductor identity, the allocation backend, the allocation queue, the transition timers and
+// the heartbeat/take-over tasks. Created on first use per set of services (the API is mounted
+// before the workers start, possibly on several ports).
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { BackgroundWorker } from '../server/workers.js';
+import type { Services } from '../server/services.js';
+import { AllocationWorker } from './allocation-worker.js';
+import { type AllocationBackend, backendNamed } from './backend.js';
+import { ConductorTasks } from './conductor.js';
+import { reconcileMirror } from './mirror.js';
+import { registerConductor } from './store/conductors.js';
+import { TransitionTimers } from './transitions.js';
+
+export class BaremetalRuntime {
+  readonly database: Database;
+  readonly config: Config;
+  readonly log: Logger;
+  readonly conductorId: string;
+  readonly backend: AllocationBackend;
+  readonly allocations: AllocationWorker;
+  readonly transitions: TransitionTimers;
+  readonly conductor: ConductorTasks;
+  private registered: Promise<void> | null = null;
+
+  constructor(services: Services) {
+    this.database = services.database;
+    this.config = services.config;
+    this.log = services.log.child({ api: 'baremetal', conductor: services.config.conductorId });
+    this.conductorId = services.config.conductorId;
+    this.backend = backendNamed(services.config.baremetalBackend);
+    this.allocations = new AllocationWorker(this, this.log);
+    this.transitions = new TransitionTimers(this, this.log);
+    this.conductor = new ConductorTasks(this, this.log);
+  }
+
+  /** Register as a conductor (once) before accepting work under our name. */
+  ensureRegistered(): Promise<void> {
+    this.registered ??= registerConductor(this.database, this.conductorId).catch((err) => {
+      this.registered = null;
+      throw err;
+    });
+    return this.registered;
+  }
+
+  /** The background worker `allot serve` runs (see src/server/workers.ts). */
+  worker(): BackgroundWorker {
+    let started: Promise<void> | null = null;
+    return {
+      name: 'baremetal-conductor',
+      start: () => {
+        started = (async () => {
+          if (this.backend.name === 'placement') await reconcileMirror(this);
+          await this.conductor.start();
+          this.log.info({ backend: this.backend.name }, 'bare-metal conductor started');
+        })().catch((err) => this.log.error({ err }, 'bare-metal conductor failed to start'));
+      },
+      stop: async () => {
+        await started;
+        await this.conductor.stop();
+        await this.allocations.stop();
+        await this.transitions.stop();
+        await this.conductor.unregister().catch((err) => this.log.warn({ err }, 'could not unregister the conductor'));
+      },
+    };
+  }
+}
+
+const runtimes = new WeakMap<Services, BaremetalRuntime>();
+
+export function baremetalRuntime(services: Services): BaremetalRuntime {
+  let rt = runtimes.get(services);
+  if (!rt) {
+    rt = new BaremetalRuntime(services);
+    runtimes.set(services, rt);
+  }
+  return rt;
+}

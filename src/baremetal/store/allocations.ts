@@ -1,0 +1,144 @@
+// SQL for bare-metal allocations and their requested traits. Every write a worker makes to an
+// allocation is guarded by `conductor_affinity = <me>` (the spec's "HA and take over"), so a
+// conductor that lost the allocation to a take-over can never overwrite the new owner's work.
+import type { Insertable, Kysely } from 'kysely';
+import { nowIso } from '../../core/clock.js';
+import { isUuid, normalizeUuid } from '../../core/uuid.js';
+import type { Db } from '../../db/database.js';
+import type { BaremetalAllocationRow, BaremetalAllocationTable, Schema } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
+import { type Page, applyPage } from './paging.js';
+
+export type AllocationState = 'allocating' | 'active' | 'error';
+export const ALLOCATION_STATES: readonly AllocationState[] = ['allocating', 'active', 'error'];
+
+export interface AllocationRecord extends BaremetalAllocationRow {
+  traits: string[];
+  node_uuid: string | null;
+}
+
+function selectAllocations(db: Kysely<Schema>) {
+  return db.selectFrom('baremetal_allocations as t').leftJoin('baremetal_nodes as n', 'n.id', 't.node_id').selectAll('t').select('n.uuid as node_uuid');
+}
+
+async function withTraits(db: Db, rows: Array<BaremetalAllocationRow & { node_uuid: string | null }>): Promise<AllocationRecord[]> {
+  if (rows.length === 0) return [];
+  const traits = new Map<number, string[]>();
+  const ids = rows.map((r) => r.id);
+  for (let i = 0; i < ids.length; i += 500) {
+    const found = await db.db
+      .selectFrom('baremetal_allocation_traits')
+      .select(['allocation_id', 'trait'])
+      .where('allocation_id', 'in', ids.slice(i, i + 500))
+      .orderBy('trait')
+      .execute();
+    for (const r of found) traits.set(r.allocation_id, [...(traits.get(r.allocation_id) ?? []), r.trait]);
+  }
+  return rows.map((r) => ({ ...r, traits: traits.get(r.id) ?? [] }));
+}
+
+/** An allocation by uuid (any spelling of one) or by name. */
+export async function findAllocation(db: Db, ident: string): Promise<AllocationRecord | undefined> {
+  const q = selectAllocations(db.db);
+  const row = await (isUuid(ident) ? q.where('t.uuid', '=', normalizeUuid(ident)) : q.where('t.name', '=', ident)).executeTakeFirst();
+  return row ? (await withTraits(db, [row]))[0] : undefined;
+}
+
+export async function findAllocationById(db: Db, id: number): Promise<AllocationRecord | undefined> {
+  const row = await selectAllocations(db.db).where('t.id', '=', id).executeTakeFirst();
+  return row ? (await withTraits(db, [row]))[0] : undefined;
+}
+
+/** The allocation, its row locked until commit on PostgreSQL. */
+export async function lockAllocation(tx: Tx, ident: string | number): Promise<AllocationRecord | undefined> {
+  if (tx.dialect === 'postgres') {
+    let q = tx.db.selectFrom('baremetal_allocations').select('id');
+    q = typeof ident === 'number' ? q.where('id', '=', ident) : isUuid(ident) ? q.where('uuid', '=', normalizeUuid(ident)) : q.where('name', '=', ident);
+    const locked = await q.forUpdate().executeTakeFirst();
+    if (!locked) return undefined;
+    return findAllocationById(tx, locked.id);
+  }
+  return typeof ident === 'number' ? findAllocationById(tx, ident) : findAllocation(tx, ident);
+}
+
+export interface AllocationFilters {
+  state?: string;
+  resourceClass?: string;
+  nodeId?: number;
+  owner?: string;
+}
+
+export async function listAllocations(db: Db, f: AllocationFilters, page: Page): Promise<AllocationRecord[]> {
+  let q = selectAllocations(db.db);
+  if (f.state !== undefined) q = q.where('t.state', '=', f.state);
+  if (f.resourceClass !== undefined) q = q.where('t.resource_class', '=', f.resourceClass);
+  if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
+  if (f.owner !== undefined) q = q.where('t.owner', '=', f.owner);
+  return withTraits(db, await applyPage(q, page).execute());
+}
+
+export async function insertAllocation(tx: Tx, values: Insertable<BaremetalAllocationTable>, traits: string[]): Promise<number> {
+  const row = await tx.db.insertInto('baremetal_allocations').values(values).returning('id').executeTakeFirstOrThrow();
+  const unique = [...new Set(traits)];
+  if (unique.length) await tx.db.insertInto('baremetal_allocation_traits').values(unique.map((trait) => ({ allocation_id: row.id, trait }))).execute();
+  return row.id;
+}
+
+export async function deleteAllocationRow(tx: Tx, id: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_allocation_traits').where('allocation_id', '=', id).execute();
+  await tx.db.deleteFrom('baremetal_allocations').where('id', '=', id).execute();
+}
+
+/**
+ * Finish an allocation this conductor works: `UPDATE … WHERE id = ? AND conductor_affinity = <me>
+ * AND state = 'allocating'`. False when the allocation was deleted or taken over meanwhile.
+ */
+export async function finishAllocation(
+  db: Db,
+  id: number,
+  conductor: string,
+  outcome: { state: 'active'; nodeId: number } | { state: 'error'; lastError: string },
+): Promise<boolean> {
+  const changes =
+    outcome.state === 'active'
+      ? { state: 'active', node_id: outcome.nodeId, last_error: null, updated_at: nowIso() }
+      : { state: 'error', node_id: null, last_error: outcome.lastError, updated_at: nowIso() };
+  const result = await db.db
+    .updateTable('baremetal_allocations')
+    .set(changes)
+    .where('id', '=', id)
+    .where('conductor_affinity', '=', conductor)
+    .where('state', '=', 'allocating')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** ids of this conductor's unfinished allocations, oldest first (resumed at start). */
+export async function ownAllocating(db: Db, conductor: string): Promise<number[]> {
+  const rows = await db.db
+    .selectFrom('baremetal_allocations')
+    .select('id')
+    .where('state', '=', 'allocating')
+    .where('conductor_affinity', '=', conductor)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Unfinished allocations whose conductor is not among `alive`. */
+export async function orphanedAllocations(db: Db, alive: string[]): Promise<Array<{ id: number; conductor_affinity: string | null }>> {
+  let q = db.db.selectFrom('baremetal_allocations').select(['id', 'conductor_affinity']).where('state', '=', 'allocating');
+  if (alive.length) q = q.where((eb) => eb.or([eb('conductor_affinity', 'is', null), eb('conductor_affinity', 'not in', alive)]));
+  return q.orderBy('id').execute();
+}
+
+/**
+ * The take-over compare-and-set of the spec:
+ * `UPDATE allocations SET conductor_affinity = <me> WHERE id = ? AND conductor_affinity = <dead>`.
+ * True when this conductor now owns the allocation; false when another one was faster.
+ */
+export async function takeOverAllocation(db: Db, id: number, dead: string | null, me: string): Promise<boolean> {
+  const q = db.db.updateTable('baremetal_allocations').set({ conductor_affinity: me }).where('id', '=', id).where('state', '=', 'allocating');
+  const result = await (dead === null ? q.where('conductor_affinity', 'is', null) : q.where('conductor_affinity', '=', dead)).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

@@ -1,0 +1,77 @@
+// SQL for conductors: every allot process registers itself and writes a heartbeat; a conductor
+// that is offline or whose heartbeat is older than the timeout is dead, and its work is taken over.
+import { nowIso, nowMs } from '../../core/clock.js';
+import type { Db } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/sql-helpers.js';
+
+export interface ConductorRow {
+  hostname: string;
+  online: number;
+  heartbeat_at: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+/** Register (or re-register after a restart) as online with a fresh heartbeat. */
+export async function registerConductor(db: Db, hostname: string): Promise<void> {
+  const now = nowIso();
+  const updated = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 1) return;
+  try {
+    await db.db.insertInto('baremetal_conductors').values({ hostname, online: 1, heartbeat_at: now, created_at: now, updated_at: null }).execute();
+  } catch (err) {
+    // another process with the same --conductor-id registered at the same instant
+    if (!isUniqueViolation(err)) throw err;
+    await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).execute();
+  }
+}
+
+export async function heartbeat(db: Db, hostname: string): Promise<void> {
+  const now = nowIso();
+  const result = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
+  // our row is gone (an operator cleaned the table): register again rather than beat into nothing
+  if (Number(result.numUpdatedRows) === 0) await registerConductor(db, hostname);
+}
+
+/** A graceful stop: the others may take over at once instead of waiting for the timeout. */
+export async function unregisterConductor(db: Db, hostname: string): Promise<void> {
+  await db.db.updateTable('baremetal_conductors').set({ online: 0, updated_at: nowIso() }).where('hostname', '=', hostname).execute();
+}
+
+/** Hostnames of the conductors alive now: online, with a heartbeat within `timeoutMs`. */
+export async function aliveConductors(db: Db, timeoutMs: number): Promise<string[]> {
+  const cutoff = new Date(nowMs() - timeoutMs).toISOString();
+  const rows = await db.db.selectFrom('baremetal_conductors').select('hostname').where('online', '=', 1).where('heartbeat_at', '>=', cutoff).orderBy('hostname').execute();
+  return rows.map((r) => r.hostname);
+}
+
+export async function listConductors(db: Db): Promise<ConductorRow[]> {
+  return db.db.selectFrom('baremetal_conductors').select(['hostname', 'online', 'heartbeat_at', 'created_at', 'updated_at']).orderBy('hostname').execute();
+}
+
+export async function findConductor(db: Db, hostname: string): Promise<ConductorRow | undefined> {
+  return db.db
+    .selectFrom('baremetal_conductors')
+    .select(['hostname', 'online', 'heartbeat_at', 'created_at', 'updated_at'])
+    .where('hostname', '=', hostname)
+    .executeTakeFirst();
+}
+
+/** Nodes locked by a conductor that is not alive: their id and the dead holder. */
+export async function orphanedReservations(db: Db, alive: string[]): Promise<Array<{ id: number; reservation: string }>> {
+  let q = db.db.selectFrom('baremetal_nodes').select(['id', 'reservation']).where('reservation', 'is not', null);
+  if (alive.length) q = q.where('reservation', 'not in', alive);
+  return (await q.orderBy('id').execute()) as Array<{ id: number; reservation: string }>;
+}
+
+/** The node-lock version of the take-over compare-and-set. */
+export async function takeOverReservation(db: Db, nodeId: number, dead: string, me: string): Promise<boolean> {
+  const result = await db.db.updateTable('baremetal_nodes').set({ reservation: me }).where('id', '=', nodeId).where('reservation', '=', dead).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Nodes whose lock this conductor holds (resumed at start: a transition to finish or a stale lock). */
+export async function ownReservations(db: Db, me: string): Promise<number[]> {
+  const rows = await db.db.selectFrom('baremetal_nodes').select('id').where('reservation', '=', me).orderBy('id').execute();
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,160 @@
+// SQL for bare-metal nodes and their traits. A node is read with its traits and the uuid of its
+// allocation (the API shows `allocation_uuid`, the table holds `allocation_id`).
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { BaremetalNodeRow, BaremetalNodeTable, Schema } from '../../db/schema.js';
+import type { Tx } from '../../db/transaction.js';
+import { isUuid, normalizeUuid } from '../../core/uuid.js';
+import { type Page, applyPage } from './paging.js';
+import type { Insertable, Kysely, Updateable } from 'kysely';
+
+export interface NodeRecord extends BaremetalNodeRow {
+  traits: string[];
+  allocation_uuid: string | null;
+}
+
+export type NodeChanges = Updateable<BaremetalNodeTable>;
+export type NewNode = Insertable<BaremetalNodeTable>;
+
+function selectNodes(db: Kysely<Schema>) {
+  return db.selectFrom('baremetal_nodes as t').leftJoin('baremetal_allocations as a', 'a.id', 't.allocation_id').selectAll('t').select('a.uuid as allocation_uuid');
+}
+
+async function withTraits(db: Db, rows: Array<BaremetalNodeRow & { allocation_uuid: string | null }>): Promise<NodeRecord[]> {
+  if (rows.length === 0) return [];
+  const traits = await traitsOf(db, rows.map((r) => r.id));
+  return rows.map((r) => ({ ...r, traits: traits.get(r.id) ?? [] }));
+}
+
+/** node id → its traits, sorted */
+export async function traitsOf(db: Db, nodeIds: number[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  for (let i = 0; i < nodeIds.length; i += 500) {
+    const rows = await db.db
+      .selectFrom('baremetal_node_traits')
+      .select(['node_id', 'trait'])
+      .where('node_id', 'in', nodeIds.slice(i, i + 500))
+      .orderBy('trait')
+      .execute();
+    for (const r of rows) out.set(r.node_id, [...(out.get(r.node_id) ?? []), r.trait]);
+  }
+  return out;
+}
+
+/** A node by uuid (any spelling of one) or by name. */
+export async function findNode(db: Db, ident: string): Promise<NodeRecord | undefined> {
+  const q = selectNodes(db.db);
+  const row = await (isUuid(ident) ? q.where('t.uuid', '=', normalizeUuid(ident)) : q.where('t.name', '=', ident)).executeTakeFirst();
+  return row ? (await withTraits(db, [row]))[0] : undefined;
+}
+
+export async function findNodeById(db: Db, id: number): Promise<NodeRecord | undefined> {
+  const row = await selectNodes(db.db).where('t.id', '=', id).executeTakeFirst();
+  return row ? (await withTraits(db, [row]))[0] : undefined;
+}
+
+/**
+ * Inside a write: the node, its row locked until commit on PostgreSQL (SQLite's BEGIN IMMEDIATE
+ * already excludes every other writer), read after the lock so it is current.
+ */
+export async function lockNode(tx: Tx, ident: string | number): Promise<NodeRecord | undefined> {
+  if (tx.dialect === 'postgres') {
+    let q = tx.db.selectFrom('baremetal_nodes').select('id');
+    q = typeof ident === 'number' ? q.where('id', '=', ident) : isUuid(ident) ? q.where('uuid', '=', normalizeUuid(ident)) : q.where('name', '=', ident);
+    const locked = await q.forUpdate().executeTakeFirst();
+    if (!locked) return undefined;
+    return findNodeById(tx, locked.id);
+  }
+  return typeof ident === 'number' ? findNodeById(tx, ident) : findNode(tx, ident);
+}
+
+/** uuids (or names) → node id and uuid, for the idents that exist. */
+export async function resolveNodes(db: Db, idents: string[]): Promise<Map<string, { id: number; uuid: string }>> {
+  const uuids = idents.filter(isUuid).map(normalizeUuid);
+  const names = idents.filter((i) => !isUuid(i));
+  const out = new Map<string, { id: number; uuid: string }>();
+  if (uuids.length) {
+    for (const r of await db.db.selectFrom('baremetal_nodes').select(['id', 'uuid']).where('uuid', 'in', uuids).execute()) out.set(r.uuid, r);
+  }
+  if (names.length) {
+    for (const r of await db.db.selectFrom('baremetal_nodes').select(['id', 'uuid', 'name']).where('name', 'in', names).execute()) out.set(r.name!, r);
+  }
+  // uuids may have been given in another spelling
+  for (const ident of idents) if (isUuid(ident) && !out.has(ident) && out.has(normalizeUuid(ident))) out.set(ident, out.get(normalizeUuid(ident))!);
+  return out;
+}
+
+export interface NodeFilters {
+  instanceUuid?: string;
+  maintenance?: boolean;
+  associated?: boolean;
+  provisionState?: string;
+  driver?: string;
+  resourceClass?: string;
+  conductorGroup?: string;
+  fault?: string;
+  owner?: string;
+  lessee?: string;
+  descriptionContains?: string;
+  retired?: boolean;
+  shards?: string[];
+  sharded?: boolean;
+  /** no node (the conductor filter named a conductor that is not alive) */
+  none?: boolean;
+}
+
+export async function listNodes(db: Db, f: NodeFilters, page: Page): Promise<NodeRecord[]> {
+  let q = selectNodes(db.db);
+  if (f.none) return [];
+  if (f.instanceUuid !== undefined) q = q.where('t.instance_uuid', '=', f.instanceUuid);
+  if (f.maintenance !== undefined) q = q.where('t.maintenance', '=', f.maintenance ? 1 : 0);
+  if (f.associated !== undefined) q = q.where('t.instance_uuid', f.associated ? 'is not' : 'is', null);
+  if (f.provisionState !== undefined) q = q.where('t.provision_state', '=', f.provisionState);
+  if (f.driver !== undefined) q = q.where('t.driver', '=', f.driver);
+  if (f.resourceClass !== undefined) q = q.where('t.resource_class', '=', f.resourceClass);
+  if (f.conductorGroup !== undefined) q = q.where('t.conductor_group', '=', f.conductorGroup.toLowerCase());
+  if (f.fault !== undefined) q = q.where('t.fault', '=', f.fault);
+  if (f.owner !== undefined) q = q.where('t.owner', '=', f.owner);
+  if (f.lessee !== undefined) q = q.where('t.lessee', '=', f.lessee);
+  if (f.retired !== undefined) q = q.where('t.retired', '=', f.retired ? 1 : 0);
+  if (f.shards !== undefined) q = q.where('t.shard', 'in', f.shards.length ? f.shards : ['']);
+  if (f.sharded !== undefined) q = q.where('t.shard', f.sharded ? 'is not' : 'is', null);
+  if (f.descriptionContains !== undefined) {
+    // instr() on SQLite, strpos() on PostgreSQL: a substring test without LIKE's wildcards
+    const fn = db.dialect === 'postgres' ? sql`strpos` : sql`instr`;
+    q = q.where(sql<boolean>`${fn}(t.description, ${f.descriptionContains}) > 0`);
+  }
+  return withTraits(db, await applyPage(q, page).execute());
+}
+
+export async function insertNode(tx: Tx, values: NewNode, traits: string[]): Promise<number> {
+  const row = await tx.db.insertInto('baremetal_nodes').values(values).returning('id').executeTakeFirstOrThrow();
+  await writeTraits(tx, row.id, traits);
+  return row.id;
+}
+
+export async function updateNode(tx: Tx, id: number, changes: NodeChanges): Promise<void> {
+  if (Object.keys(changes).length) await tx.db.updateTable('baremetal_nodes').set(changes).where('id', '=', id).execute();
+}
+
+export async function replaceNodeTraits(tx: Tx, id: number, traits: string[]): Promise<void> {
+  await tx.db.deleteFrom('baremetal_node_traits').where('node_id', '=', id).execute();
+  await writeTraits(tx, id, traits);
+}
+
+async function writeTraits(tx: Tx, id: number, traits: string[]): Promise<void> {
+  const unique = [...new Set(traits)];
+  if (unique.length) await tx.db.insertInto('baremetal_node_traits').values(unique.map((trait) => ({ node_id: id, trait }))).execute();
+}
+
+export async function deleteNodeRow(tx: Tx, id: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_node_traits').where('node_id', '=', id).execute();
+  await tx.db.deleteFrom('baremetal_nodes').where('id', '=', id).execute();
+}
+
+/** Is this instance uuid set on a node other than `exceptNodeId`? */
+export async function instanceUuidTaken(db: Db, instanceUuid: string, exceptNodeId?: number): Promise<boolean> {
+  let q = db.db.selectFrom('baremetal_nodes').select('id').where('instance_uuid', '=', instanceUuid);
+  if (exceptNodeId !== undefined) q = q.where('id', '<>', exceptNodeId);
+  return (await q.executeTakeFirst()) !== undefined;
+}

@@ -1,0 +1,173 @@
+// How nodes and allocations look on the wire at a microversion: which fields exist (a field table
+// keyed by the version that introduced each), their order (Ironic's), links, and `fields`
+// selection. Pure formatting of rows the store read.
+import type { Microversion } from '../core/microversion.js';
+import { badRequest, notAcceptable } from './errors.js';
+import type { AllocationRecord } from './store/allocations.js';
+import type { NodeRecord } from './store/nodes.js';
+
+/** fake-hardware's hardware interfaces: the default first, then the others it can be given. */
+export const INTERFACES: Record<string, readonly string[]> = {
+  bios_interface: ['fake', 'no-bios'],
+  boot_interface: ['fake'],
+  console_interface: ['fake', 'no-console'],
+  deploy_interface: ['fake'],
+  inspect_interface: ['fake', 'no-inspect'],
+  management_interface: ['fake'],
+  network_interface: ['noop'],
+  power_interface: ['fake'],
+  raid_interface: ['fake', 'no-raid'],
+  rescue_interface: ['fake', 'no-rescue'],
+  storage_interface: ['noop'],
+  vendor_interface: ['fake', 'no-vendor'],
+};
+
+const json = (text: string): unknown => JSON.parse(text);
+/** Timestamps as Ironic writes them: microseconds and an explicit UTC offset. */
+export const ironicTime = (iso: string | null): string | null => (iso === null ? null : iso.replace(/(\.\d{3})Z$/, '$1000+00:00').replace(/Z$/, '+00:00'));
+const bool = (v: number | null): boolean | null => (v === null ? null : v === 1);
+
+export interface ViewContext {
+  mv: Microversion;
+  /** API base URL (scheme, host, prefix) for links */
+  base: string;
+  /** the conductor answering (Ironic's `conductor` field: who services the node) */
+  conductor: string;
+}
+
+const links = (base: string, kind: string, id: string, sub = '') => [
+  { href: `${base}/v1/${kind}/${id}${sub}`, rel: 'self' },
+  { href: `${base}/${kind}/${id}${sub}`, rel: 'bookmark' },
+];
+
+type NodeField = [name: string, since: string, value: (n: NodeRecord, c: ViewContext) => unknown];
+
+const iface = (name: string) => (n: NodeRecord) => (json(n.interfaces) as Record<string, string>)[name] ?? INTERFACES[name]![0];
+
+/** Every node field, in the order Ironic writes them, with the version that introduced it. */
+export const NODE_FIELDS: readonly NodeField[] = [
+  ['uuid', '1.1', (n) => n.uuid],
+  ['created_at', '1.1', (n) => ironicTime(n.created_at)],
+  ['updated_at', '1.1', (n) => ironicTime(n.updated_at)],
+  ['automated_clean', '1.47', (n) => bool(n.automated_clean)],
+  ['bios_interface', '1.40', iface('bios_interface')],
+  ['boot_interface', '1.31', iface('boot_interface')],
+  ['boot_mode', '1.75', () => null],
+  ['clean_step', '1.7', () => ({})],
+  ['conductor_group', '1.46', (n) => n.conductor_group],
+  ['console_enabled', '1.1', () => false],
+  ['console_interface', '1.31', iface('console_interface')],
+  ['deploy_interface', '1.31', iface('deploy_interface')],
+  ['deploy_step', '1.44', () => ({})],
+  ['description', '1.51', (n) => n.description],
+  ['driver', '1.1', (n) => n.driver],
+  ['driver_info', '1.1', (n) => json(n.driver_info)],
+  ['driver_internal_info', '1.3', () => ({})],
+  ['extra', '1.1', (n) => json(n.extra)],
+  ['fault', '1.42', (n) => n.fault],
+  ['inspection_finished_at', '1.6', (n) => ironicTime(n.inspection_finished_at)],
+  ['inspection_started_at', '1.6', (n) => ironicTime(n.inspection_started_at)],
+  ['inspect_interface', '1.31', iface('inspect_interface')],
+  ['instance_info', '1.1', (n) => json(n.instance_info)],
+  ['instance_uuid', '1.1', (n) => n.instance_uuid],
+  ['last_error', '1.1', (n) => n.last_error],
+  ['lessee', '1.65', (n) => n.lessee],
+  ['maintenance', '1.1', (n) => n.maintenance === 1],
+  ['maintenance_reason', '1.1', (n) => n.maintenance_reason],
+  ['management_interface', '1.31', iface('management_interface')],
+  ['name', '1.5', (n) => n.name],
+  ['network_data', '1.66', (n) => json(n.network_data)],
+  ['network_interface', '1.20', iface('network_interface')],
+  ['owner', '1.50', (n) => n.owner],
+  ['power_interface', '1.31', iface('power_interface')],
+  ['power_state', '1.1', (n) => n.power_state],
+  ['properties', '1.1', (n) => json(n.properties)],
+  ['protected', '1.48', (n) => n.protected === 1],
+  ['protected_reason', '1.48', (n) => n.protected_reason],
+  ['provision_state', '1.1', (n) => n.provision_state],
+  ['provision_updated_at', '1.1', (n) => ironicTime(n.provision_updated_at)],
+  ['raid_config', '1.12', () => ({})],
+  ['raid_interface', '1.31', iface('raid_interface')],
+  ['rescue_interface', '1.38', iface('rescue_interface')],
+  ['reservation', '1.1', (n) => n.reservation],
+  ['resource_class', '1.21', (n) => n.resource_class],
+  ['retired', '1.61', (n) => n.retired === 1],
+  ['retired_reason', '1.61', (n) => n.retired_reason],
+  ['secure_boot', '1.75', () => null],
+  ['shard', '1.82', (n) => n.shard],
+  ['storage_interface', '1.33', iface('storage_interface')],
+  ['target_power_state', '1.1', (n) => n.target_power_state],
+  ['target_provision_state', '1.1', (n) => n.target_provision_state],
+  ['target_raid_config', '1.12', () => ({})],
+  ['traits', '1.37', (n) => n.traits],
+  ['vendor_interface', '1.31', iface('vendor_interface')],
+  ['links', '1.1', (n, c) => links(c.base, 'nodes', n.uuid)],
+  ['conductor', '1.49', (_n, c) => c.conductor],
+  ['allocation_uuid', '1.52', (n) => n.allocation_uuid],
+  ['chassis_uuid', '1.1', () => null],
+  ['ports', '1.1', (n, c) => links(c.base, 'nodes', n.uuid, '/ports')],
+  ['states', '1.14', (n, c) => links(c.base, 'nodes', n.uuid, '/states')],
+  ['portgroups', '1.24', (n, c) => links(c.base, 'nodes', n.uuid, '/portgroups')],
+  ['volume', '1.32', (n, c) => links(c.base, 'nodes', n.uuid, '/volume')],
+];
+
+/** What GET /v1/nodes shows without `fields` or `detail`. */
+export const NODE_LIST_FIELDS = ['uuid', 'instance_uuid', 'maintenance', 'power_state', 'provision_state', 'name'];
+
+export function nodeFieldSince(name: string): string | undefined {
+  return NODE_FIELDS.find(([n]) => n === name)?.[1];
+}
+
+/** A node as the API shows it; `fields` (already checked) limits it, links always included. */
+export function nodeView(n: NodeRecord, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, since, value] of NODE_FIELDS) {
+    if (!c.mv.atLeast(since)) continue;
+    if (fields && name !== 'links' && !fields.includes(name)) continue;
+    out[name] = value(n, c);
+  }
+  return out;
+}
+
+type AllocationField = [name: string, since: string, value: (a: AllocationRecord, c: ViewContext) => unknown];
+
+/** Every allocation field, in the order Ironic writes them. */
+export const ALLOCATION_FIELDS: readonly AllocationField[] = [
+  ['uuid', '1.52', (a) => a.uuid],
+  ['created_at', '1.52', (a) => ironicTime(a.created_at)],
+  ['updated_at', '1.52', (a) => ironicTime(a.updated_at)],
+  ['candidate_nodes', '1.52', (a) => json(a.candidate_nodes)],
+  ['extra', '1.52', (a) => json(a.extra)],
+  ['last_error', '1.52', (a) => a.last_error],
+  ['name', '1.52', (a) => a.name],
+  ['owner', '1.60', (a) => a.owner],
+  ['resource_class', '1.52', (a) => a.resource_class],
+  ['state', '1.52', (a) => a.state],
+  ['traits', '1.52', (a) => a.traits],
+  ['links', '1.52', (a, c) => links(c.base, 'allocations', a.uuid)],
+  ['node_uuid', '1.52', (a) => a.node_uuid],
+];
+
+export function allocationView(a: AllocationRecord, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, since, value] of ALLOCATION_FIELDS) {
+    if (!c.mv.atLeast(since)) continue;
+    if (fields && name !== 'links' && !fields.includes(name)) continue;
+    out[name] = value(a, c);
+  }
+  return out;
+}
+
+/**
+ * Parse `fields=a,b`: every name must be a field of the resource (400 otherwise); a field newer
+ * than the request's version is a 406, as Ironic answers for versioned fields.
+ */
+export function parseFields(raw: string | undefined, table: readonly [string, string, unknown][], mv: Microversion): string[] | undefined {
+  if (raw === undefined) return undefined;
+  const names = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  const bad = names.filter((n) => !table.some(([name]) => name === n));
+  if (bad.length) throw badRequest(`Field(s) "${bad.join(', ')}" are not valid`);
+  const tooNew = names.filter((n) => !mv.atLeast(table.find(([name]) => name === n)![1]));
+  if (tooNew.length) throw notAcceptable(`The field(s) ${tooNew.join(', ')} need a newer API version.`);
+  return names;
+}

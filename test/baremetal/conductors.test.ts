@@ -1,0 +1,154 @@
+// Several allot processes on one database, as real `allot serve` processes:
+//   - three processes, K nodes, 2K allocations fired in parallel at all three: exactly K active,
+//     no node twice, the rest `error` with a clear last_error (both backends);
+//   - SIGKILL a process while its allocations are `allocating` and a node of its is mid-transition:
+//     the others take both over and finish them;
+//   - a process restarted under the same --conductor-id resumes its own unfinished work.
+// On PostgreSQL (the multi-process deployment) and on one SQLite file shared by the processes.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import { type SpawnedServer, spawnServer } from '../helpers/server.js';
+import { IronicClient, allocationSettled, availableNode, eventually } from './helpers.js';
+
+// a survivor must never look dead to the others, even on a loaded machine: beats every 0.25 s, dead after 4 s
+const FAST = ['--transition-time', '0.02', '--heartbeat-interval', '0.25', '--heartbeat-timeout', '4', '--takeover-interval', '0.3'];
+
+for (const dialect of DIALECTS) {
+  describe(`bare-metal conductors: several processes (${dialect})`, () => {
+    let dir: string;
+    const servers: SpawnedServer[] = [];
+    before(() => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bm-'));
+    });
+    after(async () => {
+      await Promise.all(servers.map((s) => s.kill()));
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function databaseUrl(name: string): Promise<string> {
+      return dialect === 'postgres' ? freshDatabaseUrl('postgres') : `sqlite:${path.join(dir, `${name}.db`)}`;
+    }
+
+    async function spawn(db: string, args: string[]): Promise<SpawnedServer> {
+      const s = await spawnServer(['--db', db, ...args]);
+      servers.push(s);
+      return s;
+    }
+
+    for (const backend of ['database', 'placement'] as const) {
+      test(`three processes, K nodes, 2K parallel allocations: exactly K active, no node twice (${backend} backend)`, async () => {
+        const db = await databaseUrl(`race-${backend}`);
+        const procs = [];
+        for (let i = 0; i < 3; i++) procs.push(await spawn(db, [...FAST, '--baremetal-backend', backend, '--conductor-id', `race-${backend}-${i}`]));
+        const apis = procs.map((p) => new IronicClient(`${p.url}/baremetal`));
+        const K = 12;
+        const nodes = await Promise.all(Array.from({ length: K }, (_, i) => availableNode(apis[i % 3]!, { name: `race-${i}`, resource_class: 'race' })));
+        const created = await Promise.all(
+          Array.from({ length: 2 * K }, async (_, i) => {
+            const res = await apis[i % 3]!.post('/v1/allocations', { resource_class: 'race' });
+            assert.equal(res.status, 201, res.text);
+            return res.body.uuid as string;
+          }),
+        );
+        const done = await Promise.all(created.map((uuid, i) => allocationSettled(apis[(i + 1) % 3]!, uuid)));
+        const active = done.filter((a) => a.state === 'active');
+        const failed = done.filter((a) => a.state === 'error');
+        assert.equal(active.length, K, JSON.stringify(failed.map((a) => a.last_error)));
+        assert.equal(failed.length, K);
+        assert.equal(new Set(active.map((a) => a.node_uuid)).size, K, 'no node holds two allocations');
+        for (const a of failed) {
+          assert.equal(a.node_uuid, null);
+          assert.equal(a.last_error, `Failed to process allocation ${a.uuid}: no available nodes match the resource class race.`);
+        }
+        // the nodes agree with the allocations
+        const listed = (await apis[0]!.get('/v1/nodes?resource_class=race&fields=uuid,instance_uuid,allocation_uuid,reservation')).body.nodes;
+        assert.equal(listed.length, K);
+        const byNode = new Map(active.map((a) => [a.node_uuid, a.uuid]));
+        for (const n of listed) {
+          assert.equal(n.allocation_uuid, byNode.get(n.uuid));
+          assert.equal(n.instance_uuid, byNode.get(n.uuid));
+          assert.equal(n.reservation, null);
+        }
+        assert.deepEqual(new Set(listed.map((n: { uuid: string }) => n.uuid)), new Set(nodes.map((n) => n.uuid)));
+        await Promise.all(procs.map((p) => p.stop()));
+      });
+    }
+
+    test('SIGKILL a conductor mid-work: the others take over its allocations and its node transition', async () => {
+      const db = await databaseUrl('takeover');
+      const a = await spawn(db, [...FAST, '--conductor-id', 'survivor-a']);
+      const b = await spawn(db, [...FAST, '--conductor-id', 'survivor-b']);
+      // the victim would sit on its work for a long time: its allocations wait 120 s, its
+      // transitions take 120 s
+      const victim = await spawn(db, [...FAST, '--conductor-id', 'victim', '--allocation-delay', '120', '--transition-time', '120']);
+      const api = new IronicClient(`${a.url}/baremetal`);
+      const viaVictim = new IronicClient(`${victim.url}/baremetal`);
+      const K = 6;
+      for (let i = 0; i < K; i++) await availableNode(api, { name: `to-${i}`, resource_class: 'takeover' });
+      const pending = await Promise.all(Array.from({ length: K }, async () => (await viaVictim.post('/v1/allocations', { resource_class: 'takeover' })).body.uuid as string));
+      const spare = (await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'to-spare' })).body.uuid;
+      assert.equal((await viaVictim.put(`/v1/nodes/${spare}/states/provision`, { target: 'manage' })).status, 202);
+      for (const uuid of pending) assert.equal((await api.get(`/v1/allocations/${uuid}`)).body.state, 'allocating');
+      const locked = (await api.get(`/v1/nodes/${spare}`)).body;
+      assert.equal(locked.provision_state, 'verifying');
+      assert.equal(locked.reservation, 'victim');
+
+      await victim.kill();
+
+      const done = await Promise.all(pending.map((uuid) => allocationSettled(api, uuid)));
+      assert.deepEqual(
+        done.map((x) => x.state),
+        Array(K).fill('active'),
+        JSON.stringify(done.map((x) => x.last_error)),
+      );
+      assert.equal(new Set(done.map((x) => x.node_uuid)).size, K);
+      const finished = await eventually(
+        async () => (await api.get(`/v1/nodes/${spare}`)).body,
+        (n) => n.provision_state === 'manageable' && n.reservation === null,
+        'the victim’s node transition finished by a survivor',
+      );
+      assert.equal(finished.target_provision_state, null);
+      const conductors = (await api.get('/v1/conductors')).body.conductors as Array<{ hostname: string; alive: boolean }>;
+      assert.deepEqual(conductors.map((c) => [c.hostname, c.alive]).sort(), [
+        ['survivor-a', true],
+        ['survivor-b', true],
+        ['victim', false],
+      ]);
+      await Promise.all([a.stop(), b.stop()]);
+    });
+
+    test('a conductor restarted under the same id resumes its own allocating allocations', async () => {
+      const db = await databaseUrl('resume');
+      // take-over disabled: only the restarted conductor itself can finish the work
+      const args = ['--transition-time', '0.02', '--takeover-interval', '0', '--conductor-id', 'phoenix'];
+      const first = await spawn(db, [...args, '--allocation-delay', '120']);
+      const api1 = new IronicClient(`${first.url}/baremetal`);
+      const node = await availableNode(api1, { name: 'rs-1', resource_class: 'resume' });
+      const pending = (await api1.post('/v1/allocations', { resource_class: 'resume' })).body.uuid;
+      await first.kill();
+      const second = await spawn(db, args);
+      const done = await allocationSettled(new IronicClient(`${second.url}/baremetal`), pending);
+      assert.equal(done.state, 'active');
+      assert.equal(done.node_uuid, node.uuid);
+      assert.equal(await second.stop(), 0);
+    });
+
+    test('a graceful stop hands work over at once: SIGTERM exits 0 and the conductor is marked offline', async () => {
+      const db = await databaseUrl('graceful');
+      const a = await spawn(db, [...FAST, '--conductor-id', 'stays']);
+      const leaving = await spawn(db, [...FAST, '--conductor-id', 'leaves', '--allocation-delay', '120']);
+      const api = new IronicClient(`${a.url}/baremetal`);
+      await availableNode(api, { name: 'gs-1', resource_class: 'graceful' });
+      const pending = (await new IronicClient(`${leaving.url}/baremetal`).post('/v1/allocations', { resource_class: 'graceful' })).body.uuid;
+      assert.equal(await leaving.stop(), 0);
+      const conductors = (await api.get('/v1/conductors')).body.conductors as Array<{ hostname: string; alive: boolean }>;
+      assert.equal(conductors.find((c) => c.hostname === 'leaves')?.alive, false);
+      assert.equal((await allocationSettled(api, pending)).state, 'active');
+      await a.stop();
+    });
+  });
+}

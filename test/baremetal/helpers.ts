@@ -1,0 +1,88 @@
+// Helpers for the bare-metal tests: an Ironic client at a microversion, polling until a node or
+// an allocation settles, and building ready-to-allocate nodes through the API.
+import assert from 'node:assert/strict';
+import { type HttpResponse, type RequestOptions, request } from '../helpers/http.js';
+
+export class IronicClient {
+  constructor(
+    /** the API root: http://host:port/baremetal (main port) or http://host:port (dedicated) */
+    readonly baseUrl: string,
+    readonly version: string | null = '1.82',
+  ) {}
+
+  at(version: string | null): IronicClient {
+    return new IronicClient(this.baseUrl, version);
+  }
+
+  call<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
+    const headers: Record<string, string> = { ...(this.version ? { 'x-openstack-ironic-api-version': this.version } : {}), ...options.headers };
+    return request<T>(method, this.baseUrl + path, body, { ...options, headers });
+  }
+
+  get<T = any>(path: string, options?: RequestOptions) {
+    return this.call<T>('GET', path, undefined, options);
+  }
+  post<T = any>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('POST', path, body, options);
+  }
+  put<T = any>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('PUT', path, body, options);
+  }
+  patch<T = any>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('PATCH', path, body, options);
+  }
+  delete<T = any>(path: string, options?: RequestOptions) {
+    return this.call<T>('DELETE', path, undefined, options);
+  }
+}
+
+/** The inner document of an Ironic error body. */
+export function fault(res: HttpResponse): { faultcode?: string; faultstring?: string; code?: number; title?: string; description?: string } {
+  assert.ok(res.body && typeof res.body.error_message === 'string', `not an Ironic error body: ${res.text}`);
+  return JSON.parse(res.body.error_message);
+}
+
+/** Poll until `done` holds (a failure guard, not a timing assertion: the deadline is generous). */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value)) {
+    if (Date.now() > deadline) assert.fail(`${what} did not happen in ${timeoutMs} ms; last seen: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, 25));
+    value = await read();
+  }
+  return value;
+}
+
+export async function nodeSettled(api: IronicClient, ident: string): Promise<any> {
+  return eventually(
+    async () => (await api.get(`/v1/nodes/${ident}`)).body,
+    (n) => n.target_provision_state === null && n.target_power_state === null && n.reservation === null,
+    `node ${ident} settling`,
+  );
+}
+
+export async function allocationSettled(api: IronicClient, ident: string): Promise<any> {
+  return eventually(
+    async () => (await api.get(`/v1/allocations/${ident}`)).body,
+    (a) => a.state !== 'allocating',
+    `allocation ${ident} finishing`,
+  );
+}
+
+/** A node walked through manage → provide → power off: available and allocatable. */
+export async function availableNode(api: IronicClient, fields: Record<string, unknown>, traits: string[] = []): Promise<any> {
+  const created = await api.post('/v1/nodes', { driver: 'fake-hardware', ...fields });
+  assert.equal(created.status, 201, created.text);
+  const uuid = created.body.uuid;
+  if (traits.length) assert.equal((await api.put(`/v1/nodes/${uuid}/traits`, { traits })).status, 204);
+  assert.equal((await api.put(`/v1/nodes/${uuid}/states/provision`, { target: 'manage' })).status, 202);
+  await nodeSettled(api, uuid);
+  assert.equal((await api.put(`/v1/nodes/${uuid}/states/provision`, { target: 'provide' })).status, 202);
+  await nodeSettled(api, uuid);
+  assert.equal((await api.put(`/v1/nodes/${uuid}/states/power`, { target: 'power off' })).status, 202);
+  const node = await nodeSettled(api, uuid);
+  assert.equal(node.provision_state, 'available');
+  assert.equal(node.power_state, 'power off');
+  return node;
+}
