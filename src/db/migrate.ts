@@ -6,11 +6,15 @@ import { type Kysely, type Migration, Migrator } from 'kysely';
 import type { Database } from './database.js';
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as placement from './migrations/001-placement.js';
+import * as ids from './migrations/002-ids.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
 /** In order. Names never change once released; new migrations go at the end. */
-const MIGRATIONS: Array<[string, DialectMigration]> = [['001-placement', placement]];
+const MIGRATIONS: Array<[string, DialectMigration]> = [
+  ['001-placement', placement],
+  ['002-ids', ids],
+];
 
 export async function migrate(database: Database): Promise<string[]> {
   const migrations: Record<string, Migration> = {};
