@@ -25,6 +25,14 @@ export interface Config {
   bodyLimit: number;
   /** this process's name as a conductor (bare-metal workers) */
   conductorId: string;
+  /** identifier API: JSON file naming the external inventories (and plugin modules) */
+  idsConfig: string | null;
+  /** identifier API: first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs) */
+  idsRetryBaseMs: number;
+  /** identifier API: longest delay between two delivery attempts, ms */
+  idsRetryMaxMs: number;
+  /** identifier API: how often the outbox and lease workers look for work, ms */
+  idsWorkerIntervalMs: number;
 }
 
 export interface OptionSpec {
@@ -60,6 +68,10 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'maxAttempts', flag: '--max-attempts <n>', env: 'ALLOT_MAX_ATTEMPTS', description: 'tries for a write that races another writer before answering 409', parse: int('max attempts', 1, 1000) },
   { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'ALLOT_BODY_LIMIT', description: 'largest accepted request body', parse: int('body limit', 1024, 1 << 30) },
   { key: 'conductorId', flag: '--conductor-id <name>', env: 'ALLOT_CONDUCTOR_ID', description: 'name of this process among the conductors (default: hostname-pid)', parse: String },
+  { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
+  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: first retry delay of an external deallocation (doubles each time)', parse: int('ids retry base', 1, 3_600_000) },
+  { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
+  { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
 ];
 
 export function defaultConfig(): Config {
@@ -75,6 +87,10 @@ export function defaultConfig(): Config {
     maxAttempts: 10,
     bodyLimit: 1 << 20,
     conductorId: `${os.hostname()}-${process.pid}`,
+    idsConfig: null,
+    idsRetryBaseMs: 1000,
+    idsRetryMaxMs: 300_000,
+    idsWorkerIntervalMs: 1000,
   };
 }
 

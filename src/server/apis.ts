@@ -1,6 +1,8 @@
 // The APIs allot serves. Each registers itself on a Fastify server under a prefix; the main port
 // mounts all of them at their default prefix, a dedicated port mounts one at `/`.
 import type { FastifyInstance } from 'fastify';
+import { idsApi } from '../ids/index.js';
+import { runtimeOf } from '../ids/runtime.js';
 import { placementApi } from '../placement/index.js';
 import type { Services } from './services.js';
 
@@ -15,6 +17,11 @@ export const APIS = {
   placement: {
     defaultPrefix: '/placement',
     register: (app, services, prefix) => app.register(placementApi, { prefix, ctx: { database: services.database, prefix } }),
+  },
+  ids: {
+    defaultPrefix: '/ids',
+    register: (app, services, prefix) =>
+      app.register(async (scope) => scope.register(idsApi, { prefix, ctx: { database: services.database, prefix, runtime: await runtimeOf(services) } })),
   },
 } satisfies Record<string, ApiModule>;
 

@@ -1,5 +1,6 @@
 // Background work a process does besides answering HTTP (allocation workers, take-over of work
 // whose owner died, retries of external deallocations). Each domain contributes its workers here.
+import { createIdsWorkers } from '../ids/workers.js';
 import type { Services } from './services.js';
 
 export interface BackgroundWorker {
@@ -10,6 +11,6 @@ export interface BackgroundWorker {
   stop(): Promise<void>;
 }
 
-export function createWorkers(_services: Services): BackgroundWorker[] {
-  return [];
+export function createWorkers(services: Services): BackgroundWorker[] {
+  return [...createIdsWorkers(services)];
 }

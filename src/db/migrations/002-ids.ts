@@ -57,6 +57,7 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     .addUniqueConstraint('ids_allocations_value', ['pool_id', 'first_key'])
     .execute();
   await db.schema.createIndex('ids_allocations_expiry').on('ids_allocations').columns(['expires_at']).execute();
+  await db.schema.createIndex('ids_allocations_pool_expiry').on('ids_allocations').columns(['pool_id', 'expires_at']).execute();
   await db.schema.createIndex('ids_allocations_by_owner').on('ids_allocations').columns(['owner', 'purpose']).execute();
 
   await idColumn(db.schema.createTable('ids_allocation_specs'), dialect)
