@@ -370,49 +370,49 @@ export async function validate(database: Database, runtime: IdsRuntime, id: stri
         found[attr] = await runtime.call<JsonValue>(s.inventory, 'allocateForOwner', ownerKey, { attribute: attr, instanceId: id });
       }
     }
+
+    return await change(database, id, null, async (tx, locked, lockedSpec) => {
+      if (locked.version !== row.version) throw idsError(409, 'ids.concurrent_update', 'The instance changed while it was being validated; validate again');
+      requireAllowed(locked.state as InstanceState, 'validate');
+      const next: Attributes = { ...candidate, ...found };
+      const requests: Array<{ attr: string; req: AllocationRequest }> = [];
+      for (const [attr, s] of Object.entries(lockedSpec.attributes)) {
+        if (s.from !== 'pool') continue;
+        const given = next[attr];
+        requests.push({
+          attr,
+          req: {
+            pool: s.pool,
+            owner: ownerOf(id),
+            purpose: attr,
+            ...(given !== undefined && given !== null ? { value: given as number | string } : {}),
+            ...(s.strategy ? { strategy: s.strategy } : {}),
+            ...(s.count ? { count: s.count } : {}),
+            ...(s.prefix_length !== undefined ? { prefix_length: s.prefix_length } : {}),
+          },
+        });
+      }
+      if (requests.length) {
+        const results = await allocateInTx(tx, requests.map((r) => r.req), 'service-instance');
+        results.forEach((r, i) => (next[requests[i]!.attr] = r.allocation.value));
+      }
+      for (const [attr, ownerKey] of ownerKeys) {
+        await tx.db
+          .updateTable('ids_external_holdings')
+          .set({ value: JSON.stringify(next[attr]), updated_at: nowIso() })
+          .where('instance_id', '=', id)
+          .where('attribute', '=', attr)
+          .where('owner_key', '=', ownerKey)
+          .execute();
+      }
+      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null };
+    });
   } catch (err) {
     if (err instanceof AllotError) {
       await database.db.updateTable('ids_service_instances').set({ last_error: err.message }).where('id', '=', id).where('version', '=', row.version).execute();
     }
     throw err;
   }
-
-  return change(database, id, null, async (tx, locked, lockedSpec) => {
-    if (locked.version !== row.version) throw idsError(409, 'ids.concurrent_update', 'The instance changed while it was being validated; validate again');
-    requireAllowed(locked.state as InstanceState, 'validate');
-    const next: Attributes = { ...candidate, ...found };
-    const requests: Array<{ attr: string; req: AllocationRequest }> = [];
-    for (const [attr, s] of Object.entries(lockedSpec.attributes)) {
-      if (s.from !== 'pool') continue;
-      const given = next[attr];
-      requests.push({
-        attr,
-        req: {
-          pool: s.pool,
-          owner: ownerOf(id),
-          purpose: attr,
-          ...(given !== undefined && given !== null ? { value: given as number | string } : {}),
-          ...(s.strategy ? { strategy: s.strategy } : {}),
-          ...(s.count ? { count: s.count } : {}),
-          ...(s.prefix_length !== undefined ? { prefix_length: s.prefix_length } : {}),
-        },
-      });
-    }
-    if (requests.length) {
-      const results = await allocateInTx(tx, requests.map((r) => r.req), 'service-instance');
-      results.forEach((r, i) => (next[requests[i]!.attr] = r.allocation.value));
-    }
-    for (const [attr, ownerKey] of ownerKeys) {
-      await tx.db
-        .updateTable('ids_external_holdings')
-        .set({ value: JSON.stringify(next[attr]), updated_at: nowIso() })
-        .where('instance_id', '=', id)
-        .where('attribute', '=', attr)
-        .where('owner_key', '=', ownerKey)
-        .execute();
-    }
-    return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null };
-  });
 }
 
 async function recordPendingHolding(database: Database, instanceId: string, attribute: string, inventory: string, ownerKey: string): Promise<void> {
