@@ -20,7 +20,7 @@ import {
   releaseInPool,
   whyNotFree,
 } from './allocate.js';
-import { type FreeRow, allFree, deleteFree, freeSpanHolding, insertFree } from './free-ranges.js';
+import { type FreeRow, allFree, deleteFreeMany, freeSpanHolding, insertFree } from './free-ranges.js';
 import { type LockedPool, flushPool, lockPoolById, lockPools } from './pools.js';
 
 export interface AllocationResult {
@@ -315,8 +315,8 @@ export async function importAllocations(database: Database, poolName: string, it
       byRow.set(k, entry);
     }
     const rest: BandedSpan[] = [];
+    await deleteFreeMany(tx, pool.id, [...byRow.values()].map((e) => e.row));
     for (const { row, taken } of byRow.values()) {
-      await deleteFree(tx, pool.id, row);
       let from = row.first;
       for (const t of taken.sort((a, b) => (a.first < b.first ? -1 : 1))) {
         if (t.first > from) rest.push({ band: row.band, first: from, last: t.first - 1n });

@@ -38,6 +38,16 @@ export async function deleteFree(tx: Tx, poolId: number, row: FreeRow): Promise<
   await tx.db.deleteFrom('ids_free_ranges').where('pool_id', '=', poolId).where('band', '=', row.band).where('first_key', '=', keyOf(row.first)).execute();
 }
 
+/** Delete many free rows at once (bulk imports touch one row per imported value). */
+export async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]): Promise<void> {
+  for (const band of ['auto', 'static'] as const) {
+    const keys = rows.filter((r) => r.band === band).map((r) => keyOf(r.first));
+    for (let i = 0; i < keys.length; i += 1000) {
+      await tx.db.deleteFrom('ids_free_ranges').where('pool_id', '=', poolId).where('band', '=', band).where('first_key', 'in', keys.slice(i, i + 1000)).execute();
+    }
+  }
+}
+
 const cols = ['band', 'first_key', 'last_key'] as const;
 
 /** The free span of `band` holding value `v`, if any. */
