@@ -13,7 +13,7 @@ const text = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
 const owner: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, description: 'who holds the value (any string: a service id, a device name, …)' };
 const purpose: JsonSchema = { type: 'string', maxLength: 255, description: 'what the owner holds it for; owner + purpose is the idempotency key (default "")' };
 const metadata: JsonSchema = { type: 'object', maxProperties: 64, description: 'free-form labels, kept as given' };
-const strategy: JsonSchema = { type: 'string', enum: ['lowest', 'random', 'next_after_last'] };
+const strategy: JsonSchema = { type: 'string', enum: ['lowest', 'highest', 'random', 'next_after_last'] };
 const bound: JsonSchema = { type: ['integer', 'string'], description: 'an integer (integer pools) or an address (address/prefix pools)' };
 const rangeItem: JsonSchema = {
   anyOf: [

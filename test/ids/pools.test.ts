@@ -87,6 +87,15 @@ for (const dialect of DIALECTS) {
       problem(await api.post('/pools/nal/allocations', { owner: 'z' }), 409, 'ids.pool_exhausted');
     });
 
+    test('highest takes from the top (a gateway at the end of a subnet), blocks too', async () => {
+      await api.post('/pools', { name: 'gw', kind: 'address', ranges: ['198.51.100.0/24'], strategy: 'highest' });
+      assert.equal((await api.post('/pools/gw/allocations', { owner: 'gw' })).body.value, '198.51.100.254');
+      const block = (await api.post('/pools/gw/allocations', { owner: 'vip', count: 4 })).body;
+      assert.deepEqual([block.value, block.last_value], ['198.51.100.248', '198.51.100.251']);
+      assert.equal((await api.post('/pools/gw/allocations', { owner: 'next' })).body.value, '198.51.100.253');
+      assert.equal((await api.post('/pools/gw/allocations', { owner: 'low', strategy: 'lowest' })).body.value, '198.51.100.1');
+    });
+
     test('address and prefix pools: IPv4, IPv6, sub-prefixes of several lengths', async () => {
       await api.post('/pools', { name: 'mgmt', kind: 'address', ranges: ['192.0.2.0/29'] });
       const ips = [];

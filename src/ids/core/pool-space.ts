@@ -17,8 +17,8 @@ import {
   prefixBlock,
 } from './values.js';
 
-export type Strategy = 'lowest' | 'random' | 'next_after_last';
-export const STRATEGIES: readonly Strategy[] = ['lowest', 'random', 'next_after_last'];
+export type Strategy = 'lowest' | 'highest' | 'random' | 'next_after_last';
+export const STRATEGIES: readonly Strategy[] = ['lowest', 'highest', 'random', 'next_after_last'];
 export const POOL_KINDS: readonly PoolKind[] = ['integer', 'address', 'prefix'];
 
 /** A pool's value space, as stored (its `definition` column) and as every computation sees it. */

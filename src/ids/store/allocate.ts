@@ -13,7 +13,7 @@ import { idsError } from '../errors.js';
 import { type Strategy, type WireValue, blockSize, formatPoint, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { type FreeRow, firstSpanFrom, freeSpanHolding, giveBack, takeFrom } from './free-ranges.js';
+import { type FreeRow, firstSpanFrom, freeSpanHolding, giveBack, lastSpan, takeFrom } from './free-ranges.js';
 import type { LockedPool } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
@@ -155,6 +155,12 @@ async function pickAutomatic(tx: Tx, pool: LockedPool, block: bigint, strategy: 
     return next && start !== null ? { row: next, span: { first: start, last: start + block - 1n } } : null;
   };
   if (strategy === 'lowest') return fitFrom(0n);
+  if (strategy === 'highest') {
+    const row = await lastSpan(tx, pool.id, 'auto', k, pool.maxK);
+    if (!row) return null;
+    const start = alignDown(row.last - block + 1n, block);
+    return start >= row.first ? { row, span: { first: start, last: start + block - 1n } } : null;
+  }
   if (strategy === 'next_after_last') {
     const from = pool.lastKey === null ? 0n : fromKey(pool.lastKey) + 1n;
     return (await fitFrom(from)) ?? (from > 0n ? fitFrom(0n) : null);

@@ -97,6 +97,25 @@ export async function firstSpanFrom(db: Db, poolId: number, band: Band, from: bi
   return best;
 }
 
+/** The highest free span of `band` that holds a 2^k aligned block (the `highest` strategy). */
+export async function lastSpan(db: Db, poolId: number, band: Band, k: number, maxK: number): Promise<FreeRow | null> {
+  const probes = [];
+  for (let a = k; a <= Math.max(k, maxK); a++) {
+    probes.push(sql<RawFree>`select * from (select band, first_key, last_key from ids_free_ranges
+      where pool_id = ${poolId} and band = ${band} and aligned = ${a}
+      order by first_key desc limit 1) as p${sql.raw(String(a))}`);
+  }
+  const rows = k === 0
+    ? await db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId).where('band', '=', band).orderBy('first_key', 'desc').limit(1).execute()
+    : (await sql<RawFree>`${sql.join(probes, sql` union all `)}`.execute(db.db)).rows;
+  let best: FreeRow | null = null;
+  for (const r of rows) {
+    const row = toFree(r);
+    if (!best || row.first > best.first) best = row;
+  }
+  return best;
+}
+
 /** Free spans in order, for listings (`after` is an exclusive cursor on the first value). */
 export async function listFree(db: Db, poolId: number, band: Band | null, after: bigint | null, limit: number): Promise<FreeRow[]> {
   let q = db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId);
