@@ -46,9 +46,18 @@ interface Result {
 }
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, json: await res.json() };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, json: await res.json() };
+    } catch (err) {
+      // a kept-alive connection the server closed while we were seeding: retry on a new one
+      if (attempt >= 3) throw err;
+    }
+  }
 }
+
+const progress = (message: string) => process.stderr.write(`# ${new Date().toISOString()} ${message}\n`);
 
 async function measure(base: string, db: string, pool: string, size: number, before: number, strategy: string, tag: string): Promise<Result> {
   const latencies: number[] = [];
@@ -83,6 +92,7 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
   const running = await startAllot({ ...defaultConfig(), db: url, port: 0, logLevel: 'silent', idsWorkerIntervalMs: 60_000 });
   const base = running.urls.main!;
   const results: Result[] = [];
+  progress(`${db}: measuring`);
   try {
     for (const strategy of STRATEGIES) {
       await post(`${base}/ids/v1/pools`, { name: `vlan-${strategy}`, kind: 'integer', ranges: ['1-4094'] });
@@ -93,6 +103,7 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
       results.push(await measure(base, db, `vni-empty-${strategy}`, VNI_MAX, 0, strategy, 'b'));
     }
     await post(`${base}/ids/v1/pools`, { name: 'vni-seeded', kind: 'integer', ranges: [`1-${VNI_MAX}`] });
+    progress(`${db}: seeding ${SEED} scattered allocations`);
     const seedStart = performance.now();
     const items = scattered(SEED, VNI_MAX);
     for (let i = 0; i < items.length; i += 250_000) {
@@ -100,6 +111,7 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
       if (outcome.imported !== Math.min(250_000, items.length - i)) throw new Error('seeding failed');
     }
     const seedSeconds = Math.round((performance.now() - seedStart) / 10) / 100;
+    progress(`${db}: seeded in ${seedSeconds} s`);
     for (const strategy of STRATEGIES) results.push(await measure(base, db, 'vni-seeded', VNI_MAX, SEED, strategy, `b-${strategy}`));
     return { results, seed_seconds: seedSeconds };
   } finally {
