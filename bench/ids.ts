@@ -5,7 +5,7 @@
 // probes on the free spans, not a scan.
 //
 //   npm run bench:ids                          # both databases, 1M seeded, 2000 allocations per case
-//   npm run bench:ids -- --db sqlite --seed 200000 --allocations 1000 --concurrency 8
+//   npm run bench:ids -- --db sqlite --seed 200000 --allocations 1000 --concurrency 8 --sqlite-sync normal
 //
 // PostgreSQL: DATABASE_URL (allowing CREATE DATABASE) or a throwaway embedded server. Prints JSON.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +23,7 @@ const { values: opts } = parseArgs({
     seed: { type: 'string', default: '1000000' },
     allocations: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '8' },
+    'sqlite-sync': { type: 'string', default: 'full' },
   },
 });
 const SEED = Number(opts.seed);
@@ -89,7 +90,8 @@ function scattered(count: number, max: number) {
 }
 
 async function runOn(db: string, url: string): Promise<{ results: Result[]; seed_seconds: number }> {
-  const running = await startAllot({ ...defaultConfig(), db: url, port: 0, logLevel: 'silent', idsWorkerIntervalMs: 60_000 });
+  const sqliteSync = opts['sqlite-sync'] as 'full' | 'normal' | 'off';
+  const running = await startAllot({ ...defaultConfig(), db: url, port: 0, logLevel: 'silent', idsWorkerIntervalMs: 60_000, sqliteSync });
   const base = running.urls.main!;
   const results: Result[] = [];
   progress(`${db}: measuring`);
@@ -124,7 +126,7 @@ const out: Record<string, unknown> = {
   benchmark: 'ids-allocation',
   node: process.version,
   cpus: os.cpus().length,
-  settings: { seed: SEED, allocations_per_case: N, concurrency: CONCURRENCY, sqlite_sync: 'full', transport: 'HTTP, in-process server' },
+  settings: { seed: SEED, allocations_per_case: N, concurrency: CONCURRENCY, sqlite_sync: opts['sqlite-sync'], transport: 'HTTP, in-process server' },
   runs: {},
 };
 const runs = out.runs as Record<string, unknown>;

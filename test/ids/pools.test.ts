@@ -310,3 +310,28 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+for (const dialect of DIALECTS) {
+  describe(`lease expiry worker (${dialect})`, () => {
+    let server: TestServer;
+    let api: IdsClient;
+    before(async () => {
+      server = await startServer({ db: await freshDatabaseUrl(dialect), idsWorkerIntervalMs: 20 });
+      api = new IdsClient(server.url);
+    });
+    after(() => server.close());
+
+    test('a reservation nobody confirms is released by the worker, without any other request', async () => {
+      await api.post('/pools', { name: 'lw', kind: 'integer', ranges: ['1-5'] });
+      await api.post('/pools/lw/allocations', { owner: 'keeps' });
+      await api.post('/pools/lw/allocations', { owner: 'forgets', ttl_seconds: 5 });
+      assert.equal((await api.get('/pools/lw')).body.utilization.used, '2');
+      advanceClock(6_000);
+      for (let i = 0; i < 200 && (await api.get('/pools/lw')).body.utilization.used !== '1'; i++) await new Promise((r) => setTimeout(r, 25));
+      const pool = (await api.get('/pools/lw')).body;
+      assert.equal(pool.utilization.used, '1');
+      assert.equal(pool.utilization.allocations, 1);
+      assert.deepEqual((await api.all('/allocations?pool=lw')).map((a) => a.owner), ['keeps']);
+    });
+  });
+}
