@@ -56,8 +56,14 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     // The last line of defence against handing one value out twice: one allocation per first value.
     .addUniqueConstraint('ids_allocations_value', ['pool_id', 'first_key'])
     .execute();
-  await db.schema.createIndex('ids_allocations_expiry').on('ids_allocations').columns(['expires_at']).execute();
-  await db.schema.createIndex('ids_allocations_pool_expiry').on('ids_allocations').columns(['pool_id', 'expires_at']).execute();
+  // Only reservations have an expiry: partial indexes stay as small as the number of leases.
+  await db.schema.createIndex('ids_allocations_expiry').on('ids_allocations').columns(['expires_at']).where(sql.ref('expires_at'), 'is not', null).execute();
+  await db.schema
+    .createIndex('ids_allocations_pool_expiry')
+    .on('ids_allocations')
+    .columns(['pool_id', 'expires_at'])
+    .where(sql.ref('expires_at'), 'is not', null)
+    .execute();
   await db.schema.createIndex('ids_allocations_by_owner').on('ids_allocations').columns(['owner', 'purpose']).execute();
 
   await idColumn(db.schema.createTable('ids_allocation_specs'), dialect)
