@@ -23,7 +23,7 @@ import {
   usable,
 } from '../core/pool-space.js';
 import { covers, intersect, normalize, splitByBand, subtract, totalSize } from '../core/ranges.js';
-import { type Span, fromKey, keyOf } from '../core/values.js';
+import { type Span, fromKey } from '../core/values.js';
 import { insertFree, largestFree, replaceAllFree } from './free-ranges.js';
 
 export type PoolRow = Selectable<IdsPoolTable>;
@@ -297,4 +297,3 @@ export async function listPools(db: Db, after: string | null, limit: number, kin
   return q.orderBy('name').limit(limit).execute();
 }
 
-export { keyOf };

@@ -20,7 +20,6 @@ import { idsError, notFoundError, preconditionFailed } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
 import type { IdsRuntime } from '../runtime.js';
 import { type InstanceState, type Lifecycle, afterAttributeUpdate, afterTerminate, isLive, requireAllowed } from '../core/lifecycle.js';
-import { deserializeSpace } from '../core/pool-space.js';
 import { type AllocationRequest, allocationView, releaseInPool } from './allocate.js';
 import { allocateInTx } from './allocations.js';
 import { flushPool, lockPoolById } from './pools.js';
@@ -444,4 +443,3 @@ export async function finishTermination(tx: Tx, instanceId: string): Promise<voi
     .execute();
 }
 
-export { deserializeSpace };
