@@ -46,6 +46,14 @@ export interface Config {
   allocationDelay: number;
   /** allocations this process works on at once */
   allocationWorkers: number;
+  /** identifier API: JSON file naming the external inventories (and plugin modules) */
+  idsConfig: string | null;
+  /** identifier API: first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs) */
+  idsRetryBaseMs: number;
+  /** identifier API: longest delay between two delivery attempts, ms */
+  idsRetryMaxMs: number;
+  /** identifier API: how often the outbox and lease workers look for work, ms */
+  idsWorkerIntervalMs: number;
 }
 
 export type BaremetalBackendName = 'database' | 'placement';
@@ -105,6 +113,10 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'transitionTime', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition', parse: seconds('transition time', 0, 3600) },
   { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
   { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
+  { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
+  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: first retry delay of an external deallocation (doubles each time)', parse: int('ids retry base', 1, 3_600_000) },
+  { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
+  { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
 ];
 
 export function defaultConfig(): Config {
@@ -130,6 +142,10 @@ export function defaultConfig(): Config {
     transitionTime: 500,
     allocationDelay: 0,
     allocationWorkers: 8,
+    idsConfig: null,
+    idsRetryBaseMs: 1000,
+    idsRetryMaxMs: 300_000,
+    idsWorkerIntervalMs: 1000,
   };
 }
 

@@ -5,6 +5,7 @@ import { type Config, OPTIONS, loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import { startAllot } from '../server/start.js';
+import { registerIdsCommands } from './ids.js';
 
 const program = new Command();
 program.name('allot').description('Allocates scarce things correctly when many clients ask at once.');
@@ -62,6 +63,8 @@ withOptions(program.command('migrate').description('bring the database schema up
     }
   },
 );
+
+registerIdsCommands(program);
 
 program.parseAsync().catch((err: Error) => {
   console.error(`allot: ${err.message}`);

@@ -1,21 +1,40 @@
-// The one optimistic-concurrency helper: move a row's generation from `expected` to
+// The one optimistic-concurrency helper: move a row's generation (or version) from `expected` to
 // `expected + 1`, or report that someone else moved it first.
 import { nowIso } from '../core/clock.js';
 import type { Tx } from './transaction.js';
 
-export type VersionedTable = 'resource_providers' | 'consumers';
+/** Each versioned table and the name of its counter column. */
+const VERSION_COLUMNS = {
+  resource_providers: 'generation',
+  consumers: 'generation',
+  ids_pools: 'generation',
+  ids_allocations: 'version',
+  ids_allocation_specs: 'version',
+  ids_service_instances: 'version',
+} as const;
+
+export type VersionedTable = keyof typeof VERSION_COLUMNS;
 
 /**
- * `UPDATE … SET generation = generation + 1 WHERE id = ? AND generation = ?`.
+ * `UPDATE … SET generation = generation + 1 WHERE id = ? AND generation = ?` (the column is
+ * `version` on some tables), setting `also` in the same statement.
  * When no row matched, throws what `lost()` returns: a client-facing 409 when the client supplied
  * the generation, a RetryableConflict when the server read it itself.
  */
-export async function bumpGeneration(tx: Tx, table: VersionedTable, id: number, expected: number, lost: () => Error): Promise<number> {
-  const result = await tx.db
+export async function bumpGeneration(
+  tx: Tx,
+  table: VersionedTable,
+  id: number | string,
+  expected: number,
+  lost: () => Error,
+  also: Record<string, unknown> = {},
+): Promise<number> {
+  const column = VERSION_COLUMNS[table];
+  const result = await (tx.db as any)
     .updateTable(table)
-    .set({ generation: expected + 1, updated_at: nowIso() })
+    .set({ ...also, [column]: expected + 1, updated_at: nowIso() })
     .where('id', '=', id)
-    .where('generation', '=', expected)
+    .where(column, '=', expected)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) !== 1) throw lost();
   return expected + 1;

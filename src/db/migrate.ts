@@ -7,6 +7,7 @@ import type { Database } from './database.js';
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as placement from './migrations/001-placement.js';
 import * as baremetal from './migrations/002-baremetal.js';
+import * as ids from './migrations/003-ids.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -14,6 +15,7 @@ type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promis
 const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['001-placement', placement],
   ['002-baremetal', baremetal],
+  ['003-ids', ids],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

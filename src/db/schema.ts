@@ -190,9 +190,126 @@ export interface Schema {
   baremetal_node_traits: BaremetalNodeTraitTable;
   baremetal_allocations: BaremetalAllocationTable;
   baremetal_allocation_traits: BaremetalAllocationTraitTable;
+  // identifier pools (src/ids)
+  ids_pools: IdsPoolTable;
+  ids_free_ranges: IdsFreeRangeTable;
+  ids_allocations: IdsAllocationTable;
+  ids_allocation_specs: IdsAllocationSpecTable;
+  ids_service_instances: IdsServiceInstanceTable;
+  ids_external_holdings: IdsExternalHoldingTable;
+  ids_outbox: IdsOutboxTable;
 }
 
 export type ResourceProviderRow = Selectable<ResourceProviderTable>;
 export type InventoryRow = Selectable<InventoryTable>;
 export type NewInventory = Insertable<InventoryTable>;
 export type ConsumerRow = Selectable<ConsumerTable>;
+
+// ---------------------------------------------------------------------------------------------
+// Identifier pools (src/ids, migration 003-ids). Values are 32-digit hex keys (see
+// src/ids/core/values.ts); counts that may exceed 2^53 (IPv6) are decimal strings.
+
+export interface IdsPoolTable {
+  id: Generated<number>;
+  name: string;
+  kind: string;
+  /** the parsed value space, JSON (src/ids/core/pool-space.ts serializeSpace) */
+  definition: string;
+  strategy: string;
+  description: string;
+  metadata: string;
+  generation: number;
+  total_count: string;
+  used_count: string;
+  allocation_count: number;
+  /** where `next_after_last` continues from */
+  last_key: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdsFreeRangeTable {
+  pool_id: number;
+  band: string;
+  first_key: string;
+  last_key: string;
+  size_key: string;
+  /** log2 of the largest aligned power-of-two block inside the span */
+  aligned: number;
+}
+
+export interface IdsAllocationTable {
+  id: string;
+  pool_id: number;
+  first_key: string;
+  last_key: string;
+  block_log2: number;
+  owner: string;
+  purpose: string;
+  state: string;
+  expires_at: string | null;
+  version: number;
+  source: string;
+  request_hash: string;
+  metadata: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdsAllocationSpecTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+  attributes: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdsServiceInstanceTable {
+  id: string;
+  service_type: string;
+  spec_id: number;
+  lifecycle: string;
+  state: string;
+  version: number;
+  candidate: string | null;
+  candidate_validated: number;
+  active: string | null;
+  rollback: string | null;
+  last_error: string | null;
+  terminated_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdsExternalHoldingTable {
+  id: Generated<number>;
+  instance_id: string;
+  attribute: string;
+  inventory: string;
+  owner_key: string;
+  /** JSON of the value the inventory gave; null while the call is in flight or failed */
+  value: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdsOutboxTable {
+  id: Generated<number>;
+  inventory: string;
+  operation: string;
+  owner_key: string;
+  attribute: string;
+  instance_id: string | null;
+  value: string | null;
+  state: string;
+  attempts: number;
+  next_attempt_at: string;
+  claimed_by: string | null;
+  claimed_until: string | null;
+  last_error: string | null;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}

@@ -3,6 +3,8 @@
 import type { FastifyInstance } from 'fastify';
 import { baremetalApi } from '../baremetal/index.js';
 import { baremetalRuntime } from '../baremetal/runtime.js';
+import { idsApi } from '../ids/index.js';
+import { runtimeOf } from '../ids/runtime.js';
 import { placementApi } from '../placement/index.js';
 import type { Services } from './services.js';
 
@@ -21,6 +23,11 @@ export const APIS = {
   baremetal: {
     defaultPrefix: '/baremetal',
     register: (app, services, prefix) => app.register(baremetalApi, { prefix, ctx: { rt: baremetalRuntime(services) } }),
+  },
+  ids: {
+    defaultPrefix: '/ids',
+    register: (app, services, prefix) =>
+      app.register(async (scope) => scope.register(idsApi, { prefix, ctx: { database: services.database, prefix, runtime: await runtimeOf(services) } })),
   },
 } satisfies Record<string, ApiModule>;
 

@@ -1,6 +1,7 @@
 // Background work a process does besides answering HTTP (allocation workers, take-over of work
 // whose owner died, retries of external deallocations). Each domain contributes its workers here.
 import { baremetalRuntime } from '../baremetal/runtime.js';
+import { createIdsWorkers } from '../ids/workers.js';
 import type { Services } from './services.js';
 
 export interface BackgroundWorker {
@@ -12,5 +13,5 @@ export interface BackgroundWorker {
 }
 
 export function createWorkers(services: Services): BackgroundWorker[] {
-  return [baremetalRuntime(services).worker()];
+  return [baremetalRuntime(services).worker(), ...createIdsWorkers(services)];
 }

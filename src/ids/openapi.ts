@@ -1,0 +1,258 @@
+// The OpenAPI 3.1 document of the identifier API, built from the route table's operations and
+// the same JSON schemas that validate requests (schemas.ts). A test checks that every route of
+// index.ts is described here and nothing else is.
+import type { JsonSchema } from '../core/json-schema.js';
+import { PROBLEM_CODES } from './errors.js';
+import * as s from './schemas.js';
+
+interface Operation {
+  summary: string;
+  body?: JsonSchema;
+  query?: JsonSchema;
+  ok: number[];
+  response?: string;
+  ifMatch?: boolean;
+  errors?: number[];
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const page = (item: string) => ({
+  type: 'object',
+  properties: { items: { type: 'array', items: ref(item) }, next_cursor: { type: ['string', 'null'] } },
+  required: ['items', 'next_cursor'],
+});
+
+export const OPERATIONS: Record<string, Record<string, Operation>> = {
+  '/v1': { GET: { summary: 'API root: version and links', ok: [200], response: 'Root' } },
+  '/v1/openapi.json': { GET: { summary: 'this document', ok: [200] } },
+  '/v1/pools': {
+    GET: { summary: 'list pools (by name)', query: s.poolListQuery, ok: [200], response: 'PoolPage' },
+    POST: { summary: 'create a pool (same name and definition again: 200 with the existing pool)', body: s.poolCreateSchema, ok: [201, 200], response: 'Pool', errors: [400, 409, 415, 422] },
+  },
+  '/v1/pools/{pool}': {
+    GET: { summary: 'a pool with its utilization', ok: [200], response: 'Pool', errors: [404] },
+    PATCH: { summary: 'change strategy, description, metadata, ranges, exclusions, static band', body: s.poolPatchSchema, ok: [200], response: 'Pool', ifMatch: true, errors: [400, 404, 409, 412, 422] },
+    DELETE: { summary: 'delete an empty pool', ok: [204], ifMatch: true, errors: [404, 409, 412] },
+  },
+  '/v1/pools/{pool}/allocations': {
+    GET: { summary: "list a pool's allocations in value order", query: s.poolAllocationListQuery, ok: [200], response: 'AllocationPage', errors: [404] },
+    POST: {
+      summary: 'allocate for owner+purpose (idempotent: 200 with what the owner already holds); dry_run previews',
+      body: s.allocateSchema,
+      ok: [201, 200],
+      response: 'Allocation',
+      errors: [400, 404, 409, 422],
+    },
+  },
+  '/v1/pools/{pool}/free-ranges': { GET: { summary: 'free spans in value order', query: s.freeRangeQuery, ok: [200], response: 'FreeRangePage', errors: [404] } },
+  '/v1/pools/{pool}/imports': { POST: { summary: 'import values already in use, conflicts reported per item', body: s.importSchema, ok: [200], response: 'ImportOutcome', errors: [400, 404, 409] } },
+  '/v1/allocations': {
+    GET: { summary: 'list allocations across pools', query: s.allocationListQuery, ok: [200], response: 'AllocationPage' },
+    POST: { summary: 'allocate several values from several pools, all or nothing', body: s.batchSchema, ok: [201, 200], response: 'Batch', errors: [400, 404, 409, 422] },
+  },
+  '/v1/allocations/{id}': {
+    GET: { summary: 'an allocation', ok: [200], response: 'Allocation', errors: [404] },
+    PATCH: { summary: 'confirm a reservation, extend its lease, replace metadata', body: s.allocationPatchSchema, ok: [200], response: 'Allocation', ifMatch: true, errors: [400, 404, 409, 412] },
+    DELETE: { summary: 'release (the value is free again at once)', ok: [204], ifMatch: true, errors: [404, 412] },
+  },
+  '/v1/allocation-specs': {
+    GET: { summary: 'list allocation specs', query: s.specListQuery, ok: [200], response: 'SpecPage' },
+    POST: { summary: 'create an allocation spec (same name and attributes again: 200)', body: s.specCreateSchema, ok: [201, 200], response: 'Spec', errors: [400, 409, 422] },
+  },
+  '/v1/allocation-specs/{name}': {
+    GET: { summary: 'an allocation spec', ok: [200], response: 'Spec', errors: [404] },
+    DELETE: { summary: 'delete an unused allocation spec', ok: [204], ifMatch: true, errors: [404, 409, 412] },
+  },
+  '/v1/service-instances': {
+    GET: { summary: 'list service instances', query: s.instanceListQuery, ok: [200], response: 'InstancePage' },
+    POST: { summary: 'create a service instance (candidate set = attributes, state start)', body: s.instanceCreateSchema, ok: [201, 200], response: 'Instance', errors: [400, 409, 422] },
+  },
+  '/v1/service-instances/{id}': {
+    GET: { summary: 'a service instance with its attribute sets', ok: [200], response: 'Instance', errors: [404] },
+    PATCH: { summary: 'merge-patch the candidate attributes (state up → update)', body: s.instancePatchSchema, ok: [200], response: 'Instance', ifMatch: true, errors: [400, 404, 409, 412] },
+    DELETE: { summary: 'terminate: release every value (external ones through the outbox)', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 412] },
+  },
+  '/v1/service-instances/{id}/validate': {
+    POST: { summary: 'allocate and look up into the candidate set', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412, 422, 502, 504] },
+  },
+  '/v1/service-instances/{id}/promote': { POST: { summary: 'candidate → active, active → rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] } },
+  '/v1/service-instances/{id}/rollback': { POST: { summary: 'swap active and rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] } },
+  '/v1/service-instances/{id}/attribute-sets/{set}': {
+    DELETE: { summary: 'clear the candidate or rollback set (frees what only it held)', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] },
+  },
+  '/v1/inventories': { GET: { summary: 'configured external inventories and their outbox counts', ok: [200] } },
+  '/v1/outbox': { GET: { summary: 'deallocations owed to external inventories', query: s.outboxListQuery, ok: [200], response: 'OutboxPage' } },
+  '/v1/outbox/{id}': { GET: { summary: 'one outbox entry', ok: [200], response: 'OutboxEntry', errors: [404] } },
+  '/v1/outbox/{id}/retry': { POST: { summary: 'make a pending entry due now', ok: [200], response: 'OutboxEntry', errors: [404, 409] } },
+};
+
+const wireValue = { type: ['integer', 'string'] };
+const SCHEMAS: Record<string, unknown> = {
+  Problem: {
+    type: 'object',
+    description: 'RFC 9457 problem details; `code` is stable and `type` is urn:allot:problem:<code>',
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      code: { type: 'string', enum: Object.keys(PROBLEM_CODES) },
+      instance: { type: 'string' },
+      request_id: { type: 'string' },
+      errors: { type: 'array', items: { type: 'object' } },
+    },
+    required: ['type', 'title', 'status', 'detail', 'code'],
+  },
+  Root: { type: 'object' },
+  Pool: {
+    type: 'object',
+    properties: {
+      name: { type: 'string' },
+      kind: { type: 'string', enum: ['integer', 'address', 'prefix'] },
+      family: { type: ['string', 'null'], enum: ['ipv4', 'ipv6', null] },
+      ranges: { type: 'array', items: { type: 'object', properties: { lower: wireValue, upper: wireValue } } },
+      excluded: { type: 'array', items: { type: 'object' } },
+      static: { type: 'array', items: { type: 'object' } },
+      prefix_length: { type: ['integer', 'null'] },
+      strategy: { type: 'string' },
+      description: { type: 'string' },
+      metadata: { type: 'object' },
+      generation: { type: 'integer' },
+      utilization: {
+        type: 'object',
+        description: 'counts are decimal strings (an IPv6 pool exceeds 2^53)',
+        properties: {
+          total: { type: 'string' },
+          used: { type: 'string' },
+          free: { type: 'string' },
+          allocations: { type: 'integer' },
+          largest_free_block: { type: 'string' },
+          used_percent: { type: 'number' },
+          static_total: { type: 'string' },
+        },
+      },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  Allocation: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      pool: { type: 'string' },
+      owner: { type: 'string' },
+      purpose: { type: 'string' },
+      value: wireValue,
+      last_value: wireValue,
+      count: { type: 'integer' },
+      prefix_length: { type: 'integer' },
+      state: { type: 'string', enum: ['allocated', 'reserved'] },
+      expires_at: { type: ['string', 'null'], format: 'date-time' },
+      version: { type: 'integer', description: 'also the ETag' },
+      source: { type: 'string', enum: ['api', 'import', 'service-instance'] },
+      metadata: { type: 'object' },
+      dry_run: { type: 'boolean' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  Batch: { type: 'object', properties: { allocations: { type: 'array', items: ref('Allocation') }, dry_run: { type: 'boolean' } } },
+  FreeRange: { type: 'object', properties: { first: wireValue, last: wireValue, size: { type: 'string' }, band: { type: 'string', enum: ['auto', 'static'] } } },
+  ImportOutcome: {
+    type: 'object',
+    properties: {
+      imported: { type: 'integer' },
+      unchanged: { type: 'integer' },
+      conflicts: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, value: {}, code: { type: 'string' }, detail: { type: 'string' }, held_by: { type: 'object' } } } },
+    },
+  },
+  Spec: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, attributes: { type: 'object' }, version: { type: 'integer' } } },
+  Instance: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      service_type: { type: 'string' },
+      allocation_spec: { type: 'string' },
+      lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
+      state: { type: 'string', enum: ['start', 'up', 'update', 'deallocating', 'terminated'] },
+      version: { type: 'integer' },
+      candidate_attributes: { type: ['object', 'null'] },
+      candidate_validated: { type: 'boolean' },
+      active_attributes: { type: ['object', 'null'] },
+      rollback_attributes: { type: ['object', 'null'] },
+      last_error: { type: ['string', 'null'] },
+      pending_deallocations: { type: 'integer' },
+    },
+  },
+  OutboxEntry: {
+    type: 'object',
+    properties: {
+      id: { type: 'integer' },
+      inventory: { type: 'string' },
+      operation: { type: 'string' },
+      owner: { type: 'string' },
+      attribute: { type: 'string' },
+      instance_id: { type: ['string', 'null'] },
+      state: { type: 'string', enum: ['pending', 'done'] },
+      attempts: { type: 'integer' },
+      next_attempt_at: { type: ['string', 'null'] },
+      last_error: { type: ['string', 'null'] },
+    },
+  },
+  PoolPage: page('Pool'),
+  AllocationPage: page('Allocation'),
+  FreeRangePage: page('FreeRange'),
+  SpecPage: page('Spec'),
+  InstancePage: page('Instance'),
+  OutboxPage: page('OutboxEntry'),
+};
+
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No Content' };
+
+function queryParameters(schema: JsonSchema | undefined) {
+  return Object.entries(schema?.properties ?? {}).map(([name, sub]) => ({ name, in: 'query', required: false, schema: sub, description: sub.description }));
+}
+
+export function buildOpenApi(serverUrl: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const [path, ops] of Object.entries(OPERATIONS)) {
+    const item: Record<string, unknown> = {};
+    const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+    for (const [method, op] of Object.entries(ops)) {
+      const responses: Record<string, unknown> = {};
+      for (const status of op.ok) {
+        responses[String(status)] = {
+          description: STATUS_TEXT[status] ?? 'OK',
+          ...(op.response && status !== 204 ? { content: { 'application/json': { schema: ref(op.response) } } } : {}),
+          ...(op.ifMatch || op.response ? { headers: { ETag: { schema: { type: 'string' } } } } : {}),
+        };
+      }
+      for (const status of op.errors ?? []) responses[String(status)] = { $ref: '#/components/responses/Problem' };
+      responses.default = { $ref: '#/components/responses/Problem' };
+      const parameters = [...pathParams, ...queryParameters(op.query)];
+      if (op.ifMatch) parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'the ETag read before; a different current version is 412' } as never);
+      item[method.toLowerCase()] = {
+        summary: op.summary,
+        operationId: `${method.toLowerCase()}${path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+        parameters,
+        ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
+        responses,
+      };
+    }
+    paths[path] = item;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'allot identifier API',
+      version: '1',
+      description: 'Identifier pools (integer ranges, IP addresses, prefixes), idempotent allocation for an owner, reservations with leases, service instances with allocation specs, and external inventories. Errors are RFC 9457 problem details.',
+    },
+    servers: [{ url: serverUrl }],
+    paths,
+    components: {
+      schemas: SCHEMAS,
+      responses: { Problem: { description: 'problem details', content: { 'application/problem+json': { schema: ref('Problem') } } } },
+    },
+  };
+}

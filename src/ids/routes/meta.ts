@@ -1,0 +1,79 @@
+// /v1 (root), /v1/openapi.json, /v1/inventories, /v1/outbox
+import type { IdsContext } from '../context.js';
+import { idsError } from '../errors.js';
+import { type IdsEndpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../http.js';
+import { buildOpenApi } from '../openapi.js';
+import { emptyQuery, outboxListQuery } from '../schemas.js';
+import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../store/outbox.js';
+
+type E = IdsEndpoint<IdsContext>;
+
+export const root: E = {
+  async handle(req) {
+    req.queryObject(emptyQuery);
+    const link = (p: string) => req.url(`/v1${p}`);
+    return {
+      body: {
+        name: 'allot identifier API',
+        version: 'v1',
+        links: {
+          openapi: link('/openapi.json'),
+          pools: link('/pools'),
+          allocations: link('/allocations'),
+          allocation_specs: link('/allocation-specs'),
+          service_instances: link('/service-instances'),
+          inventories: link('/inventories'),
+          outbox: link('/outbox'),
+        },
+      },
+    };
+  },
+};
+
+export const openapi: E = {
+  async handle(req) {
+    return { body: buildOpenApi(req.url('')) };
+  },
+};
+
+export const inventories: E = {
+  async handle(req, ctx) {
+    req.queryObject(emptyQuery);
+    const counts = await outboxCounts(ctx.database);
+    const items = [...ctx.runtime.inventories.values()].map((e) => ({
+      name: e.name,
+      type: e.type,
+      timeout_ms: e.timeoutMs,
+      operations: (['lookup', 'allocateForOwner', 'hasAllocation', 'deallocate'] as const).filter((op) => typeof e.inventory[op] === 'function'),
+      outbox: counts.get(e.name) ?? { pending: 0, done: 0 },
+    }));
+    return { body: { items, next_cursor: null } };
+  },
+};
+
+const entryId = (req: IdsRequest) => {
+  const raw = req.param('id');
+  if (!/^\d{1,15}$/.test(raw)) throw idsError(404, 'ids.not_found', `outbox entry ${JSON.stringify(raw)} not found`);
+  return Number(raw);
+};
+
+export const outbox: E = {
+  async handle(req, ctx) {
+    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; instance?: string }>(outboxListQuery);
+    const after = decodeCursor(q.cursor, (v): v is number => Number.isInteger(v));
+    const { items, next } = await listOutbox(ctx.database, q, after, pageLimit(q));
+    return page(req, items, next);
+  },
+};
+
+export const outboxEntry: E = {
+  async handle(req, ctx) {
+    return { body: await getOutboxEntry(ctx.database, entryId(req)) };
+  },
+};
+
+export const retryOutboxEntry: E = {
+  async handle(req, ctx) {
+    return { body: await retryNow(ctx.database, entryId(req)) };
+  },
+};

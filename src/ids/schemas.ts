@@ -1,0 +1,228 @@
+// JSON schemas of the identifier API's bodies and query strings. The same objects validate
+// requests (core/json-schema.ts) and describe them in the OpenAPI document (openapi.ts), so the
+// two cannot drift apart.
+import type { JsonSchema } from '../core/json-schema.js';
+import { PAGE_QUERY } from './http.js';
+
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$';
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+const name: JsonSchema = { type: 'string', pattern: NAME_PATTERN, description: 'letters, digits, ".", "_", "-"; up to 100' };
+const text = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
+const owner: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, description: 'who holds the value (any string: a service id, a device name, …)' };
+const purpose: JsonSchema = { type: 'string', maxLength: 255, description: 'what the owner holds it for; owner + purpose is the idempotency key (default "")' };
+const metadata: JsonSchema = { type: 'object', maxProperties: 64, description: 'free-form labels, kept as given' };
+const strategy: JsonSchema = { type: 'string', enum: ['lowest', 'highest', 'random', 'next_after_last'] };
+const bound: JsonSchema = { type: ['integer', 'string'], description: 'an integer (integer pools) or an address (address/prefix pools)' };
+const rangeItem: JsonSchema = {
+  anyOf: [
+    { type: 'integer', minimum: 0, maximum: MAX_SAFE },
+    { type: 'string', minLength: 1, maxLength: 100 },
+    { type: 'object', properties: { lower: bound, upper: bound }, required: ['lower', 'upper'], additionalProperties: false },
+  ],
+  description: 'integer pools: 42, "100-200" or {"lower":100,"upper":200}; address/prefix pools: "10.0.0.0/24", "10.0.0.5", "10.0.0.10-10.0.0.20" or {"lower","upper"}',
+};
+const value: JsonSchema = {
+  anyOf: [
+    { type: 'integer', minimum: 0, maximum: MAX_SAFE },
+    { type: 'string', minLength: 1, maxLength: 64 },
+  ],
+  description: 'an explicit value: an integer, an address, or a CIDR prefix for prefix pools',
+};
+const count: JsonSchema = { type: 'integer', minimum: 1, maximum: 4294967296, description: 'a contiguous block of this many values (a power of two), aligned on its size' };
+const prefixLength: JsonSchema = { type: 'integer', minimum: 0, maximum: 128 };
+const ttl: JsonSchema = { type: 'integer', minimum: 1, maximum: 31536000, description: 'reserve for this many seconds: released unless confirmed with PATCH {"state":"allocated"}' };
+
+export const poolCreateSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    name,
+    kind: { type: 'string', enum: ['integer', 'address', 'prefix'] },
+    ranges: { type: 'array', minItems: 1, maxItems: 1000, items: rangeItem },
+    excluded: { type: 'array', maxItems: 10000, items: rangeItem },
+    static: { type: 'array', maxItems: 1000, items: rangeItem, description: 'values automatic allocation never hands out; explicit requests may take them' },
+    prefix_length: { ...prefixLength, description: 'prefix pools: length of the prefixes carved (requests may ask for another)' },
+    exclude_network_and_broadcast: { type: 'boolean', description: 'IPv4 address pools given as CIDR: keep the first and last address out (default true)' },
+    strategy: { ...strategy, description: 'default strategy of automatic allocation (default lowest)' },
+    description: text(1000),
+    metadata,
+  },
+  required: ['name', 'kind', 'ranges'],
+  additionalProperties: false,
+};
+
+export const poolPatchSchema: JsonSchema = {
+  type: 'object',
+  minProperties: 1,
+  properties: {
+    ranges: poolCreateSchema.properties!.ranges!,
+    excluded: poolCreateSchema.properties!.excluded!,
+    static: poolCreateSchema.properties!.static!,
+    prefix_length: prefixLength,
+    strategy,
+    description: text(1000),
+    metadata,
+  },
+  additionalProperties: false,
+};
+
+const requestProperties: Record<string, JsonSchema> = {
+  owner,
+  purpose,
+  value,
+  count,
+  prefix_length: prefixLength,
+  strategy,
+  ttl_seconds: ttl,
+  metadata,
+};
+
+export const allocateSchema: JsonSchema = {
+  type: 'object',
+  properties: { ...requestProperties, dry_run: { type: 'boolean', description: 'answer what would be allocated; hold nothing' } },
+  required: ['owner'],
+  additionalProperties: false,
+};
+
+export const batchSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    allocations: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100,
+      items: { type: 'object', properties: { pool: name, ...requestProperties }, required: ['pool', 'owner'], additionalProperties: false },
+    },
+    dry_run: { type: 'boolean' },
+  },
+  required: ['allocations'],
+  additionalProperties: false,
+};
+
+export const allocationPatchSchema: JsonSchema = {
+  type: 'object',
+  minProperties: 1,
+  properties: {
+    state: { type: 'string', enum: ['allocated'], description: 'confirm a reservation' },
+    ttl_seconds: { ...ttl, description: 'extend a reservation to now + this many seconds' },
+    metadata,
+  },
+  additionalProperties: false,
+};
+
+export const importSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    items: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 100000,
+      items: {
+        type: 'object',
+        properties: { value, owner, purpose, count, prefix_length: prefixLength, metadata },
+        required: ['value', 'owner'],
+        additionalProperties: false,
+      },
+    },
+    on_conflict: { type: 'string', enum: ['abort', 'skip'], description: 'abort (default): any conflict imports nothing; skip: import the rest' },
+  },
+  required: ['items'],
+  additionalProperties: false,
+};
+
+const query = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties: { ...PAGE_QUERY, ...properties }, additionalProperties: false });
+
+export const poolListQuery = query({ kind: { type: 'string', enum: ['integer', 'address', 'prefix'] } });
+export const allocationListQuery = query({
+  pool: { type: 'string', maxLength: 100 },
+  owner: { type: 'string', maxLength: 255 },
+  purpose: { type: 'string', maxLength: 255 },
+  state: { type: 'string', enum: ['allocated', 'reserved'] },
+});
+export const poolAllocationListQuery = query({
+  owner: allocationListQuery.properties!.owner!,
+  purpose: allocationListQuery.properties!.purpose!,
+  state: allocationListQuery.properties!.state!,
+});
+export const freeRangeQuery = query({ band: { type: 'string', enum: ['auto', 'static'] } });
+export const emptyQuery: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
+
+// --- allocation specs and service instances ---
+
+const specAttribute: JsonSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      properties: {
+        from: { type: 'string', enum: ['pool'] },
+        pool: name,
+        strategy,
+        count,
+        prefix_length: prefixLength,
+      },
+      required: ['from', 'pool'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: {
+        from: { type: 'string', enum: ['lookup'] },
+        inventory: name,
+        key_attribute: { type: 'string', minLength: 1, maxLength: 255 },
+      },
+      required: ['from', 'inventory', 'key_attribute'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      properties: {
+        from: { type: 'string', enum: ['inventory'] },
+        inventory: name,
+        owner_attribute: { type: 'string', minLength: 1, maxLength: 255, description: 'identify the owner in the inventory by this attribute (default: the instance id)' },
+      },
+      required: ['from', 'inventory'],
+      additionalProperties: false,
+    },
+  ],
+};
+
+export const specCreateSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    name,
+    description: text(1000),
+    attributes: { type: 'object', minProperties: 1, maxProperties: 100, patternProperties: { '^[A-Za-z_][A-Za-z0-9_]{0,99}$': specAttribute }, additionalProperties: false },
+  },
+  required: ['name', 'attributes'],
+  additionalProperties: false,
+};
+
+const attributes: JsonSchema = { type: 'object', maxProperties: 200, description: 'attribute name → JSON value' };
+
+export const instanceCreateSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { type: 'string', pattern: UUID_PATTERN, description: 'client-chosen id: creating it again with the same content answers the existing instance' },
+    service_type: { type: 'string', minLength: 1, maxLength: 100 },
+    allocation_spec: name,
+    lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
+    attributes,
+  },
+  required: ['allocation_spec', 'attributes'],
+  additionalProperties: false,
+};
+
+export const instancePatchSchema: JsonSchema = {
+  type: 'object',
+  properties: { attributes },
+  required: ['attributes'],
+  additionalProperties: false,
+};
+
+export const instanceListQuery = query({
+  state: { type: 'string', enum: ['start', 'up', 'update', 'deallocating', 'terminated'] },
+  service_type: { type: 'string', maxLength: 100 },
+});
+export const outboxListQuery = query({ state: { type: 'string', enum: ['pending', 'done'] }, instance: { type: 'string', maxLength: 36 } });
+export const specListQuery = query({});

@@ -1,0 +1,258 @@
+// The allocation engine, inside a transaction that holds the pool's lock: choose a block by
+// strategy (or check an explicit one), take it out of the free spans, record the allocation;
+// release gives the block back and merges it with its free neighbours. Costs are a handful of
+// index probes whatever the pool's size and however many values are taken.
+import { randomInt } from 'node:crypto';
+import { nowIso, nowMs } from '../../core/clock.js';
+import { newUuid } from '../../core/uuid.js';
+import type { Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
+import type { IdsAllocationTable } from '../../db/schema.js';
+import type { Selectable } from 'kysely';
+import { idsError } from '../errors.js';
+import { type Strategy, type WireValue, blockSize, formatPoint, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
+import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
+import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
+import { type FreeRow, firstSpanFrom, freeSpanHolding, giveBack, lastSpan, takeFrom } from './free-ranges.js';
+import type { LockedPool } from './pools.js';
+
+export type AllocationRow = Selectable<IdsAllocationTable>;
+
+export interface AllocationRequest {
+  pool: string;
+  owner: string;
+  purpose?: string;
+  value?: number | string;
+  count?: number;
+  prefix_length?: number;
+  strategy?: Strategy;
+  /** hold the value as a reservation for this long; it is released unless confirmed */
+  ttl_seconds?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface AllocationOutcome {
+  row: AllocationRow;
+  created: boolean;
+}
+
+/** What an idempotent repeat must agree with: the block size and, if given, the explicit value. */
+const paramsOf = (block: bigint, explicit: Span | null) => JSON.stringify({ block: block.toString(), value: explicit ? explicit.first.toString() : null });
+
+const random32 = () => randomInt(0, 2 ** 32);
+const RANDOM_TRIES = 8;
+
+/** Allocate for one request in a pool already locked by the caller. Idempotent per owner+purpose. */
+export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRequest, source = 'api'): Promise<AllocationOutcome> {
+  const purpose = req.purpose ?? '';
+  const block = blockSize(pool.space, req);
+  const explicit = req.value === undefined ? null : parseRequestedValue(pool.space, req.value, block);
+
+  const existing = await tx.db
+    .selectFrom('ids_allocations')
+    .selectAll()
+    .where('pool_id', '=', pool.id)
+    .where('owner', '=', req.owner)
+    .where('purpose', '=', purpose)
+    .executeTakeFirst();
+  if (existing) {
+    const heldBlock = 1n << BigInt(existing.block_log2);
+    const sameValue = !explicit || explicit.first === fromKey(existing.first_key);
+    if (heldBlock !== block || !sameValue) {
+      throw idsError(409, 'ids.idempotency_mismatch', `Owner ${JSON.stringify(req.owner)} with purpose ${JSON.stringify(purpose)} already holds ${describe(pool, existing)} in pool ${pool.name}, requested with other parameters`, {
+        allocation_id: existing.id,
+      });
+    }
+    return { row: existing, created: false };
+  }
+
+  const chosen = explicit ? await takeExplicit(tx, pool, explicit) : await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy);
+  if (!chosen) {
+    throw idsError(409, 'ids.pool_exhausted', `Pool ${pool.name} has no free block of ${block} value(s) left for automatic allocation`, { pool: pool.name });
+  }
+  await takeFrom(tx, pool.id, chosen.row, chosen.span);
+  pool.used += block;
+  pool.allocationCount += 1;
+  if (!explicit) pool.lastKey = keyOf(chosen.span.last);
+  pool.dirty = true;
+
+  const now = nowIso();
+  const row: AllocationRow = {
+    id: newUuid(),
+    pool_id: pool.id,
+    first_key: keyOf(chosen.span.first),
+    last_key: keyOf(chosen.span.last),
+    block_log2: log2Exact(block),
+    owner: req.owner,
+    purpose,
+    state: req.ttl_seconds !== undefined ? 'reserved' : 'allocated',
+    expires_at: req.ttl_seconds !== undefined ? new Date(nowMs() + req.ttl_seconds * 1000).toISOString() : null,
+    version: 1,
+    source,
+    request_hash: paramsOf(block, explicit),
+    metadata: JSON.stringify(req.metadata ?? {}),
+    created_at: now,
+    updated_at: now,
+  };
+  await tx.db.insertInto('ids_allocations').values(row).execute();
+  return { row, created: true };
+}
+
+const describe = (pool: LockedPool, row: AllocationRow): string => JSON.stringify(formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2)));
+
+interface Choice {
+  row: FreeRow;
+  span: Span;
+}
+
+async function takeExplicit(tx: Tx, pool: LockedPool, span: Span): Promise<Choice> {
+  for (const band of ['auto', 'static'] as const) {
+    const row = await freeSpanHolding(tx, pool.id, band, span.first);
+    if (row && row.last >= span.last) return { row, span };
+  }
+  throw await whyNotFree(tx, pool, span);
+}
+
+/** The error for an explicit value that is not free: outside, excluded, or whose it is. */
+export async function whyNotFree(db: Db, pool: LockedPool, span: Span): Promise<Error> {
+  const shown = formatValue(pool.space, span.first, span.last - span.first + 1n);
+  if (!covers(pool.space.ranges, span)) return idsError(422, 'ids.value_outside_pool', `${JSON.stringify(shown)} is not inside the ranges of pool ${pool.name}`);
+  if (overlaps(pool.space.excluded, span) || !covers(usable(pool.space), span)) {
+    return idsError(422, 'ids.value_excluded', `${JSON.stringify(shown)} is excluded from pool ${pool.name}`);
+  }
+  const holder = await allocationOverlapping(db, pool.id, span);
+  if (holder) {
+    return idsError(409, 'ids.value_in_use', `${JSON.stringify(shown)} in pool ${pool.name} is held by owner ${JSON.stringify(holder.owner)}`, {
+      held_by: { allocation_id: holder.id, owner: holder.owner, purpose: holder.purpose },
+    });
+  }
+  return idsError(409, 'ids.value_in_use', `${JSON.stringify(shown)} crosses the edge of the static band of pool ${pool.name}; request it in parts`);
+}
+
+export async function allocationOverlapping(db: Db, poolId: number, span: Span): Promise<AllocationRow | null> {
+  const before = await db.db
+    .selectFrom('ids_allocations')
+    .selectAll()
+    .where('pool_id', '=', poolId)
+    .where('first_key', '<=', keyOf(span.last))
+    .orderBy('first_key', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return before && fromKey(before.last_key) >= span.first ? before : null;
+}
+
+async function pickAutomatic(tx: Tx, pool: LockedPool, block: bigint, strategy: Strategy): Promise<Choice | null> {
+  const k = log2Exact(block);
+  /** the first block at or after `from`, in the span holding `from` or in a later one */
+  const fitFrom = async (from: bigint): Promise<Choice | null> => {
+    const holding = await freeSpanHolding(tx, pool.id, 'auto', from);
+    if (holding) {
+      const start = alignedBlockIn(holding, block, from);
+      if (start !== null) return { row: holding, span: { first: start, last: start + block - 1n } };
+    }
+    const next = await firstSpanFrom(tx, pool.id, 'auto', from + 1n, k, pool.maxK);
+    const start = next ? alignedBlockIn(next, block) : null;
+    return next && start !== null ? { row: next, span: { first: start, last: start + block - 1n } } : null;
+  };
+  if (strategy === 'lowest') return fitFrom(0n);
+  if (strategy === 'highest') {
+    const row = await lastSpan(tx, pool.id, 'auto', k, pool.maxK);
+    if (!row) return null;
+    const start = alignDown(row.last - block + 1n, block);
+    return start >= row.first ? { row, span: { first: start, last: start + block - 1n } } : null;
+  }
+  if (strategy === 'next_after_last') {
+    const from = pool.lastKey === null ? 0n : fromKey(pool.lastKey) + 1n;
+    return (await fitFrom(from)) ?? (from > 0n ? fitFrom(0n) : null);
+  }
+  // random: draw uniformly over the ranges and keep the draw when it lands on a free aligned
+  // block (uniform over free blocks); after RANDOM_TRIES misses (a nearly full pool) take the
+  // first fit after one more draw, so the cost stays bounded.
+  for (let i = 0; i < RANDOM_TRIES; i++) {
+    const v = alignDown(randomPoint(pool), block);
+    const holding = await freeSpanHolding(tx, pool.id, 'auto', v);
+    if (holding && v >= holding.first && v + block - 1n <= holding.last) return { row: holding, span: { first: v, last: v + block - 1n } };
+  }
+  const from = randomPoint(pool);
+  return (await fitFrom(from)) ?? fitFrom(0n);
+}
+
+const alignDown = (v: bigint, block: bigint) => v - (v % block);
+
+function randomPoint(pool: LockedPool): bigint {
+  const ranges = pool.space.ranges;
+  let total = 0n;
+  for (const r of ranges) total += r.last - r.first + 1n;
+  let at = randomIn(0n, total - 1n, random32);
+  for (const r of ranges) {
+    const size = r.last - r.first + 1n;
+    if (at < size) return r.first + at;
+    at -= size;
+  }
+  return ranges[0]!.first;
+}
+
+/** Give an allocation's block back to its (locked) pool and delete the allocation. */
+export async function releaseInPool(tx: Tx, pool: LockedPool, row: AllocationRow): Promise<void> {
+  await tx.db.deleteFrom('ids_allocations').where('id', '=', row.id).execute();
+  const span = { first: fromKey(row.first_key), last: fromKey(row.last_key) };
+  await giveBack(tx, pool.id, span, pool.space.staticBand);
+  pool.used -= span.last - span.first + 1n;
+  pool.allocationCount -= 1;
+  pool.dirty = true;
+}
+
+/** Release the reservations of a locked pool whose lease has run out. */
+export async function expireLeasesInPool(tx: Tx, pool: LockedPool): Promise<number> {
+  const expired = await tx.db
+    .selectFrom('ids_allocations')
+    .selectAll()
+    .where('pool_id', '=', pool.id)
+    .where('expires_at', '<=', nowIso())
+    .execute();
+  for (const row of expired) await releaseInPool(tx, pool, row);
+  return expired.length;
+}
+
+export interface AllocationView {
+  id: string;
+  pool: string;
+  owner: string;
+  purpose: string;
+  value: WireValue;
+  last_value: WireValue;
+  count?: number;
+  prefix_length?: number;
+  state: string;
+  expires_at: string | null;
+  version: number;
+  source: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export function allocationView(pool: { name: string; space: LockedPool['space'] }, row: AllocationRow): AllocationView {
+  const first = fromKey(row.first_key);
+  const last = fromKey(row.last_key);
+  const block = 1n << BigInt(row.block_log2);
+  const view: AllocationView = {
+    id: row.id,
+    pool: pool.name,
+    owner: row.owner,
+    purpose: row.purpose,
+    value: formatValue(pool.space, first, block),
+    last_value: formatPoint(pool.space, last),
+    state: row.state,
+    expires_at: row.expires_at,
+    version: row.version,
+    source: row.source,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+  if (pool.space.kind === 'prefix') {
+    view.prefix_length = (pool.space.family === 4 ? 32 : 128) - row.block_log2;
+  } else view.count = Number(block);
+  return view;
+}
