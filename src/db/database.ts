@@ -28,6 +28,12 @@ export interface Db {
 export interface Database extends Db {
   /** the URL with any password masked, for logs */
   readonly displayUrl: string;
+  /**
+   * PostgreSQL only: call `onMessage` for every NOTIFY on `channel`, on a connection of its own.
+   * `onReset` is called each time that connection is (re)established: notifications sent while it
+   * was down are lost, so the listener must assume anything may have changed. Ends with close().
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onReset: () => void): void;
   close(): Promise<void>;
 }
 
@@ -95,10 +101,56 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   pool.on('error', () => {});
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   await sql`select 1`.execute(db); // fail fast on a bad URL
+  const listeners: Array<{ stop(): Promise<void> }> = [];
   return {
     db,
     dialect: 'postgres',
     displayUrl: maskUrl(url),
-    close: () => db.destroy(),
+    listen: (channel, onMessage, onReset) => void listeners.push(listenForever(url, channel, onMessage, onReset)),
+    close: async () => {
+      await Promise.all(listeners.map((l) => l.stop()));
+      await db.destroy();
+    },
+  };
+}
+
+/** LISTEN on a dedicated connection, reconnecting (with backoff) until stopped. */
+function listenForever(url: string, channel: string, onMessage: (payload: string) => void, onReset: () => void) {
+  let stopped = false;
+  let client: pg.Client | null = null;
+  let retryTimer: NodeJS.Timeout | null = null;
+  let delay = 100;
+  const connect = async () => {
+    if (stopped) return;
+    const c = new pg.Client({ connectionString: url });
+    client = c;
+    const retry = () => {
+      if (stopped || client !== c) return;
+      client = null;
+      c.end().catch(() => {});
+      retryTimer = setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 5_000);
+    };
+    c.on('error', retry);
+    c.on('end', retry);
+    c.on('notification', (n) => {
+      if (n.channel === channel) onMessage(n.payload ?? '');
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+      delay = 100;
+      onReset();
+    } catch {
+      retry();
+    }
+  };
+  void connect();
+  return {
+    stop: async () => {
+      stopped = true;
+      if (retryTimer) clearTimeout(retryTimer);
+      await client?.end().catch(() => {});
+    },
   };
 }

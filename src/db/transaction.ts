@@ -22,6 +22,34 @@ declare const inTransaction: unique symbol;
 /** A handle bound to one connection inside an open transaction; locking reads demand one. */
 export interface Tx extends Db {
   readonly [inTransaction]: true;
+  /** the database this transaction belongs to (for per-database caches and notifications) */
+  readonly database: Database;
+  /** run `fn` inside the transaction just before it commits (not when it rolls back) */
+  beforeCommit(fn: () => Promise<void>): void;
+  /** run `fn` once the transaction has committed (not when it rolls back) */
+  afterCommit(fn: () => void): void;
+}
+
+/** A Tx for one attempt of one unit of work, collecting its commit hooks. */
+function newTx(database: Database, conn: Kysely<Schema>) {
+  const before: Array<() => Promise<void>> = [];
+  const after: Array<() => void> = [];
+  const tx = {
+    db: conn,
+    dialect: database.dialect,
+    database,
+    beforeCommit: (fn: () => Promise<void>) => void before.push(fn),
+    afterCommit: (fn: () => void) => void after.push(fn),
+  } as unknown as Tx;
+  return {
+    tx,
+    runBefore: async () => {
+      for (const fn of before) await fn();
+    },
+    runAfter: () => {
+      for (const fn of after) fn();
+    },
+  };
 }
 
 export interface TransactionOptions {
@@ -60,19 +88,23 @@ export async function transaction<T>(database: Database, work: (tx: Tx) => Promi
   if (database.dialect === 'sqlite') return groupCommitter(database).submit(work, maxAttempts);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await database.db.connection().execute((conn) =>
+      const { result, runAfter } = await database.db.connection().execute((conn) =>
         insideTransaction.run(true, async () => {
+          const attempt = newTx(database, conn);
           await sql`BEGIN`.execute(conn);
           try {
-            const result = await work({ db: conn, dialect: database.dialect } as Tx);
+            const value = await work(attempt.tx);
+            await attempt.runBefore();
             await sql`COMMIT`.execute(conn);
-            return result;
+            return { result: value, runAfter: attempt.runAfter };
           } catch (err) {
             await sql`ROLLBACK`.execute(conn).catch(() => {});
             throw err;
           }
         }),
       );
+      runAfter();
+      return result;
     } catch (err) {
       if (!isRetryable(err)) throw err;
       if (attempt >= maxAttempts) throw exhausted(err);
@@ -131,11 +163,10 @@ class GroupCommitter {
   private async runBatch(batch: Job[]): Promise<void> {
     const outcomes = await this.database.db.connection().execute((conn) =>
       insideTransaction.run(true, async () => {
-        const tx = { db: conn, dialect: 'sqlite' } as Tx;
         await beginImmediate(conn);
-        const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+        const results: Outcome[] = [];
         try {
-          for (const job of batch) results.push(await runInSavepoint(conn, tx, job));
+          for (const job of batch) results.push(await runInSavepoint(this.database, conn, job));
           await sql`COMMIT`.execute(conn);
         } catch (err) {
           await sql`ROLLBACK`.execute(conn).catch(() => {});
@@ -144,7 +175,14 @@ class GroupCommitter {
         return results;
       }),
     );
-    outcomes.forEach((o, i) => (o.ok ? batch[i]!.resolve(o.value) : batch[i]!.reject(o.error)));
+    for (const [i, o] of outcomes.entries()) {
+      if (o.ok) {
+        o.runAfter();
+        batch[i]!.resolve(o.value);
+      } else {
+        batch[i]!.reject(o.error);
+      }
+    }
   }
 }
 
@@ -160,13 +198,17 @@ async function beginImmediate(conn: Kysely<Schema>): Promise<void> {
   }
 }
 
-async function runInSavepoint(conn: Kysely<Schema>, tx: Tx, job: Job): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+type Outcome = { ok: true; value: unknown; runAfter: () => void } | { ok: false; error: unknown };
+
+async function runInSavepoint(database: Database, conn: Kysely<Schema>, job: Job): Promise<Outcome> {
   for (let attempt = 1; ; attempt++) {
+    const { tx, runBefore, runAfter } = newTx(database, conn);
     await sql`SAVEPOINT job`.execute(conn);
     try {
       const value = await job.work(tx);
+      await runBefore();
       await sql`RELEASE job`.execute(conn);
-      return { ok: true, value };
+      return { ok: true, value, runAfter };
     } catch (error) {
       await sql`ROLLBACK TO job`.execute(conn);
       await sql`RELEASE job`.execute(conn);

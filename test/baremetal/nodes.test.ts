@@ -172,21 +172,31 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.at('1.36').get('/v1/nodes/t1/traits')).status, 404);
     });
 
-    test('provision state machine: manage → provide → deploy → undeploy, asynchronous, locked while moving', async () => {
+    test('a node is locked while it moves: transitional state, target, reservation, 409 for another action', async () => {
+      // A server whose transitions take long enough that the node is surely caught moving.
+      const slow = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 3 * 1000 });
+      try {
+        const sapi = new IronicClient(`${slow.url}/baremetal`);
+        const n = (await sapi.post('/v1/nodes', { driver: 'fake-hardware', name: 'lk1', resource_class: 'rc' })).body.uuid;
+        assert.equal((await sapi.put('/v1/nodes/lk1/states/provision', { target: 'manage' })).status, 202);
+        const moving = (await sapi.get('/v1/nodes/lk1')).body;
+        assert.equal(moving.provision_state, 'verifying');
+        assert.equal(moving.target_provision_state, 'manageable');
+        assert.equal(moving.reservation, slow.running.services.config.conductorId);
+        const busy = await sapi.put('/v1/nodes/lk1/states/provision', { target: 'provide' });
+        assert.equal(busy.status, 409);
+        assert.match(fault(busy).faultstring!, /is locked by host .*please retry after the current operation is completed\./);
+        assert.equal((await nodeSettled(sapi, n)).provision_state, 'manageable');
+      } finally {
+        await slow.close();
+      }
+    });
+
+    test('provision state machine: manage → provide → deploy → undeploy, asynchronous', async () => {
       const n = (await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'sm1', resource_class: 'rc' })).body.uuid;
       const manage = await api.put('/v1/nodes/sm1/states/provision', { target: 'manage' });
       assert.equal(manage.status, 202);
       assert.equal(manage.headers.get('location'), `${server.url}/baremetal/v1/nodes/sm1/states`);
-      const moving = (await api.get('/v1/nodes/sm1')).body;
-      if (moving.target_provision_state !== null) {
-        // caught in flight: the transitional state, the target, and the lock
-        assert.equal(moving.provision_state, 'verifying');
-        assert.equal(moving.target_provision_state, 'manageable');
-        assert.equal(moving.reservation, server.running.services.config.conductorId);
-        const busy = await api.put('/v1/nodes/sm1/states/provision', { target: 'provide' });
-        assert.equal(busy.status, 409);
-        assert.match(fault(busy).faultstring!, /is locked by host .*please retry after the current operation is completed\./);
-      }
       assert.equal((await nodeSettled(api, n)).provision_state, 'manageable');
       const wrong = await api.put('/v1/nodes/sm1/states/provision', { target: 'active' });
       assert.equal(wrong.status, 400);

@@ -10,7 +10,7 @@ import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../http.js';
 import { type ParsedGroup, parseRequestGroups, parseTraitValue } from '../query.js';
-import { SHARING_TRAIT, loadProviderModel, loadSummaries, rootOf } from '../store/candidates.js';
+import { providerIndex } from '../store/provider-index.js';
 import { idsByName } from '../store/names.js';
 
 const str: JsonSchema = { type: 'string' };
@@ -170,11 +170,19 @@ export const list: Endpoint<PlacementContext> = {
       [...parsed.rootRequired, ...parsed.rootForbidden],
       ...parsed.groups.map((g) => [...g.traits.required, ...g.traits.forbidden, ...g.traits.anyOf.flat()]),
     ];
-    const traitIds = await idsByName(db.db, 'traits', [...new Set([...traitSets.flat(), SHARING_TRAIT])]);
+    const traitIds = await idsByName(db.db, 'traits', [...new Set(traitSets.flat())]);
     for (const names of traitSets) {
       const missing = [...new Set(names.filter((n) => !traitIds.has(n)))].sort();
       if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}.`);
     }
+
+    // The providers, from this process's index (brought up to date with every committed change).
+    const model = await providerIndex(db, req.raw.log).current();
+    phase('load');
+    const rootOf = (uuid: string) => {
+      const id = model.idOf(uuid);
+      return id === undefined ? NO_PROVIDER : model.providers.get(id)!.rootId;
+    };
 
     const groups: GroupRequest[] = [];
     for (const g of parsed.groups) {
@@ -185,7 +193,7 @@ export const list: Endpoint<PlacementContext> = {
         forbiddenTraits: g.traits.forbidden,
         memberOf: g.memberOf.anyOf,
         forbiddenAggregates: g.memberOf.forbidden,
-        inTreeRoot: g.inTree === null ? null : ((await rootOf(db, g.inTree)) ?? NO_PROVIDER),
+        inTreeRoot: g.inTree === null ? null : rootOf(g.inTree),
       });
     }
     const request: CandidateRequest = {
@@ -197,22 +205,13 @@ export const list: Endpoint<PlacementContext> = {
       nestedAware: req.mv.atLeast('1.29'),
     };
     phase('parse');
-    const namedTraits = new Map([...traitIds].filter(([name]) => name !== SHARING_TRAIT || traitSets.some((s) => s.includes(name))));
-    const model = await loadProviderModel(db, {
-      classes: classIds,
-      traits: namedTraits,
-      aggregates: [...new Set(groups.flatMap((g) => [...g.memberOf.flat(), ...g.forbiddenAggregates]))],
-      sharingTraitId: traitIds.get(SHARING_TRAIT),
-      everySharingProvider: groups.some((g) => g.resources.size === 0),
-    });
-    phase('load');
     const maxCandidates = Math.min(parsed.limit ?? Infinity, ctx.config.maxCandidates);
     const result = searchCandidates(model, request, { maxCandidates, strategy: parsed.strategy });
     phase('search');
     if (result.truncated && parsed.limit === null) {
       req.raw.log.info({ candidates: result.candidates.length, work: result.work }, 'allocation candidates capped');
     }
-    const summaries = await providerSummaries(ctx, model, result.candidates, classIds, req.mv);
+    const summaries = providerSummaries(model, result.candidates, classIds, req.mv);
     phase('summaries');
     const body = { allocation_requests: result.candidates.map((c) => allocationRequest(c, model, req.mv)), provider_summaries: summaries };
     phase('render');
@@ -238,16 +237,14 @@ function allocationRequest(c: Candidate, model: ProviderModel, mv: Microversion)
 
 /**
  * Summaries of the providers the candidates use; from 1.29, of every provider in their trees.
- * Resources: the requested classes only before 1.27 (from the model, as the search saw them),
- * every inventory after. Traits from 1.17.
+ * Resources: the requested classes only before 1.27, every inventory after. Traits from 1.17.
  */
-async function providerSummaries(
-  ctx: PlacementContext,
+function providerSummaries(
   model: ProviderModel,
   candidates: Candidate[],
   requestedClasses: ReadonlyMap<string, number>,
   mv: Microversion,
-): Promise<Record<string, unknown>> {
+): Record<string, unknown> {
   const used = new Set(candidates.flatMap((c) => [...c.allocations.keys()]));
   let ids: number[];
   if (mv.atLeast('1.29')) {
@@ -257,20 +254,14 @@ async function providerSummaries(
     ids = [...used];
   }
   ids.sort((a, b) => a - b);
-  const data = await loadSummaries(ctx.database, ids, {
-    otherClasses: mv.atLeast('1.27'),
-    traits: mv.atLeast('1.17'),
-    requestedClassIds: [...requestedClasses.values()],
-  });
+  const allClasses = mv.atLeast('1.27');
   const out: Record<string, unknown> = {};
   for (const id of ids) {
     const p = model.providers.get(id)!;
-    const d = data.get(id)!;
     const resources: Record<string, { capacity: number; used: number }> = {};
-    for (const [name, inv] of p.inventories) if (requestedClasses.has(name)) resources[name] = { capacity: capacity(inv), used: inv.used };
-    for (const r of d.resources) resources[r.name] = { capacity: r.capacity, used: r.used };
+    for (const [name, inv] of p.inventories) if (allClasses || requestedClasses.has(name)) resources[name] = { capacity: capacity(inv), used: inv.used };
     const summary: Record<string, unknown> = { resources };
-    if (mv.atLeast('1.17')) summary.traits = d.traits;
+    if (mv.atLeast('1.17')) summary.traits = [...p.traits];
     if (mv.atLeast('1.29')) {
       summary.parent_provider_uuid = p.parentId === null ? null : model.providers.get(p.parentId)!.uuid;
       summary.root_provider_uuid = model.providers.get(p.rootId)!.uuid;

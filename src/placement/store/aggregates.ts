@@ -2,6 +2,7 @@
 // generation (and took none from the client); from 1.19 it does both.
 import type { Database, Db } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
+import { noteProvidersChanged } from './provider-index.js';
 import { bumpProvider, lockProvider, requireProvider } from './providers.js';
 import { traitsGenerationConflict } from './traits.js';
 
@@ -46,7 +47,10 @@ export async function setProviderAggregates(
       : [];
     await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();
     if (ids.length) await tx.db.insertInto('resource_provider_aggregates').values(ids.map((aggregate_id) => ({ resource_provider_id: provider.id, aggregate_id }))).execute();
-    if (generation.mode === 'keep') return provider.generation;
+    if (generation.mode === 'keep') {
+      noteProvidersChanged(tx, [provider.id]);
+      return provider.generation;
+    }
     return bumpProvider(tx, provider);
   });
 }

@@ -16,6 +16,7 @@ import { bumpGeneration } from '../../db/generation.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { idsByName } from './names.js';
+import { noteProvidersChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider } from './providers.js';
 
 /** Placement's stand-in project/user for allocations written before 1.8 without them. */
@@ -188,6 +189,7 @@ async function releaseAllocations(tx: Tx, consumerIds: number[]): Promise<void> 
 }
 
 async function addUsage(tx: Tx, providerId: number, classId: number, delta: number): Promise<void> {
+  noteProvidersChanged(tx, [providerId]);
   await tx.db
     .updateTable('inventories')
     .set((eb) => ({ used: eb('used', '+', delta) }))

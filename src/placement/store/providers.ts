@@ -7,6 +7,7 @@ import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import type { Schema } from '../../db/schema.js';
 import { isUniqueViolation, lockRows } from '../../db/sql-helpers.js';
+import { noteProvidersChanged } from './provider-index.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import type { Microversion } from '../../core/microversion.js';
@@ -87,6 +88,7 @@ export const providerGenerationConflict = (uuid: string, actual?: number, given?
  * mismatch is the client's 409); without it, we compare with what we read, and losing is retried.
  */
 export async function bumpProvider(tx: Tx, provider: ProviderView, clientGeneration?: number): Promise<number> {
+  noteProvidersChanged(tx, [provider.id]);
   if (clientGeneration !== undefined) {
     if (clientGeneration !== provider.generation) throw providerGenerationConflict(provider.uuid, provider.generation, clientGeneration);
     return bumpGeneration(tx, 'resource_providers', provider.id, clientGeneration, () => providerGenerationConflict(provider.uuid));
@@ -200,6 +202,7 @@ export async function insertProvider(tx: Tx, input: NewProvider): Promise<Provid
     .returning('id')
     .executeTakeFirstOrThrow();
   if (!parent) await tx.db.updateTable('resource_providers').set({ root_provider_id: inserted.id }).where('id', '=', inserted.id).execute();
+  noteProvidersChanged(tx, [inserted.id]);
   return (await findProvider(tx, input.uuid))!;
 }
 
@@ -237,9 +240,12 @@ export async function updateProvider(database: Database, uuid: string, input: Pr
         }
       }
       await tx.db.updateTable('resource_providers').set(changes).where('id', '=', provider.id).execute();
-      if (newRoot !== undefined && newRoot !== provider.root_provider_id) {
+      if (changes.parent_provider_id !== undefined) {
         const subtree = await subtreeIds(tx, provider.id);
-        await tx.db.updateTable('resource_providers').set({ root_provider_id: newRoot }).where('id', 'in', subtree).execute();
+        if (newRoot !== provider.root_provider_id) {
+          await tx.db.updateTable('resource_providers').set({ root_provider_id: newRoot! }).where('id', 'in', subtree).execute();
+        }
+        noteProvidersChanged(tx, subtree);
       }
       return (await findProvider(tx, uuid))!;
     });
@@ -287,4 +293,5 @@ export async function deleteProviderInTx(tx: Tx, uuid: string): Promise<void> {
   // A root points at itself; clear that before the row goes.
   await tx.db.updateTable('resource_providers').set({ root_provider_id: null }).where('id', '=', provider.id).execute();
   await tx.db.deleteFrom('resource_providers').where('id', '=', provider.id).execute();
+  noteProvidersChanged(tx, [provider.id]);
 }

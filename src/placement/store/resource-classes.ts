@@ -4,6 +4,7 @@ import type { Database, Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import { placementError } from '../errors.js';
+import { noteProvidersChanged } from './provider-index.js';
 
 export interface ResourceClassRow {
   id: number;
@@ -53,6 +54,8 @@ export async function renameResourceClass(database: Database, name: string, newN
       if (rc.is_standard) throw placementError(400, `Cannot update standard resource class ${name}`);
       if (newName !== name && (await findResourceClass(tx, newName))) throw placementError(409, `Resource class already exists: ${newName}`);
       await tx.db.updateTable('resource_classes').set({ name: newName, updated_at: nowIso() }).where('id', '=', rc.id).execute();
+      // inventories are indexed by class name
+      noteProvidersChanged(tx, 'all');
       return (await findResourceClass(tx, newName))!;
     });
   } catch (err) {

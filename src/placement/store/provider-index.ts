@@ -1,0 +1,209 @@
+// The providers that GET /allocation_candidates searches, kept in memory per database: every
+// provider with its tree position, inventories (with `used`), traits and aggregates, and which
+// trees each sharing provider shares with. Loading all of this from the database for every request
+// cost ~400 ms at 10 000 providers; served from memory the search alone remains (a few ms).
+//
+// Coherence: every transaction that changes what a provider offers or holds calls
+// `noteProvidersChanged(tx, ids)`. After the commit, this process's index marks those providers
+// stale; on PostgreSQL the same ids go out with NOTIFY (sent inside the transaction, so delivered
+// exactly when it commits) to every other process's index. Before a search, stale providers are
+// re-read. Another process's change can reach a search a few milliseconds late; that is harmless,
+// since candidates are a hint and every claim re-checks capacity under lock. When the listening
+// connection drops, or (SQLite) another process wrote to the file, the whole index is re-read.
+import { sql } from 'kysely';
+type Logger = { info(details: object, message: string): void };
+import type { Database } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
+import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
+
+export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
+const CHANNEL = 'allot_placement_providers';
+/** NOTIFY payloads are limited to 8000 bytes; beyond this many ids say "everything". */
+const MAX_NOTIFY_IDS = 1000;
+
+interface IndexedProvider extends ModelProvider {
+  inventories: Map<string, InventoryState>;
+  traits: Set<string>;
+  aggregates: Set<string>;
+}
+
+const indexes = new WeakMap<Database, ProviderIndex>();
+
+/** This process's index for a database, created (and fully loaded on first use) on demand. */
+export function providerIndex(database: Database, log?: Logger): ProviderIndex {
+  let index = indexes.get(database);
+  if (!index) indexes.set(database, (index = new ProviderIndex(database, log)));
+  return index;
+}
+
+/** Record, inside a write, that these providers changed (or 'all': e.g. trees were re-rooted). */
+export function noteProvidersChanged(tx: Tx, ids: Iterable<number> | 'all'): void {
+  let pending = pendingChanges.get(tx);
+  if (!pending) {
+    const p = { ids: new Set<number>(), all: false };
+    pendingChanges.set(tx, (pending = p));
+    if (tx.dialect === 'postgres') {
+      tx.beforeCommit(async () => {
+        const payload = p.all || p.ids.size > MAX_NOTIFY_IDS ? 'all' : [...p.ids].join(',');
+        await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(tx.db);
+      });
+    }
+    tx.afterCommit(() => indexes.get(tx.database)?.invalidate(p.all ? 'all' : p.ids));
+  }
+  if (ids === 'all') pending.all = true;
+  else for (const id of ids) pending.ids.add(id);
+}
+const pendingChanges = new WeakMap<Tx, { ids: Set<number>; all: boolean }>();
+
+export class ProviderIndex implements ProviderModel {
+  readonly providers = new Map<number, IndexedProvider>();
+  readonly sharingAnchors = new Map<number, number[]>();
+  private readonly byUuid = new Map<string, number>();
+  private readonly members = new Map<string, Set<number>>(); // aggregate uuid → provider ids
+  private stale = new Set<number>();
+  private everything = true;
+  private dataVersion: number | null = null;
+  private refreshing: Promise<void> | null = null;
+
+  constructor(
+    private readonly database: Database,
+    private readonly log?: Logger,
+  ) {
+    database.listen?.(
+      CHANNEL,
+      (payload) => this.invalidate(payload === 'all' ? 'all' : payload.split(',').map(Number)),
+      () => this.invalidate('all'),
+    );
+  }
+
+  invalidate(ids: Iterable<number> | 'all'): void {
+    if (ids === 'all') this.everything = true;
+    else for (const id of ids) this.stale.add(id);
+  }
+
+  /** The index with every change committed before this call applied. */
+  async current(): Promise<ProviderIndex> {
+    if (this.database.dialect === 'sqlite') {
+      // Changes only when another connection (another process) commits to the file.
+      const { rows } = await sql<{ data_version: number }>`pragma data_version`.execute(this.database.db);
+      const version = Number(rows[0]?.data_version);
+      if (this.dataVersion !== null && version !== this.dataVersion) this.everything = true;
+      this.dataVersion = version;
+    }
+    while (this.everything || this.stale.size > 0) {
+      this.refreshing ??= this.refresh().finally(() => (this.refreshing = null));
+      await this.refreshing;
+    }
+    return this;
+  }
+
+  /** id of the provider with this uuid */
+  idOf(uuid: string): number | undefined {
+    return this.byUuid.get(uuid);
+  }
+
+  private async refresh(): Promise<void> {
+    const started = performance.now();
+    const everything = this.everything;
+    const ids = [...this.stale];
+    this.everything = false;
+    this.stale = new Set();
+    const db = this.database.db;
+    // The ids go as one parameter (a JSON array on SQLite, an array on PostgreSQL): thousands of
+    // stale providers cost one bind, not thousands.
+    const only = (column: string) =>
+      everything
+        ? sql`true`
+        : this.database.dialect === 'postgres'
+          ? sql`${sql.ref(column)} = any(cast(${ids} as integer[]))`
+          : sql`${sql.ref(column)} in (select value from json_each(${JSON.stringify(ids)}))`;
+    const [providers, inventories, traits, aggregates] = await Promise.all([
+      sql<{ id: number; uuid: string; parent: number | null; root: number | null }>`
+        select id, uuid, parent_provider_id as parent, root_provider_id as root from resource_providers where ${only('id')}`.execute(db),
+      sql<InventoryState & { pid: number; name: string }>`
+        select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used
+        from inventories i join resource_classes rc on rc.id = i.resource_class_id
+        where ${only('i.resource_provider_id')} order by i.resource_provider_id, i.resource_class_id`.execute(db),
+      sql<{ pid: number; name: string }>`
+        select pt.resource_provider_id as pid, t.name from resource_provider_traits pt join traits t on t.id = pt.trait_id
+        where ${only('pt.resource_provider_id')} order by pt.resource_provider_id, pt.trait_id`.execute(db),
+      sql<{ pid: number; uuid: string }>`
+        select pa.resource_provider_id as pid, a.uuid from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id
+        where ${only('pa.resource_provider_id')}`.execute(db),
+    ]);
+
+    // Everything from here on is synchronous: no search sees a half-applied refresh.
+    if (everything) {
+      this.providers.clear();
+      this.byUuid.clear();
+      this.members.clear();
+    } else {
+      for (const id of ids) this.remove(id);
+    }
+    for (const r of providers.rows) {
+      const id = Number(r.id);
+      const p: IndexedProvider = {
+        id,
+        uuid: r.uuid,
+        parentId: r.parent === null ? null : Number(r.parent),
+        rootId: r.root === null ? id : Number(r.root),
+        inventories: new Map(),
+        traits: new Set(),
+        aggregates: new Set(),
+      };
+      this.providers.set(id, p);
+      this.byUuid.set(p.uuid, id);
+    }
+    for (const r of inventories.rows) {
+      this.providers.get(Number(r.pid))?.inventories.set(r.name, {
+        total: Number(r.total),
+        reserved: Number(r.reserved),
+        min_unit: Number(r.min_unit),
+        max_unit: Number(r.max_unit),
+        step_size: Number(r.step_size),
+        allocation_ratio: Number(r.allocation_ratio),
+        used: Number(r.used),
+      });
+    }
+    for (const r of traits.rows) this.providers.get(Number(r.pid))?.traits.add(r.name);
+    for (const r of aggregates.rows) {
+      const pid = Number(r.pid);
+      const p = this.providers.get(pid);
+      if (!p) continue;
+      p.aggregates.add(r.uuid);
+      let set = this.members.get(r.uuid);
+      if (!set) this.members.set(r.uuid, (set = new Set()));
+      set.add(pid);
+    }
+    this.computeSharingAnchors();
+    const ms = performance.now() - started;
+    if (everything) this.log?.info({ providers: this.providers.size, ms: Math.round(ms) }, 'placement provider index loaded');
+  }
+
+  private remove(id: number): void {
+    const p = this.providers.get(id);
+    if (!p) return;
+    for (const uuid of p.aggregates) this.members.get(uuid)?.delete(id);
+    this.byUuid.delete(p.uuid);
+    this.providers.delete(id);
+  }
+
+  /**
+   * Each sharing provider → the roots of every tree with a provider in one of its aggregates
+   * (its own root among them when it is in any aggregate): the trees it may complete.
+   */
+  private computeSharingAnchors(): void {
+    this.sharingAnchors.clear();
+    for (const p of this.providers.values()) {
+      if (!p.traits.has(SHARING_TRAIT)) continue;
+      const roots = new Set<number>();
+      for (const uuid of p.aggregates) {
+        for (const member of this.members.get(uuid) ?? []) {
+          const m = this.providers.get(member);
+          if (m) roots.add(m.rootId);
+        }
+      }
+      this.sharingAnchors.set(p.id, [...roots]);
+    }
+  }
+}
