@@ -126,7 +126,7 @@ export const placementBackend: AllocationBackend = {
     const eligible = await eligibleNodes(db, a);
     if (!eligible.length) return noneMatch(a);
     const classId = await idByName(db.db, 'resource_classes', placementResourceClass(a.resource_class ?? ''));
-    const traitIds = await idsByName(db.db, 'traits', a.traits);
+    const traitIds = await idsByName(db, 'traits', a.traits);
     // A trait Placement does not know is a trait no provider has.
     if (classId === undefined) return noneMatch(a);
     if (traitIds.size < new Set(a.traits).size) return noTraits(a);

@@ -1,6 +1,7 @@
 // The one optimistic-concurrency helper: move a row's generation (or version) from `expected` to
 // `expected + 1`, or report that someone else moved it first.
 import { nowIso } from '../core/clock.js';
+import { statement } from './statement.js';
 import type { Tx } from './transaction.js';
 
 /** Each versioned table and the name of its counter column. */
@@ -30,12 +31,16 @@ export async function bumpGeneration(
   also: Record<string, unknown> = {},
 ): Promise<number> {
   const column = VERSION_COLUMNS[table];
-  const result = await (tx.db as any)
-    .updateTable(table)
-    .set({ ...also, [column]: expected + 1, updated_at: nowIso() })
-    .where('id', '=', id)
-    .where(column, '=', expected)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) !== 1) throw lost();
+  const extra = Object.keys(also).filter((c) => c !== column && c !== 'updated_at');
+  // Hot path (every claim bumps a consumer and a provider): plain SQL, one text per shape.
+  const sets = [...extra.map((c) => `${c} = ?`), `${column} = ?`, 'updated_at = ?'].join(', ');
+  const changed = await statement(`update ${table} set ${sets} where id = ? and ${column} = ?`).run(tx, [
+    ...extra.map((c) => also[c]),
+    expected + 1,
+    nowIso(),
+    id,
+    expected,
+  ]);
+  if (changed !== 1) throw lost();
   return expected + 1;
 }

@@ -12,8 +12,7 @@
 // A call that loses a race it could not have known about (a RetryableConflict from a
 // compare-and-set, a PostgreSQL deadlock or serialization failure) is rolled back and run again,
 // up to `maxAttempts` times in all.
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import { AllotError, RetryableConflict } from '../core/errors.js';
 import type { Database, Db } from './database.js';
 import type { Schema } from './schema.js';
@@ -66,6 +65,15 @@ export function setDefaultMaxAttempts(n: number): void {
 /** Most calls one SQLite batch may hold; bounds the latency a batch adds to its last call. */
 const MAX_BATCH = 64;
 
+// Transaction control, compiled once (these run several times per write).
+const BEGIN = CompiledQuery.raw('BEGIN');
+const BEGIN_IMMEDIATE = CompiledQuery.raw('BEGIN IMMEDIATE');
+const COMMIT = CompiledQuery.raw('COMMIT');
+const ROLLBACK = CompiledQuery.raw('ROLLBACK');
+const SAVEPOINT = CompiledQuery.raw('SAVEPOINT job');
+const RELEASE = CompiledQuery.raw('RELEASE job');
+const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO job');
+
 const PG_RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 
 function isRetryable(err: unknown): boolean {
@@ -79,30 +87,26 @@ function exhausted(err: unknown): Error {
   return new AllotError(409, 'allot.concurrent_update', 'The database reported a conflict with a concurrent writer; retry the request.');
 }
 
-const insideTransaction = new AsyncLocalStorage<true>();
-
 export async function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-  // A transaction inside a transaction would wait for itself (SQLite) or escape it (PostgreSQL).
-  if (insideTransaction.getStore()) throw new Error('transaction() called inside a transaction: pass the Tx down instead');
   const maxAttempts = options.maxAttempts ?? defaultMaxAttempts;
   if (database.dialect === 'sqlite') return groupCommitter(database).submit(work, maxAttempts);
   for (let attempt = 1; ; attempt++) {
     try {
-      const { result, runAfter } = await database.db.connection().execute((conn) =>
-        insideTransaction.run(true, async () => {
-          const attempt = newTx(database, conn);
-          await sql`BEGIN`.execute(conn);
-          try {
-            const value = await work(attempt.tx);
-            await attempt.runBefore();
-            await sql`COMMIT`.execute(conn);
-            return { result: value, runAfter: attempt.runAfter };
-          } catch (err) {
-            await sql`ROLLBACK`.execute(conn).catch(() => {});
-            throw err;
-          }
-        }),
-      );
+      // Never call transaction() inside one: it would wait for itself (SQLite) or escape it
+      // (PostgreSQL). Functions that write inside a caller's transaction take the Tx instead.
+      const { result, runAfter } = await database.db.connection().execute(async (conn) => {
+        const attempt = newTx(database, conn);
+        await conn.executeQuery(BEGIN);
+        try {
+          const value = await work(attempt.tx);
+          await attempt.runBefore();
+          await conn.executeQuery(COMMIT);
+          return { result: value, runAfter: attempt.runAfter };
+        } catch (err) {
+          await conn.executeQuery(ROLLBACK).catch(() => {});
+          throw err;
+        }
+      });
       runAfter();
       return result;
     } catch (err) {
@@ -161,20 +165,18 @@ class GroupCommitter {
   }
 
   private async runBatch(batch: Job[]): Promise<void> {
-    const outcomes = await this.database.db.connection().execute((conn) =>
-      insideTransaction.run(true, async () => {
-        await beginImmediate(conn);
-        const results: Outcome[] = [];
-        try {
-          for (const job of batch) results.push(await runInSavepoint(this.database, conn, job));
-          await sql`COMMIT`.execute(conn);
-        } catch (err) {
-          await sql`ROLLBACK`.execute(conn).catch(() => {});
-          throw err;
-        }
-        return results;
-      }),
-    );
+    const outcomes = await this.database.db.connection().execute(async (conn) => {
+      await beginImmediate(conn);
+      const results: Outcome[] = [];
+      try {
+        for (const job of batch) results.push(await runInSavepoint(this.database, conn, job));
+        await conn.executeQuery(COMMIT);
+      } catch (err) {
+        await conn.executeQuery(ROLLBACK).catch(() => {});
+        throw err;
+      }
+      return results;
+    });
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) {
         o.runAfter();
@@ -190,7 +192,7 @@ class GroupCommitter {
 async function beginImmediate(conn: Kysely<Schema>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await sql`BEGIN IMMEDIATE`.execute(conn);
+      await conn.executeQuery(BEGIN_IMMEDIATE);
       return;
     } catch (err) {
       if (!isRetryable(err) || attempt >= 5) throw err;
@@ -203,15 +205,15 @@ type Outcome = { ok: true; value: unknown; runAfter: () => void } | { ok: false;
 async function runInSavepoint(database: Database, conn: Kysely<Schema>, job: Job): Promise<Outcome> {
   for (let attempt = 1; ; attempt++) {
     const { tx, runBefore, runAfter } = newTx(database, conn);
-    await sql`SAVEPOINT job`.execute(conn);
+    await conn.executeQuery(SAVEPOINT);
     try {
       const value = await job.work(tx);
       await runBefore();
-      await sql`RELEASE job`.execute(conn);
+      await conn.executeQuery(RELEASE);
       return { ok: true, value, runAfter };
     } catch (error) {
-      await sql`ROLLBACK TO job`.execute(conn);
-      await sql`RELEASE job`.execute(conn);
+      await conn.executeQuery(ROLLBACK_TO);
+      await conn.executeQuery(RELEASE);
       if (!isRetryable(error)) return { ok: false, error };
       if (attempt >= job.maxAttempts) return { ok: false, error: exhausted(error) };
     }

@@ -161,7 +161,7 @@ export const list: Endpoint<PlacementContext> = {
 
     // Names the request uses must exist: 400 otherwise (whatever else the request asks).
     const classNames = [...new Set(parsed.groups.flatMap((g) => [...(g.resources?.keys() ?? [])]))];
-    const classIds = await idsByName(db.db, 'resource_classes', classNames);
+    const classIds = await idsByName(db, 'resource_classes', classNames);
     for (const g of parsed.groups) {
       const missing = [...(g.resources?.keys() ?? [])].find((n) => !classIds.has(n));
       if (missing !== undefined) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing}.`);
@@ -170,7 +170,7 @@ export const list: Endpoint<PlacementContext> = {
       [...parsed.rootRequired, ...parsed.rootForbidden],
       ...parsed.groups.map((g) => [...g.traits.required, ...g.traits.forbidden, ...g.traits.anyOf.flat()]),
     ];
-    const traitIds = await idsByName(db.db, 'traits', [...new Set(traitSets.flat())]);
+    const traitIds = await idsByName(db, 'traits', [...new Set(traitSets.flat())]);
     for (const names of traitSets) {
       const missing = [...new Set(names.filter((n) => !traitIds.has(n)))].sort();
       if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}.`);

@@ -78,7 +78,7 @@ async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promis
   }
   if (q.required !== undefined) {
     const traits = parseTraits(req.query, 'required', req.mv);
-    const ids = await idsByName(ctx.database.db, 'traits', traitNames(traits));
+    const ids = await idsByName(ctx.database, 'traits', traitNames(traits));
     const missing = traitNames(traits).filter((n) => !ids.has(n));
     if (missing.length) throw placementError(400, `No such trait(s): ${missing.sort().join(', ')}.`);
     filters.requiredTraits = [...traits.required].map((n) => ids.get(n)!);
@@ -87,7 +87,7 @@ async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promis
   }
   if (q.resources !== undefined) {
     const wanted = parseResources(q.resources);
-    const ids = await idsByName(ctx.database.db, 'resource_classes', [...wanted.keys()]);
+    const ids = await idsByName(ctx.database, 'resource_classes', [...wanted.keys()]);
     const missing = [...wanted.keys()].filter((n) => !ids.has(n));
     if (missing.length) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing[0]}.`);
     filters.resources = new Map([...wanted].map(([name, amount]) => [ids.get(name)!, amount]));

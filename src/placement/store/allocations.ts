@@ -13,6 +13,7 @@ import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
+import { placeholders, statement } from '../../db/statement.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { idsByName } from './names.js';
@@ -70,7 +71,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       for (const rc of resources.keys()) classNames.add(rc);
     }
   }
-  const classIds = await idsByName(tx.db, 'resource_classes', [...classNames]);
+  const classIds = await idsByName(tx, 'resource_classes', [...classNames]);
   for (const w of writes) {
     for (const resources of w.allocations.values()) {
       for (const rc of resources.keys()) {
@@ -142,7 +143,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
   // 4. Consumers: create, update or (when left without allocations) delete; then write.
   const now = nowIso();
   const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
-  const rows = [];
+  const rows: Array<[number, number, number, number]> = [];
   for (const w of writes) {
     const existing = consumers.get(w.consumerUuid);
     const empty = [...w.allocations.values()].every((r) => r.size === 0);
@@ -152,7 +153,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       if (empty) continue;
       consumerId = await insertConsumer(tx, w, typeId ?? null, now);
     } else if (empty) {
-      await tx.db.deleteFrom('consumers').where('id', '=', existing.id).execute();
+      await statement('delete from consumers where id = ?').run(tx, [existing.id]);
       continue;
     } else {
       consumerId = existing.id;
@@ -165,104 +166,112 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     }
     for (const [rp, resources] of w.allocations) {
       for (const [rc, used] of resources) {
-        rows.push({ resource_provider_id: providers.get(rp)!.id, consumer_id: consumerId, resource_class_id: classIds.get(rc)!, used, created_at: now, updated_at: now });
+        rows.push([providers.get(rp)!.id, consumerId, classIds.get(rc)!, used]);
       }
     }
   }
-  if (rows.length) await tx.db.insertInto('allocations').values(rows).execute();
+  await insertAllocations(tx, rows, now);
   for (const { providerId, classId, amount } of wanted.values()) await addUsage(tx, providerId, classId, amount);
   for (const provider of providers.values()) await bumpProvider(tx, provider);
 }
 
+// The statements below run on every claim, so they are plain SQL (db/statement.ts), not built.
+const forUpdate = (tx: Tx) => (tx.dialect === 'postgres' ? ' for update' : '');
+
 /** Delete the consumers' allocations and take them off the inventories' `used`. */
 async function releaseAllocations(tx: Tx, consumerIds: number[]): Promise<void> {
   if (!consumerIds.length) return;
-  const held = await tx.db
-    .selectFrom('allocations')
-    .select(['resource_provider_id', 'resource_class_id', (eb) => eb.fn.sum<number>('used').as('used')])
-    .where('consumer_id', 'in', consumerIds)
-    .groupBy(['resource_provider_id', 'resource_class_id'])
-    .execute();
+  const list = placeholders(consumerIds.length);
+  const held = await statement<{ resource_provider_id: number; resource_class_id: number; used: number }>(
+    `select resource_provider_id, resource_class_id, sum(used) as used from allocations where consumer_id in (${list}) group by resource_provider_id, resource_class_id`,
+  ).all(tx, consumerIds);
   if (!held.length) return;
-  await tx.db.deleteFrom('allocations').where('consumer_id', 'in', consumerIds).execute();
-  for (const h of held) await addUsage(tx, h.resource_provider_id, h.resource_class_id, -Number(h.used));
+  await statement(`delete from allocations where consumer_id in (${list})`).run(tx, consumerIds);
+  for (const h of held) await addUsage(tx, Number(h.resource_provider_id), Number(h.resource_class_id), -Number(h.used));
 }
 
 async function addUsage(tx: Tx, providerId: number, classId: number, delta: number): Promise<void> {
   noteProvidersChanged(tx, [providerId]);
-  await tx.db
-    .updateTable('inventories')
-    .set((eb) => ({ used: eb('used', '+', delta) }))
-    .where('resource_provider_id', '=', providerId)
-    .where('resource_class_id', '=', classId)
-    .execute();
+  await statement('update inventories set used = used + ? where resource_provider_id = ? and resource_class_id = ?').run(tx, [delta, providerId, classId]);
 }
 
 /** The providers with these uuids, locked (in id order) until commit. */
 async function lockProvidersByUuid(tx: Tx, uuids: string[]): Promise<Map<string, ProviderView>> {
   if (!uuids.length) return new Map();
-  let q = tx.db
-    .selectFrom('resource_providers')
-    .select(['id', 'uuid', 'name', 'generation', 'root_provider_id', 'created_at', 'updated_at'])
-    .where('uuid', 'in', uuids)
-    .orderBy('id');
-  if (tx.dialect === 'postgres') q = q.forUpdate();
-  const rows = await q.execute();
-  return new Map(rows.map((r) => [r.uuid, { ...r, root_provider_id: r.root_provider_id ?? r.id, parent_provider_uuid: null, root_provider_uuid: '' }]));
+  const rows = await statement<{ id: number; uuid: string; name: string; generation: number; root_provider_id: number | null; created_at: string; updated_at: string }>(
+    `select id, uuid, name, generation, root_provider_id, created_at, updated_at from resource_providers where uuid in (${placeholders(uuids.length)}) order by id${forUpdate(tx)}`,
+  ).all(tx, uuids);
+  return new Map(
+    rows.map((r) => [
+      r.uuid,
+      { ...r, id: Number(r.id), generation: Number(r.generation), root_provider_id: Number(r.root_provider_id ?? r.id), parent_provider_uuid: null, root_provider_uuid: '' },
+    ]),
+  );
 }
 
+type InventoryCheck = { total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: number };
+
 /** Inventories (with `used`) for any of these providers and classes, keyed `providerId/classId`. */
-async function inventoriesFor(db: Db, providerIds: number[], classIds: number[]) {
-  const out = new Map<string, { total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: number }>();
+async function inventoriesFor(db: Db, providerIds: number[], classIds: number[]): Promise<Map<string, InventoryCheck>> {
+  const out = new Map<string, InventoryCheck>();
   if (!providerIds.length || !classIds.length) return out;
-  const rows = await db.db
-    .selectFrom('inventories')
-    .select(['resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio', 'used'])
-    .where('resource_provider_id', 'in', providerIds)
-    .where('resource_class_id', 'in', classIds)
-    .execute();
+  const rows = await statement<InventoryCheck & { resource_provider_id: number; resource_class_id: number }>(
+    `select resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used from inventories
+     where resource_provider_id in (${placeholders(providerIds.length)}) and resource_class_id in (${placeholders(classIds.length)})`,
+  ).all(db, [...providerIds, ...classIds]);
   for (const r of rows) out.set(`${r.resource_provider_id}/${r.resource_class_id}`, r);
   return out;
 }
 
 async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, ConsumerRow>> {
   if (!uuids.length) return new Map();
-  let q = tx.db
-    .selectFrom('consumers')
-    .select(['id', 'uuid', 'project_id', 'user_id', 'generation', 'consumer_type_id'])
-    .where('uuid', 'in', uuids)
-    .orderBy('uuid');
-  if (tx.dialect === 'postgres') q = q.forUpdate();
-  const rows = await q.execute();
-  return new Map(rows.map((r) => [r.uuid, r]));
+  const rows = await statement<ConsumerRow>(
+    `select id, uuid, project_id, user_id, generation, consumer_type_id from consumers where uuid in (${placeholders(uuids.length)}) order by uuid${forUpdate(tx)}`,
+  ).all(tx, uuids);
+  return new Map(rows.map((r) => [r.uuid, { ...r, id: Number(r.id), generation: Number(r.generation) }]));
 }
 
 async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | null, now: string): Promise<number> {
   // A concurrent writer may create the same consumer between our read and this insert; then
   // nothing is inserted and the whole write is retried, seeing that consumer this time.
-  const row = await tx.db
-    .insertInto('consumers')
-    .values({ uuid: w.consumerUuid, project_id: w.projectId, user_id: w.userId, generation: 1, consumer_type_id: typeId, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.column('uuid').doNothing())
-    .returning('id')
-    .executeTakeFirst();
+  const row = await statement<{ id: number }>(
+    `insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at) values (?, ?, ?, 1, ?, ?, ?)
+     on conflict (uuid) do nothing returning id`,
+  ).one(tx, [w.consumerUuid, w.projectId, w.userId, typeId, now, now]);
   if (!row) {
     throw new RetryableConflict(`consumer ${w.consumerUuid} created concurrently`, () => consumerConflict(null, w.generation));
   }
-  return row.id;
+  return Number(row.id);
 }
 
 async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, number>> {
   const unique = [...new Set(names)];
   if (!unique.length) return new Map();
-  const now = nowIso();
-  await tx.db
-    .insertInto('consumer_types')
-    .values(unique.map((name) => ({ name, created_at: now, updated_at: now })))
-    .onConflict((oc) => oc.column('name').doNothing())
-    .execute();
-  const rows = await tx.db.selectFrom('consumer_types').select(['id', 'name']).where('name', 'in', unique).execute();
-  return new Map(rows.map((r) => [r.name, r.id]));
+  const list = placeholders(unique.length);
+  const find = statement<{ id: number; name: string }>(`select id, name from consumer_types where name in (${list})`);
+  let rows = await find.all(tx, unique);
+  if (rows.length < unique.length) {
+    const now = nowIso();
+    const known = new Set(rows.map((r) => r.name));
+    for (const name of unique.filter((n) => !known.has(n))) {
+      await statement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [name, now, now]);
+    }
+    rows = await find.all(tx, unique);
+  }
+  return new Map(rows.map((r) => [r.name, Number(r.id)]));
+}
+
+/** Insert allocation rows, several per statement. */
+async function insertAllocations(tx: Tx, rows: Array<[providerId: number, consumerId: number, classId: number, used: number]>, now: string): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) {
+    const chunk = rows.slice(i, i + 100);
+    await statement(
+      `insert into allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at, updated_at) values ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+    ).run(
+      tx,
+      chunk.flatMap((r) => [...r, now, now]),
+    );
+  }
 }
 
 /** Remove every allocation of a consumer (DELETE /allocations/{c}); 404 when it has none. */
@@ -272,7 +281,7 @@ export async function deleteConsumerAllocations(database: Database, consumerUuid
     if (!consumer) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
     // Like Placement, removing allocations does not bump provider generations: it only frees room.
     await releaseAllocations(tx, [consumer.id]);
-    await tx.db.deleteFrom('consumers').where('id', '=', consumer.id).execute();
+    await statement('delete from consumers where id = ?').run(tx, [consumer.id]);
   });
 }
 

@@ -92,7 +92,7 @@ function desiredAfter(provider: ProviderView, current: CurrentInventory, change:
 
 /** resource class name → id for every desired class; 400 for names that are not classes. */
 export async function resolveInventoryClasses(db: Db, provider: ProviderView, desired: Map<string, InventoryRecord>): Promise<Map<string, number>> {
-  const classIds = await idsByName(db.db, 'resource_classes', [...desired.keys()]);
+  const classIds = await idsByName(db, 'resource_classes', [...desired.keys()]);
   const unknown = [...desired.keys()].filter((n) => !classIds.has(n));
   if (unknown.length) {
     throw placementError(400, `Unknown resource class in inventory for resource provider ${provider.uuid}: No such resource class ${unknown.sort().join(', ')}.`);

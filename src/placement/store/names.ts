@@ -2,7 +2,8 @@
 // written at start-up so every Placement client finds them; CUSTOM_* ones are created by users.
 import type { Kysely } from 'kysely';
 import { nowIso } from '../../core/clock.js';
-import type { Database } from '../../db/database.js';
+import type { Database, Db } from '../../db/database.js';
+import { placeholders, statement } from '../../db/statement.js';
 import type { Schema } from '../../db/schema.js';
 import standardClasses from '../data/standard-resource-classes.json' with { type: 'json' };
 import standardTraits from '../data/standard-traits.json' with { type: 'json' };
@@ -33,13 +34,15 @@ export async function syncStandardNames(database: Database): Promise<void> {
 }
 
 /** name → id for the given names that exist. */
-export async function idsByName(db: Kysely<Schema>, table: NameTable, names: readonly string[]): Promise<Map<string, number>> {
+export async function idsByName(db: Db, table: NameTable, names: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (names.length === 0) return out;
   const unique = [...new Set(names)];
   for (let i = 0; i < unique.length; i += 500) {
-    const rows = await db.selectFrom(table).select(['id', 'name']).where('name', 'in', unique.slice(i, i + 500)).execute();
-    for (const r of rows) out.set(r.name, r.id);
+    const chunk = unique.slice(i, i + 500);
+    // plain SQL: every claim resolves its class names here
+    const rows = await statement<{ id: number; name: string }>(`select id, name from ${table} where name in (${placeholders(chunk.length)})`).all(db, chunk);
+    for (const r of rows) out.set(r.name, Number(r.id));
   }
   return out;
 }

@@ -84,7 +84,7 @@ export async function setProviderTraits(database: Database, uuid: string, names:
 
 /** Replace the traits of a provider locked by the caller's transaction; bumps its generation. */
 export async function replaceProviderTraits(tx: Tx, provider: ProviderView, names: string[]): Promise<number> {
-  const ids = await idsByName(tx.db, 'traits', names);
+  const ids = await idsByName(tx, 'traits', names);
   const missing = [...new Set(names)].filter((n) => !ids.has(n));
   if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}`);
   await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
