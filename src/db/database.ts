@@ -34,6 +34,8 @@ export interface Database extends Db {
    * was down are lost, so the listener must assume anything may have changed. Ends with close().
    */
   listen?(channel: string, onMessage: (payload: string) => void, onReset: () => void): void;
+  /** PostgreSQL only: NOTIFY `channel` with `payload`, outside any transaction. */
+  notify?(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     dialect: 'postgres',
     displayUrl: maskUrl(url),
     listen: (channel, onMessage, onReset) => void listeners.push(listenForever(url, channel, onMessage, onReset)),
+    notify: async (channel, payload) => {
+      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+    },
     close: async () => {
       await Promise.all(listeners.map((l) => l.stop()));
       await db.destroy();

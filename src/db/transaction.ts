@@ -23,28 +23,21 @@ export interface Tx extends Db {
   readonly [inTransaction]: true;
   /** the database this transaction belongs to (for per-database caches and notifications) */
   readonly database: Database;
-  /** run `fn` inside the transaction just before it commits (not when it rolls back) */
-  beforeCommit(fn: () => Promise<void>): void;
   /** run `fn` once the transaction has committed (not when it rolls back) */
   afterCommit(fn: () => void): void;
 }
 
 /** A Tx for one attempt of one unit of work, collecting its commit hooks. */
 function newTx(database: Database, conn: Kysely<Schema>) {
-  const before: Array<() => Promise<void>> = [];
   const after: Array<() => void> = [];
   const tx = {
     db: conn,
     dialect: database.dialect,
     database,
-    beforeCommit: (fn: () => Promise<void>) => void before.push(fn),
     afterCommit: (fn: () => void) => void after.push(fn),
   } as unknown as Tx;
   return {
     tx,
-    runBefore: async () => {
-      for (const fn of before) await fn();
-    },
     runAfter: () => {
       for (const fn of after) fn();
     },
@@ -99,7 +92,6 @@ export async function transaction<T>(database: Database, work: (tx: Tx) => Promi
         await conn.executeQuery(BEGIN);
         try {
           const value = await work(attempt.tx);
-          await attempt.runBefore();
           await conn.executeQuery(COMMIT);
           return { result: value, runAfter: attempt.runAfter };
         } catch (err) {
@@ -204,11 +196,10 @@ type Outcome = { ok: true; value: unknown; runAfter: () => void } | { ok: false;
 
 async function runInSavepoint(database: Database, conn: Kysely<Schema>, job: Job): Promise<Outcome> {
   for (let attempt = 1; ; attempt++) {
-    const { tx, runBefore, runAfter } = newTx(database, conn);
+    const { tx, runAfter } = newTx(database, conn);
     await conn.executeQuery(SAVEPOINT);
     try {
       const value = await job.work(tx);
-      await runBefore();
       await conn.executeQuery(RELEASE);
       return { ok: true, value, runAfter };
     } catch (error) {

@@ -34,6 +34,53 @@ describe('three processes on one PostgreSQL', () => {
     await raceSwaps(clients, 'mp', 36);
   });
 
+  test('a resource class renamed or recreated by another process is seen by the next claim', async () => {
+    const [a, b] = clients as [PlacementClient, PlacementClient];
+    const rp = crypto.randomUUID();
+    assert.equal((await a.post('/resource_providers', { name: `mp-rc-${rp}`, uuid: rp })).status, 200);
+    const claim = (rc: string) =>
+      a.put(`/allocations/${crypto.randomUUID()}`, {
+        allocations: { [rp]: { resources: { [rc]: 1 } } },
+        project_id: crypto.randomUUID(),
+        user_id: crypto.randomUUID(),
+        consumer_generation: null,
+        consumer_type: 'INSTANCE',
+      });
+    const inventory = async (...classes: string[]) => {
+      const { body } = await a.get(`/resource_providers/${rp}`);
+      const inventories = Object.fromEntries(classes.map((rc) => [rc, { total: 10 }]));
+      return a.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: body.generation, inventories });
+    };
+
+    // Process a learns CUSTOM_MP_OLD's id by claiming it.
+    assert.equal((await b.put('/resource_classes/CUSTOM_MP_OLD')).status, 201);
+    assert.equal((await inventory('CUSTOM_MP_OLD')).status, 200);
+    assert.equal((await claim('CUSTOM_MP_OLD')).status, 204);
+
+    // Process b renames it (microversions 1.2–1.6 allow that): the old name is gone for a too.
+    assert.equal((await b.at('1.6').put('/resource_classes/CUSTOM_MP_OLD', { name: 'CUSTOM_MP_NEW' })).status, 200);
+    const gone = await claim('CUSTOM_MP_OLD');
+    assert.equal(gone.status, 400, gone.text);
+    assert.match(gone.text, /No such resource class CUSTOM_MP_OLD/);
+    const renamed = await claim('CUSTOM_MP_NEW');
+    assert.equal(renamed.status, 204, renamed.text);
+
+    // Process b deletes a class and makes a new one with the same name: a claims the new one.
+    assert.equal((await b.put('/resource_classes/CUSTOM_MP_AGAIN')).status, 201);
+    assert.equal((await inventory('CUSTOM_MP_NEW', 'CUSTOM_MP_AGAIN')).status, 200);
+    assert.equal((await claim('CUSTOM_MP_AGAIN')).status, 204);
+    const { body: held } = await a.get(`/resource_providers/${rp}/allocations`);
+    for (const consumer of Object.keys(held.allocations)) assert.equal((await b.delete(`/allocations/${consumer}`)).status, 204);
+    assert.equal((await inventory('CUSTOM_MP_NEW')).status, 200); // drops CUSTOM_MP_AGAIN's inventory
+    assert.equal((await b.delete('/resource_classes/CUSTOM_MP_AGAIN')).status, 204);
+    assert.equal((await b.put('/resource_classes/CUSTOM_MP_AGAIN')).status, 201);
+    assert.equal((await inventory('CUSTOM_MP_NEW', 'CUSTOM_MP_AGAIN')).status, 200);
+    const again = await claim('CUSTOM_MP_AGAIN');
+    assert.equal(again.status, 204, again.text);
+    const { body: usages } = await b.get(`/resource_providers/${rp}/usages`);
+    assert.deepEqual(usages.usages, { CUSTOM_MP_NEW: 0, CUSTOM_MP_AGAIN: 1 });
+  });
+
   test('no process logged an unexpected error', () => {
     for (const s of servers) assert.doesNotMatch(s.output(), /"level":50|unexpected error/);
   });

@@ -16,7 +16,7 @@ import { bumpGeneration } from '../../db/generation.js';
 import { placeholders, statement } from '../../db/statement.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
-import { idsByName } from './names.js';
+import { cachedIdsByName, forgetCachedNames } from './names.js';
 import { noteProvidersChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider } from './providers.js';
 
@@ -71,7 +71,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       for (const rc of resources.keys()) classNames.add(rc);
     }
   }
-  const classIds = await idsByName(tx, 'resource_classes', [...classNames]);
+  const { ids: classIds, cached: cachedClasses } = await cachedIdsByName(tx, 'resource_classes', [...classNames]);
   for (const w of writes) {
     for (const resources of w.allocations.values()) {
       for (const rc of resources.keys()) {
@@ -101,9 +101,17 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
 
   // 3. Release what the consumers held, then check each new (provider, class) total against its
   //    inventory. `used` read under the provider lock can only be too high (releases elsewhere
-  //    are not locked out), never too low, so the check is safe.
+  //    are not locked out), never too low, so the check is safe. The `used` counters are moved
+  //    by the net difference in one statement at the end.
   const consumerIds = [...consumers.values()].map((c) => c.id);
-  await releaseAllocations(tx, consumerIds);
+  const delta = new Map<string, [providerId: number, classId: number, change: number]>();
+  const addDelta = (providerId: number, classId: number, change: number) => {
+    const key = `${providerId}/${classId}`;
+    const d = delta.get(key) ?? [providerId, classId, 0];
+    d[2] += change;
+    delta.set(key, d);
+  };
+  for (const h of await deleteAllocations(tx, consumerIds)) addDelta(h.providerId, h.classId, -h.used);
   const wanted = new Map<string, { providerId: number; classId: number; amount: number; rc: string; rp: string }>();
   for (const w of writes) {
     for (const [rp, resources] of w.allocations) {
@@ -116,6 +124,15 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     }
   }
   const inventories = await inventoriesFor(tx, [...providers.values()].map((p) => p.id), [...new Set([...wanted.values()].map((e) => e.classId))]);
+  for (const { providerId, classId, rc } of wanted.values()) {
+    // A class id remembered from earlier may be stale: renamed, or deleted and made anew, by
+    // another process. Then forget the names and run again with ids read from the database.
+    const inv = inventories.get(`${providerId}/${classId}`);
+    if (inv ? inv.class_name !== rc : cachedClasses.has(rc)) {
+      forgetCachedNames(tx.database);
+      throw new RetryableConflict(`resource class ${rc} was renamed or recreated`, () => placementError(409, 'Resource classes changed concurrently; retry.'));
+    }
+  }
   for (const w of writes) {
     for (const [rp, resources] of w.allocations) {
       for (const [rc, amount] of resources) {
@@ -130,9 +147,11 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     }
   }
   for (const { providerId, classId, amount, rc, rp } of wanted.values()) {
-    const inv = inventories.get(`${providerId}/${classId}`);
+    const key = `${providerId}/${classId}`;
+    const inv = inventories.get(key);
     if (!inv) throw placementError(409, `Unable to allocate inventory: Inventory for '${rc}' on resource provider '${rp}' invalid.`);
-    if (inv.used + amount > capacity(inv)) {
+    const releasedHere = -(delta.get(key)?.[2] ?? 0); // what these consumers held here, still counted in `used`
+    if (inv.used - releasedHere + amount > capacity(inv)) {
       throw placementError(
         409,
         `Unable to allocate inventory: Unable to create allocation for '${rc}' on resource provider '${rp}'. The requested amount would exceed the capacity.`,
@@ -171,28 +190,39 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     }
   }
   await insertAllocations(tx, rows, now);
-  for (const { providerId, classId, amount } of wanted.values()) await addUsage(tx, providerId, classId, amount);
+  for (const { providerId, classId, amount } of wanted.values()) addDelta(providerId, classId, amount);
+  await changeUsage(tx, [...delta.values()]);
   for (const provider of providers.values()) await bumpProvider(tx, provider);
 }
 
 // The statements below run on every claim, so they are plain SQL (db/statement.ts), not built.
 const forUpdate = (tx: Tx) => (tx.dialect === 'postgres' ? ' for update' : '');
 
-/** Delete the consumers' allocations and take them off the inventories' `used`. */
-async function releaseAllocations(tx: Tx, consumerIds: number[]): Promise<void> {
-  if (!consumerIds.length) return;
+/** Delete the consumers' allocations; returns what they held per provider and class. */
+async function deleteAllocations(tx: Tx, consumerIds: number[]): Promise<Array<{ providerId: number; classId: number; used: number }>> {
+  if (!consumerIds.length) return [];
   const list = placeholders(consumerIds.length);
   const held = await statement<{ resource_provider_id: number; resource_class_id: number; used: number }>(
     `select resource_provider_id, resource_class_id, sum(used) as used from allocations where consumer_id in (${list}) group by resource_provider_id, resource_class_id`,
   ).all(tx, consumerIds);
-  if (!held.length) return;
-  await statement(`delete from allocations where consumer_id in (${list})`).run(tx, consumerIds);
-  for (const h of held) await addUsage(tx, Number(h.resource_provider_id), Number(h.resource_class_id), -Number(h.used));
+  if (held.length) await statement(`delete from allocations where consumer_id in (${list})`).run(tx, consumerIds);
+  return held.map((h) => ({ providerId: Number(h.resource_provider_id), classId: Number(h.resource_class_id), used: Number(h.used) }));
 }
 
-async function addUsage(tx: Tx, providerId: number, classId: number, delta: number): Promise<void> {
-  noteProvidersChanged(tx, [providerId]);
-  await statement('update inventories set used = used + ? where resource_provider_id = ? and resource_class_id = ?').run(tx, [delta, providerId, classId]);
+/** Move inventories' `used` by these amounts, in one statement. */
+async function changeUsage(tx: Tx, changes: Array<[providerId: number, classId: number, change: number]>): Promise<void> {
+  const effective = changes.filter(([, , change]) => change !== 0);
+  if (!effective.length) return;
+  noteProvidersChanged(tx, effective.map(([providerId]) => providerId));
+  for (let i = 0; i < effective.length; i += 300) {
+    const chunk = effective.slice(i, i + 300);
+    const rows = chunk.map(() => '(cast(? as integer), cast(? as integer), cast(? as integer))').join(', ');
+    await statement(
+      `update inventories set used = used + d.change
+       from (select column1 as p, column2 as c, column3 as change from (values ${rows}) as v) as d
+       where inventories.resource_provider_id = d.p and inventories.resource_class_id = d.c`,
+    ).run(tx, chunk.flat());
+  }
 }
 
 /** The providers with these uuids, locked (in id order) until commit. */
@@ -212,12 +242,14 @@ async function lockProvidersByUuid(tx: Tx, uuids: string[]): Promise<Map<string,
 type InventoryCheck = { total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: number };
 
 /** Inventories (with `used`) for any of these providers and classes, keyed `providerId/classId`. */
-async function inventoriesFor(db: Db, providerIds: number[], classIds: number[]): Promise<Map<string, InventoryCheck>> {
-  const out = new Map<string, InventoryCheck>();
+async function inventoriesFor(db: Db, providerIds: number[], classIds: number[]): Promise<Map<string, InventoryCheck & { class_name: string }>> {
+  const out = new Map<string, InventoryCheck & { class_name: string }>();
   if (!providerIds.length || !classIds.length) return out;
-  const rows = await statement<InventoryCheck & { resource_provider_id: number; resource_class_id: number }>(
-    `select resource_provider_id, resource_class_id, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used from inventories
-     where resource_provider_id in (${placeholders(providerIds.length)}) and resource_class_id in (${placeholders(classIds.length)})`,
+  const rows = await statement<InventoryCheck & { resource_provider_id: number; resource_class_id: number; class_name: string }>(
+    `select i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used,
+            rc.name as class_name
+     from inventories i join resource_classes rc on rc.id = i.resource_class_id
+     where i.resource_provider_id in (${placeholders(providerIds.length)}) and i.resource_class_id in (${placeholders(classIds.length)})`,
   ).all(db, [...providerIds, ...classIds]);
   for (const r of rows) out.set(`${r.resource_provider_id}/${r.resource_class_id}`, r);
   return out;
@@ -247,18 +279,16 @@ async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | n
 async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, number>> {
   const unique = [...new Set(names)];
   if (!unique.length) return new Map();
-  const list = placeholders(unique.length);
-  const find = statement<{ id: number; name: string }>(`select id, name from consumer_types where name in (${list})`);
-  let rows = await find.all(tx, unique);
-  if (rows.length < unique.length) {
+  const { ids } = await cachedIdsByName(tx, 'consumer_types', unique);
+  const missing = unique.filter((n) => !ids.has(n));
+  if (missing.length) {
     const now = nowIso();
-    const known = new Set(rows.map((r) => r.name));
-    for (const name of unique.filter((n) => !known.has(n))) {
+    for (const name of missing) {
       await statement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [name, now, now]);
     }
-    rows = await find.all(tx, unique);
+    for (const [name, id] of (await cachedIdsByName(tx, 'consumer_types', missing)).ids) ids.set(name, id);
   }
-  return new Map(rows.map((r) => [r.name, Number(r.id)]));
+  return ids;
 }
 
 /** Insert allocation rows, several per statement. */
@@ -280,7 +310,7 @@ export async function deleteConsumerAllocations(database: Database, consumerUuid
     const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
     if (!consumer) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
     // Like Placement, removing allocations does not bump provider generations: it only frees room.
-    await releaseAllocations(tx, [consumer.id]);
+    await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => [h.providerId, h.classId, -h.used]));
     await statement('delete from consumers where id = ?').run(tx, [consumer.id]);
   });
 }

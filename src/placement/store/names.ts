@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import { nowIso } from '../../core/clock.js';
 import type { Database, Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
 import { placeholders, statement } from '../../db/statement.js';
 import type { Schema } from '../../db/schema.js';
 import standardClasses from '../data/standard-resource-classes.json' with { type: 'json' };
@@ -11,7 +12,7 @@ import standardTraits from '../data/standard-traits.json' with { type: 'json' };
 export const STANDARD_RESOURCE_CLASSES: readonly string[] = standardClasses.resource_classes;
 export const STANDARD_TRAITS: readonly string[] = standardTraits.traits;
 
-type NameTable = 'resource_classes' | 'traits';
+type NameTable = 'resource_classes' | 'traits' | 'consumer_types';
 
 /** Insert whichever standard names are missing. Safe when several processes start together. */
 export async function syncStandardNames(database: Database): Promise<void> {
@@ -50,4 +51,37 @@ export async function idsByName(db: Db, table: NameTable, names: readonly string
 export async function idByName(db: Kysely<Schema>, table: NameTable, name: string): Promise<number | undefined> {
   const row = await db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirst();
   return row?.id;
+}
+
+const cachedIds = new WeakMap<Database, Map<NameTable, Map<string, number>>>();
+
+/**
+ * idsByName with a per-process cache of the names already seen, for the claim path. `cached` says
+ * which answers came from the cache: another process may have renamed that class, or deleted it
+ * and made a new one, so the caller checks them against what it reads and, when one is wrong,
+ * forgets the cache (forgetCachedNames) and tries again. This process's own renames and deletes
+ * forget it at once.
+ */
+export async function cachedIdsByName(tx: Tx, table: NameTable, names: readonly string[]): Promise<{ ids: Map<string, number>; cached: Set<string> }> {
+  let tables = cachedIds.get(tx.database);
+  if (!tables) cachedIds.set(tx.database, (tables = new Map()));
+  let cache = tables.get(table);
+  if (!cache) tables.set(table, (cache = new Map()));
+  const ids = new Map<string, number>();
+  const cached = new Set<string>();
+  const missing: string[] = [];
+  for (const name of names) {
+    const id = cache.get(name);
+    if (id === undefined) missing.push(name);
+    else ids.set(name, id), cached.add(name);
+  }
+  const found = await idsByName(tx, table, missing);
+  for (const [name, id] of found) ids.set(name, id);
+  // Remembered only once committed: a row this transaction created may yet be rolled back.
+  if (found.size) tx.afterCommit(() => found.forEach((id, name) => cache.set(name, id)));
+  return { ids, cached };
+}
+
+export function forgetCachedNames(database: Database): void {
+  cachedIds.delete(database);
 }

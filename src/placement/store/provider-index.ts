@@ -5,11 +5,12 @@
 //
 // Coherence: every transaction that changes what a provider offers or holds calls
 // `noteProvidersChanged(tx, ids)`. After the commit, this process's index marks those providers
-// stale; on PostgreSQL the same ids go out with NOTIFY (sent inside the transaction, so delivered
-// exactly when it commits) to every other process's index. Before a search, stale providers are
-// re-read. Another process's change can reach a search a few milliseconds late; that is harmless,
-// since candidates are a hint and every claim re-checks capacity under lock. When the listening
-// connection drops, or (SQLite) another process wrote to the file, the whole index is re-read.
+// stale before the writer gets its answer; on PostgreSQL the ids then go to every other process
+// with NOTIFY (coalesced, a few milliseconds after the commit). Before a search, stale providers
+// are re-read. Another process's change can reach a search a few milliseconds late; that is
+// harmless, since candidates are a hint and every claim re-checks capacity under lock. When the
+// listening connection drops, or (SQLite) another process wrote to the file, or a minute has
+// passed, the whole index is re-read.
 import { sql } from 'kysely';
 type Logger = { info(details: object, message: string): void };
 import type { Database } from '../../db/database.js';
@@ -20,6 +21,8 @@ export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
 /** NOTIFY payloads are limited to 8000 bytes; beyond this many ids say "everything". */
 const MAX_NOTIFY_IDS = 1000;
+/** Reload everything at least this often (a safety net; changes normally arrive as they commit). */
+const FULL_REFRESH_MS = 60_000;
 
 interface IndexedProvider extends ModelProvider {
   inventories: Map<string, InventoryState>;
@@ -42,18 +45,40 @@ export function noteProvidersChanged(tx: Tx, ids: Iterable<number> | 'all'): voi
   if (!pending) {
     const p = { ids: new Set<number>(), all: false };
     pendingChanges.set(tx, (pending = p));
-    if (tx.dialect === 'postgres') {
-      tx.beforeCommit(async () => {
-        const payload = p.all || p.ids.size > MAX_NOTIFY_IDS ? 'all' : [...p.ids].join(',');
-        await sql`select pg_notify(${CHANNEL}, ${payload})`.execute(tx.db);
-      });
-    }
-    tx.afterCommit(() => indexes.get(tx.database)?.invalidate(p.all ? 'all' : p.ids));
+    tx.afterCommit(() => {
+      indexes.get(tx.database)?.invalidate(p.all ? 'all' : p.ids);
+      if (tx.database.notify) announce(tx.database, p.all ? 'all' : p.ids);
+    });
   }
   if (ids === 'all') pending.all = true;
   else for (const id of ids) pending.ids.add(id);
 }
 const pendingChanges = new WeakMap<Tx, { ids: Set<number>; all: boolean }>();
+
+/**
+ * Tell the other processes, after the commit, in one NOTIFY per few milliseconds. (A NOTIFY inside
+ * each writing transaction would serialise every commit behind PostgreSQL's notify-queue lock:
+ * measured 236 -> 173 claims/s at 8 clients.) If this process dies between a commit and its
+ * NOTIFY, the others learn at their next periodic full refresh.
+ */
+function announce(database: Database, ids: Set<number> | 'all'): void {
+  let outbox = outboxes.get(database);
+  if (!outbox) outboxes.set(database, (outbox = { ids: new Set(), all: false, timer: null }));
+  const o = outbox;
+  if (ids === 'all') o.all = true;
+  else for (const id of ids) o.ids.add(id);
+  o.timer ??= setTimeout(() => {
+    const payload = o.all || o.ids.size > MAX_NOTIFY_IDS ? 'all' : [...o.ids].join(',');
+    o.ids = new Set();
+    o.all = false;
+    o.timer = null;
+    database.notify!(CHANNEL, payload).catch(() => {
+      // The database is gone or closing; the others will reload when their listener reconnects.
+    });
+  }, NOTIFY_DELAY_MS);
+}
+const outboxes = new WeakMap<Database, { ids: Set<number>; all: boolean; timer: NodeJS.Timeout | null }>();
+const NOTIFY_DELAY_MS = 5;
 
 export class ProviderIndex implements ProviderModel {
   readonly providers = new Map<number, IndexedProvider>();
@@ -63,6 +88,7 @@ export class ProviderIndex implements ProviderModel {
   private stale = new Set<number>();
   private everything = true;
   private dataVersion: number | null = null;
+  private loadedAt = 0;
   private refreshing: Promise<void> | null = null;
 
   constructor(
@@ -83,6 +109,8 @@ export class ProviderIndex implements ProviderModel {
 
   /** The index with every change committed before this call applied. */
   async current(): Promise<ProviderIndex> {
+    // A change announced by a process that died before announcing it is picked up here.
+    if (performance.now() - this.loadedAt > FULL_REFRESH_MS) this.everything = true;
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
       const { rows } = await sql<{ data_version: number }>`pragma data_version`.execute(this.database.db);
@@ -105,6 +133,7 @@ export class ProviderIndex implements ProviderModel {
   private async refresh(): Promise<void> {
     const started = performance.now();
     const everything = this.everything;
+    if (everything) this.loadedAt = performance.now();
     const ids = [...this.stale];
     this.everything = false;
     this.stale = new Set();

@@ -4,6 +4,7 @@ import type { Database, Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import { placementError } from '../errors.js';
+import { forgetCachedNames } from './names.js';
 import { noteProvidersChanged } from './provider-index.js';
 
 export interface ResourceClassRow {
@@ -56,6 +57,7 @@ export async function renameResourceClass(database: Database, name: string, newN
       await tx.db.updateTable('resource_classes').set({ name: newName, updated_at: nowIso() }).where('id', '=', rc.id).execute();
       // inventories are indexed by class name
       noteProvidersChanged(tx, 'all');
+      tx.afterCommit(() => forgetCachedNames(database));
       return (await findResourceClass(tx, newName))!;
     });
   } catch (err) {
@@ -73,5 +75,6 @@ export async function deleteResourceClass(database: Database, name: string): Pro
       (await tx.db.selectFrom('allocations').select('id').where('resource_class_id', '=', rc.id).limit(1).executeTakeFirst());
     if (used) throw placementError(409, `Error in delete resource class: Class is in use in inventory: ${name}`);
     await tx.db.deleteFrom('resource_classes').where('id', '=', rc.id).execute();
+    tx.afterCommit(() => forgetCachedNames(database));
   });
 }
