@@ -4,7 +4,7 @@
 // Prints one JSON document on stdout (and to --out), a readable table and progress on stderr.
 // See docs/performance.md for what each number means.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,7 @@ import pg from 'pg';
 import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { pgbench, sqliteCommitRate } from './lib/baselines.js';
 import { PlacementClient } from './lib/http.js';
-import { loadAverage, peakRssMb, usageOf } from './lib/procfs.js';
+import { loadAverage, peakServerRssMb, usageOf } from './lib/procfs.js';
 import { ratios, table } from './lib/report.js';
 import { type Target, makeLogDir, ownPostgresPids, postgresFacts, startAllot, startRealPlacement } from './lib/targets.js';
 import { STEPS, type StepName, Workload, type WorkloadOptions } from './lib/workload.js';
@@ -273,9 +273,10 @@ try {
       const roots = [target.pid, ...target.dbPids];
       const usage = () => usageOf(roots);
       const result = await runWorkload(target.url, `${runId}-${name}`, usage);
-      results[name] = { ...target.facts, log: target.logFile, server_peak_rss_mb: peakRssMb(target.pid), db_cpu_measured: target.dbPids.length > 0, ...result };
+      results[name] = { ...target.facts, log: target.logFile, server_peak_rss_mb: peakServerRssMb(target.pid), db_cpu_measured: target.dbPids.length > 0, ...result };
       cleanups.splice(cleanups.indexOf(target.stop), 1);
       await target.stop();
+      if (name === 'allot-sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(path.join(logDir, `allot.db${suffix}`), { force: true });
     }
     if (wantBaselines) doc.baselines_after = await baselines(postgres);
     const shape = { sizes, concurrency: list('concurrency', args.concurrency), largeConcurrency: list('large-concurrency', args['large-concurrency']) };

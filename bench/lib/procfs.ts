@@ -90,14 +90,19 @@ export function usageOf(roots: number[]): Usage {
   };
 }
 
-/** Peak resident memory of one process (VmHWM), MB. */
-export function peakRssMb(pid: number): number | null {
-  try {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
+/** Peak resident memory (VmHWM) summed over the server processes of a tree (not PostgreSQL), MB. */
+export function peakServerRssMb(rootPid: number): number | null {
+  let kb = 0;
+  for (const p of processTree(rootPid)) {
+    if (p.comm === 'postgres') continue;
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p.pid}/status`, 'utf8'));
+      if (m) kb += Number(m[1]);
+    } catch {
+      /* exited */
+    }
   }
+  return kb ? Math.round(kb / 1024) : null;
 }
 
 /** 1-minute load average and the number of CPUs, to judge how quiet the machine was. */

@@ -178,8 +178,11 @@ export class Workload {
       this.result.pick_path = await this.choosePickPath();
       if (o.steps.has('scheduler_loop')) this.result.scheduler_loop = await this.perLevel('scheduler_loop', () => this.schedulerLoopOp());
       if (o.steps.has('claim_write_path')) this.result.claim_write_path = await this.perLevel('claim_write_path', () => this.claimWritePathOp());
-      if (o.steps.has('migration_swap')) this.result.migration_swap = await this.perLevel('migration_swap', () => this.swapOp());
-      if (o.steps.has('deletes')) this.result.deletes = await this.perLevel('deletes', () => this.deleteOp());
+      // Swaps and deletes use up the consumers the claim steps made: each level gets an equal share.
+      if (o.steps.has('migration_swap')) this.result.migration_swap = await this.perLevel('migration_swap', (left) => this.swapOp(Math.ceil(this.instances.length / left)));
+      if (o.steps.has('deletes')) {
+        this.result.deletes = await this.perLevel('deletes', (left) => this.deleteOp(Math.ceil((this.migrations.length + this.instances.length) / left)));
+      }
       if (o.steps.has('contention')) {
         const rounds = [];
         for (const c of o.concurrency) rounds.push(await this.contentionRound(c));
@@ -392,9 +395,10 @@ export class Workload {
    * Nova's move: the instance's allocations go to a new migration consumer and the instance keeps
    * none, in one POST /allocations (read the instance's consumer generation first, as Nova does).
    */
-  private async swapOp() {
+  private async swapOp(quota: number) {
+    let taken = 0;
     return async (latencies: number[], outcomes: Outcomes) => {
-      const instance = this.instances.shift();
+      const instance = taken++ < quota ? this.instances.shift() : undefined;
       if (!instance) return false;
       const start = process.hrtime.bigint();
       const migration = randomUUID();
@@ -428,9 +432,10 @@ export class Workload {
   }
 
   /** DELETE /allocations/{consumer}: migration records first, then instances. */
-  private async deleteOp() {
+  private async deleteOp(quota: number) {
+    let taken = 0;
     return async (latencies: number[], outcomes: Outcomes) => {
-      const held = this.migrations.shift() ?? this.instances.shift();
+      const held = taken++ < quota ? (this.migrations.shift() ?? this.instances.shift()) : undefined;
       if (!held) return false;
       const r = await this.client.request('DELETE', `/allocations/${held.uuid}`);
       outcomes.add(r, 'DELETE allocations');
@@ -441,11 +446,12 @@ export class Workload {
     };
   }
 
-  private async perLevel(name: string, makeOp: () => Promise<(latencies: number[], outcomes: Outcomes) => Promise<boolean>>) {
+  /** Run a step at every concurrency level; `makeOp` gets how many levels are left, this one included. */
+  private async perLevel(name: string, makeOp: (levelsLeft: number) => Promise<(latencies: number[], outcomes: Outcomes) => Promise<boolean>>) {
     const rows = [];
-    for (const c of this.options.concurrency) {
+    for (const [i, c] of this.options.concurrency.entries()) {
       this.resetLevel();
-      const op = await makeOp();
+      const op = await makeOp(this.options.concurrency.length - i);
       const row = await this.measure(name, c, op);
       const l = this.level;
       const extra: Record<string, unknown> = {
