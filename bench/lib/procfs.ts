@@ -19,8 +19,11 @@ function readStat(pid: number): ProcStat | null {
     const close = raw.lastIndexOf(')');
     const comm = raw.slice(raw.indexOf('(') + 1, close);
     const f = raw.slice(close + 2).split(' ');
-    // fields after comm: state(0) ppid(1) … utime(11) stime(12) … rss(21)
-    return { pid, ppid: Number(f[1]), comm, cpuTicks: Number(f[11]) + Number(f[12]), rssKb: Number(f[21]) * PAGE_KB };
+    // fields after comm: state(0) ppid(1) … utime(11) stime(12) cutime(13) cstime(14) … rss(21).
+    // cutime/cstime hold the CPU of children that exited and were reaped (PostgreSQL backends
+    // of closed connections), so a tree's CPU does not drop when a process goes away.
+    const cpuTicks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    return { pid, ppid: Number(f[1]), comm, cpuTicks, rssKb: Number(f[21]) * PAGE_KB };
   } catch {
     return null;
   }
