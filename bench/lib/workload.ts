@@ -175,7 +175,7 @@ export class Workload {
       if (o.steps.has('candidates')) at.candidates = await this.candidates(i === 0 ? o.concurrency : o.largeConcurrency);
       if (i !== 0) continue;
       // The claim steps run at the first (smaller) size: that is where the targets are stated.
-      this.result.pick_path = await this.choosePickPath();
+      if (o.steps.has('scheduler_loop')) this.result.pick_path = await this.choosePickPath();
       if (o.steps.has('scheduler_loop')) this.result.scheduler_loop = await this.perLevel('scheduler_loop', () => this.schedulerLoopOp());
       if (o.steps.has('claim_write_path')) this.result.claim_write_path = await this.perLevel('claim_write_path', () => this.claimWritePathOp());
       // Swaps and deletes use up the consumers the claim steps made: each level gets an equal share.
