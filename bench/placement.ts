@@ -48,6 +48,8 @@ const HELP = `usage: npm run bench:placement -- (--url URL | --vs-real | --only-
   --baseline-seconds S      per pgbench level / SQLite mode (default 10)
   --real-placement PATH     real_placement.py (default ../shared/conformance/placement/real_placement.py)
   --allot-cpu-prof DIR      run allot targets with node --cpu-prof, profiles written to DIR
+  --quiet-load L            before the baselines and each target, wait (up to --quiet-wait S,
+                            default 900) until the 1-minute load average is at most L
   --out FILE                also write the JSON document to FILE
   --token T, --microversion V    (default admin, 1.39)
 
@@ -78,6 +80,8 @@ const { values: args } = parseArgs({
     'baseline-seconds': { type: 'string', default: '10' },
     'real-placement': { type: 'string', default: path.resolve(root, '../shared/conformance/placement/real_placement.py') },
     'allot-cpu-prof': { type: 'string' },
+    'quiet-load': { type: 'string' },
+    'quiet-wait': { type: 'string', default: '900' },
     out: { type: 'string' },
     token: { type: 'string', default: 'admin' },
     microversion: { type: 'string', default: '1.39' },
@@ -133,6 +137,19 @@ const workloadOptions = (runId: string): WorkloadOptions => ({
 const timeoutMs = positive('timeout', args.timeout) * 1000;
 const baselineSeconds = positive('baseline-seconds', args['baseline-seconds']);
 const wantBaselines = args['no-baselines'] ? false : (args.baselines ?? (args['vs-real'] || args['only-baselines']));
+
+/** Wait for the machine to calm down (other people's builds share it); returns what happened. */
+async function waitForQuiet(what: string) {
+  if (args['quiet-load'] === undefined) return undefined;
+  const limit = positive('quiet-load', args['quiet-load']);
+  const maxWait = positive('quiet-wait', args['quiet-wait']);
+  const start = Date.now();
+  while (loadAverage().load1 > limit && Date.now() - start < maxWait * 1000) {
+    log(`  waiting for load ≤ ${limit} before ${what} (now ${loadAverage().load1})`);
+    await new Promise((r) => setTimeout(r, 30_000));
+  }
+  return { limit, waited_s: Math.round((Date.now() - start) / 1000), load1_at_start: loadAverage().load1 };
+}
 
 function machine() {
   const cpus = os.cpus();
@@ -214,7 +231,8 @@ async function openPostgres(): Promise<Postgres> {
 }
 
 async function baselines(postgres: Postgres | null) {
-  const out: Record<string, unknown> = { load_before: loadAverage() };
+  const quiet = await waitForQuiet('the baselines');
+  const out: Record<string, unknown> = { ...(quiet ? { quiet } : {}), load_before: loadAverage() };
   log('baseline: SQLite commit rate');
   out.sqlite = sqliteCommitRate({ seconds: Math.min(baselineSeconds, 5), log });
   if (postgres) {
@@ -258,6 +276,7 @@ try {
     const nodeArgs = args['allot-cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args['allot-cpu-prof'])] : [];
     for (const name of targets) {
       log(`\n== ${name}`);
+      const quiet = await waitForQuiet(name);
       let target: Target;
       if (name === 'allot-sqlite') {
         target = await startAllot({ name, root, db: `sqlite:${path.join(logDir, 'allot.db')}`, logDir, nodeArgs });
@@ -273,7 +292,7 @@ try {
       const roots = [target.pid, ...target.dbPids];
       const usage = () => usageOf(roots);
       const result = await runWorkload(target.url, `${runId}-${name}`, usage);
-      results[name] = { ...target.facts, log: target.logFile, server_peak_rss_mb: peakServerRssMb(target.pid), db_cpu_measured: target.dbPids.length > 0, ...result };
+      results[name] = { ...(quiet ? { quiet } : {}), ...target.facts, log: target.logFile, server_peak_rss_mb: peakServerRssMb(target.pid), db_cpu_measured: target.dbPids.length > 0, ...result };
       cleanups.splice(cleanups.indexOf(target.stop), 1);
       await target.stop();
       if (name === 'allot-sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(path.join(logDir, `allot.db${suffix}`), { force: true });
