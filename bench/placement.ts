@@ -4,16 +4,16 @@
 // Prints one JSON document on stdout (and to --out), a readable table and progress on stderr.
 // See docs/performance.md for what each number means.
 import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { pgbench, sqliteCommitRate } from './lib/baselines.js';
 import { PlacementClient } from './lib/http.js';
-import { loadAverage, peakServerRssMb, usageOf } from './lib/procfs.js';
+import { type Usage, loadAverage, peakServerRssMb, usageOf } from './lib/procfs.js';
 import { ratios, table } from './lib/report.js';
 import { type Target, makeLogDir, ownPostgresPids, postgresFacts, startAllot, startRealPlacement } from './lib/targets.js';
 import { STEPS, type StepName, Workload, type WorkloadOptions } from './lib/workload.js';
@@ -48,6 +48,7 @@ const HELP = `usage: npm run bench:placement -- (--url URL | --vs-real | --only-
   --baseline-seconds S      per pgbench level / SQLite mode (default 10)
   --real-placement PATH     real_placement.py (default ../shared/conformance/placement/real_placement.py)
   --allot-cpu-prof DIR      run allot targets with node --cpu-prof, profiles written to DIR
+  --count-queries           count the SQL statements allot sends (preloaded counter), per operation
   --quiet-load L            before the baselines and each target, wait (up to --quiet-wait S,
                             default 900) until the 1-minute load average is at most L
   --out FILE                also write the JSON document to FILE
@@ -80,6 +81,7 @@ const { values: args } = parseArgs({
     'baseline-seconds': { type: 'string', default: '10' },
     'real-placement': { type: 'string', default: path.resolve(root, '../shared/conformance/placement/real_placement.py') },
     'allot-cpu-prof': { type: 'string' },
+    'count-queries': { type: 'boolean', default: false },
     'quiet-load': { type: 'string' },
     'quiet-wait': { type: 'string', default: '900' },
     out: { type: 'string' },
@@ -156,6 +158,14 @@ function machine() {
   return { cpus: cpus.length, cpu_model: cpus[0]?.model, memory_gb: Math.round(os.totalmem() / 2 ** 30), kernel: os.release(), node: process.version };
 }
 
+function readJson<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 function gitCommit(): string | null {
   try {
     return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
@@ -164,7 +174,7 @@ function gitCommit(): string | null {
   }
 }
 
-async function runWorkload(url: string, runId: string, usage: () => ReturnType<typeof usageOf> | null) {
+async function runWorkload(url: string, runId: string, usage: () => Promise<Usage | null>) {
   const client = new PlacementClient({ baseUrl: url, microversion: args.microversion, token: args.token, maxSockets: 64, timeoutMs });
   try {
     const load0 = loadAverage();
@@ -261,7 +271,7 @@ try {
   if (args.url !== undefined) {
     if (wantBaselines) doc.baselines = await baselines(process.env.DATABASE_URL ? await openPostgres() : null);
     log(`workload against ${args.url}`);
-    const result = await runWorkload(args.url, runId, () => null);
+    const result = await runWorkload(args.url, runId, async () => null);
     doc.targets = { [args.url]: result };
   } else if (args['only-baselines']) {
     doc.baselines = await baselines(await openPostgres());
@@ -274,15 +284,18 @@ try {
     const results: Record<string, unknown> = {};
     doc.targets = results;
     const nodeArgs = args['allot-cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(args['allot-cpu-prof'])] : [];
+    if (args['count-queries']) nodeArgs.push('--import', pathToFileURL(path.join(root, 'bench/lib/count-queries.mjs')).href);
     for (const name of targets) {
+      const countFile = path.join(logDir, `${name}.sql-statements.json`);
+      const env = args['count-queries'] ? { ALLOT_BENCH_QUERY_COUNT_FILE: countFile } : {};
       log(`\n== ${name}`);
       const quiet = await waitForQuiet(name);
       let target: Target;
       if (name === 'allot-sqlite') {
-        target = await startAllot({ name, root, db: `sqlite:${path.join(logDir, 'allot.db')}`, logDir, nodeArgs });
+        target = await startAllot({ name, root, db: `sqlite:${path.join(logDir, 'allot.db')}`, logDir, nodeArgs, env });
       } else if (name === 'allot-postgres') {
         const url = await postgres!.createDatabase('allot_bench');
-        target = await startAllot({ name, root, db: url, logDir, nodeArgs });
+        target = await startAllot({ name, root, db: url, logDir, nodeArgs, env });
         target.dbPids = postgres!.pids;
         Object.assign(target.facts, { database: postgres!.source }, await postgresFacts(url));
       } else {
@@ -290,7 +303,13 @@ try {
       }
       cleanups.push(target.stop);
       const roots = [target.pid, ...target.dbPids];
-      const usage = () => usageOf(roots);
+      const counting = args['count-queries'] && name !== REFERENCE;
+      const usage = async (): Promise<Usage> => {
+        if (!counting) return usageOf(roots);
+        await new Promise((r) => setTimeout(r, 250)); // the counter writes its file every 100 ms
+        const counts = readJson<{ pg_queries: number; sqlite_statements: number }>(countFile);
+        return { ...usageOf(roots), sql_statements: counts ? counts.pg_queries + counts.sqlite_statements : 0 };
+      };
       const result = await runWorkload(target.url, `${runId}-${name}`, usage);
       results[name] = { ...(quiet ? { quiet } : {}), ...target.facts, log: target.logFile, server_peak_rss_mb: peakServerRssMb(target.pid), db_cpu_measured: target.dbPids.length > 0, ...result };
       cleanups.splice(cleanups.indexOf(target.stop), 1);

@@ -60,6 +60,8 @@ export interface Usage {
   db_cpu_s: number;
   server_rss_mb: number;
   db_rss_mb: number;
+  /** SQL statements the server sent so far (with --count-queries) */
+  sql_statements?: number;
 }
 
 /**

@@ -60,12 +60,20 @@ function logTo(dir: string, name: string, proc: ChildProcess): string {
 }
 
 /** `allot serve` from dist/ (run `npm run build` first), Placement at the root of its own port. */
-export async function startAllot(opts: { name: string; root: string; db: string; logDir: string; extraArgs?: string[]; nodeArgs?: string[] }): Promise<Target> {
+export async function startAllot(opts: {
+  name: string;
+  root: string;
+  db: string;
+  logDir: string;
+  extraArgs?: string[];
+  nodeArgs?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<Target> {
   const main = path.join(opts.root, 'dist/cli/main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\``);
   const port = await freePort();
   const args = [...(opts.nodeArgs ?? []), main, 'serve', '--db', opts.db, '--port', '0', '--placement-port', String(port), '--log-level', 'warn', ...(opts.extraArgs ?? [])];
-  const proc = spawn(process.execPath, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   const logFile = logTo(opts.logDir, opts.name, proc);
   const url = `http://127.0.0.1:${port}`;
   await waitUntilServing(url, proc, logFile, 60_000);

@@ -42,7 +42,7 @@ export interface WorkloadOptions {
 export interface WorkloadHooks {
   log(message: string): void;
   /** CPU and memory of the server under test, when the bench started it (null for --url) */
-  usage(): Usage | null;
+  usage(): Promise<Usage | null>;
 }
 
 /** What one claim asks for, as Placement resources. */
@@ -82,6 +82,8 @@ interface CostDelta {
   client_cpu_ms_per_op: number | null;
   /** server + db + client CPU seconds over the wall seconds: 2.0 means both cores busy */
   cores_busy: number | null;
+  /** SQL statements the server sent per operation, BEGIN/COMMIT included (--count-queries) */
+  sql_statements_per_op?: number;
 }
 
 function inventoriesBody(generation: number) {
@@ -171,7 +173,7 @@ export class Workload {
       const at: Record<string, unknown> = { providers: size };
       sizes.push(at);
       if (o.steps.has('setup')) at.setup = await this.setup(size);
-      at.server_memory = this.hooks.usage();
+      at.server_memory = await this.hooks.usage();
       if (o.steps.has('candidates')) at.candidates = await this.candidates(i === 0 ? o.concurrency : o.largeConcurrency);
       if (i !== 0) continue;
       // The claim steps run at the first (smaller) size: that is where the targets are stated.
@@ -201,7 +203,7 @@ export class Workload {
     const latencies: number[] = [];
     const failures: string[] = [];
     let next = from;
-    const usage0 = this.hooks.usage();
+    const usage0 = await this.hooks.usage();
     const cpu0 = process.cpuUsage();
     const start = process.hrtime.bigint();
     const lastLog = { at: Date.now() };
@@ -252,7 +254,7 @@ export class Workload {
       request_latency: summarize(latencies),
       outcomes: outcomes.toJSON(),
       ...(failures.length ? { failures } : {}),
-      cost: this.cost(usage0, cpu0, requests, elapsed),
+      cost: await this.cost(usage0, cpu0, requests, elapsed),
     };
   }
 
@@ -475,7 +477,7 @@ export class Workload {
   private async measure(name: string, concurrency: number, op: (latencies: number[], outcomes: Outcomes) => Promise<boolean>): Promise<LevelResult> {
     const latencies: number[] = [];
     const outcomes = new Outcomes();
-    const usage0 = this.hooks.usage();
+    const usage0 = await this.hooks.usage();
     const cpu0 = process.cpuUsage();
     const { elapsed_s } = await timedLoop(
       concurrency,
@@ -490,7 +492,7 @@ export class Workload {
       latency: summarize(latencies),
       outcomes: outcomes.toJSON(),
     };
-    const cost = this.cost(usage0, cpu0, latencies.length, elapsed_s);
+    const cost = await this.cost(usage0, cpu0, latencies.length, elapsed_s);
     if (cost) row.cost = cost;
     const l = row.latency;
     this.hooks.log(
@@ -500,20 +502,24 @@ export class Workload {
     return row;
   }
 
-  private cost(usage0: Usage | null, cpu0: NodeJS.CpuUsage, ops: number, elapsed: number): CostDelta | undefined {
-    const usage1 = this.hooks.usage();
+  private async cost(usage0: Usage | null, cpu0: NodeJS.CpuUsage, ops: number, elapsed: number): Promise<CostDelta | undefined> {
     const cpu = process.cpuUsage(cpu0);
+    const usage1 = await this.hooks.usage();
     const clientS = (cpu.user + cpu.system) / 1e6;
     if (!usage0 || !usage1) return undefined;
     const server = usage1.server_cpu_s - usage0.server_cpu_s;
     const db = usage1.db_cpu_s - usage0.db_cpu_s;
     const per = (s: number) => (ops ? round((s * 1000) / ops, 3) : null);
-    return {
+    const cost: CostDelta = {
       server_cpu_ms_per_op: per(server),
       db_cpu_ms_per_op: per(db),
       client_cpu_ms_per_op: per(clientS),
       cores_busy: round((server + db + clientS) / elapsed, 2),
     };
+    if (usage0.sql_statements !== undefined && usage1.sql_statements !== undefined && ops) {
+      cost.sql_statements_per_op = round((usage1.sql_statements - usage0.sql_statements) / ops, 2);
+    }
+    return cost;
   }
 
   // ------------------------------------------------------------ contention

@@ -30,7 +30,7 @@ try {
     loopLimit: 50, pick: 'auto' as const, maxRetries: 1, contentionProviders: 1, contentionFreeUnits: 1,
     steps: new Set(['setup'] as const), runId: 'repro', microversion: '1.39',
   };
-  await new Workload(client, setupOnly, { log: console.log, usage: () => null }).run();
+  await new Workload(client, setupOnly, { log: console.log, usage: async () => null }).run();
 
   const query = '/resource_providers?resources=VCPU:1,MEMORY_MB:512,DISK_GB:10';
   const time = async (label: string) => {
