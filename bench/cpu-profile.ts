@@ -1,0 +1,66 @@
+// `npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N]`: where a server's CPU time went.
+// Reads V8 CPU profiles (from `--allot-cpu-prof DIR` of bench:placement, or `node --cpu-prof`)
+// and prints self time grouped by package / allot source file, and the hottest functions.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true });
+const files = positionals.flatMap((p) => (statSync(p).isDirectory() ? readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(p, f)) : [p]));
+if (files.length === 0) {
+  console.error('usage: npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N]');
+  process.exit(2);
+}
+
+/** Which part of the program a frame belongs to. */
+function area(frame: ProfileNode['callFrame']): string {
+  const { functionName: fn, url } = frame;
+  if (fn === '(idle)' || fn === '(garbage collector)' || fn === '(program)') return fn;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg) return pkg[1]!;
+  const own = /\/dist\/(.+)$/.exec(url);
+  if (own) return `allot ${own[1]}`;
+  if (url.startsWith('node:')) return url;
+  return url ? url : '(native)';
+}
+
+const byArea = new Map<string, number>();
+const byFunction = new Map<string, number>();
+let total = 0;
+for (const file of files) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  profile.samples.forEach((id, i) => {
+    const us = profile.timeDeltas[i + 1] ?? 0; // the time until the next sample belongs to this one
+    const frame = nodes.get(id)!.callFrame;
+    total += us;
+    const a = area(frame);
+    byArea.set(a, (byArea.get(a) ?? 0) + us);
+    const url = frame.url;
+    const where = url.includes('/node_modules/') ? url.replace(/^.*\/node_modules\//, '') : url.replace(/^.*\/dist\//, 'allot ').replace(/^file:\/\//, '');
+    const name = `${frame.functionName || '(anonymous)'} ${where || a}:${frame.lineNumber + 1}`;
+    byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+  });
+}
+
+const top = Number(values.top);
+const busy = total - (byArea.get('(idle)') ?? 0);
+const show = (title: string, m: Map<string, number>) => {
+  console.log(`\n${title} (self time, % of non-idle ${(busy / 1e6).toFixed(1)} s)`);
+  for (const [k, us] of [...m].filter(([k]) => k !== '(idle)' && !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${((100 * us) / busy).toFixed(1).padStart(6)}%  ${k}`);
+  }
+};
+console.log(`${files.length} profile(s), ${(total / 1e6).toFixed(1)} s sampled, ${(((byArea.get('(idle)') ?? 0) / total) * 100).toFixed(0)}% idle`);
+show('by package / file', byArea);
+show('hottest functions', byFunction);
