@@ -61,6 +61,43 @@ for (const dialect of DIALECTS) {
       await api.delete(`/resource_providers/${rp}`);
       assert.deepEqual(await candidateHosts(api, `resources=VCPU:2&member_of=${agg}`), []);
     });
+
+    test('trees and sharing follow re-parenting, aggregates and the sharing trait', async () => {
+      const create = async (name: string, inventories: Record<string, { total: number }>, parent?: string) => {
+        const uuid = (await api.post('/resource_providers', { name, ...(parent ? { parent_provider_uuid: parent } : {}) })).body.uuid;
+        await api.put(`/resource_providers/${uuid}/inventories`, { resource_provider_generation: 0, inventories });
+        return uuid;
+      };
+      const roots = (query: string) =>
+        api.get(`/allocation_candidates?${query}`).then((res) => {
+          assert.equal(res.status, 200, res.text);
+          return Object.keys(res.body.provider_summaries).sort();
+        });
+      const hostA = await create('tree-a', { MEMORY_MB: { total: 1024 } });
+      const hostB = await create('tree-b', { MEMORY_MB: { total: 1024 } });
+      const numa = await create('numa', { VCPU: { total: 8 } }, hostA);
+      const both = 'resources=VCPU:1,MEMORY_MB:64';
+      assert.deepEqual(await roots(both), [hostA, numa].sort());
+
+      // Move the NUMA node to the other tree: the candidate follows it.
+      const moved = await api.put(`/resource_providers/${numa}`, { name: 'numa', parent_provider_uuid: hostB });
+      assert.equal(moved.status, 200, moved.text);
+      assert.deepEqual(await roots(both), [hostB, numa].sort());
+
+      // A disk pool shares with tree A once they share an aggregate and it has the trait.
+      const pool = await create('pool', { DISK_GB: { total: 100 } });
+      const withDisk = 'resources=MEMORY_MB:64,DISK_GB:10';
+      assert.deepEqual(await roots(withDisk), []);
+      const agg = randomUUID();
+      await api.at('1.18').put(`/resource_providers/${pool}/aggregates`, [agg]);
+      await api.at('1.18').put(`/resource_providers/${hostA}/aggregates`, [agg]);
+      assert.deepEqual(await roots(withDisk), [], 'not shared without the trait');
+      const poolGen = (await api.get(`/resource_providers/${pool}`)).body.generation;
+      await api.put(`/resource_providers/${pool}/traits`, { resource_provider_generation: poolGen, traits: ['MISC_SHARES_VIA_AGGREGATE'] });
+      assert.deepEqual(await roots(withDisk), [hostA, pool].sort());
+      await api.at('1.18').put(`/resource_providers/${hostA}/aggregates`, []);
+      assert.deepEqual(await roots(withDisk), [], 'tree A left the aggregate');
+    });
   });
 }
 

@@ -1,8 +1,7 @@
 // The in-memory picture of the providers one allocation-candidates search can use, and the request
-// it answers. Pure data: the loader in store/candidates.ts fills it from the database for one
-// request (fetching only what can matter); a cached index kept coherent with the database can serve
-// the same type later. A model may hold more than a request needs (every trait, every aggregate,
-// every inventory): the search reads only what the request names.
+// it answers. Pure data: store/provider-index.ts keeps one per process, coherent with the database.
+// A model may hold more than a request needs (every trait, every aggregate, every inventory): the
+// search reads only what the request names.
 import { type InventoryLimits, capacity, unitViolation } from '../../core/capacity.js';
 
 /** An inventory and how much of it is allocated. */
@@ -32,6 +31,12 @@ export interface ProviderModel {
    * aggregate). These are the trees whose candidates it may complete.
    */
   sharingAnchors: ReadonlyMap<number, readonly number[]>;
+  /**
+   * Changes whenever providers come or go, move within their trees, or the sharing anchors
+   * change (not when inventories, usage or traits change in place). While it stays the same a
+   * search may reuse what it derived from the trees. Absent: derive afresh every time.
+   */
+  structureVersion?: number;
 }
 
 /** One request group: `resources<S>`, `required<S>`, `member_of<S>`, `in_tree<S>`. */

@@ -158,7 +158,20 @@ interface AnchorIndex {
   anchors: Set<number>;
 }
 
+const anchorIndexes = new WeakMap<ProviderModel, { version: number; index: AnchorIndex }>();
+
+/** The trees and sharing links of a model, derived once per structureVersion. */
 function anchorIndex(model: ProviderModel): AnchorIndex {
+  const version = model.structureVersion;
+  if (version === undefined) return deriveAnchorIndex(model);
+  const known = anchorIndexes.get(model);
+  if (known?.version === version) return known.index;
+  const index = deriveAnchorIndex(model);
+  anchorIndexes.set(model, { version, index });
+  return index;
+}
+
+function deriveAnchorIndex(model: ProviderModel): AnchorIndex {
   const trees = new Map<number, ModelProvider[]>();
   const all = [...model.providers.values()];
   if (all.some((p, i) => i > 0 && p.id < all[i - 1]!.id)) all.sort((a, b) => a.id - b.id);

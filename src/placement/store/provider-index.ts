@@ -11,9 +11,9 @@
 // harmless, since candidates are a hint and every claim re-checks capacity under lock. When the
 // listening connection drops, or (SQLite) another process wrote to the file, or a minute has
 // passed, the whole index is re-read.
-import { sql } from 'kysely';
 type Logger = { info(details: object, message: string): void };
 import type { Database } from '../../db/database.js';
+import { statement } from '../../db/statement.js';
 import type { Tx } from '../../db/transaction.js';
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
 
@@ -90,6 +90,8 @@ export class ProviderIndex implements ProviderModel {
   private dataVersion: number | null = null;
   private loadedAt = 0;
   private refreshing: Promise<void> | null = null;
+  /** bumped when providers come or go, move in their trees, or the sharing anchors change */
+  structureVersion = 0;
 
   constructor(
     private readonly database: Database,
@@ -113,8 +115,8 @@ export class ProviderIndex implements ProviderModel {
     if (performance.now() - this.loadedAt > FULL_REFRESH_MS) this.everything = true;
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
-      const { rows } = await sql<{ data_version: number }>`pragma data_version`.execute(this.database.db);
-      const version = Number(rows[0]?.data_version);
+      const row = await statement<{ data_version: number }>('pragma data_version').one(this.database, []);
+      const version = Number(row?.data_version);
       if (this.dataVersion !== null && version !== this.dataVersion) this.everything = true;
       this.dataVersion = version;
     }
@@ -137,53 +139,46 @@ export class ProviderIndex implements ProviderModel {
     const ids = [...this.stale];
     this.everything = false;
     this.stale = new Set();
-    const db = this.database.db;
-    // The ids go as one parameter (a JSON array on SQLite, an array on PostgreSQL): thousands of
-    // stale providers cost one bind, not thousands.
-    const only = (column: string) =>
-      everything
-        ? sql`true`
-        : this.database.dialect === 'postgres'
-          ? sql`${sql.ref(column)} = any(cast(${ids} as integer[]))`
-          : sql`${sql.ref(column)} in (select value from json_each(${JSON.stringify(ids)}))`;
-    const [providers, inventories, traits, aggregates] = await Promise.all([
-      sql<{ id: number; uuid: string; parent: number | null; root: number | null }>`
-        select id, uuid, parent_provider_id as parent, root_provider_id as root from resource_providers where ${only('id')}`.execute(db),
-      sql<InventoryState & { pid: number; name: string }>`
-        select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used
-        from inventories i join resource_classes rc on rc.id = i.resource_class_id
-        where ${only('i.resource_provider_id')} order by i.resource_provider_id, i.resource_class_id`.execute(db),
-      sql<{ pid: number; name: string }>`
-        select pt.resource_provider_id as pid, t.name from resource_provider_traits pt join traits t on t.id = pt.trait_id
-        where ${only('pt.resource_provider_id')} order by pt.resource_provider_id, pt.trait_id`.execute(db),
-      sql<{ pid: number; uuid: string }>`
-        select pa.resource_provider_id as pid, a.uuid from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id
-        where ${only('pa.resource_provider_id')}`.execute(db),
-    ]);
+    const rows = await readProviders(this.database, everything ? null : ids);
 
-    // Everything from here on is synchronous: no search sees a half-applied refresh.
+    // Everything from here on is synchronous: no search sees a half-applied refresh. A provider
+    // that keeps its place in its tree is updated in place, so what a search derived from the
+    // trees (structureVersion) stays valid; a claim changes only `used`.
+    let structureChanged = everything;
+    let sharingChanged = everything;
     if (everything) {
       this.providers.clear();
       this.byUuid.clear();
       this.members.clear();
-    } else {
-      for (const id of ids) this.remove(id);
     }
-    for (const r of providers.rows) {
+    const before = new Map<number, string>(); // id → what sharing depends on, before this refresh
+    const present = new Set<number>();
+    for (const r of rows.providers) {
       const id = Number(r.id);
-      const p: IndexedProvider = {
-        id,
-        uuid: r.uuid,
-        parentId: r.parent === null ? null : Number(r.parent),
-        rootId: r.root === null ? id : Number(r.root),
-        inventories: new Map(),
-        traits: new Set(),
-        aggregates: new Set(),
-      };
-      this.providers.set(id, p);
-      this.byUuid.set(p.uuid, id);
+      present.add(id);
+      const parentId = r.parent === null ? null : Number(r.parent);
+      const rootId = r.root === null ? id : Number(r.root);
+      const old = this.providers.get(id);
+      if (old && old.parentId === parentId && old.rootId === rootId) {
+        before.set(id, sharingKey(old));
+        for (const uuid of old.aggregates) this.members.get(uuid)?.delete(id);
+        old.inventories.clear();
+        old.traits.clear();
+        old.aggregates.clear();
+        continue;
+      }
+      if (old) this.remove(id);
+      structureChanged = true;
+      this.providers.set(id, { id, uuid: r.uuid, parentId, rootId, inventories: new Map(), traits: new Set(), aggregates: new Set() });
+      this.byUuid.set(r.uuid, id);
     }
-    for (const r of inventories.rows) {
+    for (const id of ids) {
+      if (!present.has(id) && this.providers.has(id)) {
+        this.remove(id);
+        structureChanged = true;
+      }
+    }
+    for (const r of rows.inventories) {
       this.providers.get(Number(r.pid))?.inventories.set(r.name, {
         total: Number(r.total),
         reserved: Number(r.reserved),
@@ -194,8 +189,8 @@ export class ProviderIndex implements ProviderModel {
         used: Number(r.used),
       });
     }
-    for (const r of traits.rows) this.providers.get(Number(r.pid))?.traits.add(r.name);
-    for (const r of aggregates.rows) {
+    for (const r of rows.traits) this.providers.get(Number(r.pid))?.traits.add(r.name);
+    for (const r of rows.aggregates) {
       const pid = Number(r.pid);
       const p = this.providers.get(pid);
       if (!p) continue;
@@ -204,7 +199,13 @@ export class ProviderIndex implements ProviderModel {
       if (!set) this.members.set(r.uuid, (set = new Set()));
       set.add(pid);
     }
-    this.computeSharingAnchors();
+    for (const [id, key] of before) {
+      if (sharingKey(this.providers.get(id)!) !== key) sharingChanged = true;
+    }
+    if (structureChanged || sharingChanged) {
+      this.computeSharingAnchors();
+      this.structureVersion++;
+    }
     const ms = performance.now() - started;
     if (everything) this.log?.info({ providers: this.providers.size, ms: Math.round(ms) }, 'placement provider index loaded');
   }
@@ -235,4 +236,38 @@ export class ProviderIndex implements ProviderModel {
       this.sharingAnchors.set(p.id, [...roots]);
     }
   }
+}
+
+/** What the sharing anchors depend on in one provider: its aggregates and whether it shares. */
+function sharingKey(p: IndexedProvider): string {
+  if (p.aggregates.size === 0) return '';
+  return `${p.traits.has(SHARING_TRAIT)}:${[...p.aggregates].sort().join(',')}`;
+}
+
+/** The rows of these providers (null: of all), in four statements. */
+async function readProviders(database: Database, ids: number[] | null) {
+  // The ids go as one parameter (an array on PostgreSQL, a JSON array on SQLite): thousands of
+  // stale providers cost one bind, not thousands.
+  const only = (column: string) =>
+    ids === null ? '' : database.dialect === 'postgres' ? `where ${column} = any(cast(? as integer[]))` : `where ${column} in (select value from json_each(?))`;
+  const params = ids === null ? [] : [database.dialect === 'postgres' ? ids : JSON.stringify(ids)];
+  const [providers, inventories, traits, aggregates] = await Promise.all([
+    statement<{ id: number; uuid: string; parent: number | null; root: number | null }>(
+      `select id, uuid, parent_provider_id as parent, root_provider_id as root from resource_providers ${only('id')}`,
+    ).all(database, params),
+    statement<InventoryState & { pid: number; name: string }>(
+      `select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used
+       from inventories i join resource_classes rc on rc.id = i.resource_class_id
+       ${only('i.resource_provider_id')} order by i.resource_provider_id, i.resource_class_id`,
+    ).all(database, params),
+    statement<{ pid: number; name: string }>(
+      `select pt.resource_provider_id as pid, t.name from resource_provider_traits pt join traits t on t.id = pt.trait_id
+       ${only('pt.resource_provider_id')} order by pt.resource_provider_id, pt.trait_id`,
+    ).all(database, params),
+    statement<{ pid: number; uuid: string }>(
+      `select pa.resource_provider_id as pid, a.uuid from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id
+       ${only('pa.resource_provider_id')}`,
+    ).all(database, params),
+  ]);
+  return { providers, inventories, traits, aggregates };
 }
