@@ -87,6 +87,9 @@ export class ProviderIndex implements ProviderModel {
   private readonly members = new Map<string, Set<number>>(); // aggregate uuid → provider ids
   private stale = new Set<number>();
   private everything = true;
+  /** invalidations so far, and how many of them finished refreshes have applied */
+  private marked = 1;
+  private applied = 0;
   private dataVersion: number | null = null;
   private loadedAt = 0;
   private refreshing: Promise<void> | null = null;
@@ -107,20 +110,24 @@ export class ProviderIndex implements ProviderModel {
   invalidate(ids: Iterable<number> | 'all'): void {
     if (ids === 'all') this.everything = true;
     else for (const id of ids) this.stale.add(id);
+    this.marked++;
   }
 
   /** The index with every change committed before this call applied. */
   async current(): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
-    if (performance.now() - this.loadedAt > FULL_REFRESH_MS) this.everything = true;
+    if (performance.now() - this.loadedAt > FULL_REFRESH_MS) this.invalidate('all');
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
       const row = await statement<{ data_version: number }>('pragma data_version').one(this.database, []);
       const version = Number(row?.data_version);
-      if (this.dataVersion !== null && version !== this.dataVersion) this.everything = true;
+      if (this.dataVersion !== null && version !== this.dataVersion) this.invalidate('all');
       this.dataVersion = version;
     }
-    while (this.everything || this.stale.size > 0) {
+    // Wait for the changes marked before this call only: under a steady stream of claims there
+    // is always a newer one, and waiting for those too could wait for ever.
+    const wanted = this.marked;
+    while (this.applied < wanted) {
       this.refreshing ??= this.refresh().finally(() => (this.refreshing = null));
       await this.refreshing;
     }
@@ -137,9 +144,16 @@ export class ProviderIndex implements ProviderModel {
     const everything = this.everything;
     if (everything) this.loadedAt = performance.now();
     const ids = [...this.stale];
+    const upTo = this.marked;
     this.everything = false;
     this.stale = new Set();
-    const rows = await readProviders(this.database, everything ? null : ids);
+    let rows: Awaited<ReturnType<typeof readProviders>>;
+    try {
+      rows = await readProviders(this.database, everything ? null : ids);
+    } catch (err) {
+      this.invalidate('all'); // what was taken for this refresh must not be forgotten
+      throw err;
+    }
 
     // Everything from here on is synchronous: no search sees a half-applied refresh. A provider
     // that keeps its place in its tree is updated in place, so what a search derived from the
@@ -206,6 +220,7 @@ export class ProviderIndex implements ProviderModel {
       this.computeSharingAnchors();
       this.structureVersion++;
     }
+    this.applied = upTo;
     const ms = performance.now() - started;
     if (everything) this.log?.info({ providers: this.providers.size, ms: Math.round(ms) }, 'placement provider index loaded');
   }
