@@ -1,6 +1,6 @@
 // Preloaded into an allot server by `bench:placement --count-queries` (node --import): counts the
-// SQL statements the server sends (pg: Client#query, one round trip each; better-sqlite3:
-// Database#prepare, which Kysely calls once per statement) and writes the totals to the file
+// SQL statements the server sends (pg: Client#query, one round trip each; better-sqlite3: each
+// run/get/all/iterate of a prepared statement, since allot keeps statements prepared) and writes the totals to the file
 // named by ALLOT_BENCH_QUERY_COUNT_FILE every 100 ms, so the bench can report statements per
 // operation without touching allot's code.
 import { writeFileSync } from 'node:fs';
@@ -19,9 +19,22 @@ if (file) {
   };
   const Sqlite = require('better-sqlite3');
   const prepare = Sqlite.prototype.prepare;
-  Sqlite.prototype.prepare = function countedPrepare(...args) {
-    counts.sqlite_statements++;
-    return prepare.apply(this, args);
+  let counting = false;
+  Sqlite.prototype.prepare = function countingPrepare(...args) {
+    const statement = prepare.apply(this, args);
+    if (!counting) {
+      // The Statement class is not exported: count on its prototype, found from the first one.
+      counting = true;
+      const proto = Object.getPrototypeOf(statement);
+      for (const method of ['run', 'get', 'all', 'iterate']) {
+        const original = proto[method];
+        proto[method] = function counted(...params) {
+          counts.sqlite_statements++;
+          return original.apply(this, params);
+        };
+      }
+    }
+    return statement;
   };
   let last = '';
   setInterval(() => {

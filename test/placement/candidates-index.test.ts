@@ -62,6 +62,47 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await candidateHosts(api, `resources=VCPU:2&member_of=${agg}`), []);
     });
 
+    test('after concurrent claims, moves and deletes the candidates show exactly the stored usage', async () => {
+      const hosts: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const uuid = (await api.post('/resource_providers', { name: `busy-${i}` })).body.uuid;
+        await api.put(`/resource_providers/${uuid}/inventories`, {
+          resource_provider_generation: 0,
+          inventories: { SRIOV_NET_VF: { total: 100 }, PCI_DEVICE: { total: 100 } },
+        });
+        hosts.push(uuid);
+      }
+      const consumers = Array.from({ length: 40 }, () => randomUUID());
+      const claim = (consumer: string, i: number) =>
+        api.put(`/allocations/${consumer}`, {
+          allocations: { [hosts[i % 3]!]: { resources: { SRIOV_NET_VF: 1 + (i % 2), PCI_DEVICE: 1 } } },
+          consumer_generation: null,
+          ...owner,
+        });
+      await Promise.all([
+        ...consumers.map((c, i) => claim(c, i)),
+        ...Array.from({ length: 20 }, () => api.get('/allocation_candidates?resources=SRIOV_NET_VF:1')),
+      ]);
+      // Move some consumers to another host and class mix, delete others, all at once.
+      await Promise.all(
+        consumers.slice(0, 20).map(async (c, i) => {
+          if (i % 2) return api.delete(`/allocations/${c}`);
+          const { body } = await api.get(`/allocations/${c}`);
+          return api.put(`/allocations/${c}`, {
+            allocations: { [hosts[(i + 1) % 3]!]: { resources: { PCI_DEVICE: 3 } } },
+            consumer_generation: body.consumer_generation,
+            ...owner,
+          });
+        }),
+      );
+      const { body } = await api.get('/allocation_candidates?resources=SRIOV_NET_VF:1,PCI_DEVICE:1');
+      for (const host of hosts) {
+        const { body: usage } = await api.get(`/resource_providers/${host}/usages`);
+        const summary = body.provider_summaries[host].resources;
+        assert.deepEqual({ SRIOV_NET_VF: summary.SRIOV_NET_VF.used, PCI_DEVICE: summary.PCI_DEVICE.used }, usage.usages, `usage of ${host}`);
+      }
+    });
+
     test('trees and sharing follow re-parenting, aggregates and the sharing trait', async () => {
       const create = async (name: string, inventories: Record<string, { total: number }>, parent?: string) => {
         const uuid = (await api.post('/resource_providers', { name, ...(parent ? { parent_provider_uuid: parent } : {}) })).body.uuid;

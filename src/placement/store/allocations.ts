@@ -17,7 +17,7 @@ import { placeholders, statement } from '../../db/statement.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { cachedIdsByName, forgetCachedNames } from './names.js';
-import { noteProvidersChanged } from './provider-index.js';
+import { noteProvidersChanged, noteUsageChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider } from './providers.js';
 
 /** Placement's stand-in project/user for allocations written before 1.8 without them. */
@@ -191,8 +191,26 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
   }
   await insertAllocations(tx, rows, now);
   for (const { providerId, classId, amount } of wanted.values()) addDelta(providerId, classId, amount);
-  await changeUsage(tx, [...delta.values()]);
-  for (const provider of providers.values()) await bumpProvider(tx, provider);
+  const usage = await changeUsage(tx, [...delta.values()]);
+
+  // 5. The providers that received allocations get a new generation, and this process's
+  //    candidates index takes their new usage as it is; other changed providers are re-read.
+  const className = new Map([...classIds].map(([name, id]) => [id, name]));
+  const usedBy = new Map<number, Map<string, number>>();
+  const reread = new Set<number>();
+  for (const row of usage) {
+    const providerId = Number(row.resource_provider_id);
+    const name = className.get(Number(row.resource_class_id));
+    if (name === undefined) reread.add(providerId); // a class this write only released
+    else usedBy.set(providerId, (usedBy.get(providerId) ?? new Map()).set(name, Number(row.used)));
+  }
+  for (const provider of providers.values()) {
+    const generation = await bumpProvider(tx, provider, { usageOnly: true });
+    if (reread.has(provider.id)) continue;
+    noteUsageChanged(tx, provider.id, generation, usedBy.get(provider.id) ?? new Map());
+  }
+  const bumped = new Set([...providers.values()].map((p) => p.id));
+  noteProvidersChanged(tx, [...reread, ...[...usedBy.keys()].filter((id) => !bumped.has(id))]);
 }
 
 // The statements below run on every claim, so they are plain SQL (db/statement.ts), not built.
@@ -210,19 +228,27 @@ async function deleteAllocations(tx: Tx, consumerIds: number[]): Promise<Array<{
 }
 
 /** Move inventories' `used` by these amounts, in one statement. */
-async function changeUsage(tx: Tx, changes: Array<[providerId: number, classId: number, change: number]>): Promise<void> {
+/** Move inventories' `used` by these amounts, in one statement; returns the new `used` of each. */
+async function changeUsage(tx: Tx, changes: Array<[providerId: number, classId: number, change: number]>): Promise<UsageRow[]> {
   const effective = changes.filter(([, , change]) => change !== 0);
-  if (!effective.length) return;
-  noteProvidersChanged(tx, effective.map(([providerId]) => providerId));
+  const out: UsageRow[] = [];
   for (let i = 0; i < effective.length; i += 300) {
     const chunk = effective.slice(i, i + 300);
     const rows = chunk.map(() => '(cast(? as integer), cast(? as integer), cast(? as integer))').join(', ');
-    await statement(
+    const changed = await statement<UsageRow>(
       `update inventories set used = used + d.change
        from (select column1 as p, column2 as c, column3 as change from (values ${rows}) as v) as d
-       where inventories.resource_provider_id = d.p and inventories.resource_class_id = d.c`,
-    ).run(tx, chunk.flat());
+       where inventories.resource_provider_id = d.p and inventories.resource_class_id = d.c
+       returning inventories.resource_provider_id, inventories.resource_class_id, inventories.used`,
+    ).all(tx, chunk.flat());
+    out.push(...changed);
   }
+  return out;
+}
+interface UsageRow {
+  resource_provider_id: number;
+  resource_class_id: number;
+  used: number;
 }
 
 /** The providers with these uuids, locked (in id order) until commit. */
@@ -310,7 +336,8 @@ export async function deleteConsumerAllocations(database: Database, consumerUuid
     const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
     if (!consumer) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
     // Like Placement, removing allocations does not bump provider generations: it only frees room.
-    await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => [h.providerId, h.classId, -h.used]));
+    const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => [h.providerId, h.classId, -h.used]));
+    noteProvidersChanged(tx, usage.map((row) => Number(row.resource_provider_id)));
     await statement('delete from consumers where id = ?').run(tx, [consumer.id]);
   });
 }

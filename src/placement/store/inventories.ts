@@ -160,7 +160,7 @@ export async function changeInventories(tx: Tx, provider: ProviderView, change: 
   const classIds = await resolveInventoryClasses(tx, provider, desired);
   checkUsageFits(provider, current, desired);
   await writeInventoryRows(tx, provider, current, desired, classIds);
-  return bumpProvider(tx, provider, clientGeneration);
+  return bumpProvider(tx, provider, { clientGeneration });
 }
 
 /** Run one inventory change on the provider `uuid` in its own transaction. */

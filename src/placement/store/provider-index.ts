@@ -12,6 +12,7 @@
 // listening connection drops, or (SQLite) another process wrote to the file, or a minute has
 // passed, the whole index is re-read.
 type Logger = { info(details: object, message: string): void };
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.js';
 import { statement } from '../../db/statement.js';
 import type { Tx } from '../../db/transaction.js';
@@ -25,6 +26,7 @@ const MAX_NOTIFY_IDS = 1000;
 const FULL_REFRESH_MS = 60_000;
 
 interface IndexedProvider extends ModelProvider {
+  generation: number;
   inventories: Map<string, InventoryState>;
   traits: Set<string>;
   aggregates: Set<string>;
@@ -39,21 +41,52 @@ export function providerIndex(database: Database, log?: Logger): ProviderIndex {
   return index;
 }
 
-/** Record, inside a write, that these providers changed (or 'all': e.g. trees were re-rooted). */
-export function noteProvidersChanged(tx: Tx, ids: Iterable<number> | 'all'): void {
+/** What one transaction changed, for the index once it commits. */
+interface PendingChanges {
+  /** providers to re-read */
+  ids: Set<number>;
+  all: boolean;
+  /** providers whose only change is usage, with their new generation and `used` per class */
+  usage: Map<number, { generation: number; used: Map<string, number> }>;
+}
+const pendingChanges = new WeakMap<Tx, PendingChanges>();
+
+function pendingFor(tx: Tx): PendingChanges {
   let pending = pendingChanges.get(tx);
   if (!pending) {
-    const p = { ids: new Set<number>(), all: false };
+    const p: PendingChanges = { ids: new Set(), all: false, usage: new Map() };
     pendingChanges.set(tx, (pending = p));
     tx.afterCommit(() => {
-      indexes.get(tx.database)?.invalidate(p.all ? 'all' : p.ids);
-      if (tx.database.notify) announce(tx.database, p.all ? 'all' : p.ids);
+      const index = indexes.get(tx.database);
+      if (index) {
+        index.invalidate(p.all ? 'all' : p.ids);
+        for (const [id, change] of p.usage) if (!p.all && !p.ids.has(id)) index.applyUsage(id, change.generation, change.used);
+      }
+      // Other processes re-read every provider this transaction touched.
+      if (tx.database.notify) announce(tx.database, p.all ? 'all' : new Set([...p.ids, ...p.usage.keys()]));
     });
   }
+  return pending;
+}
+
+/** Record, inside a write, that these providers changed (or 'all': e.g. trees were re-rooted). */
+export function noteProvidersChanged(tx: Tx, ids: Iterable<number> | 'all'): void {
+  const pending = pendingFor(tx);
   if (ids === 'all') pending.all = true;
   else for (const id of ids) pending.ids.add(id);
 }
-const pendingChanges = new WeakMap<Tx, { ids: Set<number>; all: boolean }>();
+
+/**
+ * Record, inside a claim, a provider whose only change is its usage: its generation went up by
+ * one and these classes now have these `used` amounts. After the commit this process's index
+ * takes the values as they are instead of reading the provider again.
+ */
+export function noteUsageChanged(tx: Tx, providerId: number, generation: number, used: Map<string, number>): void {
+  const usage = pendingFor(tx).usage;
+  const known = usage.get(providerId);
+  if (known) for (const [cls, n] of used) known.used.set(cls, n);
+  else usage.set(providerId, { generation, used: new Map(used) });
+}
 
 /**
  * Tell the other processes, after the commit, in one NOTIFY per few milliseconds. (A NOTIFY inside
@@ -68,7 +101,7 @@ function announce(database: Database, ids: Set<number> | 'all'): void {
   if (ids === 'all') o.all = true;
   else for (const id of ids) o.ids.add(id);
   o.timer ??= setTimeout(() => {
-    const payload = o.all || o.ids.size > MAX_NOTIFY_IDS ? 'all' : [...o.ids].join(',');
+    const payload = `${originOf(database)} ${o.all || o.ids.size > MAX_NOTIFY_IDS ? 'all' : [...o.ids].join(',')}`;
     o.ids = new Set();
     o.all = false;
     o.timer = null;
@@ -76,6 +109,13 @@ function announce(database: Database, ids: Set<number> | 'all'): void {
       // The database is gone or closing; the others will reload when their listener reconnects.
     });
   }, NOTIFY_DELAY_MS);
+}
+/** Who sends a NOTIFY: one name per opened database, so a process can skip its own messages. */
+const origins = new WeakMap<Database, string>();
+function originOf(database: Database): string {
+  let origin = origins.get(database);
+  if (!origin) origins.set(database, (origin = randomUUID()));
+  return origin;
 }
 const outboxes = new WeakMap<Database, { ids: Set<number>; all: boolean; timer: NodeJS.Timeout | null }>();
 const NOTIFY_DELAY_MS = 5;
@@ -102,15 +142,21 @@ export class ProviderIndex implements ProviderModel {
   ) {
     database.listen?.(
       CHANNEL,
-      (payload) => this.invalidate(payload === 'all' ? 'all' : payload.split(',').map(Number)),
+      (payload) => {
+        // "<origin> all" or "<origin> 1,2,3". This process applied its own changes already.
+        const [origin, ids = ''] = payload.split(' ');
+        if (origin === originOf(database)) return;
+        this.invalidate(ids === 'all' ? 'all' : ids.split(',').map(Number));
+      },
       () => this.invalidate('all'),
     );
   }
 
   invalidate(ids: Iterable<number> | 'all'): void {
+    const before = this.stale.size;
     if (ids === 'all') this.everything = true;
     else for (const id of ids) this.stale.add(id);
-    this.marked++;
+    if (ids === 'all' || this.stale.size > before) this.marked++;
   }
 
   /** The index with every change committed before this call applied. */
@@ -132,6 +178,24 @@ export class ProviderIndex implements ProviderModel {
       await this.refreshing;
     }
     return this;
+  }
+
+  /**
+   * A claim's committed usage. Taken only when it is the very next generation of what the index
+   * holds and no refresh is under way (its rows may predate this commit and would overwrite it);
+   * otherwise the provider is read again.
+   */
+  applyUsage(id: number, generation: number, used: Map<string, number>): void {
+    const p = this.providers.get(id);
+    if (!p || this.refreshing || this.everything || this.stale.has(id)) return this.invalidate([id]);
+    if (generation <= p.generation) return; // the index already has this change or a later one
+    if (generation !== p.generation + 1) return this.invalidate([id]);
+    for (const [cls, n] of used) {
+      const inventory = p.inventories.get(cls);
+      if (!inventory) return this.invalidate([id]);
+      inventory.used = n;
+    }
+    p.generation = generation;
   }
 
   /** id of the provider with this uuid */
@@ -175,6 +239,7 @@ export class ProviderIndex implements ProviderModel {
       const old = this.providers.get(id);
       if (old && old.parentId === parentId && old.rootId === rootId) {
         before.set(id, sharingKey(old));
+        old.generation = Number(r.generation);
         for (const uuid of old.aggregates) this.members.get(uuid)?.delete(id);
         old.inventories.clear();
         old.traits.clear();
@@ -183,7 +248,7 @@ export class ProviderIndex implements ProviderModel {
       }
       if (old) this.remove(id);
       structureChanged = true;
-      this.providers.set(id, { id, uuid: r.uuid, parentId, rootId, inventories: new Map(), traits: new Set(), aggregates: new Set() });
+      this.providers.set(id, { id, uuid: r.uuid, generation: Number(r.generation), parentId, rootId, inventories: new Map(), traits: new Set(), aggregates: new Set() });
       this.byUuid.set(r.uuid, id);
     }
     for (const id of ids) {
@@ -267,8 +332,8 @@ async function readProviders(database: Database, ids: number[] | null) {
     ids === null ? '' : database.dialect === 'postgres' ? `where ${column} = any(cast(? as integer[]))` : `where ${column} in (select value from json_each(?))`;
   const params = ids === null ? [] : [database.dialect === 'postgres' ? ids : JSON.stringify(ids)];
   const [providers, inventories, traits, aggregates] = await Promise.all([
-    statement<{ id: number; uuid: string; parent: number | null; root: number | null }>(
-      `select id, uuid, parent_provider_id as parent, root_provider_id as root from resource_providers ${only('id')}`,
+    statement<{ id: number; uuid: string; generation: number; parent: number | null; root: number | null }>(
+      `select id, uuid, generation, parent_provider_id as parent, root_provider_id as root from resource_providers ${only('id')}`,
     ).all(database, params),
     statement<InventoryState & { pid: number; name: string }>(
       `select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used

@@ -87,8 +87,13 @@ export const providerGenerationConflict = (uuid: string, actual?: number, given?
  * Bump a provider's generation after a change. `clientGeneration` is what the client sent (its
  * mismatch is the client's 409); without it, we compare with what we read, and losing is retried.
  */
-export async function bumpProvider(tx: Tx, provider: ProviderView, clientGeneration?: number): Promise<number> {
-  noteProvidersChanged(tx, [provider.id]);
+export async function bumpProvider(
+  tx: Tx,
+  provider: ProviderView,
+  { clientGeneration, usageOnly = false }: { clientGeneration?: number; usageOnly?: boolean } = {},
+): Promise<number> {
+  // A change of usage alone is reported to the candidates index by the caller (noteUsageChanged).
+  if (!usageOnly) noteProvidersChanged(tx, [provider.id]);
   if (clientGeneration !== undefined) {
     if (clientGeneration !== provider.generation) throw providerGenerationConflict(provider.uuid, provider.generation, clientGeneration);
     return bumpGeneration(tx, 'resource_providers', provider.id, clientGeneration, () => providerGenerationConflict(provider.uuid));
