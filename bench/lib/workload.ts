@@ -342,26 +342,15 @@ export class Workload {
     return { done: false, status: r.status };
   }
 
-  /** GET candidates (or the provider list) → pick one at random → PUT; ask again on 409. */
-  private async schedulerLoopOp() {
+  /**
+   * One claim as an operation: `pick` chooses where (undefined: give up), then PUT; on 409 pick
+   * again, up to --max-retries. The latency runs from the first pick to the acknowledged PUT.
+   */
+  private claimOp(pick: (outcomes: Outcomes) => Promise<Held['allocations'] | undefined>) {
     return async (latencies: number[], outcomes: Outcomes) => {
       const start = process.hrtime.bigint();
       for (let attempt = 0; attempt < this.options.maxRetries; attempt++) {
-        let allocations: Held['allocations'] | undefined;
-        if (this.pickPath === 'candidates') {
-          const r = await this.client.request('GET', `/allocation_candidates?${CLAIM_QUERY}&limit=${this.options.loopLimit}`);
-          outcomes.add(r, 'GET candidates');
-          if (r.status) this.level.readMs.push(r.ms);
-          const body = ok(r) ? json<{ allocation_requests: Array<{ allocations: Held['allocations'] }> }>(r) : undefined;
-          allocations = body && pickRandom(body.allocation_requests)?.allocations;
-        } else {
-          const r = await this.client.request('GET', `/resource_providers?${CLAIM_QUERY}`);
-          outcomes.add(r, 'GET resource_providers');
-          if (r.status) this.level.readMs.push(r.ms);
-          const body = ok(r) ? json<{ resource_providers: Array<{ uuid: string }> }>(r) : undefined;
-          const p = body && pickRandom(body.resource_providers);
-          allocations = p && { [p.uuid]: { resources: { ...CLAIM } } };
-        }
+        const allocations = await pick(outcomes);
         if (!allocations) break;
         const c = await this.claim(allocations, outcomes);
         if (c.done) {
@@ -375,22 +364,28 @@ export class Workload {
     };
   }
 
+  /** GET candidates (or the provider list) → pick one at random → PUT; ask again on 409. */
+  private async schedulerLoopOp() {
+    return this.claimOp(async (outcomes) => {
+      if (this.pickPath === 'candidates') {
+        const r = await this.client.request('GET', `/allocation_candidates?${CLAIM_QUERY}&limit=${this.options.loopLimit}`);
+        outcomes.add(r, 'GET candidates');
+        if (r.status) this.level.readMs.push(r.ms);
+        const body = ok(r) ? json<{ allocation_requests: Array<{ allocations: Held['allocations'] }> }>(r) : undefined;
+        return body && pickRandom(body.allocation_requests)?.allocations;
+      }
+      const r = await this.client.request('GET', `/resource_providers?${CLAIM_QUERY}`);
+      outcomes.add(r, 'GET resource_providers');
+      if (r.status) this.level.readMs.push(r.ms);
+      const body = ok(r) ? json<{ resource_providers: Array<{ uuid: string }> }>(r) : undefined;
+      const p = body && pickRandom(body.resource_providers);
+      return p && { [p.uuid]: { resources: { ...CLAIM } } };
+    });
+  }
+
   /** The write path alone: PUT a claim on a provider the client picked itself (no read first). */
   private async claimWritePathOp() {
-    return async (latencies: number[], outcomes: Outcomes) => {
-      const start = process.hrtime.bigint();
-      for (let attempt = 0; attempt < this.options.maxRetries; attempt++) {
-        const p = pickRandom(this.providers)!;
-        const c = await this.claim({ [p.uuid]: { resources: { ...CLAIM } } }, outcomes);
-        if (c.done) {
-          latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-          return true;
-        }
-        if (c.status !== 409) break;
-      }
-      this.level.failed++;
-      return true;
-    };
+    return this.claimOp(async () => ({ [pickRandom(this.providers)!.uuid]: { resources: { ...CLAIM } } }));
   }
 
   /**
