@@ -2,9 +2,11 @@
 // `allot serve` processes (for claims about several processes, restarts and signals).
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type Config, defaultConfig } from '../../src/config.js';
 import { type RunningAllot, startAllot } from '../../src/server/start.js';
+import { type TestDialect, freshDatabaseUrl } from './databases.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -22,6 +24,16 @@ export async function startServer(overrides: Partial<Config> & { db: string }): 
   const running = await startAllot(config);
   const url = running.urls.main!;
   return { url, placementUrl: `${url}/placement`, running, close: () => running.close() };
+}
+
+/** For the enclosing describe: a server on a fresh database of this dialect, started before its tests. */
+export function serverFor(dialect: TestDialect, started: (server: TestServer) => void): void {
+  let server: TestServer | undefined;
+  before(async () => {
+    server = await startServer({ db: await freshDatabaseUrl(dialect) });
+    started(server);
+  });
+  after(() => server?.close());
 }
 
 export interface SpawnedServer {

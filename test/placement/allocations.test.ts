@@ -1,21 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import { describe, test } from 'node:test';
+import { DIALECTS } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
-import { type TestServer, startServer } from '../helpers/server.js';
+import { serverFor } from '../helpers/server.js';
 
 const owner = { project_id: 'proj-a', user_id: 'user-a' };
 
 for (const dialect of DIALECTS) {
   describe(`allocations (${dialect})`, () => {
-    let server: TestServer;
     let api: PlacementClient;
-    before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect) });
-      api = new PlacementClient(server.placementUrl);
-    });
-    after(() => server.close());
+    serverFor(dialect, (server) => (api = new PlacementClient(server.placementUrl)));
 
     async function provider(name: string, inventories: Record<string, Record<string, number>>): Promise<string> {
       const uuid = (await api.post('/resource_providers', { name })).body.uuid as string;

@@ -6,10 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
-import { type SpawnedServer, type TestServer, spawnServer, startServer } from '../helpers/server.js';
+import { type SpawnedServer, serverFor, spawnServer } from '../helpers/server.js';
 
 const owner = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE' };
 
@@ -32,13 +32,8 @@ async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what
 
 for (const dialect of DIALECTS) {
   describe(`candidates follow every change in the writing process (${dialect})`, () => {
-    let server: TestServer;
     let api: PlacementClient;
-    before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect) });
-      api = new PlacementClient(server.placementUrl);
-    });
-    after(() => server.close());
+    serverFor(dialect, (server) => (api = new PlacementClient(server.placementUrl)));
 
     test('providers, inventories, claims, traits, aggregates and deletes show at once', async () => {
       assert.deepEqual(await candidateHosts(api), []);

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import { describe, test } from 'node:test';
+import { DIALECTS } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
-import { type TestServer, startServer } from '../helpers/server.js';
+import { serverFor } from '../helpers/server.js';
 
 for (const dialect of DIALECTS) {
   describe(`resource providers (${dialect})`, () => {
-    let server: TestServer;
     let api: PlacementClient;
-    before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect) });
-      api = new PlacementClient(server.placementUrl);
-    });
-    after(() => server.close());
+    serverFor(dialect, (server) => (api = new PlacementClient(server.placementUrl)));
 
     test('create, show, rename, list and delete a provider', async () => {
       const created = await api.post('/resource_providers', { name: 'cn1' });

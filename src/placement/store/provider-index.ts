@@ -63,7 +63,8 @@ function pendingFor(tx: Tx): PendingChanges {
         for (const [id, change] of p.usage) if (!p.all && !p.ids.has(id)) index.applyUsage(id, change.generation, change.used);
       }
       // Other processes re-read every provider this transaction touched.
-      if (tx.database.notify) announce(tx.database, p.all ? 'all' : new Set([...p.ids, ...p.usage.keys()]));
+      const touched = p.all ? 'all' : new Set([...p.ids, ...p.usage.keys()]);
+      if (tx.database.notify && (touched === 'all' || touched.size > 0)) announce(tx.database, touched);
     });
   }
   return pending;
