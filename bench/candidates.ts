@@ -5,7 +5,7 @@
 // MEMORY_MB and DISK_GB, a trait on every 4th, half of them partly used), start a real
 // `allot serve` process on it (optionally under `node --cpu-prof`), and time three queries over
 // HTTP one at a time: limit=50, a required trait with limit=50, and no limit. Each result has
-// client-side percentiles, the server's own Server-Timing phases (parse, load, search, summaries,
+// client-side percentiles, the server's own Server-Timing phases (parse, load, search,
 // render) as medians, the response size, and with --profile the top self-time functions and a
 // breakdown by module of the server's CPU profile. `inProcess` repeats the two halves of the work
 // in this process without HTTP: loading the provider model (wall ms, SQL bound) and the pure

@@ -15,7 +15,7 @@ export class Microversion {
   }
 
   compare(other: Microversion | string): number {
-    const o = typeof other === 'string' ? Microversion.parse(other) : other;
+    const o = typeof other === 'string' ? literal(other) : other;
     return this.major - o.major || this.minor - o.minor;
   }
 
@@ -29,11 +29,22 @@ export class Microversion {
   }
 }
 
+/**
+ * A version written in the code (`mv.atLeast('1.15')`, version tables), parsed once: handlers ask
+ * dozens of these per request. Only code literals come here, so the cache stays small.
+ */
+const literals = new Map<string, Microversion>();
+function literal(text: string): Microversion {
+  let v = literals.get(text);
+  if (!v) literals.set(text, (v = Microversion.parse(text)));
+  return v;
+}
+
 /** Pick the entry for the highest version that is not above `mv` (e.g. a schema per version). */
 export function byVersion<T>(mv: Microversion, table: Record<string, T>): T {
   let best: [Microversion, T] | null = null;
   for (const [version, value] of Object.entries(table)) {
-    const v = Microversion.parse(version);
+    const v = literal(version);
     if (mv.compare(v) >= 0 && (!best || v.compare(best[0]) > 0)) best = [v, value];
   }
   if (!best) throw new Error(`no entry at or below ${mv} in version table`);

@@ -1,9 +1,10 @@
 // Hand-written SQL for the hot paths (a claim runs a dozen statements): `?` placeholders,
 // rewritten once for PostgreSQL (`$1`, …), run through Kysely's executor without its query
 // builder and compiler — which cost more CPU than SQLite took to run the statements (profiled:
-// ~45% of a claim). Everything else keeps using the typed builder.
+// ~45% of a claim). On PostgreSQL each text is a named prepared statement (parsed and planned once
+// per connection). Everything else keeps using the typed builder.
 import { CompiledQuery } from 'kysely';
-import type { Db } from './database.js';
+import { type Db, preparedOnPostgres } from './database.js';
 
 export interface Statement<R> {
   /** all rows */
@@ -26,6 +27,7 @@ export function statement<R = Record<string, unknown>>(text: string): Statement<
 function makeStatement<R>(text: string): Statement<R> {
   let n = 0;
   const postgresText = text.replace(/\?/g, () => `$${++n}`);
+  preparedOnPostgres(postgresText);
   const compile = (db: Db, params: readonly unknown[]) => CompiledQuery.raw(db.dialect === 'postgres' ? postgresText : text, [...params]);
   const exec = (db: Db, params: readonly unknown[]) => db.db.executeQuery<R>(compile(db, params));
   return {

@@ -3,11 +3,12 @@
 // PostgreSQL: one transaction per call, READ COMMITTED, with explicit row locks / compare-and-set
 // updates in the code that writes; concurrent commits share WAL flushes inside PostgreSQL.
 //
-// SQLite: one writer at a time anyway, and with synchronous=FULL each COMMIT waits for an fsync
-// (about a millisecond), which would cap a process at ~1 000 writes/s. So calls that arrive while
-// a write is in progress are grouped: the next batch runs them one after another inside one
+// SQLite: one writer at a time anyway, and each commit must reach the disk (an fsync, about a
+// millisecond), which would cap a process at ~1 000 writes/s. So calls that arrive while a write
+// is in progress are grouped: the next batch runs them one after another inside one
 // `BEGIN IMMEDIATE … COMMIT`, each in its own SAVEPOINT, so one failing call rolls back only its
-// own changes. Every call's result is released only after the COMMIT that made it durable.
+// own changes. Every call's result is released only once the COMMIT that made it is on disk
+// (Database.flushCommits: the fsync runs off the event loop while the next batch gathers).
 //
 // A call that loses a race it could not have known about (a RetryableConflict from a
 // compare-and-set, a PostgreSQL deadlock or serialization failure) is rolled back and run again,
@@ -156,6 +157,7 @@ class GroupCommitter {
     });
   }
 
+  /** Runs and commits one batch; its callers hear the outcome once the commit is on disk. */
   private async runBatch(batch: Job[]): Promise<void> {
     const outcomes = await this.database.db.connection().execute(async (conn) => {
       await beginImmediate(conn);
@@ -169,6 +171,8 @@ class GroupCommitter {
       }
       return results;
     });
+    // Off the event loop: requests keep being read meanwhile and make up the next batch.
+    await this.database.flushCommits?.();
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) {
         o.runAfter();

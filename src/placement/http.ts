@@ -16,8 +16,14 @@ export interface Caller {
   roles: string[];
 }
 
+/** A body already written as JSON text (a hot answer built as a string, not as objects). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface PlacementResponse {
   status?: number;
+  /** serialised with JSON.stringify, unless it is JsonText */
   body?: unknown;
   location?: string;
   /** ISO timestamp for `last-modified` (1.15+); defaults to now */
@@ -181,7 +187,8 @@ function writeResponse(reply: FastifyReply, mv: Microversion, method: string, re
     reply.header('last-modified', new Date(result.lastModified ?? Date.now()).toUTCString());
   }
   if (result.body !== undefined) {
-    reply.code(status).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(result.body)));
+    const text = result.body instanceof JsonText ? result.body.text : JSON.stringify(result.body);
+    reply.code(status).header('content-type', 'application/json').send(Buffer.from(text));
   } else {
     reply.code(status).send();
   }

@@ -30,6 +30,7 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
     const applied = await migrate(database);
     if (applied.length) log.info({ migrations: applied }, 'database migrated');
     await syncStandardNames(database);
+    await database.flushCommits?.(); // set-up writes ran outside transaction(): sync them too
 
     const services: Services = { config, database, log };
     const urls: Record<string, string> = {};

@@ -194,6 +194,11 @@ function deriveAnchorIndex(model: ProviderModel): AnchorIndex {
   return { trees, sharedInto, anchors: new Set([...trees.keys(), ...sharedInto.keys()]) };
 }
 
+/** The providers of the tree with this root, by id (from the index derived per structureVersion). */
+export function treeOf(model: ProviderModel, rootId: number): readonly ModelProvider[] {
+  return anchorIndex(model).trees.get(rootId) ?? [];
+}
+
 const memo = (test: (p: ModelProvider) => boolean) => {
   const known = new Map<number, boolean>();
   return (p: ModelProvider) => {

@@ -1,14 +1,16 @@
 // Writing and reading allocations. `replaceAllocations` is the one write path for PUT
-// /allocations/{c}, POST /allocations and the reshaper: in one transaction it
-//   1. locks the consumers (by uuid) and then every provider involved (by id), always in that
-//      order, so concurrent writers queue instead of deadlocking;
-//   2. checks each consumer generation the client supplied (its mismatch is the client's 409);
-//   3. drops the consumers' old allocations and checks every new (provider, class) amount against
-//      min_unit/max_unit/step_size and capacity, with usage read under the locks;
-//   4. writes the new allocations, creates/updates/deletes the consumer rows and bumps every
-//      touched consumer and provider generation with a compare-and-set.
-// Either every consumer's allocations change or none do.
-import { capacity, unitViolation } from '../../core/capacity.js';
+// /allocations/{c}, POST /allocations, the reshaper and the bare-metal allocator: in one
+// transaction it
+//   1. locks the consumers that may exist (by uuid), checks the generations the client supplied
+//      (a mismatch is the client's 409), and creates, updates or deletes the consumer rows;
+//   2. locks every provider that receives allocations (by id) and bumps its generation — always
+//      consumers, then providers, so concurrent writers queue instead of deadlocking;
+//   3. moves the inventories' `used` by the net change, checks the inventories as that statement
+//      left them (min_unit/max_unit/step_size and capacity) and writes the new allocations. A
+//      failed check throws, and the transaction takes everything back.
+// Either every consumer's allocations change or none do. A claim for a new consumer is six
+// statements with BEGIN and COMMIT (see docs/performance.md).
+import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
 import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
@@ -18,7 +20,6 @@ import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { cachedIdsByName, forgetCachedNames } from './names.js';
 import { noteProvidersChanged, noteUsageChanged } from './provider-index.js';
-import { type ProviderView, bumpProvider } from './providers.js';
 
 /** Placement's stand-in project/user for allocations written before 1.8 without them. */
 export const INCOMPLETE_CONSUMER_ID = '00000000-0000-0000-0000-000000000000';
@@ -79,58 +80,123 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       }
     }
   }
+  const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
+  const now = nowIso();
 
-  // 1. Lock the consumers, then check the generations the client gave.
-  const consumers = await lockConsumers(tx, [...new Set(writes.map((w) => w.consumerUuid))]);
+  // 1. Consumers: lock those that may exist, check the generations the client gave and drop
+  //    their allocations; then create, update or delete the consumer rows. A consumer the client
+  //    says is new (generation null) is inserted without reading it first: the insert itself
+  //    finds out when it exists.
+  const isEmpty = (w: ConsumerAllocations) => [...w.allocations.values()].every((r) => r.size === 0);
+  const mustBeNew = (w: ConsumerAllocations) => w.generation === null && !isEmpty(w);
+  const consumers = await lockConsumers(tx, [...new Set(writes.filter((w) => !mustBeNew(w)).map((w) => w.consumerUuid))]);
   for (const w of writes) {
-    if (w.generation === undefined) continue;
+    if (w.generation === undefined || mustBeNew(w)) continue;
     const existing = consumers.get(w.consumerUuid);
     if (w.generation === null ? existing !== undefined : existing?.generation !== w.generation) {
       throw consumerConflict(existing?.generation ?? null, w.generation);
     }
   }
+  const released = await deleteAllocations(tx, [...consumers.values()].map((c) => c.id));
+  const consumerIds = new Map<string, number>();
+  for (const w of writes) {
+    const typeId = w.consumerType === undefined ? undefined : typeIds.get(w.consumerType)!;
+    const existing = consumers.get(w.consumerUuid);
+    if (!existing) {
+      if (!isEmpty(w)) consumerIds.set(w.consumerUuid, await insertConsumer(tx, w, typeId ?? null, now));
+    } else if (isEmpty(w)) {
+      await statement('delete from consumers where id = ?').run(tx, [existing.id]);
+    } else {
+      consumerIds.set(w.consumerUuid, existing.id);
+      await bumpGeneration(tx, 'consumers', existing.id, existing.generation, () => consumerConflict(existing.generation, w.generation));
+      const changes: { project_id?: string; user_id?: string; consumer_type_id?: number | null } = {};
+      if (existing.project_id !== w.projectId) changes.project_id = w.projectId;
+      if (existing.user_id !== w.userId) changes.user_id = w.userId;
+      if (typeId !== undefined && typeId !== existing.consumer_type_id) changes.consumer_type_id = typeId;
+      if (Object.keys(changes).length) await tx.db.updateTable('consumers').set(changes).where('id', '=', existing.id).execute();
+    }
+  }
 
-  // 2. Lock the providers that receive allocations. Providers that only lose allocations are
-  //    not locked or bumped (as in Placement): freeing capacity cannot over-allocate anything.
-  const providers = await lockProvidersByUuid(tx, [...providerUuids]);
+  // 2. Lock the providers that receive allocations and bump their generations, in one
+  //    statement. Providers that only lose allocations are not locked or bumped (as in
+  //    Placement): freeing capacity cannot over-allocate anything.
+  const providers = await lockAndBumpProviders(tx, [...providerUuids], now);
   for (const uuid of providerUuids) {
     if (!providers.has(uuid)) {
       throw placementError(400, `Allocation for resource provider '${uuid}' that does not exist.`, options.missingProviderCode ?? CODES.undefined);
     }
   }
 
-  // 3. Release what the consumers held, then check each new (provider, class) total against its
-  //    inventory. `used` read under the provider lock can only be too high (releases elsewhere
-  //    are not locked out), never too low, so the check is safe. The `used` counters are moved
-  //    by the net difference in one statement at the end.
-  const consumerIds = [...consumers.values()].map((c) => c.id);
-  const delta = new Map<string, [providerId: number, classId: number, change: number]>();
-  const addDelta = (providerId: number, classId: number, change: number) => {
+  // 3. Move `used` by the net difference, in one statement that hands back the inventories it
+  //    changed, and check those rows: they are the latest values under the provider locks, and
+  //    a failing check rolls back a write nobody has seen. Then write the new allocations.
+  const change = new Map<string, UsageChange>();
+  const changeFor = (providerId: number, classId: number) => {
     const key = `${providerId}/${classId}`;
-    const d = delta.get(key) ?? [providerId, classId, 0];
-    d[2] += change;
-    delta.set(key, d);
+    let c = change.get(key);
+    if (!c) change.set(key, (c = { providerId, classId, change: 0, wanted: null }));
+    return c;
   };
-  for (const h of await deleteAllocations(tx, consumerIds)) addDelta(h.providerId, h.classId, -h.used);
-  const wanted = new Map<string, { providerId: number; classId: number; amount: number; rc: string; rp: string }>();
+  for (const h of released) changeFor(h.providerId, h.classId).change -= h.used;
+  const rows: Array<[number, number, number, number]> = [];
   for (const w of writes) {
+    const consumerId = consumerIds.get(w.consumerUuid);
     for (const [rp, resources] of w.allocations) {
+      const providerId = providers.get(rp)!.id;
       for (const [rc, amount] of resources) {
-        const key = `${rp}/${rc}`;
-        const entry = wanted.get(key) ?? { providerId: providers.get(rp)!.id, classId: classIds.get(rc)!, amount: 0, rc, rp };
-        entry.amount += amount;
-        wanted.set(key, entry);
+        const c = changeFor(providerId, classIds.get(rc)!);
+        c.change += amount;
+        c.wanted = { rc, rp, amount: (c.wanted?.amount ?? 0) + amount };
+        rows.push([providerId, consumerId!, classIds.get(rc)!, amount]);
       }
     }
   }
-  const inventories = await inventoriesFor(tx, [...providers.values()].map((p) => p.id), [...new Set([...wanted.values()].map((e) => e.classId))]);
-  for (const { providerId, classId, rc } of wanted.values()) {
+  const inventories = await changeUsage(tx, [...change.values()]);
+  // A wanted (provider, class) that the update left alone has no inventory, or a `used` that
+  // would overflow; read it as it is, for the checks to say which.
+  const untouched = [...change].filter(([key, c]) => c.wanted && !inventories.has(key)).map(([, c]) => c);
+  for (const [key, row] of await readInventories(tx, untouched)) inventories.set(key, { ...row, unchanged: true });
+  checkInventories(tx, writes, providers, classIds, cachedClasses, change, inventories);
+  await insertAllocations(tx, rows, now);
+
+  // 4. This process's candidates index takes the bumped providers' new usage as it is; a
+  //    provider that only lost allocations kept its generation and is re-read.
+  const usedBy = new Map<number, Map<string, number>>();
+  for (const row of inventories.values()) {
+    usedBy.set(row.resource_provider_id, (usedBy.get(row.resource_provider_id) ?? new Map()).set(row.class_name, row.used));
+  }
+  for (const provider of providers.values()) noteUsageChanged(tx, provider.id, provider.generation, usedBy.get(provider.id) ?? new Map());
+  const bumped = new Set([...providers.values()].map((p) => p.id));
+  noteProvidersChanged(tx, [...usedBy.keys()].filter((id) => !bumped.has(id)));
+}
+
+interface UsageChange {
+  providerId: number;
+  classId: number;
+  /** net change of `used` */
+  change: number;
+  /** what the write asks of this (provider, class), or null when it only releases */
+  wanted: { rc: string; rp: string; amount: number } | null;
+}
+
+/** The checks of one write against the inventories as `changeUsage` left them; throws the first failure. */
+function checkInventories(
+  tx: Tx,
+  writes: ConsumerAllocations[],
+  providers: Map<string, LockedProvider>,
+  classIds: Map<string, number>,
+  cachedClasses: Set<string>,
+  change: Map<string, UsageChange>,
+  inventories: Map<string, InventoryRow>,
+): void {
+  for (const [key, c] of change) {
+    if (!c.wanted) continue;
     // A class id remembered from earlier may be stale: renamed, or deleted and made anew, by
     // another process. Then forget the names and run again with ids read from the database.
-    const inv = inventories.get(`${providerId}/${classId}`);
-    if (inv ? inv.class_name !== rc : cachedClasses.has(rc)) {
+    const inv = inventories.get(key);
+    if (inv ? inv.class_name !== c.wanted.rc : cachedClasses.has(c.wanted.rc)) {
       forgetCachedNames(tx.database);
-      throw new RetryableConflict(`resource class ${rc} was renamed or recreated`, () => placementError(409, 'Resource classes changed concurrently; retry.'));
+      throw new RetryableConflict(`resource class ${c.wanted.rc} was renamed or recreated`, () => placementError(409, 'Resource classes changed concurrently; retry.'));
     }
   }
   for (const w of writes) {
@@ -146,71 +212,17 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       }
     }
   }
-  for (const { providerId, classId, amount, rc, rp } of wanted.values()) {
-    const key = `${providerId}/${classId}`;
+  for (const [key, { wanted }] of change) {
+    if (!wanted) continue;
     const inv = inventories.get(key);
-    if (!inv) throw placementError(409, `Unable to allocate inventory: Inventory for '${rc}' on resource provider '${rp}' invalid.`);
-    const releasedHere = -(delta.get(key)?.[2] ?? 0); // what these consumers held here, still counted in `used`
-    if (inv.used - releasedHere + amount > capacity(inv)) {
+    if (!inv) throw placementError(409, `Unable to allocate inventory: Inventory for '${wanted.rc}' on resource provider '${wanted.rp}' invalid.`);
+    if (inv.unchanged || inv.used > capacity(inv)) {
       throw placementError(
         409,
-        `Unable to allocate inventory: Unable to create allocation for '${rc}' on resource provider '${rp}'. The requested amount would exceed the capacity.`,
+        `Unable to allocate inventory: Unable to create allocation for '${wanted.rc}' on resource provider '${wanted.rp}'. The requested amount would exceed the capacity.`,
       );
     }
   }
-
-  // 4. Consumers: create, update or (when left without allocations) delete; then write.
-  const now = nowIso();
-  const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
-  const rows: Array<[number, number, number, number]> = [];
-  for (const w of writes) {
-    const existing = consumers.get(w.consumerUuid);
-    const empty = [...w.allocations.values()].every((r) => r.size === 0);
-    const typeId = w.consumerType === undefined ? undefined : typeIds.get(w.consumerType)!;
-    let consumerId: number;
-    if (!existing) {
-      if (empty) continue;
-      consumerId = await insertConsumer(tx, w, typeId ?? null, now);
-    } else if (empty) {
-      await statement('delete from consumers where id = ?').run(tx, [existing.id]);
-      continue;
-    } else {
-      consumerId = existing.id;
-      await bumpGeneration(tx, 'consumers', existing.id, existing.generation, () => consumerConflict(existing.generation, w.generation));
-      const changes: { project_id?: string; user_id?: string; consumer_type_id?: number | null } = {};
-      if (existing.project_id !== w.projectId) changes.project_id = w.projectId;
-      if (existing.user_id !== w.userId) changes.user_id = w.userId;
-      if (typeId !== undefined && typeId !== existing.consumer_type_id) changes.consumer_type_id = typeId;
-      if (Object.keys(changes).length) await tx.db.updateTable('consumers').set(changes).where('id', '=', existing.id).execute();
-    }
-    for (const [rp, resources] of w.allocations) {
-      for (const [rc, used] of resources) {
-        rows.push([providers.get(rp)!.id, consumerId, classIds.get(rc)!, used]);
-      }
-    }
-  }
-  await insertAllocations(tx, rows, now);
-  for (const { providerId, classId, amount } of wanted.values()) addDelta(providerId, classId, amount);
-  const usage = await changeUsage(tx, [...delta.values()]);
-
-  // 5. The providers that received allocations get a new generation, and this process's
-  //    candidates index takes their new usage as it is; other changed providers are re-read.
-  const className = new Map([...classIds].map(([name, id]) => [id, name]));
-  const usedBy = new Map<number, Map<string, number>>();
-  const reread = new Set<number>();
-  for (const row of usage) {
-    const providerId = Number(row.resource_provider_id);
-    const name = className.get(Number(row.resource_class_id));
-    if (name === undefined) reread.add(providerId); // a class this write only released
-    else usedBy.set(providerId, (usedBy.get(providerId) ?? new Map()).set(name, Number(row.used)));
-  }
-  for (const provider of providers.values()) {
-    const generation = await bumpProvider(tx, provider, { usageOnly: true });
-    if (reread.has(provider.id)) continue;
-    noteUsageChanged(tx, provider.id, generation, usedBy.get(provider.id) ?? new Map());
-  }
-  const bumped = new Set([...providers.values()].map((p) => p.id));
-  noteProvidersChanged(tx, [...reread, ...[...usedBy.keys()].filter((id) => !bumped.has(id))]);
 }
 
 // The statements below run on every claim, so they are plain SQL (db/statement.ts), not built.
@@ -219,66 +231,88 @@ const forUpdate = (tx: Tx) => (tx.dialect === 'postgres' ? ' for update' : '');
 /** Delete the consumers' allocations; returns what they held per provider and class. */
 async function deleteAllocations(tx: Tx, consumerIds: number[]): Promise<Array<{ providerId: number; classId: number; used: number }>> {
   if (!consumerIds.length) return [];
-  const list = placeholders(consumerIds.length);
   const held = await statement<{ resource_provider_id: number; resource_class_id: number; used: number }>(
-    `select resource_provider_id, resource_class_id, sum(used) as used from allocations where consumer_id in (${list}) group by resource_provider_id, resource_class_id`,
+    `delete from allocations where consumer_id in (${placeholders(consumerIds.length)}) returning resource_provider_id, resource_class_id, used`,
   ).all(tx, consumerIds);
-  if (held.length) await statement(`delete from allocations where consumer_id in (${list})`).run(tx, consumerIds);
-  return held.map((h) => ({ providerId: Number(h.resource_provider_id), classId: Number(h.resource_class_id), used: Number(h.used) }));
+  const sums = new Map<string, { providerId: number; classId: number; used: number }>();
+  for (const h of held) {
+    const key = `${h.resource_provider_id}/${h.resource_class_id}`;
+    const sum = sums.get(key) ?? { providerId: Number(h.resource_provider_id), classId: Number(h.resource_class_id), used: 0 };
+    sum.used += Number(h.used);
+    sums.set(key, sum);
+  }
+  return [...sums.values()];
 }
 
-/** Move inventories' `used` by these amounts, in one statement. */
-/** Move inventories' `used` by these amounts, in one statement; returns the new `used` of each. */
-async function changeUsage(tx: Tx, changes: Array<[providerId: number, classId: number, change: number]>): Promise<UsageRow[]> {
-  const effective = changes.filter(([, , change]) => change !== 0);
-  const out: UsageRow[] = [];
-  for (let i = 0; i < effective.length; i += 300) {
-    const chunk = effective.slice(i, i + 300);
-    const rows = chunk.map(() => '(cast(? as integer), cast(? as integer), cast(? as integer))').join(', ');
-    const changed = await statement<UsageRow>(
-      `update inventories set used = used + d.change
-       from (select column1 as p, column2 as c, column3 as change from (values ${rows}) as v) as d
-       where inventories.resource_provider_id = d.p and inventories.resource_class_id = d.c
-       returning inventories.resource_provider_id, inventories.resource_class_id, inventories.used`,
-    ).all(tx, chunk.flat());
-    out.push(...changed);
-  }
-  return out;
-}
-interface UsageRow {
+type InventoryRow = InventoryLimits & {
   resource_provider_id: number;
   resource_class_id: number;
   used: number;
-}
+  class_name: string;
+  /** read as it is because the usage update could not apply to it */
+  unchanged?: true;
+};
 
-/** The providers with these uuids, locked (in id order) until commit. */
-async function lockProvidersByUuid(tx: Tx, uuids: string[]): Promise<Map<string, ProviderView>> {
-  if (!uuids.length) return new Map();
-  const rows = await statement<{ id: number; uuid: string; name: string; generation: number; root_provider_id: number | null; created_at: string; updated_at: string }>(
-    `select id, uuid, name, generation, root_provider_id, created_at, updated_at from resource_providers where uuid in (${placeholders(uuids.length)}) order by id${forUpdate(tx)}`,
-  ).all(tx, uuids);
-  return new Map(
-    rows.map((r) => [
-      r.uuid,
-      { ...r, id: Number(r.id), generation: Number(r.generation), root_provider_id: Number(r.root_provider_id ?? r.id), parent_provider_uuid: null, root_provider_uuid: '' },
-    ]),
-  );
-}
-
-type InventoryCheck = { total: number; reserved: number; min_unit: number; max_unit: number; step_size: number; allocation_ratio: number; used: number };
-
-/** Inventories (with `used`) for any of these providers and classes, keyed `providerId/classId`. */
-async function inventoriesFor(db: Db, providerIds: number[], classIds: number[]): Promise<Map<string, InventoryCheck & { class_name: string }>> {
-  const out = new Map<string, InventoryCheck & { class_name: string }>();
-  if (!providerIds.length || !classIds.length) return out;
-  const rows = await statement<InventoryCheck & { resource_provider_id: number; resource_class_id: number; class_name: string }>(
-    `select i.resource_provider_id, i.resource_class_id, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used,
-            rc.name as class_name
-     from inventories i join resource_classes rc on rc.id = i.resource_class_id
-     where i.resource_provider_id in (${placeholders(providerIds.length)}) and i.resource_class_id in (${placeholders(classIds.length)})`,
-  ).all(db, [...providerIds, ...classIds]);
-  for (const r of rows) out.set(`${r.resource_provider_id}/${r.resource_class_id}`, r);
+/**
+ * Move inventories' `used` by these amounts, in one statement; returns each changed inventory as
+ * it now is (limits, new `used`, class name), keyed `providerId/classId`. A (provider, class)
+ * without inventory is simply missing from the answer.
+ */
+async function changeUsage(tx: Tx, changes: Array<{ providerId: number; classId: number; change: number }>): Promise<Map<string, InventoryRow>> {
+  const out = new Map<string, InventoryRow>();
+  for (let i = 0; i < changes.length; i += 300) {
+    const chunk = changes.slice(i, i + 300);
+    const values = chunk.map(() => '(cast(? as integer), cast(? as integer), cast(? as bigint))').join(', ');
+    const changed = await statement<InventoryRow>(
+      `update inventories set used = used + d.change
+       from (select column1 as p, column2 as c, column3 as change from (values ${values}) as v) as d
+       where inventories.resource_provider_id = d.p and inventories.resource_class_id = d.c and inventories.used + d.change <= ${MAX_INT}
+       returning inventories.resource_provider_id, inventories.resource_class_id, inventories.used, inventories.total, inventories.reserved,
+                 inventories.min_unit, inventories.max_unit, inventories.step_size, inventories.allocation_ratio,
+                 (select name from resource_classes rc where rc.id = inventories.resource_class_id) as class_name`,
+    ).all(
+      tx,
+      chunk.flatMap((c) => [c.providerId, c.classId, c.change]),
+    );
+    for (const r of changed) {
+      const row = { ...r, resource_provider_id: Number(r.resource_provider_id), resource_class_id: Number(r.resource_class_id), used: Number(r.used) };
+      out.set(`${row.resource_provider_id}/${row.resource_class_id}`, row);
+    }
+  }
   return out;
+}
+
+/** The inventories (with `used` as it would be after `change`) the usage update did not touch. */
+async function readInventories(tx: Tx, changes: UsageChange[]): Promise<Map<string, InventoryRow>> {
+  const out = new Map<string, InventoryRow>();
+  if (!changes.length) return out;
+  const rows = await tx.db
+    .selectFrom('inventories as i')
+    .innerJoin('resource_classes as rc', 'rc.id', 'i.resource_class_id')
+    .select(['i.resource_provider_id', 'i.resource_class_id', 'i.total', 'i.reserved', 'i.min_unit', 'i.max_unit', 'i.step_size', 'i.allocation_ratio', 'i.used', 'rc.name as class_name'])
+    .where((eb) => eb.or(changes.map((c) => eb.and([eb('i.resource_provider_id', '=', c.providerId), eb('i.resource_class_id', '=', c.classId)]))))
+    .execute();
+  for (const r of rows) {
+    const key = `${r.resource_provider_id}/${r.resource_class_id}`;
+    out.set(key, { ...r, used: r.used + changes.find((c) => `${c.providerId}/${c.classId}` === key)!.change });
+  }
+  return out;
+}
+
+/** Lock the providers with these uuids (in id order) and bump their generations, in one statement. */
+async function lockAndBumpProviders(tx: Tx, uuids: string[], now: string): Promise<Map<string, LockedProvider>> {
+  if (!uuids.length) return new Map();
+  const rows = await statement<LockedProvider & { uuid: string }>(
+    `update resource_providers set generation = generation + 1, updated_at = ?
+     where id in (select id from resource_providers where uuid in (${placeholders(uuids.length)}) order by id${forUpdate(tx)})
+     returning id, uuid, generation`,
+  ).all(tx, [now, ...uuids]);
+  return new Map(rows.map((r) => [r.uuid, { id: Number(r.id), generation: Number(r.generation) }]));
+}
+interface LockedProvider {
+  id: number;
+  /** the new generation */
+  generation: number;
 }
 
 async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, ConsumerRow>> {
@@ -296,10 +330,14 @@ async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | n
     `insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at) values (?, ?, ?, 1, ?, ?, ?)
      on conflict (uuid) do nothing returning id`,
   ).one(tx, [w.consumerUuid, w.projectId, w.userId, typeId, now, now]);
-  if (!row) {
-    throw new RetryableConflict(`consumer ${w.consumerUuid} created concurrently`, () => consumerConflict(null, w.generation));
+  if (row) return Number(row.id);
+  // It exists. A client that said "new" (generation null) is told which generation it has;
+  // otherwise it was created since we looked, and the write runs again, seeing it.
+  if (w.generation === null) {
+    const existing = (await lockConsumers(tx, [w.consumerUuid])).get(w.consumerUuid);
+    if (existing) throw consumerConflict(existing.generation, null);
   }
-  return Number(row.id);
+  throw new RetryableConflict(`consumer ${w.consumerUuid} created concurrently`, () => consumerConflict(null, w.generation));
 }
 
 async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, number>> {
@@ -336,8 +374,8 @@ export async function deleteConsumerAllocations(database: Database, consumerUuid
     const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
     if (!consumer) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
     // Like Placement, removing allocations does not bump provider generations: it only frees room.
-    const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => [h.providerId, h.classId, -h.used]));
-    noteProvidersChanged(tx, usage.map((row) => Number(row.resource_provider_id)));
+    const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => ({ ...h, change: -h.used })));
+    noteProvidersChanged(tx, [...usage.values()].map((row) => row.resource_provider_id));
     await statement('delete from consumers where id = ?').run(tx, [consumer.id]);
   });
 }

@@ -63,8 +63,23 @@ const cachedIds = new WeakMap<Database, Map<NameTable, Map<string, number>>>();
  * forget it at once.
  */
 export async function cachedIdsByName(tx: Tx, table: NameTable, names: readonly string[]): Promise<{ ids: Map<string, number>; cached: Set<string> }> {
-  let tables = cachedIds.get(tx.database);
-  if (!tables) cachedIds.set(tx.database, (tables = new Map()));
+  // Remembered only once committed: a row this transaction created may yet be rolled back.
+  return lookUpCached(tx, tx.database, table, names, (remember) => tx.afterCommit(remember));
+}
+
+/**
+ * The same for a read outside any transaction (GET /allocation_candidates checks that the names
+ * it is given exist): what it finds is committed, so it is remembered at once. A name deleted by
+ * another process stays known here until this process's provider index reloads everything,
+ * which such a delete announces; meanwhile a search for it finds no provider.
+ */
+export async function knownIdsByName(database: Database, table: NameTable, names: readonly string[]): Promise<Map<string, number>> {
+  return (await lookUpCached(database, database, table, names, (remember) => remember())).ids;
+}
+
+async function lookUpCached(db: Db, database: Database, table: NameTable, names: readonly string[], whenSafe: (remember: () => void) => void) {
+  let tables = cachedIds.get(database);
+  if (!tables) cachedIds.set(database, (tables = new Map()));
   let cache = tables.get(table);
   if (!cache) tables.set(table, (cache = new Map()));
   const ids = new Map<string, number>();
@@ -75,10 +90,10 @@ export async function cachedIdsByName(tx: Tx, table: NameTable, names: readonly 
     if (id === undefined) missing.push(name);
     else ids.set(name, id), cached.add(name);
   }
-  const found = await idsByName(tx, table, missing);
+  const found = await idsByName(db, table, missing);
   for (const [name, id] of found) ids.set(name, id);
-  // Remembered only once committed: a row this transaction created may yet be rolled back.
-  if (found.size) tx.afterCommit(() => found.forEach((id, name) => cache.set(name, id)));
+  const into = cache;
+  if (found.size) whenSafe(() => found.forEach((id, name) => into.set(name, id)));
   return { ids, cached };
 }
 

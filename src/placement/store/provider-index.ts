@@ -17,6 +17,7 @@ import type { Database } from '../../db/database.js';
 import { statement } from '../../db/statement.js';
 import type { Tx } from '../../db/transaction.js';
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
+import { forgetCachedNames } from './names.js';
 
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
@@ -155,7 +156,11 @@ export class ProviderIndex implements ProviderModel {
 
   invalidate(ids: Iterable<number> | 'all'): void {
     const before = this.stale.size;
-    if (ids === 'all') this.everything = true;
+    if (ids === 'all') {
+      this.everything = true;
+      // 'all' is also how a process says it deleted or renamed a resource class or trait
+      forgetCachedNames(this.database);
+    }
     else for (const id of ids) this.stale.add(id);
     if (ids === 'all' || this.stale.size > before) this.marked++;
   }

@@ -4,7 +4,6 @@ import type { Database, Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import { placementError } from '../errors.js';
-import { forgetCachedNames } from './names.js';
 import { noteProvidersChanged } from './provider-index.js';
 
 export interface ResourceClassRow {
@@ -55,9 +54,8 @@ export async function renameResourceClass(database: Database, name: string, newN
       if (rc.is_standard) throw placementError(400, `Cannot update standard resource class ${name}`);
       if (newName !== name && (await findResourceClass(tx, newName))) throw placementError(409, `Resource class already exists: ${newName}`);
       await tx.db.updateTable('resource_classes').set({ name: newName, updated_at: nowIso() }).where('id', '=', rc.id).execute();
-      // inventories are indexed by class name
+      // inventories are indexed by class name; every process forgets the names it knew
       noteProvidersChanged(tx, 'all');
-      tx.afterCommit(() => forgetCachedNames(database));
       return (await findResourceClass(tx, newName))!;
     });
   } catch (err) {
@@ -75,6 +73,6 @@ export async function deleteResourceClass(database: Database, name: string): Pro
       (await tx.db.selectFrom('allocations').select('id').where('resource_class_id', '=', rc.id).limit(1).executeTakeFirst());
     if (used) throw placementError(409, `Error in delete resource class: Class is in use in inventory: ${name}`);
     await tx.db.deleteFrom('resource_classes').where('id', '=', rc.id).execute();
-    tx.afterCommit(() => forgetCachedNames(database));
+    noteProvidersChanged(tx, 'all'); // every process forgets the names it knew
   });
 }

@@ -5,6 +5,7 @@ import type { Database, Db } from '../../db/database.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { placementError } from '../errors.js';
 import { idsByName } from './names.js';
+import { noteProvidersChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider, lockProvider, requireProvider } from './providers.js';
 
 export interface TraitQuery {
@@ -51,6 +52,7 @@ export async function deleteTrait(database: Database, name: string): Promise<voi
     const used = await tx.db.selectFrom('resource_provider_traits').select('resource_provider_id').where('trait_id', '=', trait.id).limit(1).executeTakeFirst();
     if (used) throw placementError(409, `The trait ${name} is in use by a resource provider.`);
     await tx.db.deleteFrom('traits').where('id', '=', trait.id).execute();
+    noteProvidersChanged(tx, 'all'); // every process forgets the names it knew
   });
 }
 
