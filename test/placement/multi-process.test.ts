@@ -81,6 +81,33 @@ describe('three processes on one PostgreSQL', () => {
     assert.deepEqual(usages.usages, { CUSTOM_MP_NEW: 0, CUSTOM_MP_AGAIN: 1 });
   });
 
+  test('a trait or resource class deleted by another process is unknown to the next candidates requests', async () => {
+    const [a, b] = clients as [PlacementClient, PlacementClient];
+    const rp = crypto.randomUUID();
+    assert.equal((await b.post('/resource_providers', { name: `mp-names-${rp}`, uuid: rp })).status, 200);
+    assert.equal((await b.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 4 } } })).status, 200);
+    assert.equal((await b.put('/traits/CUSTOM_MP_GONE')).status, 201);
+    assert.equal((await b.put('/resource_classes/CUSTOM_MP_GONE')).status, 201);
+    // Process a sees both names (and remembers them).
+    assert.equal((await a.get('/allocation_candidates?resources=VCPU:1&required=CUSTOM_MP_GONE')).status, 200);
+    assert.equal((await a.get('/allocation_candidates?resources=CUSTOM_MP_GONE:1')).status, 200);
+    assert.equal((await b.delete('/traits/CUSTOM_MP_GONE')).status, 204);
+    assert.equal((await b.delete('/resource_classes/CUSTOM_MP_GONE')).status, 204);
+    // The deletes reach a by NOTIFY a few milliseconds after they commit.
+    const refusedWithin = async (path: string, pattern: RegExp) => {
+      const deadline = Date.now() + 3000;
+      for (;;) {
+        const res = await a.get(path);
+        if (res.status === 400) return assert.match(res.text, pattern);
+        assert.equal(res.status, 200, res.text);
+        assert.ok(Date.now() < deadline, `${path} still answered 200 three seconds after the delete`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await refusedWithin('/allocation_candidates?resources=VCPU:1&required=CUSTOM_MP_GONE', /No such trait\(s\): CUSTOM_MP_GONE/);
+    await refusedWithin('/allocation_candidates?resources=CUSTOM_MP_GONE:1', /No such resource class CUSTOM_MP_GONE/);
+  });
+
   test('no process logged an unexpected error', () => {
     for (const s of servers) assert.doesNotMatch(s.output(), /"level":50|unexpected error/);
   });

@@ -221,7 +221,16 @@ export const list: Endpoint<PlacementContext> = {
 
 // The body is written as JSON text directly: this is the answer every scheduler asks for before
 // every claim, and building objects only to stringify them cost about a sixth of a scheduler loop.
-const json = JSON.stringify as (value: string | readonly string[]) => string;
+// Names and uuids come back in every answer: each is quoted once and the text remembered.
+const quotedNames = new Map<string, string>();
+function json(name: string): string {
+  let text = quotedNames.get(name);
+  if (text === undefined) {
+    if (quotedNames.size >= 200_000) quotedNames.clear();
+    quotedNames.set(name, (text = JSON.stringify(name)));
+  }
+  return text;
+}
 
 function amountsJson(resources: ReadonlyMap<string, number>): string {
   let out = '';
@@ -272,7 +281,7 @@ function summariesJson(model: ProviderModel, candidates: Candidate[], requestedC
       if (allClasses || requestedClasses.has(name)) resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacity(inv)},"used":${inv.used}}`;
     }
     let summary = `${json(p.uuid)}:{"resources":{${resources}}`;
-    if (withTraits) summary += `,"traits":${json([...p.traits])}`;
+    if (withTraits) summary += `,"traits":[${[...p.traits].map(json).join(',')}]`;
     if (withTree) {
       const parent = p.parentId === null ? 'null' : json(model.providers.get(p.parentId)!.uuid);
       summary += `,"parent_provider_uuid":${parent},"root_provider_uuid":${json(model.providers.get(p.rootId)!.uuid)}`;
