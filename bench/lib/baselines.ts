@@ -16,7 +16,7 @@ function pgEnv(url: string): NodeJS.ProcessEnv {
   const u = new URL(url);
   return {
     ...process.env,
-    PGHOST: u.hostname,
+    PGHOST: decodeURIComponent(u.hostname), // a socket directory arrives %-encoded
     PGPORT: u.port || '5432',
     PGUSER: decodeURIComponent(u.username),
     PGPASSWORD: decodeURIComponent(u.password),

@@ -122,7 +122,7 @@ export async function postgresFacts(connection: string | pg.ClientConfig): Promi
   const client = new pg.Client(typeof connection === 'string' ? { connectionString: connection } : connection);
   try {
     await client.connect();
-    const facts: Record<string, unknown> = {};
+    const facts: Record<string, unknown> = { pg_connection: client.host.startsWith('/') ? 'unix socket' : 'tcp' };
     for (const name of ['server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method', 'max_connections']) {
       facts[`pg_${name}`] = (await client.query(`SHOW ${name}`)).rows[0]?.[name];
     }

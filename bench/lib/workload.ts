@@ -173,6 +173,7 @@ export class Workload {
       const at: Record<string, unknown> = { providers: size };
       sizes.push(at);
       if (o.steps.has('setup')) at.setup = await this.setup(size);
+      else if (!this.providers.length) await this.adoptProviders();
       at.server_memory = await this.hooks.usage();
       if (o.steps.has('candidates')) at.candidates = await this.candidates(i === 0 ? o.concurrency : o.largeConcurrency);
       if (i !== 0) continue;
@@ -196,6 +197,14 @@ export class Workload {
   }
 
   // ---------------------------------------------------------------- set-up
+
+  /** Without the set-up step: claim on the providers the server already has (a server set up by an earlier run). */
+  private async adoptProviders() {
+    const r = await this.client.request('GET', '/resource_providers?resources=VCPU:1');
+    const found = json<{ resource_providers: Array<{ uuid: string }> }>(r)?.resource_providers ?? [];
+    found.forEach(({ uuid }, index) => this.providers.push({ uuid, index }));
+    this.hooks.log(`  no set-up step: using the ${found.length} providers with VCPU the server has`);
+  }
 
   private async setup(size: number) {
     const from = this.providers.length;

@@ -8,6 +8,7 @@ import type { MigrationDialect } from './migrations/helpers.js';
 import * as placement from './migrations/001-placement.js';
 import * as baremetal from './migrations/002-baremetal.js';
 import * as ids from './migrations/003-ids.js';
+import * as claimCheck from './migrations/004-claim-check.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -16,6 +17,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['001-placement', placement],
   ['002-baremetal', baremetal],
   ['003-ids', ids],
+  ['004-claim-check', claimCheck],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

@@ -48,6 +48,11 @@ function newTx(database: Database, conn: Kysely<Schema>) {
 export interface TransactionOptions {
   /** total attempts including the first (default: the process-wide setting) */
   maxAttempts?: number;
+  /**
+   * PostgreSQL: the work sends exactly one statement, which PostgreSQL runs as a transaction of
+   * its own; no BEGIN or COMMIT is sent, saving two round trips. (SQLite: no difference.)
+   */
+  oneStatement?: boolean;
 }
 
 let defaultMaxAttempts = 10;
@@ -90,6 +95,7 @@ export async function transaction<T>(database: Database, work: (tx: Tx) => Promi
       // (PostgreSQL). Functions that write inside a caller's transaction take the Tx instead.
       const { result, runAfter } = await database.db.connection().execute(async (conn) => {
         const attempt = newTx(database, conn);
+        if (options.oneStatement) return { result: await work(attempt.tx), runAfter: attempt.runAfter };
         await conn.executeQuery(BEGIN);
         try {
           const value = await work(attempt.tx);

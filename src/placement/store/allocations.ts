@@ -9,7 +9,7 @@
 //      left them (min_unit/max_unit/step_size and capacity) and writes the new allocations. A
 //      failed check throws, and the transaction takes everything back.
 // Either every consumer's allocations change or none do. A claim for a new consumer is six
-// statements with BEGIN and COMMIT (see docs/performance.md).
+// statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-claim.ts).
 import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
 import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
@@ -19,6 +19,7 @@ import { placeholders, statement } from '../../db/statement.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { cachedIdsByName, forgetCachedNames } from './names.js';
+import { claimNewConsumers } from './one-statement-claim.js';
 import { noteProvidersChanged, noteUsageChanged } from './provider-index.js';
 
 /** Placement's stand-in project/user for allocations written before 1.8 without them. */
@@ -59,6 +60,9 @@ const consumerConflict = (expected: number | null, got: number | null | undefine
   );
 
 export async function replaceAllocations(database: Database, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<void> {
+  // A scheduler's claim for new consumers is one statement on PostgreSQL; anything else, and any
+  // claim that statement steps aside from, is written here.
+  if (await claimNewConsumers(database, writes)) return;
   await transaction(database, (tx) => replaceAllocationsInTx(tx, writes, options));
 }
 

@@ -28,6 +28,7 @@ const FULL_REFRESH_MS = 60_000;
 
 interface IndexedProvider extends ModelProvider {
   generation: number;
+  revision: number;
   inventories: Map<string, InventoryState>;
   traits: Set<string>;
   aggregates: Set<string>;
@@ -202,6 +203,7 @@ export class ProviderIndex implements ProviderModel {
       inventory.used = n;
     }
     p.generation = generation;
+    p.revision++;
   }
 
   /** id of the provider with this uuid */
@@ -246,6 +248,7 @@ export class ProviderIndex implements ProviderModel {
       if (old && old.parentId === parentId && old.rootId === rootId) {
         before.set(id, sharingKey(old));
         old.generation = Number(r.generation);
+        old.revision++;
         for (const uuid of old.aggregates) this.members.get(uuid)?.delete(id);
         old.inventories.clear();
         old.traits.clear();
@@ -254,7 +257,7 @@ export class ProviderIndex implements ProviderModel {
       }
       if (old) this.remove(id);
       structureChanged = true;
-      this.providers.set(id, { id, uuid: r.uuid, generation: Number(r.generation), parentId, rootId, inventories: new Map(), traits: new Set(), aggregates: new Set() });
+      this.providers.set(id, { id, uuid: r.uuid, generation: Number(r.generation), revision: 0, parentId, rootId, inventories: new Map(), traits: new Set(), aggregates: new Set() });
       this.byUuid.set(r.uuid, id);
     }
     for (const id of ids) {

@@ -38,17 +38,20 @@ export async function projectUsages(db: Db, f: UsageFilter, byType: boolean): Pr
   const wanted = f.consumerType;
   if (wanted === 'unknown') q = q.where('c.consumer_type_id', 'is', null);
   else if (wanted !== undefined && wanted !== 'all') q = q.where('t.name', '=', wanted);
-  const group = wanted === 'all' ? sql<string>`'all'` : sql<string>`coalesce(${sql.ref('t.name')}, 'unknown')`;
+  // 'all' is one group. (PostgreSQL refuses GROUP BY a constant, so that case has no type to group by.)
+  const type = wanted === 'all' ? sql<string>`'all'` : sql<string>`coalesce(${sql.ref('t.name')}, 'unknown')`;
+  const typeGroup = wanted === 'all' ? [] : [type];
   const rows = await q
-    .select([group.as('type'), 'rc.name', (eb) => eb.fn.sum<number>('a.used').as('used'), (eb) => eb.fn.count<number>('c.id').distinct().as('consumers')])
-    .groupBy([group, 'rc.name'])
+    .select([type.as('type'), 'rc.name', (eb) => eb.fn.sum<number>('a.used').as('used')])
+    .groupBy([...typeGroup, 'rc.name'])
     .execute();
   const counts = await q
-    .select([group.as('type'), (eb) => eb.fn.count<number>('c.id').distinct().as('consumers')])
-    .groupBy(group)
+    .select([type.as('type'), (eb) => eb.fn.count<number>('c.id').distinct().as('consumers')])
+    .$if(typeGroup.length > 0, (qb) => qb.groupBy(typeGroup))
     .execute();
   const out: Record<string, Record<string, number>> = {};
-  for (const c of counts) out[c.type] = { consumer_count: Number(c.consumers) };
+  // Without GROUP BY an empty selection still counts one row (of 0 consumers): no group then.
+  for (const c of counts) if (Number(c.consumers) > 0) out[c.type] = { consumer_count: Number(c.consumers) };
   for (const r of rows) out[r.type]![r.name] = Number(r.used);
   return out;
 }
