@@ -281,12 +281,12 @@ function summariesJson(model: ProviderModel, candidates: Candidate[], requestedC
   for (const id of ids) {
     const p = model.providers.get(id)!;
     // A summary of every inventory depends on the provider alone: kept until it changes.
-    let text: string;
-    const kept = shape.allClasses && p.revision !== undefined ? keptSummaries.get(p) : undefined;
-    if (kept && kept.revision === p.revision && kept.key === key) text = kept.text;
-    else {
+    const keep = shape.allClasses && p.revision !== undefined;
+    const kept = keep ? keptSummaries.get(p) : undefined;
+    let text = kept && kept.revision === p.revision && kept.key === key ? kept.text : undefined;
+    if (text === undefined) {
       text = summaryJson(model, p, shape, requestedClasses);
-      if (shape.allClasses && p.revision !== undefined) keptSummaries.set(p, { revision: p.revision, key, text });
+      if (keep) keptSummaries.set(p, { revision: p.revision!, key, text });
     }
     out += out ? `,${text}` : text;
   }
