@@ -91,6 +91,7 @@ async function measure(db: string, dialect: string, backend: 'database' | 'place
     allocationWorkers: Math.max(8, Math.min(concurrency, 64)),
     poolSize: Math.max(10, Math.min(concurrency, 64) + 8),
   });
+  await running.ready;
   const base = `${running.urls.main}/baremetal`;
   try {
     const rc = `bench-${concurrency}`;

@@ -92,6 +92,7 @@ function scattered(count: number, max: number) {
 async function runOn(db: string, url: string): Promise<{ results: Result[]; seed_seconds: number }> {
   const sqliteSync = opts['sqlite-sync'] as 'full' | 'normal' | 'off';
   const running = await startAllot({ ...defaultConfig(), db: url, port: 0, logLevel: 'silent', idsWorkerIntervalMs: 60_000, sqliteSync });
+  await running.ready;
   const base = running.urls.main!;
   const results: Result[] = [];
   progress(`${db}: measuring`);

@@ -306,6 +306,7 @@ function canonical(body: any, mv: string) {
 let apis: Api[] = [];
 const allotUrl = args.allot;
 const running = allotUrl ? null : await startAllot({ ...defaultConfig(), db: 'sqlite::memory:', port: 0, logLevel: 'warn', sqliteSync: 'off' });
+await running?.ready;
 apis = [
   { name: 'allot', url: allotUrl ?? `${running!.urls.main}/placement` },
   { name: 'placement', url: args.real },

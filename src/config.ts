@@ -2,7 +2,7 @@
 // Every option is listed once here, with its environment variable, so README/docs can be checked
 // against one table.
 import os from 'node:os';
-import type { SqliteSync } from './db/database.js';
+import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseOptions, type SqliteSync } from './db/database.js';
 import { STRATEGIES, type Strategy } from './placement/candidates/search.js';
 
 export interface Config {
@@ -54,6 +54,28 @@ export interface Config {
   idsRetryMaxMs: number;
   /** identifier API: how often the outbox and lease workers look for work, ms */
   idsWorkerIntervalMs: number;
+  /** PostgreSQL: longest wait for a connection (new or pooled); also how long a write retries a lost one, ms */
+  dbConnectTimeout: number;
+  /** PostgreSQL: longest a statement may run (server-side statement_timeout; the client gives up shortly after), ms */
+  dbStatementTimeout: number;
+  /** PostgreSQL: the server ends a session idle inside a transaction this long, ms */
+  dbIdleInTransactionTimeout: number;
+  /** PostgreSQL: TCP keepalive probes start after this much silence on a connection, ms */
+  dbKeepalive: number;
+  /** SQLite: how long a write waits for another process's write lock, ms */
+  sqliteBusyTimeout: number;
+  /** /healthz and /readyz answer 503 when the database does not answer within this, ms */
+  healthTimeout: number;
+  /** HTTP: a client must send its request headers within this, ms */
+  httpHeadersTimeout: number;
+  /** HTTP: a client must send its whole request (headers and body) within this, ms */
+  httpRequestTimeout: number;
+  /** HTTP: an idle keep-alive connection is closed after this, ms */
+  httpKeepaliveTimeout: number;
+  /** HTTP: a connection with no traffic either way for this long is closed, ms */
+  httpIdleTimeout: number;
+  /** HTTP: most client connections at once per listener; more are refused */
+  maxConnections: number;
 }
 
 export type BaremetalBackendName = 'database' | 'placement';
@@ -117,6 +139,17 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: first retry delay of an external deallocation (doubles each time)', parse: int('ids retry base', 1, 3_600_000) },
   { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
   { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
+  { key: 'dbConnectTimeout', flag: '--db-connect-timeout <seconds>', env: 'ALLOT_DB_CONNECT_TIMEOUT', description: 'PostgreSQL: longest wait for a connection; a write retries a lost connection for as long', parse: seconds('db connect timeout', 0.1, 600) },
+  { key: 'dbStatementTimeout', flag: '--db-statement-timeout <seconds>', env: 'ALLOT_DB_STATEMENT_TIMEOUT', description: 'PostgreSQL: longest a statement may run', parse: seconds('db statement timeout', 0.1, 3600) },
+  { key: 'dbIdleInTransactionTimeout', flag: '--db-idle-in-transaction-timeout <seconds>', env: 'ALLOT_DB_IDLE_IN_TRANSACTION_TIMEOUT', description: 'PostgreSQL: the server ends a session idle inside a transaction this long', parse: seconds('db idle-in-transaction timeout', 1, 86400) },
+  { key: 'dbKeepalive', flag: '--db-keepalive <seconds>', env: 'ALLOT_DB_KEEPALIVE', description: 'PostgreSQL: TCP keepalive probes start after this much silence', parse: seconds('db keepalive', 1, 7200) },
+  { key: 'sqliteBusyTimeout', flag: '--sqlite-busy-timeout <seconds>', env: 'ALLOT_SQLITE_BUSY_TIMEOUT', description: "SQLite: how long a write waits for another process's write lock", parse: seconds('sqlite busy timeout', 0, 600) },
+  { key: 'healthTimeout', flag: '--health-timeout <seconds>', env: 'ALLOT_HEALTH_TIMEOUT', description: '/healthz and /readyz are 503 when the database does not answer within this', parse: seconds('health timeout', 0.05, 600) },
+  { key: 'httpHeadersTimeout', flag: '--http-headers-timeout <seconds>', env: 'ALLOT_HTTP_HEADERS_TIMEOUT', description: 'a client must send its request headers within this', parse: seconds('http headers timeout', 0.1, 3600) },
+  { key: 'httpRequestTimeout', flag: '--http-request-timeout <seconds>', env: 'ALLOT_HTTP_REQUEST_TIMEOUT', description: 'a client must send its whole request within this', parse: seconds('http request timeout', 0.1, 3600) },
+  { key: 'httpKeepaliveTimeout', flag: '--http-keepalive-timeout <seconds>', env: 'ALLOT_HTTP_KEEPALIVE_TIMEOUT', description: 'an idle keep-alive connection is closed after this', parse: seconds('http keep-alive timeout', 0.1, 3600) },
+  { key: 'httpIdleTimeout', flag: '--http-idle-timeout <seconds>', env: 'ALLOT_HTTP_IDLE_TIMEOUT', description: 'a connection with no traffic either way for this long is closed', parse: seconds('http idle timeout', 0.1, 86400) },
+  { key: 'maxConnections', flag: '--max-connections <n>', env: 'ALLOT_MAX_CONNECTIONS', description: 'most client connections at once per listener', parse: int('max connections', 1, 1_000_000) },
 ];
 
 export function defaultConfig(): Config {
@@ -146,6 +179,17 @@ export function defaultConfig(): Config {
     idsRetryBaseMs: 1000,
     idsRetryMaxMs: 300_000,
     idsWorkerIntervalMs: 1000,
+    dbConnectTimeout: DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs,
+    dbStatementTimeout: DATABASE_TIMEOUT_DEFAULTS.statementTimeoutMs,
+    dbIdleInTransactionTimeout: DATABASE_TIMEOUT_DEFAULTS.idleInTransactionTimeoutMs,
+    dbKeepalive: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
+    sqliteBusyTimeout: DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs,
+    healthTimeout: 2_000,
+    httpHeadersTimeout: 10_000,
+    httpRequestTimeout: 30_000,
+    httpKeepaliveTimeout: 5_000,
+    httpIdleTimeout: 60_000,
+    maxConnections: 1_000,
   };
 }
 
@@ -161,5 +205,21 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
   if (result.heartbeatTimeout <= result.heartbeatInterval) {
     throw new Error(`heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`);
   }
+  if (result.httpHeadersTimeout > result.httpRequestTimeout) {
+    throw new Error(`http headers timeout (${result.httpHeadersTimeout / 1000}s) must not be longer than the http request timeout (${result.httpRequestTimeout / 1000}s)`);
+  }
   return result;
+}
+
+/** The database options of a configuration. */
+export function databaseOptions(config: Config): DatabaseOptions {
+  return {
+    sqliteSync: config.sqliteSync,
+    poolSize: config.poolSize,
+    busyTimeoutMs: config.sqliteBusyTimeout,
+    connectTimeoutMs: config.dbConnectTimeout,
+    statementTimeoutMs: config.dbStatementTimeout,
+    idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeout,
+    keepAliveMs: config.dbKeepalive,
+  };
 }

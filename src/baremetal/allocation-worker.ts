@@ -4,12 +4,18 @@
 // under us (another worker won it, or it is busy in a power transition), it is tried again after
 // a short random pause, so racing workers spread out. It fails only when a fresh search finds no
 // candidate at all (the error says which filter emptied the list) or when retries run out.
+// A database fault (unreachable, failing over) fails nothing: the allocation waits with backoff
+// until the database answers, and is tried again.
 import type { Logger } from 'pino';
+import { backoffDelay } from '../core/backoff.js';
+import { classifyFault } from '../db/faults.js';
 import { attemptAllocation, failAllocation } from './allocation-service.js';
 import type { BaremetalRuntime } from './runtime.js';
 
 /** How long an allocation keeps retrying nodes that other workers hold before it gives up. */
 const RETRY_WINDOW_MS = 60_000;
+/** Waits while the database is unreachable. */
+const FAULT_BACKOFF = { baseMs: 100, maxMs: 5_000 };
 
 export class AllocationWorker {
   private readonly queue: number[] = [];
@@ -23,12 +29,13 @@ export class AllocationWorker {
     private readonly log: Logger,
   ) {}
 
-  /** Work this allocation (ignored when it is already queued or running). */
-  enqueue(id: number): void {
-    if (this.stopping || this.known.has(id)) return;
+  /** Work this allocation; false when it is already queued or running (or the worker stops). */
+  enqueue(id: number): boolean {
+    if (this.stopping || this.known.has(id)) return false;
     this.known.add(id);
     this.queue.push(id);
     this.pump();
+    return true;
   }
 
   /** Stop taking work; wait for what runs (pauses end early). Unfinished allocations stay
@@ -75,27 +82,28 @@ export class AllocationWorker {
     // so that races, deletes and take-over can be observed
     await this.pause(this.rt.config.allocationDelay);
     const deadline = Date.now() + RETRY_WINDOW_MS;
+    let faults = 0;
     for (let round = 1; !this.stopping; round++) {
-      let attempt;
       try {
-        attempt = await attemptAllocation(this.rt, id);
+        const attempt = await attemptAllocation(this.rt, id);
+        if (attempt.kind === 'done' || attempt.kind === 'gone') return;
+        if (attempt.kind === 'failed') return void (await failAllocation(this.rt, await this.uuidOf(id), attempt.reason));
+        if (Date.now() > deadline) return void (await failAllocation(this.rt, await this.uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`));
+        // everything we tried was held by someone else: back off with jitter, then search again
+        await this.pause(Math.random() * Math.min(500, 5 * 2 ** Math.min(round, 7)));
       } catch (err) {
         if (this.stopping) return;
+        if (classifyFault(err)) {
+          faults++;
+          if (faults === 1 || faults % 20 === 0) this.log.warn({ err: (err as Error).message, allocation: id, faults }, 'allocation waits for the database');
+          await this.pause(backoffDelay(faults, FAULT_BACKOFF));
+          continue;
+        }
         this.log.error({ err, allocation: id }, 'allocation failed unexpectedly');
+        // If even this fails (the database went away meanwhile), the conductor's sweep resumes it.
         await failAllocation(this.rt, await this.uuidOf(id), `Unexpected exception during allocation: ${(err as Error).message}`).catch(() => {});
         return;
       }
-      if (attempt.kind === 'done' || attempt.kind === 'gone') return;
-      if (attempt.kind === 'failed') {
-        await failAllocation(this.rt, await this.uuidOf(id), attempt.reason);
-        return;
-      }
-      if (Date.now() > deadline) {
-        await failAllocation(this.rt, await this.uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`);
-        return;
-      }
-      // everything we tried was held by someone else: back off with jitter, then search again
-      await this.pause(Math.random() * Math.min(500, 5 * 2 ** Math.min(round, 7)));
     }
   }
 

@@ -20,11 +20,21 @@ export class ConductorTasks {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Register, resume what is ours, and keep beating. Each beat also picks up own work that is not
+   * running here any more (an allocation whose worker gave up while the database was away), so
+   * nothing of ours stays `allocating` for longer than a heartbeat interval after the database
+   * is back.
+   */
   async start(): Promise<void> {
     await this.rt.ensureRegistered();
     await this.resumeOwn();
     const { heartbeatInterval, takeoverInterval } = this.rt.config;
-    this.heartbeatTimer = setInterval(() => this.serially(() => heartbeat(this.rt.database, this.rt.conductorId), 'heartbeat'), heartbeatInterval);
+    const beat = async () => {
+      await heartbeat(this.rt.database, this.rt.conductorId);
+      await this.resumeOwn();
+    };
+    this.heartbeatTimer = setInterval(() => this.serially(beat, 'heartbeat'), heartbeatInterval);
     if (takeoverInterval > 0) {
       this.takeoverTimer = setInterval(() => this.serially(() => this.takeOver(), 'take-over'), takeoverInterval);
     }
@@ -48,15 +58,14 @@ export class ConductorTasks {
     this.current = this.current.then(() => (this.stopped ? undefined : task())).catch((err) => this.log.error({ err }, `${what} failed`));
   }
 
-  /** On start: allocations left `allocating` with our affinity, nodes whose lock we hold. */
+  /** Allocations left `allocating` with our affinity and not worked here, nodes whose lock we hold. */
   private async resumeOwn(): Promise<void> {
-    const allocations = await ownAllocating(this.rt.database, this.rt.conductorId);
-    for (const id of allocations) this.rt.allocations.enqueue(id);
+    const allocations = (await ownAllocating(this.rt.database, this.rt.conductorId)).filter((id) => this.rt.allocations.enqueue(id));
     const nodes = await ownReservations(this.rt.database, this.rt.conductorId);
     // a lock we held for an allocation is stale now (the allocation is retried from scratch);
     // one held for a transition is finished: completeTransition handles both
-    for (const id of nodes) this.rt.transitions.schedule(id);
-    if (allocations.length || nodes.length) this.log.info({ allocations: allocations.length, nodes: nodes.length }, 'resumed own unfinished work');
+    const scheduled = nodes.filter((id) => this.rt.transitions.schedule(id));
+    if (allocations.length || scheduled.length) this.log.info({ allocations: allocations.length, nodes: scheduled.length }, 'resumed own unfinished work');
   }
 
   /** One take-over pass. Public so that tests and `allot` tooling can run it on demand. */

@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AllotError } from '../core/errors.js';
 import { type JsonSchema, validate, pyRepr } from '../core/json-schema.js';
 import type { Microversion } from '../core/microversion.js';
-import { type MatchedRoute, QueryParams } from '../server/http.js';
+import { type MatchedRoute, QueryParams, faultAsError } from '../server/http.js';
 import { badRequest, frameworkError, ironicError, renderError, CODES } from './errors.js';
 import { negotiate, versionRangeHeaders } from './microversion.js';
 
@@ -181,13 +181,15 @@ export async function serveBaremetal<C>(
       reply.code(status).send();
     }
   } catch (err) {
-    const rendered = renderError(toAllotError(err, req));
+    const rendered = renderError(toAllotError(err, req, reply));
     reply.code(rendered.status).header('content-type', 'application/json').send(Buffer.from(rendered.body));
   }
 }
 
 /** Anything thrown becomes an AllotError; unexpected ones are logged and become a 500. */
-function toAllotError(err: unknown, req: FastifyRequest): AllotError {
+function toAllotError(err: unknown, req: FastifyRequest, reply: FastifyReply): AllotError {
+  const fault = faultAsError(err, req, reply, CODES.server);
+  if (fault) return fault;
   if (err instanceof AllotError) {
     if (err.status >= 500) req.log.error({ err }, 'bare-metal request failed');
     return err;

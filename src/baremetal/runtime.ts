@@ -3,6 +3,7 @@
 // the heartbeat/take-over tasks. Created on first use per set of services (the API is mounted
 // before the workers start, possibly on several ports).
 import type { Logger } from 'pino';
+import { backoffDelay, sleep } from '../core/backoff.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { BackgroundWorker } from '../server/workers.js';
@@ -48,16 +49,28 @@ export class BaremetalRuntime {
   /** The background worker `allot serve` runs (see src/server/workers.ts). */
   worker(): BackgroundWorker {
     let started: Promise<void> | null = null;
+    let stopping = false;
     return {
       name: 'baremetal-conductor',
       start: () => {
+        // Keeps trying while the database is away; a conductor that never starts would leave
+        // its allocations to the others' take-over, and beat no heartbeat.
         started = (async () => {
-          if (this.backend.name === 'placement') await reconcileMirror(this);
-          await this.conductor.start();
-          this.log.info({ backend: this.backend.name }, 'bare-metal conductor started');
-        })().catch((err) => this.log.error({ err }, 'bare-metal conductor failed to start'));
+          for (let attempt = 1; !stopping; attempt++) {
+            try {
+              if (this.backend.name === 'placement') await reconcileMirror(this);
+              await this.conductor.start();
+              this.log.info({ backend: this.backend.name }, 'bare-metal conductor started');
+              return;
+            } catch (err) {
+              this.log.error({ err, attempt }, 'bare-metal conductor failed to start; trying again');
+              await sleep(backoffDelay(attempt, { baseMs: 200, maxMs: 5_000 }));
+            }
+          }
+        })();
       },
       stop: async () => {
+        stopping = true;
         await started;
         await this.conductor.stop();
         await this.allocations.stop();

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The `allot` command.
 import { Command, Option } from 'commander';
-import { type Config, OPTIONS, loadConfig } from '../config.js';
+import { pino } from 'pino';
+import { type Config, OPTIONS, databaseOptions, loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
-import { migrate } from '../db/migrate.js';
-import { startAllot } from '../server/start.js';
+import { prepareDatabase, startAllot } from '../server/start.js';
 import { registerIdsCommands } from './ids.js';
 
 const program = new Command();
@@ -35,6 +35,11 @@ withOptions(
     console.error(`allot: cannot start: ${err.message}`);
     process.exit(1);
   });
+  running.ready.catch((err: Error) => {
+    running.services.log.fatal({ err }, 'cannot start');
+    console.error(`allot: cannot start: ${err.message}`);
+    process.exit(1);
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -51,18 +56,25 @@ withOptions(
   process.on('SIGINT', () => stop('SIGINT'));
 });
 
-withOptions(program.command('migrate').description('bring the database schema up to date and exit'), ['db', 'sqliteSync']).action(
-  async (opts: Record<string, string | undefined>) => {
+withOptions(program.command('migrate').description('bring the database schema up to date and exit'), ['db', 'sqliteSync', 'dbConnectTimeout', 'dbStatementTimeout'])
+  .addOption(new Option('--wait <seconds>', 'how long to wait for an unreachable or recovering database').default('60'))
+  .action(async (opts: Record<string, string | undefined>) => {
     const config = configFrom(opts);
-    const database = await openDatabase(config.db, { sqliteSync: config.sqliteSync });
+    const wait = Number(opts.wait);
+    if (!Number.isFinite(wait) || wait < 0) {
+      console.error('allot: --wait must be a number of seconds');
+      process.exit(2);
+    }
+    const log = pino({ level: 'warn' });
+    const database = await openDatabase(config.db, databaseOptions(config));
+    const deadline = Date.now() + wait * 1000;
     try {
-      const applied = await migrate(database);
+      const applied = await prepareDatabase(database, log, () => (Date.now() >= deadline ? `the database did not become reachable within ${wait}s` : null));
       console.log(applied.length ? `applied: ${applied.join(', ')}` : 'schema is up to date');
     } finally {
       await database.close();
     }
-  },
-);
+  });
 
 registerIdsCommands(program);
 

@@ -2,7 +2,7 @@
 // (placement/errors.ts, baremetal/errors.ts, ids/errors.ts); the `code` strings never change once
 // published because clients branch on them.
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 406 | 409 | 412 | 413 | 415 | 422 | 428 | 500 | 502 | 503 | 504;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 406 | 409 | 412 | 413 | 415 | 422 | 428 | 500 | 502 | 503 | 504 | 507;
 
 export class AllotError extends Error {
   constructor(

@@ -1,10 +1,12 @@
 // Opens the database named by a URL (`sqlite:PATH`, `sqlite::memory:`, `postgres://…`) and hands
 // back one Kysely instance for both dialects, plus what the rest of the code needs to know about
 // the dialect (SQLite has one writer at a time; PostgreSQL has row locks).
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, statfs } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { DatabaseFault, classifyFault } from './faults.js';
 import type { Schema } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -18,7 +20,28 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** how long a SQLite writer waits for another process's write lock, ms */
   busyTimeoutMs?: number;
+  /** PostgreSQL: longest wait for a new connection or a free pooled one, ms */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: longest a statement may run, ms. The server cancels it (statement_timeout) and,
+   * should the server not answer at all (a frozen host), the client gives the connection up a
+   * little later.
+   */
+  statementTimeoutMs?: number;
+  /** PostgreSQL: the server ends a session left idle inside a transaction this long, ms */
+  idleInTransactionTimeoutMs?: number;
+  /** PostgreSQL: TCP keepalive probes start after this much silence on a connection, ms */
+  keepAliveMs?: number;
 }
+
+/** Defaults of the bounded waits (the README's option table lists them). */
+export const DATABASE_TIMEOUT_DEFAULTS = {
+  connectTimeoutMs: 5_000,
+  statementTimeoutMs: 30_000,
+  idleInTransactionTimeoutMs: 60_000,
+  keepAliveMs: 10_000,
+  busyTimeoutMs: 5_000,
+} as const;
 
 /** What a query needs: the Kysely handle and which SQL dialect is behind it. */
 export interface Db {
@@ -29,6 +52,8 @@ export interface Db {
 export interface Database extends Db {
   /** the URL with any password masked, for logs */
   readonly displayUrl: string;
+  /** longest a write waits for the database (a connection, a lock) before it is a fault, ms */
+  readonly connectTimeoutMs: number;
   /**
    * PostgreSQL only: call `onMessage` for every NOTIFY on `channel`, on a connection of its own.
    * `onReset` is called each time that connection is (re)established: notifications sent while it
@@ -40,6 +65,11 @@ export interface Database extends Db {
    * The transaction helper waits for it before it reports a write as done.
    */
   flushCommits?(): Promise<void>;
+  /**
+   * SQLite in a file: bytes free on the filesystem holding it. (A write may still fit in space
+   * the file already has while every other write fails; readiness looks at this too.)
+   */
+  freeBytes?(): Promise<number>;
   /** PostgreSQL only: NOTIFY `channel` with `payload`, outside any transaction. */
   notify?(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -69,7 +99,8 @@ export async function openDatabase(url: string, options: DatabaseOptions = {}): 
 function openSqlite(path: string, options: DatabaseOptions): Database {
   const file = path === '' ? ':memory:' : path;
   const raw = new BetterSqlite3(file);
-  raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 30_000}`);
+  const busyTimeoutMs = options.busyTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs;
+  raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
   if (file !== ':memory:') raw.pragma('journal_mode = WAL');
   const sync = options.sqliteSync ?? 'full';
   // 'full' is NORMAL plus our own fsync of the WAL after each commit, off the event loop.
@@ -81,7 +112,14 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
     db,
     dialect: 'sqlite',
     displayUrl: `sqlite:${file}`,
+    connectTimeoutMs: busyTimeoutMs,
     ...(flusher && { flushCommits: flusher.flush }),
+    ...(file !== ':memory:' && {
+      freeBytes: async () => {
+        const fs = await statfs(dirname(file));
+        return fs.bavail * fs.bsize;
+      },
+    }),
     close: async () => {
       await db.destroy();
       await flusher?.close();
@@ -164,29 +202,93 @@ export function preparedOnPostgres(text: string): void {
   if (!statementNames.has(text) && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(text, `allot_${statementNames.size + 1}`);
 }
 
-/** Make a pool client run the registered texts as named (prepared) statements. */
-function prepareNamedStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+/** Server-side limits every allot connection runs with, and TCP keepalives to notice a dead peer. */
+function connectionConfig(url: string, options: DatabaseOptions): pg.ClientConfig {
+  const t = { ...DATABASE_TIMEOUT_DEFAULTS, ...definedOnly(options) };
+  return {
+    connectionString: url,
+    application_name: 'allot',
+    connectionTimeoutMillis: t.connectTimeoutMs,
+    statement_timeout: t.statementTimeoutMs,
+    idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: t.keepAliveMs,
+  };
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** How long after statement_timeout the client stops waiting for a server that does not answer. */
+const CLIENT_GRACE_MS = 2_000;
+
+/**
+ * Make a pooled connection safe to lose at any moment, and fast:
+ * - it always has an 'error' listener: node-postgres emits 'error' on a client whose socket dies
+ *   (a restart, a failover, pg_terminate_backend) even while it is checked out, and an 'error'
+ *   event without a listener ends the process. The query in flight fails on its own; the pool
+ *   drops the dead client when it comes back.
+ * - every query has a deadline: a server that stops answering (frozen host, lost packets) would
+ *   otherwise hold the request forever. Past the deadline the connection is ended, so the pool
+ *   never hands it out again.
+ * - a query failing with a fault that condemns the connection (read-only server, shutdown) ends
+ *   it too: the next transaction gets a fresh connection, through the load balancer to the
+ *   current primary.
+ * - registered hot-path texts run as named (prepared) statements.
+ */
+function guardConnection(client: pg.PoolClient, statementTimeoutMs: number, names: Map<string, string>): void {
+  client.on('error', () => {});
+  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+  const retire = () => void client.end().catch(() => {});
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
-    const name = typeof text === 'string' && callback === undefined ? statementNames.get(text) : undefined;
-    return name ? query({ name, text, values }) : query(text, values, callback);
+    if (callback !== undefined || typeof text !== 'string') return query(text, values, callback);
+    const name = names.get(text);
+    const running = name ? query({ name, text, values }) : query(text, values);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        retire();
+        reject(new DatabaseFault('timeout', 'The database did not answer in time.'));
+      }, statementTimeoutMs + CLIENT_GRACE_MS);
+    });
+    running.catch(() => {}); // its failure after the deadline has nobody left to hear it
+    return Promise.race([running, deadline]).then(
+      (result) => (clearTimeout(timer), result),
+      (err: unknown) => {
+        clearTimeout(timer);
+        const fault = classifyFault(err);
+        if (fault && fault.kind !== 'storage_full') retire();
+        throw err;
+      },
+    );
   };
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 });
-  pool.on('connect', prepareNamedStatements);
-  // An idle client that loses its server (restart, network) emits 'error'; without a listener
-  // that would crash the process. The pool drops the client and makes a new one on demand.
+  const config = connectionConfig(url, options);
+  const statementTimeoutMs = Number(config.statement_timeout);
+  // Two waits, two bounds: making a connection is bounded by the connect timeout (a server that
+  // does not answer), waiting for a busy pool to free one by the statement timeout (load: the
+  // connections are in use by statements that are themselves bounded so).
+  const connectTimeoutMs = Number(config.connectionTimeoutMillis);
+  class BoundedClient extends pg.Client {
+    constructor(c?: pg.ClientConfig) {
+      super({ ...c, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
+  const pool = new pg.Pool({ ...config, Client: BoundedClient, connectionTimeoutMillis: statementTimeoutMs, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, statementNames));
+  // An idle client that loses its server emits 'error' on the pool; the pool drops it.
   pool.on('error', () => {});
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  await sql`select 1`.execute(db); // fail fast on a bad URL
   const listeners: Array<{ stop(): Promise<void> }> = [];
   return {
     db,
     dialect: 'postgres',
     displayUrl: maskUrl(url),
-    listen: (channel, onMessage, onReset) => void listeners.push(listenForever(url, channel, onMessage, onReset)),
+    connectTimeoutMs: Number(config.connectionTimeoutMillis),
+    listen: (channel, onMessage, onReset) => void listeners.push(listenForever(config, channel, onMessage, onReset)),
     notify: async (channel, payload) => {
       await sql`select pg_notify(${channel}, ${payload})`.execute(db);
     },
@@ -197,19 +299,24 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   };
 }
 
+/** How often an idle LISTEN connection is checked: a silently dead one would lose every notification. */
+const LISTEN_PING_MS = 15_000;
+
 /** LISTEN on a dedicated connection, reconnecting (with backoff) until stopped. */
-function listenForever(url: string, channel: string, onMessage: (payload: string) => void, onReset: () => void) {
+function listenForever(config: pg.ClientConfig, channel: string, onMessage: (payload: string) => void, onReset: () => void) {
   let stopped = false;
   let client: pg.Client | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
+  let pingTimer: NodeJS.Timeout | null = null;
   let delay = 100;
   const connect = async () => {
     if (stopped) return;
-    const c = new pg.Client({ connectionString: url });
+    const c = new pg.Client(config);
     client = c;
     const retry = () => {
       if (stopped || client !== c) return;
       client = null;
+      if (pingTimer) clearInterval(pingTimer);
       c.end().catch(() => {});
       retryTimer = setTimeout(connect, delay);
       delay = Math.min(delay * 2, 5_000);
@@ -223,6 +330,14 @@ function listenForever(url: string, channel: string, onMessage: (payload: string
       await c.connect();
       await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
       delay = 100;
+      // A ping that does not come back in time means the peer is gone: start over.
+      pingTimer = setInterval(() => {
+        const timeout = setTimeout(retry, Number(config.connectionTimeoutMillis ?? 5_000));
+        c.query('select 1').then(
+          () => clearTimeout(timeout),
+          () => (clearTimeout(timeout), retry()),
+        );
+      }, LISTEN_PING_MS);
       onReset();
     } catch {
       retry();
@@ -233,6 +348,7 @@ function listenForever(url: string, channel: string, onMessage: (payload: string
     stop: async () => {
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
+      if (pingTimer) clearInterval(pingTimer);
       await client?.end().catch(() => {});
     },
   };

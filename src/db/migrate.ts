@@ -3,12 +3,15 @@
 // lock does the same job, and a starter that loses the race simply tries again and finds the work
 // done.
 import { type Kysely, type Migration, Migrator } from 'kysely';
+import { backoffDelay, sleep } from '../core/backoff.js';
 import type { Database } from './database.js';
+import { classifyFault } from './faults.js';
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as placement from './migrations/001-placement.js';
 import * as baremetal from './migrations/002-baremetal.js';
 import * as ids from './migrations/003-ids.js';
 import * as claimCheck from './migrations/004-claim-check.js';
+import * as health from './migrations/005-health.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -18,6 +21,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['002-baremetal', baremetal],
   ['003-ids', ids],
   ['004-claim-check', claimCheck],
+  ['005-health', health],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {
@@ -32,7 +36,9 @@ export async function migrate(database: Database): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await migrator.migrateToLatest();
     if (!error) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    if (attempt >= 10) throw error;
-    await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+    // A database that is down is the caller's to wait for (server/start.ts); a lost race against
+    // another starter is ours to retry.
+    if (classifyFault(error) || attempt >= 10) throw error;
+    await sleep(backoffDelay(attempt, { baseMs: 50, maxMs: 1_000 }));
   }
 }

@@ -198,6 +198,8 @@ export interface Schema {
   ids_service_instances: IdsServiceInstanceTable;
   ids_external_holdings: IdsExternalHoldingTable;
   ids_outbox: IdsOutboxTable;
+  // readiness probes (server/health.ts, migration 005-health)
+  allot_health: { id: number; checked_at: string };
 }
 
 export type ResourceProviderRow = Selectable<ResourceProviderTable>;

@@ -13,9 +13,16 @@
 // A call that loses a race it could not have known about (a RetryableConflict from a
 // compare-and-set, a PostgreSQL deadlock or serialization failure) is rolled back and run again,
 // up to `maxAttempts` times in all.
+//
+// Database faults (db/faults.ts): a transaction whose connection failed, or that met a read-only
+// server, BEFORE its COMMIT was sent changed nothing, and runs again on a new connection with
+// backoff, for at most the connect timeout. Once COMMIT is sent, a lost connection leaves the
+// outcome unknown: that is reported (DatabaseFault 'commit_unknown'), never repeated blindly.
 import { CompiledQuery, type Kysely } from 'kysely';
+import { backoffDelay, sleep } from '../core/backoff.js';
 import { AllotError, RetryableConflict } from '../core/errors.js';
 import type { Database, Db } from './database.js';
+import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
 
 declare const inTransaction: unique symbol;
@@ -89,32 +96,60 @@ function exhausted(err: unknown): Error {
 export async function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const maxAttempts = options.maxAttempts ?? defaultMaxAttempts;
   if (database.dialect === 'sqlite') return groupCommitter(database).submit(work, maxAttempts);
+  const started = Date.now();
   for (let attempt = 1; ; attempt++) {
+    // set once the statement that commits is on its way: from then on a lost connection is ambiguous
+    let committing = false;
     try {
       // Never call transaction() inside one: it would wait for itself (SQLite) or escape it
       // (PostgreSQL). Functions that write inside a caller's transaction take the Tx instead.
       const { result, runAfter } = await database.db.connection().execute(async (conn) => {
         const attempt = newTx(database, conn);
-        if (options.oneStatement) return { result: await work(attempt.tx), runAfter: attempt.runAfter };
+        if (options.oneStatement) {
+          committing = true;
+          return { result: await work(attempt.tx), runAfter: attempt.runAfter };
+        }
         await conn.executeQuery(BEGIN);
         try {
           const value = await work(attempt.tx);
+          committing = true;
           await conn.executeQuery(COMMIT);
           return { result: value, runAfter: attempt.runAfter };
         } catch (err) {
-          await conn.executeQuery(ROLLBACK).catch(() => {});
+          if (!committing) await conn.executeQuery(ROLLBACK).catch(() => {});
           throw err;
         }
       });
       runAfter();
       return result;
     } catch (err) {
+      const fault = classifyFault(err);
+      if (fault) {
+        if (committing && fault.kind !== 'storage_full') throw commitUnknown(fault);
+        const elapsed = Date.now() - started;
+        if (!isRetryableFault(fault) || attempt >= maxAttempts || elapsed >= database.connectTimeoutMs) throw fault;
+        await sleep(Math.min(backoffDelay(attempt, FAULT_BACKOFF), database.connectTimeoutMs - elapsed));
+        continue;
+      }
       if (!isRetryable(err)) throw err;
       if (attempt >= maxAttempts) throw exhausted(err);
       // Back off a little, with jitter, so the racers do not collide again in lock step.
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 ** attempt)));
+      await sleep(backoffDelay(attempt, RACE_BACKOFF));
     }
   }
+}
+
+/** Retries after a lost race: short, the other writer is done within milliseconds. */
+const RACE_BACKOFF = { baseMs: 2, maxMs: 50 };
+/** Retries after a database fault: a failover or restart takes seconds. */
+const FAULT_BACKOFF = { baseMs: 50, maxMs: 1_000 };
+
+function commitUnknown(fault: DatabaseFault): DatabaseFault {
+  return new DatabaseFault(
+    'commit_unknown',
+    'The connection to the database was lost while the change was being committed; it may or may not have been applied. Read it back before retrying.',
+    fault.cause ?? fault,
+  );
 }
 
 interface Job {
@@ -178,7 +213,12 @@ class GroupCommitter {
       return results;
     });
     // Off the event loop: requests keep being read meanwhile and make up the next batch.
-    await this.database.flushCommits?.();
+    try {
+      await this.database.flushCommits?.();
+    } catch (err) {
+      // Committed, but not known to be on disk: the callers must not take it as durable.
+      throw new DatabaseFault('commit_unknown', 'The change was written but could not be confirmed on disk; read it back before retrying.', err);
+    }
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) {
         o.runAfter();
@@ -190,16 +230,9 @@ class GroupCommitter {
   }
 }
 
-/** BEGIN IMMEDIATE, waiting out other processes' write locks beyond busy_timeout a few times. */
+/** BEGIN IMMEDIATE: waits for another process's write lock up to SQLite's busy timeout. */
 async function beginImmediate(conn: Kysely<Schema>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await conn.executeQuery(BEGIN_IMMEDIATE);
-      return;
-    } catch (err) {
-      if (!isRetryable(err) || attempt >= 5) throw err;
-    }
-  }
+  await conn.executeQuery(BEGIN_IMMEDIATE);
 }
 
 type Outcome = { ok: true; value: unknown; runAfter: () => void } | { ok: false; error: unknown };

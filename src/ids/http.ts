@@ -4,7 +4,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AllotError } from '../core/errors.js';
 import { type JsonSchema, validate } from '../core/json-schema.js';
-import { type MatchedRoute, QueryParams } from '../server/http.js';
+import { type MatchedRoute, QueryParams, faultAsError } from '../server/http.js';
 import { accepts } from '../placement/errors.js';
 import { idsError, invalidRequest, toProblem } from './errors.js';
 
@@ -165,13 +165,15 @@ export async function serveIds<C>(
     if (result.body === undefined) reply.code(status).send();
     else reply.code(status).header('content-type', 'application/json').send(Buffer.from(JSON.stringify(result.body)));
   } catch (err) {
-    const problem = toProblem(toAllotError(err, req), req.id, req.url.split('?')[0] ?? '');
+    const problem = toProblem(toAllotError(err, req, reply), req.id, req.url.split('?')[0] ?? '');
     reply.code(problem.status).header('content-type', 'application/problem+json').send(Buffer.from(JSON.stringify(problem)));
   }
 }
 
-function toAllotError(err: unknown, req: FastifyRequest): AllotError {
+function toAllotError(err: unknown, req: FastifyRequest, reply: FastifyReply): AllotError {
   if (err instanceof AllotError) return err;
+  const fault = faultAsError(err, req, reply, 'ids.database_unavailable');
+  if (fault) return fault.status === 507 ? idsError(507, 'ids.storage_full', fault.message) : fault;
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     if (e.statusCode === 413) return idsError(413, 'ids.body_too_large', e.message ?? 'Body too large');

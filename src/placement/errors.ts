@@ -30,6 +30,8 @@ const EXPLANATIONS: Record<number, string> = {
   413: 'The request is larger than the server is willing or able to process.',
   415: 'The request media type is not supported by this server.',
   500: 'The server has either erred or is incapable of performing the requested operation.',
+  503: 'The server is currently unavailable. Please try again at a later time.',
+  507: 'There was not enough space to save the resource',
 };
 
 export const placementError = (status: AllotError['status'], message: string, code: string = CODES.undefined) =>

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AllotError } from '../core/errors.js';
 import { type JsonSchema, describeSchemaError, isWellFormedJson, validate } from '../core/json-schema.js';
-import { type MatchedRoute, QueryParams, appendVary } from '../server/http.js';
+import { type MatchedRoute, QueryParams, appendVary, faultAsError } from '../server/http.js';
 import { CODES, accepts, errorMedia, placementError, renderError } from './errors.js';
 import { Microversion, byVersion } from '../core/microversion.js';
 import { negotiate } from './microversion.js';
@@ -171,7 +171,7 @@ export async function servePlacement<C>(
     const result = await endpoint.handle(request, ctx);
     writeResponse(reply, mv, req.method, result);
   } catch (err) {
-    const allotError = toAllotError(err, req);
+    const allotError = toAllotError(err, req, reply);
     const rendered = renderError(allotError, { mv, requestId: req.id, media: errorMedia(req.headers.accept), method: req.method });
     reply.code(rendered.status).header('content-type', rendered.contentType).send(Buffer.from(rendered.body));
   }
@@ -195,8 +195,10 @@ function writeResponse(reply: FastifyReply, mv: Microversion, method: string, re
 }
 
 /** Anything thrown becomes an AllotError; unexpected ones are logged and become a 500. */
-export function toAllotError(err: unknown, req: FastifyRequest): AllotError {
+export function toAllotError(err: unknown, req: FastifyRequest, reply: FastifyReply): AllotError {
   if (err instanceof AllotError) return err;
+  const fault = faultAsError(err, req, reply, CODES.undefined);
+  if (fault) return fault;
   const e = err as { statusCode?: number; code?: string; message?: string };
   if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
     // Fastify's own refusals: body too large, bad content-length and the like.

@@ -2,6 +2,8 @@
 // with its own error format), route tables that know which methods a path allows (so a wrong
 // method is a 405 with `Allow`, as OpenStack clients expect), and ordered query parameters.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AllotError } from '../core/errors.js';
+import { classifyFault } from '../db/faults.js';
 
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 export type Method = (typeof METHODS)[number];
@@ -81,4 +83,16 @@ export function appendVary(reply: FastifyReply, name: string): void {
   const names = current.split(',').map((v) => v.trim()).filter(Boolean);
   if (!names.some((v) => v.toLowerCase() === name.toLowerCase())) names.push(name);
   reply.header('vary', names.join(', '));
+}
+
+/**
+ * A database fault as an API error: 503 (507 for a full disk) with Retry-After, logged once as a
+ * warning (it is the infrastructure, not a bug). Null when `err` is not a fault.
+ */
+export function faultAsError(err: unknown, req: FastifyRequest, reply: FastifyReply, code: string): AllotError | null {
+  const fault = classifyFault(err);
+  if (!fault) return null;
+  reply.header('retry-after', String(fault.retryAfter));
+  req.log.warn({ fault: fault.kind, err: (fault.cause as Error | undefined)?.message ?? fault.message }, 'database fault');
+  return new AllotError(fault.kind === 'storage_full' ? 507 : 503, code, fault.message, { fault: fault.kind });
 }

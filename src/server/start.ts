@@ -1,15 +1,19 @@
-// Starting and stopping one allot process: open the database, migrate, listen on the configured
-// ports, and shut down gracefully (finish in-flight requests, then close the database).
+// Starting and stopping one allot process. It listens at once and then waits for its database
+// (unreachable, still recovering, failing over): until the schema is migrated, API requests are
+// answered 503 and /readyz says why. Stopping finishes in-flight requests, then closes the database.
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
-import type { Config } from '../config.js';
-import { openDatabase } from '../db/database.js';
+import { type Logger, pino } from 'pino';
+import { type Config, databaseOptions } from '../config.js';
+import { backoffDelay, sleep } from '../core/backoff.js';
+import { type Database, openDatabase } from '../db/database.js';
+import { classifyFault } from '../db/faults.js';
 import { migrate } from '../db/migrate.js';
 import { setDefaultMaxAttempts } from '../db/transaction.js';
 import { syncStandardNames } from '../placement/store/names.js';
 import { APIS, type ApiName } from './apis.js';
 import { type Mount, buildServer } from './app.js';
+import { HealthChecks, Readiness } from './health.js';
 import type { Services } from './services.js';
 import { type BackgroundWorker, createWorkers } from './workers.js';
 
@@ -17,22 +21,49 @@ export interface RunningAllot {
   /** base URL of each listener: `main`, and `placement` when a dedicated port is configured */
   urls: Record<string, string>;
   services: Services;
+  /** resolves once the database is migrated and the workers run; rejects when start-up gave up */
+  ready: Promise<void>;
   close(): Promise<void>;
+}
+
+/** Waits between start-up attempts while the database is unreachable. */
+const STARTUP_BACKOFF = { baseMs: 200, maxMs: 5_000 };
+
+/**
+ * Bring the schema up to date and the standard names in, waiting (with backoff) while the database
+ * is unreachable or recovering. Errors that are not faults (bad credentials, a broken migration)
+ * end the wait at once. `giveUp` is checked between attempts.
+ */
+export async function prepareDatabase(database: Database, log: Logger, giveUp: () => string | null, onWait: (reason: string) => void = () => {}): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const applied = await migrate(database);
+      await syncStandardNames(database);
+      await database.flushCommits?.(); // set-up writes ran outside transaction(): sync them too
+      return applied;
+    } catch (err) {
+      const fault = classifyFault(err);
+      if (!fault) throw err;
+      const stop = giveUp();
+      if (stop) throw new Error(`${stop}; last error: ${fault.message} (${(fault.cause as Error | undefined)?.message ?? ''})`);
+      onWait(fault.message);
+      if (attempt === 1 || attempt % 10 === 0) log.warn({ err: (fault.cause as Error | undefined)?.message, attempt }, 'waiting for the database');
+      await sleep(backoffDelay(attempt, STARTUP_BACKOFF) + 50);
+    }
+  }
 }
 
 export async function startAllot(config: Config): Promise<RunningAllot> {
   const log = pino({ level: config.logLevel, base: { pid: process.pid } });
   setDefaultMaxAttempts(config.maxAttempts);
-  const database = await openDatabase(config.db, { sqliteSync: config.sqliteSync, poolSize: config.poolSize });
+  const database = await openDatabase(config.db, databaseOptions(config));
+  const readiness = new Readiness();
+  const health = new HealthChecks(database, readiness, config.healthTimeout);
+  const services: Services = { config, database, log, readiness, health };
   const servers: FastifyInstance[] = [];
   let workers: BackgroundWorker[] = [];
+  let stopping = false;
   try {
-    const applied = await migrate(database);
-    if (applied.length) log.info({ migrations: applied }, 'database migrated');
-    await syncStandardNames(database);
-    await database.flushCommits?.(); // set-up writes ran outside transaction(): sync them too
-
-    const services: Services = { config, database, log };
     const urls: Record<string, string> = {};
     const listen = async (name: string, mounts: Mount[], port: number, path: string) => {
       const server = buildServer(services, mounts);
@@ -50,24 +81,35 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
       ['baremetal', config.baremetalPort],
     ];
     for (const [api, port] of dedicated) if (port !== null) await listen(api, [{ api, prefix: '/' }], port, '/');
-    workers = createWorkers(services);
-    for (const w of workers) w.start();
-    log.info({ db: database.displayUrl, workers: workers.map((w) => w.name) }, 'allot started');
+
+    const ready = (async () => {
+      const applied = await prepareDatabase(database, log, () => (stopping ? 'stopped while waiting for the database' : null), (reason) => readiness.waiting(reason));
+      if (applied.length) log.info({ migrations: applied }, 'database migrated');
+      if (stopping) return;
+      workers = createWorkers(services);
+      for (const w of workers) w.start();
+      readiness.ready();
+      log.info({ db: database.displayUrl, workers: workers.map((w) => w.name) }, 'allot ready');
+    })();
+    ready.catch(() => {}); // the caller decides what a failed start means (the CLI exits)
 
     let closing: Promise<void> | null = null;
     return {
       urls,
       services,
+      ready,
       close: () =>
         (closing ??= (async () => {
+          stopping = true;
+          readiness.stopping();
           await Promise.all(servers.map((s) => s.close()));
+          await ready.catch(() => {});
           await Promise.all(workers.map((w) => w.stop()));
           await database.close();
           log.info('allot stopped');
         })()),
     };
   } catch (err) {
-    await Promise.all(workers.map((w) => w.stop().catch(() => {})));
     await Promise.all(servers.map((s) => s.close().catch(() => {})));
     await database.close().catch(() => {});
     throw err;

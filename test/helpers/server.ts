@@ -22,6 +22,7 @@ export interface TestServer {
 export async function startServer(overrides: Partial<Config> & { db: string }): Promise<TestServer> {
   const config: Config = { ...defaultConfig(), port: 0, logLevel: process.env.ALLOT_TEST_LOG ?? 'silent', ...overrides };
   const running = await startAllot(config);
+  await running.ready;
   const url = running.urls.main!;
   return { url, placementUrl: `${url}/placement`, running, close: () => running.close() };
 }
@@ -48,8 +49,12 @@ export interface SpawnedServer {
   kill(): Promise<void>;
 }
 
-/** Start `allot serve` (the built dist/) as its own process and wait until it listens. */
-export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedServer> {
+/**
+ * Start `allot serve` (the built dist/) as its own process and wait until it is ready (its database
+ * migrated), or with `{ waitFor: 'listening' }` only until it listens.
+ */
+export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, options: { waitFor?: 'ready' | 'listening' } = {}): Promise<SpawnedServer> {
+  const waitFor = options.waitFor ?? 'ready';
   const proc = spawn(process.execPath, [path.join(root, 'dist/cli/main.js'), 'serve', '--port', '0', '--log-level', 'info', ...args], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -61,16 +66,20 @@ export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}): 
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
+      let port: number | undefined;
+      let ready = false;
       for (const line of out.split('\n')) {
         try {
-          const entry = JSON.parse(line) as { api?: string; port?: number };
-          if (entry.api === 'main' && entry.port) {
-            clearTimeout(timer);
-            resolve(`http://127.0.0.1:${entry.port}`);
-          }
+          const entry = JSON.parse(line) as { api?: string; port?: number; msg?: string };
+          if (entry.api === 'main' && entry.port) port = entry.port;
+          if (entry.msg === 'allot ready') ready = true;
         } catch {
           /* not a JSON log line */
         }
+      }
+      if (port !== undefined && (ready || waitFor === 'listening')) {
+        clearTimeout(timer);
+        resolve(`http://127.0.0.1:${port}`);
       }
     };
     proc.stdout!.on('data', onData);

@@ -1,0 +1,103 @@
+// What load balancers and supervisors ask: `/healthz`, the process works and reaches its database;
+// `/readyz`, the process has finished starting and a write commits now (not a standby or a demoted
+// primary, not a full disk). Both answer within `--health-timeout`, whatever the database does.
+import { sql } from 'kysely';
+import type { Database } from '../db/database.js';
+import { classifyFault } from '../db/faults.js';
+import { transaction } from '../db/transaction.js';
+import { nowIso } from '../core/clock.js';
+
+/** Below this much free space on a SQLite database's filesystem, writes are about to fail. */
+const MIN_FREE_BYTES = 1 << 20;
+
+export interface HealthAnswer {
+  ok: boolean;
+  /** why not, for the operator reading the body */
+  reason?: string;
+}
+
+/** Start-up progress: requests are answered 503 until the database is migrated and reachable. */
+export class Readiness {
+  private state: 'starting' | 'ready' | 'stopping' = 'starting';
+  private why = 'starting: waiting for the database';
+
+  get isReady(): boolean {
+    return this.state === 'ready';
+  }
+
+  get reason(): string {
+    return this.why;
+  }
+
+  waiting(reason: string): void {
+    if (this.state === 'starting') this.why = `starting: ${reason}`;
+  }
+
+  ready(): void {
+    if (this.state === 'starting') this.state = 'ready';
+  }
+
+  stopping(): void {
+    this.state = 'stopping';
+    this.why = 'stopping';
+  }
+}
+
+/** Run a probe, but answer `timeout` after `timeoutMs` whatever it does. */
+async function bounded(probe: () => Promise<void>, timeoutMs: number): Promise<HealthAnswer> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<HealthAnswer>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, reason: `the database did not answer within ${timeoutMs} ms` }), timeoutMs);
+  });
+  const answer = probe().then(
+    (): HealthAnswer => ({ ok: true }),
+    (err: unknown): HealthAnswer => {
+      const fault = classifyFault(err);
+      return { ok: false, reason: fault ? fault.message : `the database check failed: ${(err as Error).message}` };
+    },
+  );
+  try {
+    return await Promise.race([answer, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export class HealthChecks {
+  // Concurrent checks share one probe, so a burst of health requests is one query.
+  private liveProbe: Promise<HealthAnswer> | null = null;
+  private writeProbe: Promise<HealthAnswer> | null = null;
+
+  constructor(
+    private readonly database: Database,
+    readonly readiness: Readiness,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** The database answers a query. */
+  live(): Promise<HealthAnswer> {
+    this.liveProbe ??= bounded(async () => void (await sql`select 1`.execute(this.database.db)), this.timeoutMs).finally(() => (this.liveProbe = null));
+    return this.liveProbe;
+  }
+
+  /** Started, and a write commits (on SQLite: reaches the disk, and the disk has room). */
+  async ready(): Promise<HealthAnswer> {
+    if (!this.readiness.isReady) return { ok: false, reason: this.readiness.reason };
+    const free = await this.database.freeBytes?.().catch(() => null);
+    if (free !== undefined && free !== null && free < MIN_FREE_BYTES) {
+      return { ok: false, reason: `The database cannot write: its disk is full (${free} bytes free).` };
+    }
+    this.writeProbe ??= bounded(
+      async () =>
+        void (await transaction(
+          this.database,
+          async (tx) => {
+            await tx.db.updateTable('allot_health').set({ checked_at: nowIso() }).where('id', '=', 1).execute();
+          },
+          { maxAttempts: 1 },
+        )),
+      this.timeoutMs,
+    ).finally(() => (this.writeProbe = null));
+    return this.writeProbe;
+  }
+}
