@@ -110,7 +110,7 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
     const seedStart = performance.now();
     const items = scattered(SEED, VNI_MAX);
     for (let i = 0; i < items.length; i += 250_000) {
-      const outcome = await importAllocations(running.services.database, 'vni-seeded', items.slice(i, i + 250_000), 'abort');
+      const outcome = await importAllocations(running.context.database, 'vni-seeded', items.slice(i, i + 250_000), 'abort');
       if (outcome.imported !== Math.min(250_000, items.length - i)) throw new Error('seeding failed');
     }
     const seedSeconds = Math.round((performance.now() - seedStart) / 10) / 100;

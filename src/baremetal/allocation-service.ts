@@ -30,7 +30,7 @@ import {
   lockAllocation,
 } from './store/allocations.js';
 import { type NodeRecord, findNode, findNodeById, instanceUuidTaken, lockNode, resolveNodes, updateNode } from './store/nodes.js';
-import { checkSchema } from './http.js';
+import { checkSchema } from './request.js';
 
 export interface AllocationCreate {
   resource_class?: string | null;

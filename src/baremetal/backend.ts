@@ -10,7 +10,7 @@
 //                node's provider through the Placement API takes the node out of the pool.
 import { sql } from 'kysely';
 import type { BaremetalBackendName } from '../config.js';
-import { AllotError } from '../core/errors.js';
+import { ApiError } from '../http/errors.js';
 import type { Database, Db } from '../db/database.js';
 import type { Tx } from '../db/transaction.js';
 import { idsByName, idByName } from '../placement/store/names.js';
@@ -150,7 +150,7 @@ export const placementBackend: AllocationBackend = {
       return true;
     } catch (err) {
       // no room (someone holds the provider), no provider, or a consumer of that uuid exists
-      if (err instanceof AllotError && (err.status === 409 || err.status === 400)) return false;
+      if (err instanceof ApiError && (err.status === 409 || err.status === 400)) return false;
       throw err;
     }
   },

@@ -21,7 +21,7 @@ import {
   VERB_SINCE,
 } from './core.js';
 import { badRequest, conflict, CODES, ironicError, nodeLocked, nodeNotFound, notAcceptable } from './errors.js';
-import { checkSchema } from './http.js';
+import { checkSchema } from './request.js';
 import { type PatchOp, applyPatch, rootField } from './patch.js';
 import type { BaremetalRuntime } from './runtime.js';
 import { deleteAllocationRow } from './store/allocations.js';

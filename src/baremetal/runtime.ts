@@ -1,13 +1,11 @@
 // One process's bare-metal machinery, shared by the HTTP routes and the background worker: the
 // conductor identity, the allocation backend, the allocation queue, the transition timers and
-// the heartbeat/take-over tasks. Created on first use per set of services (the API is mounted
-// before the workers start, possibly on several ports).
+// the heartbeat/take-over tasks. One per process, made at start (server/context.ts).
 import type { Logger } from 'pino';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { BackgroundWorker } from '../server/workers.js';
-import type { Services } from '../server/services.js';
+import type { BackgroundWorker } from '../background/worker.js';
 import { AllocationWorker } from './allocation-worker.js';
 import { type AllocationBackend, backendNamed } from './backend.js';
 import { ConductorTasks } from './conductor.js';
@@ -26,7 +24,7 @@ export class BaremetalRuntime {
   readonly conductor: ConductorTasks;
   private registered: Promise<void> | null = null;
 
-  constructor(services: Services) {
+  constructor(services: { config: Config; database: Database; log: Logger }) {
     this.database = services.database;
     this.config = services.config;
     this.log = services.log.child({ api: 'baremetal', conductor: services.config.conductorId });
@@ -79,15 +77,4 @@ export class BaremetalRuntime {
       },
     };
   }
-}
-
-const runtimes = new WeakMap<Services, BaremetalRuntime>();
-
-export function baremetalRuntime(services: Services): BaremetalRuntime {
-  let rt = runtimes.get(services);
-  if (!rt) {
-    rt = new BaremetalRuntime(services);
-    runtimes.set(services, rt);
-  }
-  return rt;
 }

@@ -36,7 +36,7 @@ withOptions(
     process.exit(1);
   });
   running.ready.catch((err: Error) => {
-    running.services.log.fatal({ err }, 'cannot start');
+    running.context.log.fatal({ err }, 'cannot start');
     console.error(`allot: cannot start: ${err.message}`);
     process.exit(1);
   });
@@ -44,7 +44,7 @@ withOptions(
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    running.services.log.info({ signal }, 'stopping');
+    running.context.log.info({ signal }, 'stopping');
     // A second signal, or a shutdown that hangs, ends the process anyway.
     setTimeout(() => process.exit(1), 30_000).unref();
     running.close().then(

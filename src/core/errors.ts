@@ -1,39 +1,34 @@
-// The one error type of allot's domains. Each API maps it to its own wire format in one place
-// (placement/errors.ts, baremetal/errors.ts, ids/errors.ts); the `code` strings never change once
-// published because clients branch on them.
+// The errors of allot's domains (stores and services). A domain error names what went wrong with
+// a stable code and the facts (`capacity_exceeded` with the class and provider); it says nothing of
+// HTTP. Each API's errors.ts is the one place that maps a code to a status and that API's wording.
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 406 | 409 | 412 | 413 | 415 | 422 | 428 | 500 | 502 | 503 | 504 | 507;
-
-export class AllotError extends Error {
+export class DomainError extends Error {
   constructor(
-    readonly status: ErrorStatus,
-    /** stable machine-readable code, e.g. `placement.concurrent_update` */
+    /** stable machine-readable code, e.g. `capacity_exceeded` */
     readonly code: string,
-    message: string,
-    /** extra fields an API may render (RFC 9457 extensions, allowed methods, …) */
-    readonly extra: Record<string, unknown> = {},
+    /** the facts an API words its message from */
+    readonly params: Record<string, unknown> = {},
+    /** an English description, for logs and for APIs that show it as it is */
+    message: string = code,
   ) {
     super(message);
-    this.name = 'AllotError';
+    this.name = 'DomainError';
   }
 }
 
-export const badRequest = (message: string, code = 'allot.bad_request', extra?: Record<string, unknown>) =>
-  new AllotError(400, code, message, extra);
-export const notFound = (message: string, code = 'allot.not_found', extra?: Record<string, unknown>) =>
-  new AllotError(404, code, message, extra);
-export const conflict = (message: string, code = 'allot.conflict', extra?: Record<string, unknown>) =>
-  new AllotError(409, code, message, extra);
+/** A write lost a race against other writers more often than the retry policy allows. */
+export const concurrentUpdate = (what = 'a concurrent writer') =>
+  new DomainError('concurrent_update', { what }, `The change conflicted with ${what}; retry the request.`);
 
 /**
  * Thrown inside a transaction when a compare-and-set lost against another writer that the client
  * could not have known about. The transaction helper retries the whole transaction a bounded number
- * of times; when retries run out it becomes `exhausted()`'s error.
+ * of times; when retries run out it throws `exhausted()`'s error instead.
  */
 export class RetryableConflict extends Error {
   constructor(
     message: string,
-    readonly exhausted: () => AllotError,
+    readonly exhausted: () => Error,
   ) {
     super(message);
     this.name = 'RetryableConflict';

@@ -20,7 +20,7 @@
 // outcome unknown: that is reported (DatabaseFault 'commit_unknown'), never repeated blindly.
 import { CompiledQuery, type Kysely } from 'kysely';
 import { backoffDelay, sleep } from '../core/backoff.js';
-import { AllotError, RetryableConflict } from '../core/errors.js';
+import { RetryableConflict, concurrentUpdate } from '../core/errors.js';
 import type { Database, Db } from './database.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
@@ -90,7 +90,7 @@ function isRetryable(err: unknown): boolean {
 
 function exhausted(err: unknown): Error {
   if (err instanceof RetryableConflict) return err.exhausted();
-  return new AllotError(409, 'allot.concurrent_update', 'The database reported a conflict with a concurrent writer; retry the request.');
+  return concurrentUpdate();
 }
 
 export async function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {

@@ -1,10 +1,8 @@
 import type { Database } from '../db/database.js';
 import type { IdsRuntime } from './runtime.js';
 
-/** What the identifier API's handlers get besides the request. */
+/** What the identifier API's handlers and workers share within one process. */
 export interface IdsContext {
   database: Database;
-  /** where the API is mounted ('/ids' on the main port), for Location and links */
-  prefix: string;
   runtime: IdsRuntime;
 }

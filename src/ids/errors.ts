@@ -1,8 +1,9 @@
-// The identifier API's error format, the one place an AllotError becomes an RFC 9457
+// The identifier API's error format, the one place an ApiError becomes an RFC 9457
 // `application/problem+json` body. `type` is a stable URN built from the stable `code`, so
 // clients may branch on either; docs/ids.md lists every code.
 import { STATUS_CODES } from 'node:http';
-import { AllotError } from '../core/errors.js';
+import { ApiError, HTTP } from '../http/errors.js';
+import type { ErrorContext, RenderedError } from '../http/pipeline.js';
 
 export const PROBLEM_TYPE_PREFIX = 'urn:allot:problem:';
 
@@ -14,6 +15,11 @@ export const PROBLEM_CODES: Record<string, string> = {
   'ids.not_found': 'no such resource or path',
   'ids.method_not_allowed': 'the path exists but not with this method (see Allow)',
   'ids.body_too_large': 'the body is larger than the server accepts',
+  'ids.uri_too_long': 'the URL, or one of its path segments, is longer than the server accepts',
+  'ids.headers_too_large': 'the request headers are larger than the server accepts',
+  'ids.method_not_implemented': 'the HTTP method is not one this server knows',
+  'ids.unauthorized': 'the request carries no valid credentials',
+  'ids.forbidden': 'the credentials do not allow this operation on this resource',
   'ids.invalid_pool_definition': 'the ranges, excluded values, static band or prefix length make no sense',
   'ids.invalid_value': 'a value, count or prefix length does not fit the pool kind',
   'ids.pool_exists': 'a pool of this name exists with another definition',
@@ -52,20 +58,34 @@ export interface Problem {
   [extension: string]: unknown;
 }
 
-/** Map the generic codes other layers raise (allot.*) to this API's codes. */
-function codeFor(err: AllotError): string {
+/** The pipeline's own refusals (http.*), in this API's codes. */
+const FROM_PIPELINE: Record<string, string> = {
+  [HTTP.notFound]: 'ids.not_found',
+  [HTTP.methodNotAllowed]: 'ids.method_not_allowed',
+  [HTTP.notImplemented]: 'ids.method_not_implemented',
+  [HTTP.unauthorized]: 'ids.unauthorized',
+  [HTTP.forbidden]: 'ids.forbidden',
+  [HTTP.notAcceptable]: 'ids.not_acceptable',
+  [HTTP.unsupportedMediaType]: 'ids.unsupported_media_type',
+  [HTTP.badJson]: 'ids.invalid_request',
+  [HTTP.badQuery]: 'ids.invalid_request',
+  [HTTP.badUrl]: 'ids.invalid_request',
+  [HTTP.badRequest]: 'ids.invalid_request',
+  [HTTP.bodyTooLarge]: 'ids.body_too_large',
+  [HTTP.uriTooLong]: 'ids.uri_too_long',
+  [HTTP.headersTooLarge]: 'ids.headers_too_large',
+  [HTTP.internal]: 'ids.internal_error',
+};
+
+function codeFor(err: ApiError): string {
   if (err.code.startsWith('ids.')) return err.code;
-  if (err.code === 'allot.concurrent_update') return 'ids.concurrent_update';
-  if (err.status === 404) return 'ids.not_found';
-  if (err.status === 409) return 'ids.concurrent_update';
-  if (err.status === 413) return 'ids.body_too_large';
-  if (err.status === 415) return 'ids.unsupported_media_type';
-  if (err.status >= 500) return 'ids.internal_error';
-  return 'ids.invalid_request';
+  if (err.code === HTTP.unavailable) return err.status === 507 ? 'ids.storage_full' : 'ids.database_unavailable';
+  return FROM_PIPELINE[err.code] ?? (err.status >= 500 ? 'ids.internal_error' : 'ids.invalid_request');
 }
 
-export function toProblem(err: AllotError, requestId: string, instance: string): Problem {
+export function toProblem(err: ApiError, requestId: string, instance: string): Problem {
   const code = codeFor(err);
+  const { versionGate: _, ...extra } = err.extra;
   return {
     type: `${PROBLEM_TYPE_PREFIX}${code}`,
     title: STATUS_CODES[err.status] ?? 'Error',
@@ -74,12 +94,16 @@ export function toProblem(err: AllotError, requestId: string, instance: string):
     code,
     instance,
     request_id: requestId,
-    ...err.extra,
+    ...extra,
   };
 }
 
-export const idsError = (status: AllotError['status'], code: string, message: string, extra?: Record<string, unknown>) =>
-  new AllotError(status, code, message, extra);
+export function renderProblem(err: ApiError, context: ErrorContext): RenderedError {
+  return { status: err.status, contentType: 'application/problem+json', body: JSON.stringify(toProblem(err, context.requestId, context.path)) };
+}
+
+export const idsError = (status: ApiError['status'], code: string, message: string, extra?: Record<string, unknown>) =>
+  new ApiError(status, code, message, extra);
 export const invalidRequest = (message: string, extra?: Record<string, unknown>) => idsError(400, 'ids.invalid_request', message, extra);
 export const notFoundError = (what: string) => idsError(404, 'ids.not_found', `${what} not found`);
 export const preconditionFailed = (current: number) =>

@@ -10,7 +10,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import type { Services } from '../server/services.js';
 import { idsError } from './errors.js';
 import { createHttpInventory } from './inventories/http-inventory.js';
 import { createPostgresTableInventory } from './inventories/postgres-table-inventory.js';
@@ -110,16 +109,4 @@ export async function loadRuntime(configFile: string | null, log: Logger): Promi
     }
   }
   return new IdsRuntime(inventories, log);
-}
-
-const runtimes = new WeakMap<Services, Promise<IdsRuntime>>();
-
-/** The runtime of this process (loaded on first use, shared by the API and the workers). */
-export function runtimeOf(services: Services): Promise<IdsRuntime> {
-  let r = runtimes.get(services);
-  if (!r) {
-    r = loadRuntime(services.config.idsConfig, services.log);
-    runtimes.set(services, r);
-  }
-  return r;
 }

@@ -2,7 +2,7 @@
 // requests (core/json-schema.ts) and describe them in the OpenAPI document (openapi.ts), so the
 // two cannot drift apart.
 import type { JsonSchema } from '../core/json-schema.js';
-import { PAGE_QUERY } from './http.js';
+import { PAGE_QUERY } from './request.js';
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$';

@@ -2,41 +2,21 @@
 // (with backoff, in every process at once: claims never overlap) and releasing reservations whose
 // lease ran out.
 import type { Logger } from 'pino';
-import type { BackgroundWorker } from '../server/workers.js';
-import type { Services } from '../server/services.js';
-import { type IdsRuntime, runtimeOf } from './runtime.js';
+import { periodic } from '../background/periodic.js';
+import type { BackgroundWorker } from '../background/worker.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { IdsRuntime } from './runtime.js';
 import { expireLeases } from './store/allocations.js';
 import { type OutboxRow, claimDue, markDelivered, markFailed } from './store/outbox.js';
 
-/** Run `tick` every `intervalMs` (after the previous run ends); stop waits for a run in flight. */
-function periodic(name: string, intervalMs: number, log: Logger, tick: () => Promise<void>, onStop: () => Promise<void> = async () => {}): BackgroundWorker {
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const schedule = () => {
-    if (!stopped) timer = setTimeout(run, intervalMs);
-  };
-  const run = () => {
-    running = tick()
-      .catch((err) => log.error({ err, worker: name }, 'worker run failed'))
-      .finally(() => {
-        running = null;
-        schedule();
-      });
-  };
-  return {
-    name,
-    start: () => schedule(),
-    stop: async () => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-      await onStop();
-    },
-  };
+interface WorkerServices {
+  config: Config;
+  database: Database;
+  log: Logger;
 }
 
-async function deliver(services: Services, runtime: IdsRuntime, entry: OutboxRow, worker: string): Promise<void> {
+async function deliver(services: WorkerServices, runtime: IdsRuntime, entry: OutboxRow, worker: string): Promise<void> {
   const { database, config, log } = services;
   const call = { attribute: entry.attribute, ...(entry.instance_id ? { instanceId: entry.instance_id } : {}) };
   try {
@@ -55,26 +35,19 @@ async function deliver(services: Services, runtime: IdsRuntime, entry: OutboxRow
   }
 }
 
-export function createIdsWorkers(services: Services): BackgroundWorker[] {
+export function createIdsWorkers(services: WorkerServices, runtime: IdsRuntime): BackgroundWorker[] {
   const { config, database, log } = services;
   const worker = `${config.conductorId}/ids-outbox`;
-  const outbox = periodic(
-    'ids-outbox',
-    config.idsWorkerIntervalMs,
-    log,
-    async () => {
-      const runtime = await runtimeOf(services);
-      // The claim outlives the slowest delivery (a deallocate and a check, each with its limit).
-      const maxTimeout = Math.max(1000, ...[...runtime.inventories.values()].map((e) => e.timeoutMs));
-      for (;;) {
-        const due = await claimDue(database, worker, 20, 2 * maxTimeout + 10_000);
-        if (due.length === 0) return;
-        await Promise.all(due.map((e) => deliver(services, runtime, e, worker)));
-      }
-    },
-    async () => (await runtimeOf(services)).close(),
-  );
-  const leases = periodic('ids-lease-expiry', config.idsWorkerIntervalMs, log, async () => {
+  // The claim outlives the slowest delivery (a deallocate and a check, each with its limit).
+  const claimMs = 2 * Math.max(1000, ...[...runtime.inventories.values()].map((e) => e.timeoutMs)) + 10_000;
+  const outbox = periodic({ name: 'ids-outbox', intervalMs: config.idsWorkerIntervalMs, log }, async () => {
+    for (;;) {
+      const due = await claimDue(database, worker, 20, claimMs);
+      if (due.length === 0) return;
+      await Promise.all(due.map((e) => deliver(services, runtime, e, worker)));
+    }
+  });
+  const leases = periodic({ name: 'ids-lease-expiry', intervalMs: config.idsWorkerIntervalMs, log }, async () => {
     const n = await expireLeases(database);
     if (n) log.info({ released: n }, 'expired reservations released');
   });

@@ -1,11 +1,9 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 
-/** What Placement handlers get besides the request. One per mount (main port, dedicated port). */
+/** What Placement handlers share within one process. */
 export interface PlacementContext {
   database: Database;
-  /** where this Placement is mounted ('' at a port's root, '/placement' on the main port), for links */
-  prefix: string;
   config: Config;
 }
 

@@ -1,6 +1,6 @@
 // Placement microversions: what each one changed, and how a request's version is negotiated.
 // Handlers ask `req.mv.atLeast('1.x')` and pick schemas with `byVersion` (core/microversion.ts).
-import { AllotError } from '../core/errors.js';
+import { placementError } from './errors.js';
 import { Microversion } from '../core/microversion.js';
 
 /** Every microversion, with what it added. The last entry is the maximum we serve. */
@@ -62,10 +62,10 @@ export function negotiate(header: string | string[] | undefined): Microversion {
   if (requested === null) return MIN;
   if (requested === 'latest') return MAX;
   const m = /^(\d+)\.(\d+)$/.exec(requested);
-  if (!m) throw new AllotError(400, 'placement.undefined_code', `invalid version string: ${requested}`);
+  if (!m) throw placementError(400, `invalid version string: ${requested}`);
   const version = new Microversion(Number(m[1]), Number(m[2]));
   if (version.compare(MIN) < 0 || version.compare(MAX) > 0) {
-    throw new AllotError(406, 'placement.undefined_code', `Unacceptable version header: ${requested}`);
+    throw placementError(406, `Unacceptable version header: ${requested}`);
   }
   return version;
 }

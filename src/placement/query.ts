@@ -2,7 +2,7 @@
 // GET /allocation_candidates: `resources`, `required` (traits) and `member_of` (aggregates),
 // with the microversion rules for each form. Errors use Placement's wording.
 import { isUuid, normalizeUuid } from '../core/uuid.js';
-import type { QueryParams } from '../server/http.js';
+import type { QueryParams } from '../http/query.js';
 import { CODES, placementError } from './errors.js';
 import type { Microversion } from '../core/microversion.js';
 

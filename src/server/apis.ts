@@ -1,34 +1,24 @@
-// The APIs allot serves. Each registers itself on a Fastify server under a prefix; the main port
-// mounts all of them at their default prefix, a dedicated port mounts one at `/`.
-import type { FastifyInstance } from 'fastify';
-import { baremetalApi } from '../baremetal/index.js';
-import { baremetalRuntime } from '../baremetal/runtime.js';
-import { idsApi } from '../ids/index.js';
-import { runtimeOf } from '../ids/runtime.js';
-import { placementApi } from '../placement/index.js';
-import type { Services } from './services.js';
+// The APIs allot serves. The main port mounts each at its default prefix; a dedicated port mounts
+// one at `/` (some OpenStack clients assume the root).
+import { baremetalApi } from '../baremetal/api.js';
+import type { ApiDefinition } from '../http/pipeline.js';
+import { idsApi } from '../ids/api.js';
+import { placementApi } from '../placement/api.js';
+import type { AppContext } from './context.js';
 
 export interface ApiModule {
   /** prefix on the main port */
   defaultPrefix: string;
-  /** mount the API under `prefix` ('' for a port's root) */
-  register(app: FastifyInstance, services: Services, prefix: string): void;
+  // biome-ignore lint: each API has its own context and request types
+  definition: ApiDefinition<any, any, any>;
+  /** the part of the process context its handlers get */
+  context(app: AppContext): unknown;
 }
 
 export const APIS = {
-  placement: {
-    defaultPrefix: '/placement',
-    register: (app, services, prefix) => app.register(placementApi, { prefix, ctx: { database: services.database, prefix, config: services.config } }),
-  },
-  baremetal: {
-    defaultPrefix: '/baremetal',
-    register: (app, services, prefix) => app.register(baremetalApi, { prefix, ctx: { rt: baremetalRuntime(services) } }),
-  },
-  ids: {
-    defaultPrefix: '/ids',
-    register: (app, services, prefix) =>
-      app.register(async (scope) => scope.register(idsApi, { prefix, ctx: { database: services.database, prefix, runtime: await runtimeOf(services) } })),
-  },
+  placement: { defaultPrefix: '/placement', definition: placementApi, context: (app) => app.placement },
+  baremetal: { defaultPrefix: '/baremetal', definition: baremetalApi, context: (app) => app.baremetal },
+  ids: { defaultPrefix: '/ids', definition: idsApi, context: (app) => app.ids },
 } satisfies Record<string, ApiModule>;
 
 export type ApiName = keyof typeof APIS;

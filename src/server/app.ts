@@ -1,80 +1,164 @@
-// Assembling HTTP servers from the APIs: the main port mounts every API under its prefix, a
-// dedicated port mounts one API at its root (some OpenStack clients assume the root).
+// One HTTP server: the main port mounts every API under its prefix, a dedicated port mounts one API
+// at its root. Every request under a prefix — including those the web framework or the HTTP parser
+// refuses (a bad percent-encoding, an over-long URL or header, an unknown method) — is answered by
+// that API's pipeline in that API's format.
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { DatabaseFault } from '../db/faults.js';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { APIS, type ApiName } from './apis.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { type ApiError, HTTP, httpError } from '../http/errors.js';
+import { type MountedApi, mountApi } from '../http/pipeline.js';
+import { METHODS } from '../http/router.js';
+import { APIS, type ApiModule, type ApiName } from './apis.js';
+import type { AppContext } from './context.js';
 import { installCors } from './cors.js';
-import type { Services } from './services.js';
 
 export interface Mount {
   api: ApiName;
+  /** '/placement', or '/' for a port's root */
   prefix: string;
 }
 
-export function buildServer(services: Services, mounts: Mount[]): FastifyInstance {
-  const app = Fastify({
-    loggerInstance: services.log as FastifyBaseLogger,
+/** Longest URL accepted; anything longer is a 414 in the API's format. */
+const MAX_URL_LENGTH = 8 * 1024;
+/** Largest request head (request line and headers) Node's parser accepts: beyond it, 414 or 431. */
+const MAX_HEADER_SIZE = 16 * 1024;
+
+export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
+  const { config } = app;
+  const awaitReady = async () => {
+    if (app.readiness.isReady) return null;
+    const reason = await app.readiness.wait(app.database.connectTimeoutMs);
+    return reason === null ? null : `allot is ${reason}`;
+  };
+  const apis: MountedApi[] = mounts
+    .map((m) => {
+      const api: ApiModule = APIS[m.api];
+      return mountApi(api.definition, api.context(app), m.prefix === '/' ? '' : m.prefix, { access: app.access, awaitReady });
+    })
+    .sort((a, b) => b.prefix.length - a.prefix.length);
+  /** The API that owns a URL: the longest mount prefix it starts with. */
+  const apiFor = (url: string): MountedApi | undefined =>
+    apis.find((m) => m.prefix === '' || url === m.prefix || url.startsWith(`${m.prefix}/`) || url.startsWith(`${m.prefix}?`));
+
+  const server = Fastify({
+    loggerInstance: app.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => `req-${randomUUID()}`,
-    bodyLimit: services.config.bodyLimit,
-    // Bounded waits on clients: a slow or silent client cannot hold a socket forever.
-    connectionTimeout: services.config.httpIdleTimeout,
-    keepAliveTimeout: services.config.httpKeepaliveTimeout,
-    requestTimeout: services.config.httpRequestTimeout,
+    bodyLimit: config.bodyLimit,
     exposeHeadRoutes: false,
-    // resource class and trait names (up to 255 characters) travel in the path
-    routerOptions: { maxParamLength: 1024 },
     return503OnClosing: true,
-    // Malformed HTTP (e.g. a content-length that is not a number) never reaches a route; answer
-    // it in the JSON error shape our clients parse rather than Node's bare 400.
-    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
-      if (!socket.writable) return;
-      const detail = err.code === 'HPE_INVALID_CONTENT_LENGTH' ? 'content-length header must be an integer' : 'Malformed HTTP request';
-      const body = JSON.stringify({ errors: [{ status: 400, title: 'Bad Request', detail, request_id: `req-${randomUUID()}` }] });
-      socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // Bounded waits on clients: a slow or silent client cannot hold a socket forever.
+    connectionTimeout: config.httpIdleTimeout,
+    keepAliveTimeout: config.httpKeepaliveTimeout,
+    requestTimeout: config.httpRequestTimeout,
+    http: {
+      headersTimeout: config.httpHeadersTimeout,
+      requestTimeout: config.httpRequestTimeout,
+      connectionsCheckingInterval: Math.min(1_000, config.httpHeadersTimeout),
+      maxHeaderSize: MAX_HEADER_SIZE,
     },
+    // Our own router decodes and checks path segments; the framework's must let them through.
+    routerOptions: { maxParamLength: MAX_URL_LENGTH },
+    frameworkErrors: (err, req, reply) => answer(req, reply, frameworkError(err)),
+    clientErrorHandler: (err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) => answerMalformed(err, socket),
   });
+  server.server.maxConnections = config.maxConnections;
 
-  app.server.headersTimeout = services.config.httpHeadersTimeout;
-  app.server.maxConnections = services.config.maxConnections;
+  /** An error met before any route: in the owning API's format, or plain JSON outside every API. */
+  function answer(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {
+    const api = apiFor(req.url);
+    if (api) return api.fail(req, reply, err);
+    void reply.code(err.status).send({ error: err.message });
+  }
 
-  // Until the database is migrated and reachable, everything but the health checks answers 503
-  // (the APIs in their own formats: the error goes to the API's handler).
-  app.addHook('onRequest', async (req) => {
-    if (services.readiness.isReady) return;
-    const path = req.url.split('?')[0];
-    if (path === '/healthz' || path === '/readyz') return;
-    throw new DatabaseFault('unavailable', `allot is ${services.readiness.reason}`);
+  function answerMalformed(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+    if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+    const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
+    const lineEnd = head.indexOf('\r\n');
+    const [method = 'GET', target = '/'] = (lineEnd < 0 ? head : head.slice(0, lineEnd)).split(' ');
+    const error = malformedError(err.code, lineEnd < 0 && head.length > 0);
+    const path = target.split('?')[0] ?? '/';
+    const api = apiFor(path);
+    const requestId = `req-${randomUUID()}`;
+    const rendered = api
+      ? api.renderBare(error, { requestId, method, path, headers: {}, mv: null })
+      : { status: error.status, contentType: 'application/json', body: JSON.stringify({ error: error.message }), requestIdHeaders: [] as readonly string[] };
+    const headers = [`Content-Type: ${rendered.contentType}`, `Content-Length: ${Buffer.byteLength(rendered.body)}`, 'Connection: close', ...rendered.requestIdHeaders.map((h) => `${h}: ${requestId}`)];
+    socket.end(`HTTP/1.1 ${rendered.status} ${STATUS_TEXT[rendered.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${rendered.body}`);
+  }
+
+  // Bodies stay raw bytes whatever their type; each API decides what it accepts (http/body.ts).
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  server.addHook('onRequest', async (req) => {
+    if (req.url.length > MAX_URL_LENGTH) throw httpError(414, HTTP.uriTooLong, `The URL is longer than ${MAX_URL_LENGTH} characters.`);
   });
-
-  app.addHook('onResponse', async (req, reply) => {
+  server.addHook('onResponse', async (req, reply) => {
     const level = reply.statusCode >= 500 ? 'error' : 'debug';
-    req.log[level]({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    req.log[level]({ method: req.method, url: req.url.slice(0, 500), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+  installCors(server, config.corsAllowedOrigins);
+
+  for (const api of apis) {
+    const handler = (req: FastifyRequest, reply: FastifyReply) => api.serve(req, reply);
+    server.route({ method: [...METHODS], url: api.prefix || '/', handler });
+    server.route({ method: [...METHODS], url: `${api.prefix}/*`, handler });
+  }
+  // Methods the router does not list (PROPFIND, …) and paths outside every API end here.
+  server.setNotFoundHandler((req, reply) => {
+    const api = apiFor(req.url);
+    if (api) return api.serve(req, reply);
+    return reply.code(404).send({ error: `No resource at ${req.url.split('?')[0]}` });
+  });
+  // Errors before the handler (a body too large, the URL check above) go to the owning API.
+  server.setErrorHandler((err, req, reply) => {
+    const api = apiFor(req.url);
+    if (api) return api.serve(req, reply, err);
+    const e = err as { statusCode?: number; message?: string };
+    return reply.code(e.statusCode ?? 500).send({ error: e.message });
   });
 
-  installCors(app, services.config.corsAllowedOrigins);
-  for (const mount of mounts) APIS[mount.api].register(app, services, mount.prefix === '/' ? '' : mount.prefix);
-
-  if (!mounts.some((m) => m.prefix === '/' || m.prefix === '')) {
-    app.get('/', async () => ({
-      name: 'allot',
-      apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])),
-    }));
+  if (!apis.some((m) => m.prefix === '')) {
+    server.get('/', async () => ({ name: 'allot', apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])) }));
     // For supervisors: 200 while this process works and reaches its database.
-    app.get('/healthz', async (_req, reply) => {
-      const answer = await services.health.live();
+    server.get('/healthz', async (_req, reply) => {
+      const answer = await app.health.live();
       if (answer.ok) return { status: 'ok' };
-      services.log.warn({ reason: answer.reason }, 'health check failed');
+      app.log.warn({ reason: answer.reason }, 'health check failed');
       return reply.code(503).header('retry-after', '2').send({ status: 'unavailable', reason: answer.reason });
     });
     // For load balancers: 200 once started and while a write commits.
-    app.get('/readyz', async (_req, reply) => {
-      const answer = await services.health.ready();
+    server.get('/readyz', async (_req, reply) => {
+      const answer = await app.health.ready();
       if (answer.ok) return { status: 'ready' };
       return reply.code(503).header('retry-after', '2').send({ status: 'not ready', reason: answer.reason });
     });
   }
-  return app;
+  return server;
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large', 501: 'Not Implemented' };
+
+/** The framework's routing refusals, as pipeline errors. */
+function frameworkError(err: { code?: string; message: string }): ApiError {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return httpError(414, HTTP.uriTooLong, 'A path segment is longer than this server accepts.');
+  if (err.code === 'FST_ERR_BAD_URL') return httpError(400, HTTP.badUrl, 'The URL is not valid percent-encoding.');
+  return httpError(400, HTTP.badRequest, err.message);
+}
+
+/** What the HTTP parser refused, as a pipeline error. */
+function malformedError(code: string | undefined, requestLineIncomplete: boolean): ApiError {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return requestLineIncomplete ? httpError(414, HTTP.uriTooLong, 'The URL is longer than this server accepts.') : httpError(431, HTTP.headersTooLarge, 'The request headers are larger than this server accepts.');
+    case 'HPE_INVALID_METHOD':
+      return httpError(501, HTTP.notImplemented, 'The request method is not one this server knows.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return httpError(408, HTTP.requestTimeout, 'The request was not received in time.');
+    case 'HPE_INVALID_CONTENT_LENGTH':
+      return httpError(400, HTTP.badRequest, 'content-length header must be an integer');
+    default:
+      return httpError(400, HTTP.badRequest, 'Malformed HTTP request');
+  }
 }

@@ -2,7 +2,7 @@
 // configured origins get CORS headers; a preflight from any origin is answered here, before
 // routing, so an OPTIONS request never reaches an API (which would answer 405).
 import type { FastifyInstance } from 'fastify';
-import { appendVary } from './http.js';
+import { appendVary } from '../http/pipeline.js';
 
 const ALLOW_METHODS = 'GET, PUT, POST, DELETE, PATCH';
 const ALLOW_HEADERS = [

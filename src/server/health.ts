@@ -16,10 +16,16 @@ export interface HealthAnswer {
   reason?: string;
 }
 
-/** Start-up progress: requests are answered 503 until the database is migrated and reachable. */
+/**
+ * Start-up progress. Until the database is migrated and reachable, a request waits for it (as it
+ * would for a pooled connection, at most the connect timeout) and is then answered 503: a process
+ * that has just started, or a load balancer that sent traffic a moment early, sees answers rather
+ * than errors, and a database that stays away still gets a bounded, clear refusal.
+ */
 export class Readiness {
   private state: 'starting' | 'ready' | 'stopping' = 'starting';
   private why = 'starting: waiting for the database';
+  private readonly waiters = new Set<() => void>();
 
   get isReady(): boolean {
     return this.state === 'ready';
@@ -29,17 +35,39 @@ export class Readiness {
     return this.why;
   }
 
+  /** Resolves to null once ready, or to the reason it is not after `timeoutMs`. */
+  async wait(timeoutMs: number): Promise<string | null> {
+    if (this.state === 'starting' && timeoutMs > 0) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, timeoutMs);
+        this.waiters.add(done);
+      });
+    }
+    return this.isReady ? null : this.why;
+  }
+
   waiting(reason: string): void {
     if (this.state === 'starting') this.why = `starting: ${reason}`;
   }
 
   ready(): void {
     if (this.state === 'starting') this.state = 'ready';
+    this.wakeAll();
   }
 
   stopping(): void {
     this.state = 'stopping';
     this.why = 'stopping';
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.waiters]) wake();
   }
 }
 

@@ -11,16 +11,16 @@ import { classifyFault } from '../db/faults.js';
 import { migrate } from '../db/migrate.js';
 import { setDefaultMaxAttempts } from '../db/transaction.js';
 import { syncStandardNames } from '../placement/store/names.js';
+import type { BackgroundWorker } from '../background/worker.js';
 import { APIS, type ApiName } from './apis.js';
 import { type Mount, buildServer } from './app.js';
-import { HealthChecks, Readiness } from './health.js';
-import type { Services } from './services.js';
-import { type BackgroundWorker, createWorkers } from './workers.js';
+import { type AppContext, createContext } from './context.js';
+import { createWorkers } from './workers.js';
 
 export interface RunningAllot {
   /** base URL of each listener: `main`, and `placement` when a dedicated port is configured */
   urls: Record<string, string>;
-  services: Services;
+  context: AppContext;
   /** resolves once the database is migrated and the workers run; rejects when start-up gave up */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -57,16 +57,18 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
   const log = pino({ level: config.logLevel, base: { pid: process.pid } });
   setDefaultMaxAttempts(config.maxAttempts);
   const database = await openDatabase(config.db, databaseOptions(config));
-  const readiness = new Readiness();
-  const health = new HealthChecks(database, readiness, config.healthTimeout);
-  const services: Services = { config, database, log, readiness, health };
+  const context = await createContext(config, log, database).catch(async (err) => {
+    await database.close();
+    throw err;
+  });
+  const { readiness } = context;
   const servers: FastifyInstance[] = [];
   let workers: BackgroundWorker[] = [];
   let stopping = false;
   try {
     const urls: Record<string, string> = {};
     const listen = async (name: string, mounts: Mount[], port: number, path: string) => {
-      const server = buildServer(services, mounts);
+      const server = buildServer(context, mounts);
       servers.push(server);
       await server.listen({ host: config.host, port });
       const address = server.server.address() as AddressInfo;
@@ -86,7 +88,7 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
       const applied = await prepareDatabase(database, log, () => (stopping ? 'stopped while waiting for the database' : null), (reason) => readiness.waiting(reason));
       if (applied.length) log.info({ migrations: applied }, 'database migrated');
       if (stopping) return;
-      workers = createWorkers(services);
+      workers = createWorkers(context);
       for (const w of workers) w.start();
       readiness.ready();
       log.info({ db: database.displayUrl, workers: workers.map((w) => w.name) }, 'allot ready');
@@ -96,7 +98,7 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
     let closing: Promise<void> | null = null;
     return {
       urls,
-      services,
+      context,
       ready,
       close: () =>
         (closing ??= (async () => {
@@ -105,12 +107,14 @@ export async function startAllot(config: Config): Promise<RunningAllot> {
           await Promise.all(servers.map((s) => s.close()));
           await ready.catch(() => {});
           await Promise.all(workers.map((w) => w.stop()));
+          await context.close();
           await database.close();
           log.info('allot stopped');
         })()),
     };
   } catch (err) {
     await Promise.all(servers.map((s) => s.close().catch(() => {})));
+    await context.close().catch(() => {});
     await database.close().catch(() => {});
     throw err;
   }

@@ -29,7 +29,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(n.traits, []);
       assert.deepEqual(n.properties, { cpus: 4 });
       assert.equal(n.owner, 'p1');
-      assert.equal(n.conductor, server.running.services.config.conductorId);
+      assert.equal(n.conductor, server.running.context.config.conductorId);
       // older versions see fewer fields, and before 1.11 a node starts available
       const old = await api.at('1.10').post('/v1/nodes', { driver: 'fake-hardware', name: 'old' });
       assert.equal(old.body.provision_state, 'available');
@@ -182,7 +182,7 @@ for (const dialect of DIALECTS) {
         const moving = (await sapi.get('/v1/nodes/lk1')).body;
         assert.equal(moving.provision_state, 'verifying');
         assert.equal(moving.target_provision_state, 'manageable');
-        assert.equal(moving.reservation, slow.running.services.config.conductorId);
+        assert.equal(moving.reservation, slow.running.context.config.conductorId);
         const busy = await sapi.put('/v1/nodes/lk1/states/provision', { target: 'provide' });
         assert.equal(busy.status, 409);
         assert.match(fault(busy).faultstring!, /is locked by host .*please retry after the current operation is completed\./);

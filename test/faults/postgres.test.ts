@@ -266,6 +266,19 @@ describe('PostgreSQL faults under a running allot', () => {
     }
   });
 
+  test('a request that arrives while allot is still starting waits for it rather than failing', async () => {
+    const db = await pg.createDatabase('allot_early');
+    const early = await spawnServer(['--db', db], {}, { waitFor: 'listening' });
+    try {
+      // Sent the moment the port is open, before the schema is migrated: answered once it is.
+      const [placement, ids] = await Promise.all([new PlacementClient(early.placementUrl).get('/resource_providers'), request('GET', `${early.url}/ids/v1/pools`)]);
+      assert.equal(placement.status, 200, placement.text);
+      assert.equal(ids.status, 200, ids.text);
+    } finally {
+      await early.stop();
+    }
+  });
+
   test('`allot migrate` waits for the database, and gives up with a clear message after --wait', async () => {
     const db = await pg.createDatabase('allot_migrate');
     await pg.stop();

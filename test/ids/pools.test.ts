@@ -299,7 +299,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('the OpenAPI document describes exactly the routes served', async () => {
-      const { idsRoutes } = await import('../../src/ids/index.js');
+      const { idsRoutes } = await import('../../src/ids/api.js');
       const doc = (await api.get('/openapi.json')).body;
       assert.equal(doc.openapi, '3.1.0');
       const served = Object.entries(idsRoutes).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path.replace(/:(\w+)/g, '{$1}')}`)).sort();

@@ -28,7 +28,7 @@ describe('one-statement claim (postgres)', () => {
   let database: Database;
   serverFor('postgres', (server) => {
     api = new PlacementClient(server.placementUrl);
-    database = server.running.services.database;
+    database = server.running.context.database;
   });
 
   // Consumer types are created by the general path (the statement only uses known ones).

@@ -3,16 +3,16 @@
 import type { JsonSchema } from '../../core/json-schema.js';
 import { type AllocationCreate, createAllocation, deleteAllocation, patchAllocation } from '../allocation-service.js';
 import { allocationNotFound, badRequest, notAcceptable } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../http.js';
+import type { Endpoint, IronicRequest } from '../request.js';
 import { PATCH_SCHEMA, type PatchOp } from '../patch.js';
 import { ALLOCATION_STATES, type AllocationFilters, findAllocation, listAllocations } from '../store/allocations.js';
 import { findNode } from '../store/nodes.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
 import { type BaremetalContext, TRAIT_SCHEMA, nextLink, parsePage, requireParamVersions } from './common.js';
 
-type E = Endpoint<BaremetalContext>;
+type E = Endpoint;
 
-const SINCE = { since: '1.52', tooOld: { status: 404, description: 'The API version does not allow allocations' } } as const;
+const SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
 
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.rt.conductorId });
 
@@ -33,7 +33,7 @@ const CREATE_SCHEMA: JsonSchema = {
 
 export const create: E = {
   since: '1.52',
-  tooOld: { status: 405, description: 'The API version does not allow allocations' },
+  tooOld: { status: 405, message: 'The API version does not allow allocations' },
   async handle(req, ctx) {
     req.queryArgs([]);
     const body = req.json<AllocationCreate>(CREATE_SCHEMA, 'allocation');
@@ -97,7 +97,7 @@ export const show: E = {
 
 export const patch: E = {
   since: '1.57',
-  tooOld: { status: 405, description: 'The API version does not allow updating allocations' },
+  tooOld: { status: 405, message: 'The API version does not allow updating allocations' },
   async handle(req, ctx) {
     req.queryArgs([]);
     const ops = req.json<PatchOp[]>(PATCH_SCHEMA, 'patch');

@@ -5,7 +5,7 @@ import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { BOOL_WORDS, CUSTOM_TRAIT_PATTERN, STANDARD_TRAITS, parseBool } from '../core.js';
 import type { BaremetalRuntime } from '../runtime.js';
 import { badRequest, notAcceptable } from '../errors.js';
-import type { IronicRequest } from '../http.js';
+import type { IronicRequest } from '../request.js';
 import type { SortDir } from '../store/paging.js';
 
 export interface BaremetalContext {

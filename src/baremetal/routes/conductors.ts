@@ -1,12 +1,12 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
 import { nowMs } from '../../core/clock.js';
 import { notFound } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../http.js';
+import type { Endpoint, IronicRequest } from '../request.js';
 import { type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
 import type { BaremetalContext } from './common.js';
 import { ironicTime } from '../views.js';
 
-type E = Endpoint<BaremetalContext>;
+type E = Endpoint;
 const SINCE = { since: '1.49' } as const;
 
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {

@@ -3,8 +3,8 @@
 import type { JsonSchema } from '../../core/json-schema.js';
 import { PROVISION_STATES } from '../core.js';
 import { badRequest, nodeNotFound, notFound } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../http.js';
-import { checkSchema } from '../http.js';
+import type { Endpoint, IronicRequest } from '../request.js';
+import { checkSchema } from '../request.js';
 import {
   NODE_CREATE_SCHEMA,
   type NodeCreate,
@@ -28,7 +28,7 @@ import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, all
 import { type BaremetalContext, TRAIT_SCHEMA, emptyBody, nextLink, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
 import { deleteNodeAllocation } from '../allocation-service.js';
 
-type E = Endpoint<BaremetalContext>;
+type E = Endpoint;
 
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.rt.conductorId });
 
@@ -321,7 +321,7 @@ export const removeTrait: E = {
 
 // ---- the node's allocation -------------------------------------------------------------------
 
-const ALLOCATIONS_SINCE = { since: '1.52', tooOld: { status: 404, description: 'The API version does not allow allocations' } } as const;
+const ALLOCATIONS_SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
 
 export const allocation: E = {
   ...ALLOCATIONS_SINCE,

@@ -1,7 +1,6 @@
 // GET / (the version document; no negotiation) and GET /v1 (the resources of v1).
-import type { Endpoint } from '../http.js';
+import type { Endpoint } from '../request.js';
 import { MAX_VERSION, MIN_VERSION } from '../microversion.js';
-import type { BaremetalContext } from './common.js';
 
 const version = (base: string) => ({
   id: 'v1',
@@ -11,7 +10,7 @@ const version = (base: string) => ({
   version: MAX_VERSION,
 });
 
-export const root: Endpoint<BaremetalContext> = {
+export const root: Endpoint = {
   unversioned: true,
   async handle(req) {
     req.queryArgs([]);
@@ -31,7 +30,7 @@ const links = (base: string, kind: string) => [
   { href: `${base}/${kind}/`, rel: 'bookmark' },
 ];
 
-export const v1: Endpoint<BaremetalContext> = {
+export const v1: Endpoint = {
   async handle(req) {
     req.queryArgs([]);
     const base = req.baseUrl;

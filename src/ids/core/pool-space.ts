@@ -1,7 +1,7 @@
 // What a pool's definition means as sets of values: parsing the `ranges`, `excluded` and `static`
 // items of each pool kind, the free spans a new pool starts with, and how values travel on the
 // wire (integers as JSON numbers, addresses as text, prefixes as CIDR text). Pure; no I/O.
-import { AllotError } from '../../core/errors.js';
+import { ApiError } from '../../http/errors.js';
 import { type BandedSpan, covers, normalize, splitByBand, subtract, totalSize } from './ranges.js';
 import {
   type Family,
@@ -46,8 +46,8 @@ export interface PoolDefinitionInput {
 }
 
 export const invalidDefinition = (message: string, extra?: Record<string, unknown>) =>
-  new AllotError(422, 'ids.invalid_pool_definition', message, extra);
-export const invalidValue = (message: string) => new AllotError(422, 'ids.invalid_value', message);
+  new ApiError(422, 'ids.invalid_pool_definition', message, extra);
+export const invalidValue = (message: string) => new ApiError(422, 'ids.invalid_value', message);
 
 function parseInteger(v: unknown, where: string): bigint {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);

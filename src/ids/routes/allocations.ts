@@ -1,13 +1,12 @@
 // /v1/allocations (across pools; POST allocates several values all or nothing) and
 // /v1/allocations/{id} (read, confirm/extend/annotate with If-Match, release).
-import type { IdsContext } from '../context.js';
 import { idsError } from '../errors.js';
-import { type IdsEndpoint, decodeCursor, page, pageLimit } from '../http.js';
+import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
 import { allocationListQuery, allocationPatchSchema, batchSchema, emptyQuery, UUID_PATTERN } from '../schemas.js';
 import type { AllocationRequest } from '../store/allocate.js';
 import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../store/allocations.js';
 
-type E = IdsEndpoint<IdsContext>;
+type E = Endpoint;
 
 const isAllocCursor = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);
 const uuidRe = new RegExp(UUID_PATTERN);

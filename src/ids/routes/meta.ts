@@ -1,12 +1,11 @@
 // /v1 (root), /v1/openapi.json, /v1/inventories, /v1/outbox
-import type { IdsContext } from '../context.js';
 import { idsError } from '../errors.js';
-import { type IdsEndpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../http.js';
+import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
 import { buildOpenApi } from '../openapi.js';
 import { emptyQuery, outboxListQuery } from '../schemas.js';
 import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../store/outbox.js';
 
-type E = IdsEndpoint<IdsContext>;
+type E = Endpoint;
 
 export const root: E = {
   async handle(req) {

@@ -1,6 +1,5 @@
 // /v1/pools, /v1/pools/{pool}, its allocations, free ranges and imports.
-import type { IdsContext } from '../context.js';
-import { type IdsEndpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../http.js';
+import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
 import {
   allocateSchema,
   freeRangeQuery,
@@ -18,7 +17,7 @@ import { deserializeSpace, formatPoint } from '../core/pool-space.js';
 import { fromKey, keyOf } from '../core/values.js';
 import type { Band } from '../core/ranges.js';
 
-type E = IdsEndpoint<IdsContext>;
+type E = Endpoint;
 
 const isString = (v: unknown): v is string => typeof v === 'string';
 const isAllocCursor = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);

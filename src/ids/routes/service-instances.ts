@@ -1,12 +1,11 @@
 // /v1/service-instances: create, read, change candidate attributes, validate (allocate), promote,
 // roll back, clear a set, terminate.
-import type { IdsContext } from '../context.js';
 import { idsError } from '../errors.js';
-import { type IdsEndpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../http.js';
+import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
 import { UUID_PATTERN, emptyQuery, instanceCreateSchema, instanceListQuery, instancePatchSchema } from '../schemas.js';
 import * as store from '../store/service-instances.js';
 
-type E = IdsEndpoint<IdsContext>;
+type E = Endpoint;
 const uuidRe = new RegExp(UUID_PATTERN);
 
 function instanceId(req: IdsRequest): string {

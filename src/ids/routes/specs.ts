@@ -1,10 +1,9 @@
 // /v1/allocation-specs and /v1/allocation-specs/{name}
-import type { IdsContext } from '../context.js';
-import { type IdsEndpoint, decodeCursor, page, pageLimit } from '../http.js';
+import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
 import { specCreateSchema, specListQuery } from '../schemas.js';
 import { type SpecInput, createSpec, deleteSpec, getSpec, listSpecs, specView } from '../store/specs.js';
 
-type E = IdsEndpoint<IdsContext>;
+type E = Endpoint;
 
 export const list: E = {
   async handle(req, ctx) {

@@ -1,7 +1,8 @@
 // Allocation operations, each one transaction: allocate (one or many requests across pools, all
 // or nothing, optionally as a dry run), read, list, confirm/extend/annotate, release, import.
 import { nowIso, nowMs } from '../../core/clock.js';
-import { AllotError, RetryableConflict } from '../../core/errors.js';
+import { ApiError } from '../../http/errors.js';
+import { RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
@@ -58,7 +59,7 @@ export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source
       const { row, created } = await allocateInPool(tx, pool, req, source);
       results.push({ allocation: allocationView(pool, row), created });
     } catch (err) {
-      if (err instanceof AllotError && requests.length > 1) throw new AllotError(err.status, err.code, `allocations[${i}]: ${err.message}`, { ...err.extra, index: i });
+      if (err instanceof ApiError && requests.length > 1) throw new ApiError(err.status, err.code, `allocations[${i}]: ${err.message}`, { ...err.extra, index: i });
       throw err;
     }
   }
@@ -222,7 +223,7 @@ export async function importAllocations(database: Database, poolName: string, it
     await expireLeasesInPool(tx, pool);
     const conflicts: ImportConflict[] = [];
     const conflict = async (index: number, err: unknown) => {
-      if (!(err instanceof AllotError)) throw err;
+      if (!(err instanceof ApiError)) throw err;
       conflicts.push({ index, value: items[index]!.value, code: err.code, detail: err.message, ...(err.extra.held_by ? { held_by: err.extra.held_by } : {}) });
     };
 

@@ -9,7 +9,8 @@
 // sends the deallocation for that owner anyway.
 import type { Selectable } from 'kysely';
 import { nowIso } from '../../core/clock.js';
-import { AllotError, RetryableConflict } from '../../core/errors.js';
+import { ApiError } from '../../http/errors.js';
+import { RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
@@ -124,7 +125,7 @@ export interface InstanceInput {
 export async function createInstance(database: Database, input: InstanceInput): Promise<{ view: InstanceView; created: boolean }> {
   return transaction(database, async (tx) => {
     const spec = await getSpec(tx, input.allocation_spec).catch((err) => {
-      if (err instanceof AllotError && err.status === 404) throw idsError(422, 'ids.invalid_request', err.message);
+      if (err instanceof ApiError && err.status === 404) throw idsError(422, 'ids.invalid_request', err.message);
       throw err;
     });
     checkWritable(spec, input.attributes, true);
@@ -407,7 +408,7 @@ export async function validate(database: Database, runtime: IdsRuntime, id: stri
       return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null };
     });
   } catch (err) {
-    if (err instanceof AllotError) {
+    if (err instanceof ApiError) {
       await database.db.updateTable('ids_service_instances').set({ last_error: err.message }).where('id', '=', id).where('version', '=', row.version).execute();
     }
     throw err;

@@ -2,7 +2,7 @@
 import type { JsonSchema } from '../../core/json-schema.js';
 import { normalizeUuid } from '../../core/uuid.js';
 import type { PlacementContext } from '../context.js';
-import type { Endpoint, PlacementRequest } from '../http.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
 import { readProviderAggregates, setProviderAggregates } from '../store/aggregates.js';
 import { requireProvider } from '../store/providers.js';
 
@@ -24,7 +24,7 @@ async function respond(req: PlacementRequest, ctx: PlacementContext) {
   return { body, lastModified: provider.updated_at };
 }
 
-export const list: Endpoint<PlacementContext> = {
+export const list: Endpoint = {
   since: '1.1',
   policy: 'placement:resource_providers:aggregates:list',
   async handle(req, ctx) {
@@ -33,7 +33,7 @@ export const list: Endpoint<PlacementContext> = {
   },
 };
 
-export const put: Endpoint<PlacementContext> = {
+export const put: Endpoint = {
   since: '1.1',
   policy: 'placement:resource_providers:aggregates:update',
   async handle(req, ctx) {

@@ -8,7 +8,8 @@ import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVID
 import { type Candidate, STRATEGIES, type Strategy, searchCandidates, treeOf } from '../candidates/search.js';
 import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
-import { type Endpoint, JsonText, type PlacementRequest } from '../http.js';
+import { JsonText } from '../../http/pipeline.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
 import { type ParsedGroup, parseRequestGroups, parseTraitValue } from '../query.js';
 import { providerIndex } from '../store/provider-index.js';
 import { knownIdsByName } from '../store/names.js';
@@ -143,7 +144,7 @@ function parseRequest(req: PlacementRequest, ctx: PlacementContext): ParsedReque
   };
 }
 
-export const list: Endpoint<PlacementContext> = {
+export const list: Endpoint = {
   since: '1.10',
   policy: 'placement:allocation_candidates:list',
   async handle(req, ctx) {

@@ -1,9 +1,8 @@
 // /allocations/{consumer_uuid}, POST /allocations and /resource_providers/{uuid}/allocations
 import type { JsonSchema } from '../../core/json-schema.js';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
-import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint, PlacementRequest } from '../http.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
 import { byVersion } from '../../core/microversion.js';
 import {
   type ConsumerAllocations,
@@ -145,7 +144,7 @@ function consumerParam(req: PlacementRequest): string {
   return normalizeUuid(raw);
 }
 
-export const show: Endpoint<PlacementContext> = {
+export const show: Endpoint = {
   policy: 'placement:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -164,7 +163,7 @@ export const show: Endpoint<PlacementContext> = {
   },
 };
 
-export const put: Endpoint<PlacementContext> = {
+export const put: Endpoint = {
   policy: 'placement:allocations:update',
   async handle(req, ctx) {
     const consumerUuid = consumerParam(req);
@@ -192,7 +191,7 @@ export const put: Endpoint<PlacementContext> = {
   },
 };
 
-export const post: Endpoint<PlacementContext> = {
+export const post: Endpoint = {
   since: '1.13',
   policy: 'placement:allocations:manage',
   async handle(req, ctx) {
@@ -203,7 +202,7 @@ export const post: Endpoint<PlacementContext> = {
   },
 };
 
-export const remove: Endpoint<PlacementContext> = {
+export const remove: Endpoint = {
   policy: 'placement:allocations:delete',
   async handle(req, ctx) {
     await deleteConsumerAllocations(ctx.database, consumerParam(req));
@@ -211,7 +210,7 @@ export const remove: Endpoint<PlacementContext> = {
   },
 };
 
-export const listForProvider: Endpoint<PlacementContext> = {
+export const listForProvider: Endpoint = {
   policy: 'placement:resource_providers:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();

@@ -3,7 +3,7 @@ import { INVENTORY_DEFAULTS, type InventoryLimits, MAX_FLOAT, MAX_INT } from '..
 import type { JsonSchema } from '../../core/json-schema.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint, PlacementRequest } from '../http.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
 import { type InventoryChange, type InventoryRecord, applyInventoryChange, readInventories } from '../store/inventories.js';
 import { providerUrl } from './resource-providers.js';
 
@@ -76,7 +76,7 @@ function checkReserved(req: PlacementRequest, uuid: string, entries: Array<[stri
 
 const recordBody = (inv: InventoryRecord) => ({ ...inv });
 
-export const list: Endpoint<PlacementContext> = {
+export const list: Endpoint = {
   policy: 'placement:resource_providers:inventories:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -91,7 +91,7 @@ export const list: Endpoint<PlacementContext> = {
   },
 };
 
-export const show: Endpoint<PlacementContext> = {
+export const show: Endpoint = {
   policy: 'placement:resource_providers:inventories:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -113,7 +113,7 @@ async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, chang
   return { generation: inv.generation, inventories: inv.inventories, lastModified: inv.lastModified };
 }
 
-export const create: Endpoint<PlacementContext> = {
+export const create: Endpoint = {
   policy: 'placement:resource_providers:inventories:create',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
@@ -124,7 +124,7 @@ export const create: Endpoint<PlacementContext> = {
     const result = await changeAndShow(req, ctx, { kind: 'add', resourceClass: data.resource_class, inventory }, undefined, data.resource_class);
     return {
       status: 201,
-      location: req.absoluteUrl(`${providerUrl(ctx, uuid)}/inventories/${data.resource_class}`),
+      location: req.absoluteUrl(`${providerUrl(req, uuid)}/inventories/${data.resource_class}`),
       body: { resource_provider_generation: result.generation, ...recordBody(result.record!) },
       lastModified: result.lastModified,
     };
@@ -136,7 +136,7 @@ async function ensureClassExists(ctx: PlacementContext, name: string): Promise<v
   if (!row) throw placementError(400, `No such resource class ${name}.`);
 }
 
-export const update: Endpoint<PlacementContext> = {
+export const update: Endpoint = {
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
@@ -149,7 +149,7 @@ export const update: Endpoint<PlacementContext> = {
   },
 };
 
-export const replaceAll: Endpoint<PlacementContext> = {
+export const replaceAll: Endpoint = {
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
@@ -167,7 +167,7 @@ export const replaceAll: Endpoint<PlacementContext> = {
   },
 };
 
-export const remove: Endpoint<PlacementContext> = {
+export const remove: Endpoint = {
   policy: 'placement:resource_providers:inventories:delete',
   async handle(req, ctx) {
     await applyInventoryChange(ctx.database, req.param('uuid'), { kind: 'delete', resourceClass: req.param('resource_class') });
@@ -175,9 +175,9 @@ export const remove: Endpoint<PlacementContext> = {
   },
 };
 
-export const removeAll: Endpoint<PlacementContext> = {
+export const removeAll: Endpoint = {
   since: '1.5',
-  tooOld: 405, // Placement answered "method not allowed" here before 1.5, not 404
+  tooOld: { status: 405 }, // Placement answered "method not allowed" here before 1.5, not 404
   policy: 'placement:resource_providers:inventories:delete',
   async handle(req, ctx) {
     await applyInventoryChange(ctx.database, req.param('uuid'), { kind: 'delete-all' });

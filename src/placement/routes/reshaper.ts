@@ -2,8 +2,7 @@
 import { INVENTORY_DEFAULTS } from '../../core/capacity.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import { normalizeUuid } from '../../core/uuid.js';
-import type { PlacementContext } from '../context.js';
-import type { Endpoint } from '../http.js';
+import type { Endpoint } from '../request.js';
 import { reshape } from '../store/reshaper.js';
 import { UUID_PATTERN, consumerSectionSchemas, toConsumerAllocations } from './allocations.js';
 import { replaceAllSchema } from './inventories.js';
@@ -26,7 +25,7 @@ const schemas: Record<string, JsonSchema> = {
 
 type InventoryInput = { total: number } & Partial<typeof INVENTORY_DEFAULTS>;
 
-export const post: Endpoint<PlacementContext> = {
+export const post: Endpoint = {
   since: '1.30',
   policy: 'placement:reshaper:reshape',
   async handle(req, ctx) {

@@ -3,7 +3,7 @@ import type { JsonSchema } from '../../core/json-schema.js';
 import { validate, describeSchemaError } from '../../core/json-schema.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint, PlacementRequest } from '../http.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
 import {
   createResourceClass,
   deleteResourceClass,
@@ -19,41 +19,41 @@ const customClassSchema: JsonSchema = {
   additionalProperties: false,
 };
 
-const classUrl = (ctx: PlacementContext, name: string) => `${ctx.prefix}/resource_classes/${name}`;
-const classBody = (ctx: PlacementContext, name: string) => ({ name, links: [{ rel: 'self', href: classUrl(ctx, name) }] });
+const classUrl = (req: PlacementRequest, name: string) => req.link(`/resource_classes/${name}`);
+const classBody = (req: PlacementRequest, name: string) => ({ name, links: [{ rel: 'self', href: classUrl(req, name) }] });
 
-export const list: Endpoint<PlacementContext> = {
+export const list: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const classes = await listResourceClasses(ctx.database);
-    return { body: { resource_classes: classes.map((rc) => classBody(ctx, rc.name)) } };
+    return { body: { resource_classes: classes.map((rc) => classBody(req, rc.name)) } };
   },
 };
 
-export const create: Endpoint<PlacementContext> = {
+export const create: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:create',
   async handle(req, ctx) {
     const { name } = req.json<{ name: string }>(customClassSchema);
     await createResourceClass(ctx.database, name);
-    return { status: 201, location: req.absoluteUrl(classUrl(ctx, name)) };
+    return { status: 201, location: req.absoluteUrl(classUrl(req, name)) };
   },
 };
 
-export const show: Endpoint<PlacementContext> = {
+export const show: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const rc = await requireResourceClass(ctx.database, req.param('name'));
-    return { body: classBody(ctx, rc.name), lastModified: rc.updated_at };
+    return { body: classBody(req, rc.name), lastModified: rc.updated_at };
   },
 };
 
 /** 1.2–1.6: rename a custom class. 1.7+: create it if missing, no body. */
-export const update: Endpoint<PlacementContext> = {
+export const update: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:update',
   async handle(req, ctx) {
@@ -61,7 +61,7 @@ export const update: Endpoint<PlacementContext> = {
     if (req.mv.atLeast('1.7')) return createIfMissing(req, ctx, name);
     const { name: newName } = req.json<{ name: string }>(customClassSchema);
     const rc = await renameResourceClass(ctx.database, name, newName);
-    return { body: classBody(ctx, rc.name), lastModified: rc.updated_at };
+    return { body: classBody(req, rc.name), lastModified: rc.updated_at };
   },
 };
 
@@ -69,10 +69,10 @@ async function createIfMissing(req: PlacementRequest, ctx: PlacementContext, nam
   const error = validate(customClassSchema, { name });
   if (error) throw placementError(400, `JSON does not validate: ${describeSchemaError(error)}`);
   const created = await createResourceClass(ctx.database, name, true);
-  return { status: created ? 201 : 204, location: req.absoluteUrl(classUrl(ctx, name)) };
+  return { status: created ? 201 : 204, location: req.absoluteUrl(classUrl(req, name)) };
 }
 
-export const remove: Endpoint<PlacementContext> = {
+export const remove: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:delete',
   async handle(req, ctx) {

@@ -3,8 +3,7 @@ import type { JsonSchema } from '../../core/json-schema.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import { type PlacementContext, latest } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint, PlacementRequest } from '../http.js';
-import type { Microversion } from '../../core/microversion.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
 import { parseMemberOf, parseResources, parseTraits, traitNames } from '../query.js';
 import { idsByName } from '../store/names.js';
 import { type ProviderFilters, type ProviderView, createProvider, deleteProvider, listProviders, requireProvider, updateProvider } from '../store/providers.js';
@@ -41,13 +40,14 @@ const listQuerySchemas: Record<string, JsonSchema> = {
   '1.18': listQuery({ member_of: { type: 'string' }, resources: { type: 'string' }, in_tree: uuidSchema, required: { type: 'string' } }),
 };
 
-export function providerUrl(ctx: PlacementContext, uuid: string): string {
-  return `${ctx.prefix}/resource_providers/${uuid}`;
+export function providerUrl(req: PlacementRequest, uuid: string): string {
+  return req.link(`/resource_providers/${uuid}`);
 }
 
 /** A provider as Placement shows it at the request's microversion. */
-export function providerBody(p: ProviderView, mv: Microversion, ctx: PlacementContext): Record<string, unknown> {
-  const self = providerUrl(ctx, p.uuid);
+export function providerBody(p: ProviderView, req: PlacementRequest): Record<string, unknown> {
+  const mv = req.mv;
+  const self = providerUrl(req, p.uuid);
   const links = [
     { rel: 'self', href: self },
     { rel: 'inventories', href: `${self}/inventories` },
@@ -95,20 +95,20 @@ async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promis
   return filters;
 }
 
-export const list: Endpoint<PlacementContext> = {
+export const list: Endpoint = {
   policy: 'placement:resource_providers:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const filters = await listFilters(req, ctx);
     const providers = filters ? await listProviders(ctx.database, filters) : [];
     return {
-      body: { resource_providers: providers.map((p) => providerBody(p, req.mv, ctx)) },
+      body: { resource_providers: providers.map((p) => providerBody(p, req)) },
       lastModified: latest(providers.map((p) => p.updated_at)),
     };
   },
 };
 
-export const create: Endpoint<PlacementContext> = {
+export const create: Endpoint = {
   policy: 'placement:resource_providers:create',
   async handle(req, ctx) {
     const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>(createSchemas);
@@ -117,22 +117,22 @@ export const create: Endpoint<PlacementContext> = {
       name: data.name,
       parentUuid: data.parent_provider_uuid ? normalizeUuid(data.parent_provider_uuid) : null,
     });
-    const location = req.absoluteUrl(providerUrl(ctx, provider.uuid));
-    if (req.mv.atLeast('1.20')) return { body: providerBody(provider, req.mv, ctx), location, lastModified: provider.updated_at };
+    const location = req.absoluteUrl(providerUrl(req, provider.uuid));
+    if (req.mv.atLeast('1.20')) return { body: providerBody(provider, req), location, lastModified: provider.updated_at };
     return { status: 201, location };
   },
 };
 
-export const show: Endpoint<PlacementContext> = {
+export const show: Endpoint = {
   policy: 'placement:resource_providers:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const provider = await requireProvider(ctx.database, req.param('uuid'));
-    return { body: providerBody(provider, req.mv, ctx), lastModified: provider.updated_at };
+    return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };
 
-export const update: Endpoint<PlacementContext> = {
+export const update: Endpoint = {
   policy: 'placement:resource_providers:update',
   async handle(req, ctx) {
     const data = req.json<{ name: string; parent_provider_uuid?: string | null }>(updateSchemas);
@@ -143,11 +143,11 @@ export const update: Endpoint<PlacementContext> = {
       { name: data.name, parentUuid: parent === undefined ? undefined : parent === null ? null : normalizeUuid(parent) },
       req.mv,
     );
-    return { body: providerBody(provider, req.mv, ctx), lastModified: provider.updated_at };
+    return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };
 
-export const remove: Endpoint<PlacementContext> = {
+export const remove: Endpoint = {
   policy: 'placement:resource_providers:delete',
   async handle(req, ctx) {
     await deleteProvider(ctx.database, req.param('uuid'));

@@ -1,10 +1,10 @@
 // GET / : the version document clients use to discover the microversion range.
-import type { PlacementContext } from '../context.js';
-import type { Endpoint } from '../http.js';
+import type { Endpoint } from '../request.js';
 import { MAX_VERSION, MIN_VERSION } from '../microversion.js';
 
-export const root: Endpoint<PlacementContext> = {
-  async handle(_req, ctx) {
+export const root: Endpoint = {
+  public: true,
+  async handle(req) {
     return {
       body: {
         versions: [
@@ -13,7 +13,7 @@ export const root: Endpoint<PlacementContext> = {
             max_version: MAX_VERSION,
             min_version: MIN_VERSION,
             status: 'CURRENT',
-            links: [{ rel: 'self', href: ctx.prefix }],
+            links: [{ rel: 'self', href: req.prefix }],
           },
         ],
       },

@@ -1,8 +1,7 @@
 // /traits, /traits/{name} and /resource_providers/{uuid}/traits
 import type { JsonSchema } from '../../core/json-schema.js';
-import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint } from '../http.js';
+import type { Endpoint } from '../request.js';
 import { deleteTrait, ensureTrait, listTraits, readProviderTraits, setProviderTraits, traitExists } from '../store/traits.js';
 import type { TraitQuery } from '../store/traits.js';
 
@@ -24,7 +23,7 @@ const setTraitsSchema: JsonSchema = {
   additionalProperties: false,
 };
 
-export const list: Endpoint<PlacementContext> = {
+export const list: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:list',
   async handle(req, ctx) {
@@ -59,20 +58,20 @@ function checkCustomName(name: string): void {
   }
 }
 
-export const put: Endpoint<PlacementContext> = {
+export const put: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:update',
   async handle(req, ctx) {
     const name = req.param('name');
     checkCustomName(name);
     const created = await ensureTrait(ctx.database, name);
-    const location = req.absoluteUrl(`${ctx.prefix}/traits/${name}`);
+    const location = req.absoluteUrl(req.link(`/traits/${name}`));
     // 1.15+: an existing trait answers with its cache headers; a created one with none.
     return created ? { status: 201, location } : { status: 204, location, lastModified: null };
   },
 };
 
-export const show: Endpoint<PlacementContext> = {
+export const show: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:show',
   async handle(req, ctx) {
@@ -82,7 +81,7 @@ export const show: Endpoint<PlacementContext> = {
   },
 };
 
-export const remove: Endpoint<PlacementContext> = {
+export const remove: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:delete',
   async handle(req, ctx) {
@@ -91,7 +90,7 @@ export const remove: Endpoint<PlacementContext> = {
   },
 };
 
-export const listForProvider: Endpoint<PlacementContext> = {
+export const listForProvider: Endpoint = {
   since: '1.6',
   policy: 'placement:resource_providers:traits:list',
   async handle(req, ctx) {
@@ -101,7 +100,7 @@ export const listForProvider: Endpoint<PlacementContext> = {
   },
 };
 
-export const setForProvider: Endpoint<PlacementContext> = {
+export const setForProvider: Endpoint = {
   since: '1.6',
   policy: 'placement:resource_providers:traits:update',
   async handle(req, ctx) {
@@ -113,7 +112,7 @@ export const setForProvider: Endpoint<PlacementContext> = {
   },
 };
 
-export const removeForProvider: Endpoint<PlacementContext> = {
+export const removeForProvider: Endpoint = {
   since: '1.6',
   policy: 'placement:resource_providers:traits:delete',
   async handle(req, ctx) {

@@ -1,7 +1,6 @@
 // /resource_providers/{uuid}/usages and /usages
 import type { JsonSchema } from '../../core/json-schema.js';
-import type { PlacementContext } from '../context.js';
-import type { Endpoint } from '../http.js';
+import type { Endpoint } from '../request.js';
 import { projectUsages, providerUsages } from '../store/usages.js';
 
 const idField: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
@@ -15,7 +14,7 @@ const querySchemas: Record<string, JsonSchema> = {
   },
 };
 
-export const forProvider: Endpoint<PlacementContext> = {
+export const forProvider: Endpoint = {
   policy: 'placement:resource_providers:usages',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -24,7 +23,7 @@ export const forProvider: Endpoint<PlacementContext> = {
   },
 };
 
-export const total: Endpoint<PlacementContext> = {
+export const total: Endpoint = {
   since: '1.9',
   policy: 'placement:usages',
   async handle(req, ctx) {

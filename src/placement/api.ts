@@ -1,8 +1,12 @@
-// The Placement API as a Fastify plugin: the route table, and the pipeline of http.ts around it.
-import type { FastifyPluginAsync } from 'fastify';
-import { type RouteTable, acceptRawBodies, registerRouteTable } from '../server/http.js';
+// The Placement API: its route table and what it tells the request pipeline (src/http/). In the
+// order Placement's own middleware runs: auth (401, except at `/`) → microversion (400/406) →
+// route (404/405, `since` → 404) → policy (403) → handler.
+import { type ApiDefinition, appendVary } from '../http/pipeline.js';
+import type { RouteTable } from '../http/router.js';
 import type { PlacementContext } from './context.js';
-import { type Endpoint, servePlacement } from './http.js';
+import { renderError } from './errors.js';
+import { negotiate } from './microversion.js';
+import { type Endpoint, PlacementRequest, type PlacementResponse } from './request.js';
 import * as aggregates from './routes/aggregates.js';
 import * as candidates from './routes/allocation-candidates.js';
 import * as allocations from './routes/allocations.js';
@@ -14,9 +18,7 @@ import { root } from './routes/root.js';
 import * as traits from './routes/traits.js';
 import * as usages from './routes/usages.js';
 
-type Routes = RouteTable<Endpoint<PlacementContext>>;
-
-export const placementRoutes: Routes = {
+export const placementRoutes: RouteTable<Endpoint> = {
   '/': { GET: root },
   '/resource_providers': { GET: providers.list, POST: providers.create },
   '/resource_providers/:uuid': { GET: providers.show, PUT: providers.update, DELETE: providers.remove },
@@ -37,9 +39,24 @@ export const placementRoutes: Routes = {
   '/reshaper': { POST: reshaper.post },
 };
 
-export const placementApi: FastifyPluginAsync<{ ctx: PlacementContext }> = async (app, { ctx }) => {
-  acceptRawBodies(app);
-  registerRouteTable(app, placementRoutes, (req, reply, route) => servePlacement(req, reply, ctx, route));
-  app.setNotFoundHandler((req, reply) => servePlacement(req, reply, ctx, null));
-  app.setErrorHandler((err, req, reply) => servePlacement(req, reply, ctx, null, err));
+export const placementApi: ApiDefinition<PlacementContext, PlacementRequest, PlacementResponse> = {
+  name: 'placement',
+  routes: placementRoutes,
+  steps: ['authenticate', 'negotiate', 'route', 'method', 'gate', 'authorize'],
+  requestIdHeaders: ['x-openstack-request-id'],
+  negotiate(headers, reply) {
+    const mv = negotiate(headers['openstack-api-version']);
+    reply.header('openstack-api-version', `placement ${mv}`);
+    appendVary(reply, 'openstack-api-version');
+    return mv;
+  },
+  request: (parts) => new PlacementRequest(parts),
+  decorate(req, response, reply) {
+    // 1.15+: reads, and writes that return a representation, say when it last changed.
+    if (req.mv.atLeast('1.15') && (response.lastModified !== undefined || (req.method === 'GET' && response.body !== undefined))) {
+      reply.header('cache-control', 'no-cache');
+      reply.header('last-modified', new Date(response.lastModified ?? Date.now()).toUTCString());
+    }
+  },
+  render: renderError,
 };

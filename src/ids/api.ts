@@ -1,15 +1,20 @@
-// The identifier API as a Fastify plugin: the route table and the pipeline of http.ts around it.
-import type { FastifyPluginAsync } from 'fastify';
-import { type RouteTable, acceptRawBodies, registerRouteTable } from '../server/http.js';
+// The identifier API: its route table and what it tells the request pipeline (src/http/): route
+// (404/405 with Allow) → Accept (406) → handler (content type 415, JSON syntax and schema 400,
+// If-Match 412/400) → response with ETag/Location/Link. Every failure leaves as RFC 9457
+// problem+json via errors.ts.
+import type { ApiDefinition } from '../http/pipeline.js';
+import type { RouteTable } from '../http/router.js';
+import { accepts } from '../placement/errors.js';
 import type { IdsContext } from './context.js';
-import { type IdsEndpoint, serveIds } from './http.js';
+import { idsError, renderProblem } from './errors.js';
+import { type Endpoint, IdsRequest, type IdsResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
 import * as meta from './routes/meta.js';
 import * as pools from './routes/pools.js';
 import * as instances from './routes/service-instances.js';
 import * as specs from './routes/specs.js';
 
-export const idsRoutes: RouteTable<IdsEndpoint<IdsContext>> = {
+export const idsRoutes: RouteTable<Endpoint> = {
   '/v1': { GET: meta.root },
   '/v1/openapi.json': { GET: meta.openapi },
   '/v1/pools': { GET: pools.list, POST: pools.create },
@@ -33,9 +38,20 @@ export const idsRoutes: RouteTable<IdsEndpoint<IdsContext>> = {
   '/v1/outbox/:id/retry': { POST: meta.retryOutboxEntry },
 };
 
-export const idsApi: FastifyPluginAsync<{ ctx: IdsContext }> = async (app, { ctx }) => {
-  acceptRawBodies(app);
-  registerRouteTable(app, idsRoutes, (req, reply, route) => serveIds(req, reply, ctx, ctx.prefix, route));
-  app.setNotFoundHandler((req, reply) => serveIds(req, reply, ctx, ctx.prefix, null));
-  app.setErrorHandler((err, req, reply) => serveIds(req, reply, ctx, ctx.prefix, null, err));
+export const idsApi: ApiDefinition<IdsContext, IdsRequest, IdsResponse> = {
+  name: 'ids',
+  routes: idsRoutes,
+  steps: ['authenticate', 'route', 'method', 'authorize'],
+  requestIdHeaders: ['x-request-id'],
+  request(parts) {
+    const accept = parts.raw.headers.accept;
+    if (accept && !accepts(accept, 'application/json') && !accepts(accept, 'application/problem+json')) {
+      throw idsError(406, 'ids.not_acceptable', 'This API answers application/json');
+    }
+    return new IdsRequest(parts);
+  },
+  decorate(_req, response, reply) {
+    if (response.etag !== undefined) reply.header('etag', `"${response.etag}"`);
+  },
+  render: renderProblem,
 };

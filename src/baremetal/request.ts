@@ -1,0 +1,66 @@
+// What bare-metal handlers get and give: the request with Ironic's own helpers (query arguments
+// checked as Ironic checks them, JSON bodies and schema errors worded as Ironic words them).
+import { pyRepr, type JsonSchema, validate } from '../core/json-schema.js';
+import { HTTP } from '../http/errors.js';
+import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
+import { badRequest, frameworkError } from './errors.js';
+import type { BaremetalContext } from './routes/common.js';
+
+export type IronicResponse = ApiResponse;
+export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse>;
+
+export class IronicRequest extends ApiRequest {
+  /**
+   * Query parameters, one value each. Unknown names are a 400 "Unexpected arguments: …" and a
+   * repeated one "Expected string for …", as Ironic answers.
+   */
+  queryArgs(allowed: readonly string[]): Record<string, string> {
+    const unknown = this.query.keys().filter((k) => !allowed.includes(k));
+    if (unknown.length) throw badRequest(`Unexpected arguments: ${unknown.join(', ')}`);
+    const out: Record<string, string> = {};
+    for (const key of this.query.keys()) {
+      const values = this.query.all(key);
+      if (values.length > 1) throw badRequest(`Expected string for ${key}: ${pyRepr(values)}`);
+      out[key] = values[0]!;
+    }
+    return out;
+  }
+
+  /** The JSON body (any JSON value), or undefined when there is none. A missing or empty content type is JSON, as in Ironic. */
+  override jsonBody(): unknown {
+    const contentType = this.raw.headers['content-type'];
+    if (contentType) {
+      const media = contentType.split(';')[0]!.trim().toLowerCase();
+      if (media !== '' && media !== 'application/json' && !media.endsWith('+json')) {
+        throw frameworkError(415, `The request media type ${media} is not supported; use application/json.`);
+      }
+    }
+    try {
+      return super.jsonBody();
+    } catch (err) {
+      if ((err as { code?: string }).code === HTTP.badJson) throw badRequest(`Malformed JSON in the request body: ${(err as Error).message}`);
+      throw err;
+    }
+  }
+
+  /** The JSON body checked against a schema; errors read "Schema error for <what>: …". */
+  json<T>(schema: JsonSchema, what: string): T {
+    const data = this.jsonBody();
+    if (data === undefined) throw badRequest(`Missing the request body (a JSON ${what}).`);
+    checkSchema(schema, data, what);
+    return data as T;
+  }
+}
+
+/** Validate against a schema, wording the error as Ironic does (with a root cause for anyOf). */
+export function checkSchema(schema: JsonSchema, data: unknown, what: string): void {
+  const error = validate(schema, data);
+  if (!error) return;
+  let message = error.message;
+  const alternatives = (error.schema as JsonSchema).anyOf;
+  if (error.keyword === 'anyOf' && alternatives?.length) {
+    const cause = validate(alternatives[alternatives.length - 1]!, error.instance);
+    if (cause) message += `. Possible root cause: ${cause.message}`;
+  }
+  throw badRequest(`Schema error for ${what}: ${message}`);
+}

@@ -1,0 +1,113 @@
+// What identifier-API handlers get and give: the request with the API's own helpers (JSON bodies
+// and query strings whose errors point at the field, If-Match), the response with its ETag, and
+// cursor pagination.
+import { type JsonSchema, validate } from '../core/json-schema.js';
+import { HTTP } from '../http/errors.js';
+import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
+import type { IdsContext } from './context.js';
+import { idsError, invalidRequest } from './errors.js';
+
+export interface IdsResponse extends ApiResponse {
+  /** a version for ETag */
+  etag?: number;
+}
+
+export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse>;
+
+const JSON_TYPES = new Set(['application/json', 'application/merge-patch+json']);
+
+/** `['ranges'][0]['lower']` (the validator's path) → `/ranges/0/lower` (a JSON Pointer, RFC 6901). */
+export function toPointer(instancePath: string): string {
+  const parts = [...instancePath.matchAll(/\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(\d+))\]/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+  return parts.map((p) => `/${p.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+export class IdsRequest extends ApiRequest {
+  /** The JSON body, checked for content type, syntax and schema. */
+  json<T>(schema: JsonSchema): T {
+    const contentType = this.header('content-type');
+    const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+    if (!mediaType || !JSON_TYPES.has(mediaType)) {
+      throw idsError(415, 'ids.unsupported_media_type', `Send the body as application/json${contentType ? `, not ${contentType}` : ''}`);
+    }
+    let data: unknown;
+    try {
+      data = this.jsonBody();
+    } catch (err) {
+      if ((err as { code?: string }).code === HTTP.badJson) throw invalidRequest(`The body is not valid JSON: ${(err as Error).message}`);
+      throw err;
+    }
+    if (data === undefined) throw invalidRequest('The body is not valid JSON: it is empty');
+    const error = validate(schema, data);
+    if (error) {
+      const pointer = toPointer(error.instancePath);
+      throw invalidRequest(`${pointer || 'body'}: ${error.message}`, { errors: [{ pointer: pointer || '/', detail: error.message }] });
+    }
+    return data as T;
+  }
+
+  /** Query parameters against a schema; unknown ones and repeated ones are refused. */
+  queryObject<T>(schema: JsonSchema): T {
+    for (const k of this.query.keys()) {
+      if (this.query.all(k).length > 1) throw invalidRequest(`query parameter ${k} may be given once`, { errors: [{ parameter: k, detail: 'repeated' }] });
+    }
+    const object = this.query.toObject();
+    const error = validate(schema, object);
+    if (error) {
+      const name = toPointer(error.instancePath).slice(1) || Object.keys(object).find((k) => !(k in (schema.properties ?? {}))) || '';
+      throw invalidRequest(`query: ${error.message}`, { errors: [{ parameter: name, detail: error.message }] });
+    }
+    return object as T;
+  }
+
+  /** The version an `If-Match` names: null when absent or `*`; 400 when it is not one of ours. */
+  ifMatch(): number | null {
+    const v = this.header('if-match');
+    if (v === undefined || v.trim() === '*') return null;
+    const m = /^\s*(?:W\/)?"(\d{1,9})"\s*$/.exec(v);
+    if (!m) throw invalidRequest(`If-Match must be one ETag this API gave ("<version>"), got ${v}`);
+    return Number(m[1]);
+  }
+
+  /** A path under this API's mount, for Location and links. */
+  url(path: string): string {
+    return `${this.prefix}${path}`;
+  }
+}
+
+// --- pagination ---
+
+export const PAGE_QUERY: Record<string, JsonSchema> = {
+  limit: { type: 'string', pattern: '^([1-9]\\d{0,2}|1000)$', description: 'page size, 1–1000 (default 100)' },
+  cursor: { type: 'string', maxLength: 512, description: 'next_cursor of the previous page' },
+};
+
+export function pageLimit(query: { limit?: string }): number {
+  return query.limit === undefined ? 100 : Number(query.limit);
+}
+
+export const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+export function decodeCursor<T>(text: string | undefined, check: (v: unknown) => v is T): T | null {
+  if (text === undefined) return null;
+  try {
+    const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
+    if (check(v)) return v;
+  } catch {
+    /* fall through */
+  }
+  throw invalidRequest('cursor is not one this API gave out', { errors: [{ parameter: 'cursor', detail: 'invalid' }] });
+}
+
+/** A list page: `{items, next_cursor}` and a `Link: <…>; rel="next"` header. */
+export function page(req: IdsRequest, items: unknown[], next: unknown | null): IdsResponse {
+  const nextCursor = next === null ? null : encodeCursor(next);
+  const headers: Record<string, string> = {};
+  if (nextCursor) {
+    const params = new URLSearchParams(req.query.pairs.filter(([k]) => k !== 'cursor'));
+    params.set('cursor', nextCursor);
+    const path = req.raw.url.split('?')[0];
+    headers.link = `<${path}?${params}>; rel="next"`;
+  }
+  return { body: { items, next_cursor: nextCursor }, headers };
+}

@@ -1,0 +1,75 @@
+// What Placement handlers get and give: the request with Placement's own helpers (JSON bodies
+// checked as Placement checks them, schemas chosen by microversion, Accept), and the response
+// with Placement's `last-modified`.
+import { type JsonSchema, describeSchemaError, validate } from '../core/json-schema.js';
+import { byVersion } from '../core/microversion.js';
+import { HTTP } from '../http/errors.js';
+import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
+import type { PlacementContext } from './context.js';
+import { accepts, placementError } from './errors.js';
+
+export interface PlacementResponse extends ApiResponse {
+  /** ISO timestamp for `last-modified` (1.15+); defaults to now */
+  lastModified?: string | null;
+}
+
+export type Endpoint = PipelineEndpoint<PlacementContext, PlacementRequest, PlacementResponse>;
+
+/** A schema, or a table of schemas keyed by the microversion that introduced each. */
+export type Schemas = JsonSchema | Record<string, JsonSchema>;
+
+export class PlacementRequest extends ApiRequest {
+  /** An absolute URL on this server for a path, as Placement puts in `Location`. */
+  absoluteUrl(path: string): string {
+    return `${this.raw.protocol}://${this.raw.host}${path}`;
+  }
+
+  /** A path under this API's mount, for links. */
+  link(path: string): string {
+    return `${this.prefix}${path}`;
+  }
+
+  /** 406 unless the client accepts JSON (Placement checks this on reads). */
+  requireJsonAccept(): void {
+    const accept = this.raw.headers.accept;
+    if (accept && !accepts(accept, 'application/json')) throw placementError(406, 'Only application/json is provided');
+  }
+
+  /** The JSON body, checked for content type, syntax and (per microversion) schema. */
+  json<T>(schemas: Schemas): T {
+    const contentType = this.raw.headers['content-type'];
+    if (!contentType) {
+      if (this.bodyBytes.length > 0) throw placementError(400, 'content-type header required');
+      throw placementError(415, 'The media type None is not supported, use application/json');
+    }
+    const mediaType = contentType.split(';')[0]!.trim().toLowerCase();
+    if (mediaType !== 'application/json') throw placementError(415, `The media type ${contentType} is not supported, use application/json`);
+    let data: unknown;
+    try {
+      data = this.jsonBody();
+    } catch (err) {
+      if ((err as { code?: string }).code === HTTP.badJson) throw placementError(400, `Malformed JSON: ${(err as Error).message}`);
+      throw err;
+    }
+    if (data === undefined) throw placementError(400, 'Malformed JSON: Unexpected end of JSON input');
+    const error = validate(this.schema(schemas), data);
+    if (error) throw placementError(400, `JSON does not validate: ${describeSchemaError(error)}`);
+    return data as T;
+  }
+
+  /** Query parameters validated against a schema (one value per key, the last one wins). */
+  queryObject<T>(schemas: Schemas): T {
+    const object = this.query.toObject();
+    const error = validate(this.schema(schemas), object);
+    if (error) throw placementError(400, `Invalid query string parameters: ${describeSchemaError(error)}`);
+    return object as T;
+  }
+
+  private schema(schemas: Schemas): JsonSchema {
+    return isVersionTable(schemas) ? byVersion(this.mv, schemas) : schemas;
+  }
+}
+
+function isVersionTable(s: Schemas): s is Record<string, JsonSchema> {
+  return Object.keys(s).length > 0 && Object.keys(s).every((k) => /^\d+\.\d+$/.test(k));
+}
