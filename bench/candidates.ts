@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
+import { transaction } from '../src/db/transaction.js';
 import type { CandidateRequest } from '../src/placement/candidates/model.js';
 import { searchCandidates } from '../src/placement/candidates/search.js';
 import { providerIndex } from '../src/placement/store/provider-index.js';
@@ -62,7 +63,7 @@ async function populate(url: string, n: number): Promise<void> {
     );
     const avx2 = (await db.selectFrom('traits').select('id').where('name', '=', 'HW_CPU_X86_AVX2').executeTakeFirstOrThrow()).id;
     const now = new Date().toISOString();
-    await db.transaction().execute(async (tx) => {
+    await transaction(database, async ({ db: tx }) => {
       const chunk = 500;
       for (let start = 0; start < n; start += chunk) {
         const count = Math.min(chunk, n - start);

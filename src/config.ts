@@ -221,5 +221,6 @@ export function databaseOptions(config: Config): DatabaseOptions {
     statementTimeoutMs: config.dbStatementTimeout,
     idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeout,
     keepAliveMs: config.dbKeepalive,
+    maxAttempts: config.maxAttempts,
   };
 }

@@ -10,7 +10,6 @@
 // together, so the lock is the compare-and-set itself. That halves the commits per allocation
 // (measured: bench/baremetal.ts, SQLite synchronous=FULL is bound by fsyncs) and leaves no stale
 // lock behind a crash.
-import { nowIso } from '../core/clock.js';
 import { RetryableConflict } from '../core/errors.js';
 import { newUuid, normalizeUuid } from '../core/uuid.js';
 import { isUniqueViolation } from '../db/sql-helpers.js';
@@ -64,7 +63,7 @@ export async function createAllocation(rt: BaremetalRuntime, body: AllocationCre
   const candidates = [...new Set(idents.map((i) => resolved.get(i)!.uuid))];
 
   const uuid = body.uuid ? normalizeUuid(body.uuid) : newUuid();
-  const now = nowIso();
+  const now = rt.database.clock.nowIso();
   const id = await insertChecked(rt, uuid, name, async (tx) =>
     insertAllocation(
       tx,
@@ -118,7 +117,7 @@ async function backfill(rt: BaremetalRuntime, body: AllocationCreate, name: stri
   if (!(await findNode(rt.database, ident))) throw badRequest(`Node ${ident} could not be found.`);
   if (body.resource_class) await rt.backend.prepare(rt.database, { resourceClass: body.resource_class });
   let allocationUuid = body.uuid ? normalizeUuid(body.uuid) : null;
-  const now = nowIso();
+  const now = rt.database.clock.nowIso();
   const id = await transaction(rt.database, async (tx) => {
     const node = await lockNode(tx, ident);
     if (!node) throw badRequest(`Node ${ident} could not be found.`);
@@ -198,7 +197,7 @@ export async function patchAllocation(rt: BaremetalRuntime, ident: string, ops: 
     }
     await tx.db
       .updateTable('baremetal_allocations')
-      .set({ name, extra: JSON.stringify(after.extra ?? {}), updated_at: nowIso() })
+      .set({ name, extra: JSON.stringify(after.extra ?? {}), updated_at: tx.clock.nowIso() })
       .where('id', '=', allocation.id)
       .execute();
     return (await findAllocationById(tx, allocation.id))!;
@@ -287,7 +286,7 @@ async function claimNode(tx: Tx, rt: BaremetalRuntime, allocation: AllocationRec
     const free = await tx.db.selectFrom('baremetal_nodes').select('id').where('id', '=', nodeId).forUpdate().skipLocked().executeTakeFirst();
     if (!free) throw new Unsuitable();
   }
-  const now = nowIso();
+  const now = tx.clock.nowIso();
   const reserved = await tx.db
     .updateTable('baremetal_nodes')
     .set({ instance_uuid: allocation.uuid, allocation_id: allocation.id, updated_at: now })
@@ -324,6 +323,6 @@ function stillSuitable(node: NodeRecord, a: AllocationRecord): boolean {
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */
 export async function failAllocation(rt: BaremetalRuntime, allocation: { id: number; uuid: string }, reason: string): Promise<void> {
-  await finishAllocation(rt.database, allocation.id, rt.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) });
+  await transaction(rt.database, (tx) => finishAllocation(tx, allocation.id, rt.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }));
 }
 

@@ -5,6 +5,7 @@
 //   UPDATE baremetal_nodes SET reservation = <me> WHERE id = ? AND reservation = <dead>
 // Only the winner of each compare-and-set resumes the item, so no work is done twice.
 import type { Logger } from 'pino';
+import { transaction } from '../db/transaction.js';
 import type { BaremetalRuntime } from './runtime.js';
 import { orphanedAllocations, ownAllocating, takeOverAllocation } from './store/allocations.js';
 import { aliveConductors, heartbeat, orphanedReservations, ownReservations, takeOverReservation, unregisterConductor } from './store/conductors.js';
@@ -31,7 +32,7 @@ export class ConductorTasks {
     await this.resumeOwn();
     const { heartbeatInterval, takeoverInterval } = this.rt.config;
     const beat = async () => {
-      await heartbeat(this.rt.database, this.rt.conductorId);
+      await transaction(this.rt.database, (tx) => heartbeat(tx, this.rt.conductorId));
       await this.resumeOwn();
     };
     this.heartbeatTimer = setInterval(() => this.serially(beat, 'heartbeat'), heartbeatInterval);
@@ -49,7 +50,7 @@ export class ConductorTasks {
 
   /** After the workers stopped: tell the others they may take over now instead of after the timeout. */
   async unregister(): Promise<void> {
-    await unregisterConductor(this.rt.database, this.rt.conductorId);
+    await transaction(this.rt.database, (tx) => unregisterConductor(tx, this.rt.conductorId));
   }
 
   /** Periodic tasks run one at a time and never overlap a stop. */
@@ -74,14 +75,14 @@ export class ConductorTasks {
     const alive = [...new Set([...(await aliveConductors(this.rt.database, this.rt.config.heartbeatTimeout)), me])];
     let allocations = 0;
     for (const orphan of await orphanedAllocations(this.rt.database, alive)) {
-      if (await takeOverAllocation(this.rt.database, orphan.id, orphan.conductor_affinity, me)) {
+      if (await transaction(this.rt.database, (tx) => takeOverAllocation(tx, orphan.id, orphan.conductor_affinity, me))) {
         allocations++;
         this.rt.allocations.enqueue(orphan.id);
       }
     }
     let nodes = 0;
     for (const orphan of await orphanedReservations(this.rt.database, alive)) {
-      if (await takeOverReservation(this.rt.database, orphan.id, orphan.reservation, me)) {
+      if (await transaction(this.rt.database, (tx) => takeOverReservation(tx, orphan.id, orphan.reservation, me))) {
         nodes++;
         this.rt.transitions.schedule(orphan.id);
       }

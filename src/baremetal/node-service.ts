@@ -2,7 +2,6 @@
 // state changes (started here, finished by the transition timers), maintenance, and the
 // deallocation that a node's tear-down, deletion or `instance_uuid` removal triggers.
 // Every write locks the node row first (then, if needed, its allocation): one lock order.
-import { nowIso } from '../core/clock.js';
 import type { Microversion } from '../core/microversion.js';
 import { newUuid, normalizeUuid } from '../core/uuid.js';
 import type { Tx } from '../db/transaction.js';
@@ -176,7 +175,7 @@ export async function createNode(rt: BaremetalRuntime, body: NodeCreate, mv: Mic
   const retired = boolField(body, 'retired') ?? false;
   const resourceClass = (body.resource_class as string | null | undefined) ?? null;
   await rt.backend.prepare(rt.database, { resourceClass });
-  const now = nowIso();
+  const now = rt.database.clock.nowIso();
   try {
     return await transaction(rt.database, async (tx) => {
       if (await findNode(tx, nodeUuid)) throw conflict(`A node with UUID ${nodeUuid} already exists.`);
@@ -408,7 +407,7 @@ export async function patchNode(rt: BaremetalRuntime, ident: string, ops: PatchO
       if (instance !== node.instance_uuid) changes.instance_uuid = instance;
     }
 
-    changes.updated_at = nowIso();
+    changes.updated_at = tx.clock.nowIso();
     await updateNode(tx, node.id, changes);
     const updated = (await lockNode(tx, node.id))!;
     if (changes.resource_class !== undefined) await rt.backend.nodeChanged(tx, updated);
@@ -429,7 +428,7 @@ export async function deallocate(tx: Tx, rt: BaremetalRuntime, node: NodeRecord)
   await updateNode(tx, node.id, {
     allocation_id: null,
     instance_uuid: node.instance_uuid === node.allocation_uuid ? null : node.instance_uuid,
-    updated_at: nowIso(),
+    updated_at: tx.clock.nowIso(),
   });
   await deleteAllocationRow(tx, node.allocation_id);
 }
@@ -471,7 +470,7 @@ async function changeTraits(rt: BaremetalRuntime, ident: string, added: string[]
       throw badRequest(`Could not modify traits for node ${node.uuid} as it would exceed the maximum number of traits per node (${traits.length} vs. ${MAX_TRAITS_PER_NODE})`);
     }
     await replaceNodeTraits(tx, node.id, traits);
-    await updateNode(tx, node.id, { updated_at: nowIso() });
+    await updateNode(tx, node.id, { updated_at: tx.clock.nowIso() });
     await rt.backend.nodeChanged(tx, { ...node, traits });
   });
 }
@@ -527,7 +526,7 @@ export async function setProvisionState(rt: BaremetalRuntime, ident: string, req
     if (node.protected === 1 && ['rebuild', 'deleted', 'undeploy'].includes(target)) {
       throw ironicError(403, `Node ${node.uuid} is protected and cannot be undeployed, rebuilt or deleted`);
     }
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     if (transition.via === null) {
       await updateNode(tx, node.id, { provision_state: transition.to, target_provision_state: null, provision_updated_at: now, last_error: null, updated_at: now });
       return null;
@@ -558,7 +557,7 @@ export async function setPowerState(rt: BaremetalRuntime, ident: string, target:
       throw badRequest(`The requested action "${target}" can not be performed on node "${ident}" while it is in state "${node.power_state ?? 'None'}".`);
     }
     requireUnlocked(node);
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     await updateNode(tx, node.id, { target_power_state: spec.result, reservation: rt.conductorId, last_error: null, updated_at: now });
     return node.id;
   });
@@ -571,7 +570,7 @@ export async function setMaintenance(rt: BaremetalRuntime, ident: string, on: bo
   await transaction(rt.database, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     const changes: NodeChanges = on ? { maintenance: 1, maintenance_reason: reason } : { maintenance: 0, maintenance_reason: null, fault: null };
-    await updateNode(tx, node.id, { ...changes, updated_at: nowIso() });
+    await updateNode(tx, node.id, { ...changes, updated_at: tx.clock.nowIso() });
   });
 }
 
@@ -584,7 +583,7 @@ export async function completeTransition(rt: BaremetalRuntime, nodeId: number): 
   await transaction(rt.database, async (tx) => {
     const node = await lockNode(tx, nodeId);
     if (!node || node.reservation !== rt.conductorId) return;
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     const changes: NodeChanges = { reservation: null, updated_at: now };
     if (node.target_provision_state !== null) {
       if (TEARS_DOWN(node.provision_state)) {

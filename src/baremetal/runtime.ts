@@ -10,6 +10,7 @@ import { AllocationWorker } from './allocation-worker.js';
 import { type AllocationBackend, backendNamed } from './backend.js';
 import { ConductorTasks } from './conductor.js';
 import { reconcileMirror } from './mirror.js';
+import { transaction } from '../db/transaction.js';
 import { registerConductor } from './store/conductors.js';
 import { TransitionTimers } from './transitions.js';
 
@@ -37,7 +38,7 @@ export class BaremetalRuntime {
 
   /** Register as a conductor (once) before accepting work under our name. */
   ensureRegistered(): Promise<void> {
-    this.registered ??= registerConductor(this.database, this.conductorId).catch((err) => {
+    this.registered ??= transaction(this.database, (tx) => registerConductor(tx, this.conductorId)).catch((err) => {
       this.registered = null;
       throw err;
     });

@@ -1,13 +1,21 @@
 // Opens the database named by a URL (`sqlite:PATH`, `sqlite::memory:`, `postgres://…`) and hands
-// back one Kysely instance for both dialects, plus what the rest of the code needs to know about
-// the dialect (SQLite has one writer at a time; PostgreSQL has row locks).
+// back one handle for both dialects, plus what the rest of the code needs to know about the
+// dialect (SQLite has one writer at a time; PostgreSQL has row locks).
+//
+// Outside a transaction the handle reads only: its `db` has Kysely's select builders and nothing
+// that writes, so every write has to go through `transaction()` (db/transaction.ts), which hands
+// the work a `Tx` with the full builder. Everything a process keeps per database — the SQLite
+// group committer, the names of prepared statements, the retry policy, the clock — lives on this
+// handle, made once at start, not in module-level variables.
 import { type FileHandle, open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { type Clock, systemClock } from '../core/clock.js';
 import { DatabaseFault, classifyFault } from './faults.js';
 import type { Schema } from './schema.js';
+import { type Writer, directWriter, groupCommitter } from './transaction.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -32,6 +40,10 @@ export interface DatabaseOptions {
   idleInTransactionTimeoutMs?: number;
   /** PostgreSQL: TCP keepalive probes start after this much silence on a connection, ms */
   keepAliveMs?: number;
+  /** tries for a write that loses a race to another writer (including the first); default 10 */
+  maxAttempts?: number;
+  /** where "now" comes from (tests move a ManualClock) */
+  clock?: Clock;
 }
 
 /** Defaults of the bounded waits (the README's option table lists them). */
@@ -43,13 +55,26 @@ export const DATABASE_TIMEOUT_DEFAULTS = {
   busyTimeoutMs: 5_000,
 } as const;
 
-/** What a query needs: the Kysely handle and which SQL dialect is behind it. */
+/** Kysely's reading half: what a handle outside a transaction offers. */
+export type ReadOnlyKysely = Pick<Kysely<Schema>, 'selectFrom' | 'selectNoFrom' | 'fn' | 'dynamic'>;
+
+/** What a read needs: the read-only builder, which SQL dialect is behind it, and the clock. */
 export interface Db {
-  readonly db: Kysely<Schema>;
+  readonly db: ReadOnlyKysely;
   readonly dialect: DialectName;
+  readonly clock: Clock;
 }
 
+/** For db/ only: the full builder behind a handle (statements run through it). */
+export const kyselyOf = (db: Db): Kysely<Schema> => db.db as Kysely<Schema>;
+
 export interface Database extends Db {
+  /** tries for a write that loses a race to another writer, including the first */
+  readonly maxAttempts: number;
+  /** how writes reach the database (db/transaction.ts): one at a time, or grouped per commit */
+  readonly writer: Writer;
+  /** PostgreSQL: names of the statements prepared on every connection (db/statement.ts) */
+  readonly preparedNames: Map<string, string>;
   /** the URL with any password masked, for logs */
   readonly displayUrl: string;
   /** longest a write waits for the database (a connection, a lock) before it is a fault, ms */
@@ -108,9 +133,13 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
   raw.pragma(`synchronous = ${flusher ? 'NORMAL' : sync.toUpperCase()}`);
   raw.pragma('foreign_keys = ON');
   const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  return {
+  const database: Database = {
     db,
     dialect: 'sqlite',
+    clock: options.clock ?? systemClock,
+    maxAttempts: attemptsOf(options),
+    writer: groupCommitter(() => database),
+    preparedNames: new Map(),
     displayUrl: `sqlite:${file}`,
     connectTimeoutMs: busyTimeoutMs,
     ...(flusher && { flushCommits: flusher.flush }),
@@ -125,6 +154,11 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
       await flusher?.close();
     },
   };
+  return database;
+}
+
+function attemptsOf(options: DatabaseOptions): number {
+  return Math.max(1, Math.floor(options.maxAttempts ?? 10));
 }
 
 /**
@@ -197,9 +231,9 @@ function withStatementCache(raw: BetterSqlite3.Database) {
  * connection; past this many texts, new ones run unnamed (the set should never get there).
  */
 const MAX_NAMED_STATEMENTS = 1000;
-const statementNames = new Map<string, string>();
-export function preparedOnPostgres(text: string): void {
-  if (!statementNames.has(text) && statementNames.size < MAX_NAMED_STATEMENTS) statementNames.set(text, `allot_${statementNames.size + 1}`);
+export function prepareOnPostgres(database: Database, text: string): void {
+  const names = database.preparedNames;
+  if (!names.has(text) && names.size < MAX_NAMED_STATEMENTS) names.set(text, `allot_${names.size + 1}`);
 }
 
 /** Server-side limits every allot connection runs with, and TCP keepalives to notice a dead peer. */
@@ -278,7 +312,8 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     }
   }
   const pool = new pg.Pool({ ...config, Client: BoundedClient, connectionTimeoutMillis: statementTimeoutMs, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
-  pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, statementNames));
+  const preparedNames = new Map<string, string>();
+  pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, preparedNames));
   // An idle client that loses its server emits 'error' on the pool; the pool drops it.
   pool.on('error', () => {});
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
@@ -286,6 +321,10 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   return {
     db,
     dialect: 'postgres',
+    clock: options.clock ?? systemClock,
+    maxAttempts: attemptsOf(options),
+    writer: directWriter,
+    preparedNames,
     displayUrl: maskUrl(url),
     connectTimeoutMs: Number(config.connectionTimeoutMillis),
     listen: (channel, onMessage, onReset) => void listeners.push(listenForever(config, channel, onMessage, onReset)),

@@ -1,7 +1,6 @@
 // The one optimistic-concurrency helper: move a row's generation (or version) from `expected` to
 // `expected + 1`, or report that someone else moved it first.
-import { nowIso } from '../core/clock.js';
-import { statement } from './statement.js';
+import { writeStatement } from './statement.js';
 import type { Tx } from './transaction.js';
 
 /** Each versioned table and the name of its counter column. */
@@ -34,10 +33,10 @@ export async function bumpGeneration(
   const extra = Object.keys(also).filter((c) => c !== column && c !== 'updated_at');
   // Hot path (every claim bumps a consumer and a provider): plain SQL, one text per shape.
   const sets = [...extra.map((c) => `${c} = ?`), `${column} = ?`, 'updated_at = ?'].join(', ');
-  const changed = await statement(`update ${table} set ${sets} where id = ? and ${column} = ?`).run(tx, [
+  const changed = await writeStatement(`update ${table} set ${sets} where id = ? and ${column} = ?`).run(tx, [
     ...extra.map((c) => also[c]),
     expected + 1,
-    nowIso(),
+    tx.clock.nowIso(),
     id,
     expected,
   ]);

@@ -4,7 +4,7 @@
 // done.
 import { type Kysely, type Migration, Migrator } from 'kysely';
 import { backoffDelay, sleep } from '../core/backoff.js';
-import type { Database } from './database.js';
+import { type Database, kyselyOf } from './database.js';
 import { classifyFault } from './faults.js';
 import type { MigrationDialect } from './migrations/helpers.js';
 import * as placement from './migrations/001-placement.js';
@@ -28,7 +28,7 @@ export async function migrate(database: Database): Promise<string[]> {
   const migrations: Record<string, Migration> = {};
   for (const [name, m] of MIGRATIONS) migrations[name] = { up: (db) => m.up(db, database.dialect) };
   const migrator = new Migrator({
-    db: database.db,
+    db: kyselyOf(database),
     provider: { getMigrations: async () => migrations },
     migrationTableName: 'allot_migrations',
     migrationLockTableName: 'allot_migrations_lock',

@@ -1,35 +1,44 @@
 // Hand-written SQL for the hot paths (a claim runs a dozen statements): `?` placeholders,
-// rewritten once for PostgreSQL (`$1`, …), run through Kysely's executor without its query
-// builder and compiler — which cost more CPU than SQLite took to run the statements (profiled:
-// ~45% of a claim). On PostgreSQL each text is a named prepared statement (parsed and planned once
-// per connection). Everything else keeps using the typed builder.
-import { CompiledQuery } from 'kysely';
-import { type Db, preparedOnPostgres } from './database.js';
+// rewritten for PostgreSQL (`$1`, …), run through Kysely's executor without its query builder and
+// compiler — which cost more CPU than SQLite took to run the statements (profiled: ~45% of a
+// claim). On PostgreSQL each text is a named prepared statement (parsed and planned once per
+// connection). Everything else keeps using the typed builder.
+//
+// A read runs on any handle; a write only inside a transaction (its methods take a Tx), like the
+// builders. Make constant texts once, at module level; a text built per call (an IN list of n
+// placeholders) costs one small string rewrite.
+import { CompiledQuery, type RawBuilder } from 'kysely';
+import { type Database, type Db, kyselyOf, prepareOnPostgres } from './database.js';
+import type { Tx } from './transaction.js';
 
-export interface Statement<R> {
+export interface Statement<R, H extends Db> {
   /** all rows */
-  all(db: Db, params: readonly unknown[]): Promise<R[]>;
+  all(db: H, params: readonly unknown[]): Promise<R[]>;
   /** the first row, if any */
-  one(db: Db, params: readonly unknown[]): Promise<R | undefined>;
+  one(db: H, params: readonly unknown[]): Promise<R | undefined>;
   /** rows changed */
-  run(db: Db, params: readonly unknown[]): Promise<number>;
+  run(db: H, params: readonly unknown[]): Promise<number>;
 }
 
-const cache = new Map<string, Statement<any>>();
-
-/** The statement for this SQL text (made once per distinct text, e.g. per IN-list length). */
-export function statement<R = Record<string, unknown>>(text: string): Statement<R> {
-  let s = cache.get(text);
-  if (!s) cache.set(text, (s = makeStatement<R>(text)));
-  return s as Statement<R>;
+/** A statement that only reads (`select …`, `pragma …`): runs on any handle. */
+export function readStatement<R = Record<string, unknown>>(text: string): Statement<R, Db> {
+  if (!/^\s*(select|pragma)\b/i.test(text)) throw new Error(`not a read: ${text.slice(0, 60)}`);
+  return makeStatement<R, Db>(text);
 }
 
-function makeStatement<R>(text: string): Statement<R> {
+/** A statement that writes (or locks): runs only inside a transaction. */
+export function writeStatement<R = Record<string, unknown>>(text: string): Statement<R, Tx> {
+  return makeStatement<R, Tx>(text);
+}
+
+function makeStatement<R, H extends Db>(text: string): Statement<R, H> {
   let n = 0;
   const postgresText = text.replace(/\?/g, () => `$${++n}`);
-  preparedOnPostgres(postgresText);
-  const compile = (db: Db, params: readonly unknown[]) => CompiledQuery.raw(db.dialect === 'postgres' ? postgresText : text, [...params]);
-  const exec = (db: Db, params: readonly unknown[]) => db.db.executeQuery<R>(compile(db, params));
+  const exec = (db: H, params: readonly unknown[]) => {
+    const pg = db.dialect === 'postgres';
+    if (pg) prepareOnPostgres(databaseOf(db), postgresText);
+    return kyselyOf(db).executeQuery<R>(CompiledQuery.raw(pg ? postgresText : text, [...params]));
+  };
   return {
     all: async (db, params) => (await exec(db, params)).rows,
     one: async (db, params) => (await exec(db, params)).rows[0],
@@ -37,7 +46,24 @@ function makeStatement<R>(text: string): Statement<R> {
   };
 }
 
+/** The database a handle belongs to (a Tx names it; a Database is it). */
+function databaseOf(db: Db): Database {
+  return 'database' in db ? (db as Tx).database : (db as Database);
+}
+
 /** `?, ?, ?` for a list of n values. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
+}
+
+/**
+ * A read written with Kysely's `sql` template (recursive CTEs, unions of probes) on any handle.
+ * Refused unless it is a query: the template cannot be a way round transaction().
+ */
+export async function rawRead<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
+  const compiled = query.compile(kyselyOf(db));
+  if (!/^\s*\(?\s*(select|with)\b/i.test(compiled.sql) || /\b(insert|update|delete)\s/i.test(compiled.sql)) {
+    throw new Error(`not a read: ${compiled.sql.slice(0, 60)}`);
+  }
+  return (await kyselyOf(db).executeQuery<R>(compiled)).rows;
 }

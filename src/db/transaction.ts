@@ -12,7 +12,10 @@
 //
 // A call that loses a race it could not have known about (a RetryableConflict from a
 // compare-and-set, a PostgreSQL deadlock or serialization failure) is rolled back and run again,
-// up to `maxAttempts` times in all.
+// up to the database's `maxAttempts` times in all.
+//
+// The handle outside a transaction reads only (db/database.ts); the `Tx` handed to the work is the
+// one place with Kysely's write builders.
 //
 // Database faults (db/faults.ts): a transaction whose connection failed, or that met a read-only
 // server, BEFORE its COMMIT was sent changed nothing, and runs again on a new connection with
@@ -21,14 +24,16 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import { RetryableConflict, concurrentUpdate } from '../core/errors.js';
-import type { Database, Db } from './database.js';
+import { type Database, type Db, kyselyOf } from './database.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
 
 declare const inTransaction: unique symbol;
-/** A handle bound to one connection inside an open transaction; locking reads demand one. */
+/** A handle bound to one connection inside an open transaction: writes and locking reads demand one. */
 export interface Tx extends Db {
   readonly [inTransaction]: true;
+  /** the full builder, writes included */
+  readonly db: Kysely<Schema>;
   /** the database this transaction belongs to (for per-database caches and notifications) */
   readonly database: Database;
   /** run `fn` once the transaction has committed (not when it rolls back) */
@@ -41,6 +46,7 @@ function newTx(database: Database, conn: Kysely<Schema>) {
   const tx = {
     db: conn,
     dialect: database.dialect,
+    clock: database.clock,
     database,
     afterCommit: (fn: () => void) => void after.push(fn),
   } as unknown as Tx;
@@ -53,19 +59,13 @@ function newTx(database: Database, conn: Kysely<Schema>) {
 }
 
 export interface TransactionOptions {
-  /** total attempts including the first (default: the process-wide setting) */
+  /** total attempts including the first (default: the database's maxAttempts) */
   maxAttempts?: number;
   /**
    * PostgreSQL: the work sends exactly one statement, which PostgreSQL runs as a transaction of
    * its own; no BEGIN or COMMIT is sent, saving two round trips. (SQLite: no difference.)
    */
   oneStatement?: boolean;
-}
-
-let defaultMaxAttempts = 10;
-/** Set from configuration (`--max-attempts`) at start-up. */
-export function setDefaultMaxAttempts(n: number): void {
-  defaultMaxAttempts = Math.max(1, Math.floor(n));
 }
 
 /** Most calls one SQLite batch may hold; bounds the latency a batch adds to its last call. */
@@ -93,9 +93,23 @@ function exhausted(err: unknown): Error {
   return concurrentUpdate();
 }
 
-export async function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-  const maxAttempts = options.maxAttempts ?? defaultMaxAttempts;
-  if (database.dialect === 'sqlite') return groupCommitter(database).submit(work, maxAttempts);
+/** How a database's writes are run: each on its own connection, or grouped into shared commits. */
+export interface Writer {
+  run<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions): Promise<T>;
+  /** stop taking work once what was submitted has run */
+  drain?(): Promise<void>;
+}
+
+/** The one door every write goes through. */
+export function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  return database.writer.run(database, work, options);
+}
+
+/** PostgreSQL: one transaction per call on a pooled connection; PostgreSQL shares WAL flushes. */
+export const directWriter: Writer = { run: runOnConnection };
+
+async function runOnConnection<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions): Promise<T> {
+  const maxAttempts = options.maxAttempts ?? database.maxAttempts;
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     // set once the statement that commits is on its way: from then on a lost connection is ambiguous
@@ -103,7 +117,7 @@ export async function transaction<T>(database: Database, work: (tx: Tx) => Promi
     try {
       // Never call transaction() inside one: it would wait for itself (SQLite) or escape it
       // (PostgreSQL). Functions that write inside a caller's transaction take the Tx instead.
-      const { result, runAfter } = await database.db.connection().execute(async (conn) => {
+      const { result, runAfter } = await kyselyOf(database).connection().execute(async (conn) => {
         const attempt = newTx(database, conn);
         if (options.oneStatement) {
           committing = true;
@@ -159,11 +173,12 @@ interface Job {
   reject: (err: unknown) => void;
 }
 
-const committers = new WeakMap<Database, GroupCommitter>();
-function groupCommitter(database: Database): GroupCommitter {
-  let c = committers.get(database);
-  if (!c) committers.set(database, (c = new GroupCommitter(database)));
-  return c;
+/** SQLite: writes that arrive together share one BEGIN IMMEDIATE … COMMIT and its fsync. */
+export function groupCommitter(database: () => Database): Writer {
+  let committer: GroupCommitter | null = null;
+  return {
+    run: (db, work, options) => (committer ??= new GroupCommitter(database())).submit(work, options.maxAttempts ?? db.maxAttempts),
+  };
 }
 
 class GroupCommitter {
@@ -200,7 +215,7 @@ class GroupCommitter {
 
   /** Runs and commits one batch; its callers hear the outcome once the commit is on disk. */
   private async runBatch(batch: Job[]): Promise<void> {
-    const outcomes = await this.database.db.connection().execute(async (conn) => {
+    const outcomes = await kyselyOf(this.database).connection().execute(async (conn) => {
       await beginImmediate(conn);
       const results: Outcome[] = [];
       try {

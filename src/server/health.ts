@@ -1,11 +1,12 @@
 // What load balancers and supervisors ask: `/healthz`, the process works and reaches its database;
 // `/readyz`, the process has finished starting and a write commits now (not a standby or a demoted
 // primary, not a full disk). Both answer within `--health-timeout`, whatever the database does.
-import { sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import { classifyFault } from '../db/faults.js';
+import { readStatement } from '../db/statement.js';
 import { transaction } from '../db/transaction.js';
-import { nowIso } from '../core/clock.js';
+
+const SELECT_1 = readStatement('select 1');
 
 /** Below this much free space on a SQLite database's filesystem, writes are about to fail. */
 const MIN_FREE_BYTES = 1 << 20;
@@ -104,7 +105,7 @@ export class HealthChecks {
 
   /** The database answers a query. */
   live(): Promise<HealthAnswer> {
-    this.liveProbe ??= bounded(async () => void (await sql`select 1`.execute(this.database.db)), this.timeoutMs).finally(() => (this.liveProbe = null));
+    this.liveProbe ??= bounded(async () => void (await SELECT_1.all(this.database, [])), this.timeoutMs).finally(() => (this.liveProbe = null));
     return this.liveProbe;
   }
 
@@ -120,7 +121,7 @@ export class HealthChecks {
         void (await transaction(
           this.database,
           async (tx) => {
-            await tx.db.updateTable('allot_health').set({ checked_at: nowIso() }).where('id', '=', 1).execute();
+            await tx.db.updateTable('allot_health').set({ checked_at: tx.clock.nowIso() }).where('id', '=', 1).execute();
           },
           { maxAttempts: 1 },
         )),

@@ -6,10 +6,10 @@ import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
 import { type Config, databaseOptions } from '../config.js';
 import { backoffDelay, sleep } from '../core/backoff.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { type Database, openDatabase } from '../db/database.js';
 import { classifyFault } from '../db/faults.js';
 import { migrate } from '../db/migrate.js';
-import { setDefaultMaxAttempts } from '../db/transaction.js';
 import { syncStandardNames } from '../placement/store/names.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import { APIS, type ApiName } from './apis.js';
@@ -38,8 +38,8 @@ export async function prepareDatabase(database: Database, log: Logger, giveUp: (
   for (let attempt = 1; ; attempt++) {
     try {
       const applied = await migrate(database);
+      await database.flushCommits?.(); // the migrator commits on its own, outside transaction()
       await syncStandardNames(database);
-      await database.flushCommits?.(); // set-up writes ran outside transaction(): sync them too
       return applied;
     } catch (err) {
       const fault = classifyFault(err);
@@ -53,10 +53,14 @@ export async function prepareDatabase(database: Database, log: Logger, giveUp: (
   }
 }
 
-export async function startAllot(config: Config): Promise<RunningAllot> {
+/** What a process gets from outside its configuration (tests hand in a clock they move). */
+export interface Dependencies {
+  clock?: Clock;
+}
+
+export async function startAllot(config: Config, dependencies: Dependencies = {}): Promise<RunningAllot> {
   const log = pino({ level: config.logLevel, base: { pid: process.pid } });
-  setDefaultMaxAttempts(config.maxAttempts);
-  const database = await openDatabase(config.db, databaseOptions(config));
+  const database = await openDatabase(config.db, { ...databaseOptions(config), clock: dependencies.clock ?? systemClock });
   const context = await createContext(config, log, database).catch(async (err) => {
     await database.close();
     throw err;

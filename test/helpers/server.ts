@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type Config, defaultConfig } from '../../src/config.js';
-import { type RunningAllot, startAllot } from '../../src/server/start.js';
+import { type Dependencies, type RunningAllot, startAllot } from '../../src/server/start.js';
 import { type TestDialect, freshDatabaseUrl } from './databases.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -19,9 +19,9 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(overrides: Partial<Config> & { db: string }): Promise<TestServer> {
+export async function startServer(overrides: Partial<Config> & { db: string }, dependencies: Dependencies = {}): Promise<TestServer> {
   const config: Config = { ...defaultConfig(), port: 0, logLevel: process.env.ALLOT_TEST_LOG ?? 'silent', ...overrides };
-  const running = await startAllot(config);
+  const running = await startAllot(config, dependencies);
   await running.ready;
   const url = running.urls.main!;
   return { url, placementUrl: `${url}/placement`, running, close: () => running.close() };

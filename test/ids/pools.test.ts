@@ -3,7 +3,7 @@
 // imports, and bad input answered as problem+json.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { advanceClock } from '../../src/core/clock.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 import { IdsClient } from './helpers.js';
@@ -18,10 +18,11 @@ const problem = (res: { status: number; headers: Headers; body: any }, status: n
 
 for (const dialect of DIALECTS) {
   describe(`identifier pools (${dialect})`, () => {
+    const clock = new ManualClock();
     let server: TestServer;
     let api: IdsClient;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), idsWorkerIntervalMs: 60_000 });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), idsWorkerIntervalMs: 60_000 }, { clock });
       api = new IdsClient(server.url);
     });
     after(() => server.close());
@@ -172,7 +173,7 @@ for (const dialect of DIALECTS) {
       assert.equal(confirmed.body.state, 'allocated');
       assert.equal(confirmed.body.expires_at, null);
       assert.equal(confirmed.headers.get('etag'), '"2"');
-      advanceClock(31_000);
+      clock.advance(31_000);
       assert.equal((await api.get(`/allocations/${r.id}`)).status, 404);
       assert.equal((await api.get(`/allocations/${c.id}`)).status, 200);
       // the expired value is free again: lowest gets it
@@ -313,10 +314,11 @@ for (const dialect of DIALECTS) {
 
 for (const dialect of DIALECTS) {
   describe(`lease expiry worker (${dialect})`, () => {
+    const clock = new ManualClock();
     let server: TestServer;
     let api: IdsClient;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), idsWorkerIntervalMs: 20 });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), idsWorkerIntervalMs: 20 }, { clock });
       api = new IdsClient(server.url);
     });
     after(() => server.close());
@@ -326,7 +328,7 @@ for (const dialect of DIALECTS) {
       await api.post('/pools/lw/allocations', { owner: 'keeps' });
       await api.post('/pools/lw/allocations', { owner: 'forgets', ttl_seconds: 5 });
       assert.equal((await api.get('/pools/lw')).body.utilization.used, '2');
-      advanceClock(6_000);
+      clock.advance(6_000);
       for (let i = 0; i < 200 && (await api.get('/pools/lw')).body.utilization.used !== '1'; i++) await new Promise((r) => setTimeout(r, 25));
       const pool = (await api.get('/pools/lw')).body;
       assert.equal(pool.utilization.used, '1');

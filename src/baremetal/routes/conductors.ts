@@ -1,5 +1,4 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
-import { nowMs } from '../../core/clock.js';
 import { notFound } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
@@ -10,7 +9,7 @@ type E = Endpoint;
 const SINCE = { since: '1.49' } as const;
 
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
-  const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= nowMs() - ctx.rt.config.heartbeatTimeout;
+  const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= ctx.rt.database.clock.nowMs() - ctx.rt.config.heartbeatTimeout;
   const out: Record<string, unknown> = { hostname: c.hostname, conductor_group: '', alive };
   if (detail) Object.assign(out, { drivers: ['fake-hardware'], created_at: ironicTime(c.created_at), updated_at: ironicTime(c.heartbeat_at) });
   out.links = [

@@ -1,11 +1,10 @@
 // SQL for bare-metal allocations and their requested traits. Every write a worker makes to an
 // allocation is guarded by `conductor_affinity = <me>` (the spec's "HA and take over"), so a
 // conductor that lost the allocation to a take-over can never overwrite the new owner's work.
-import type { Insertable, Kysely } from 'kysely';
-import { nowIso } from '../../core/clock.js';
+import type { Insertable } from 'kysely';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
-import type { Db } from '../../db/database.js';
-import type { BaremetalAllocationRow, BaremetalAllocationTable, Schema } from '../../db/schema.js';
+import type { Db, ReadOnlyKysely } from '../../db/database.js';
+import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
 import type { Tx } from '../../db/transaction.js';
 import { type Page, applyPage } from './paging.js';
 
@@ -17,7 +16,7 @@ export interface AllocationRecord extends BaremetalAllocationRow {
   node_uuid: string | null;
 }
 
-function selectAllocations(db: Kysely<Schema>) {
+function selectAllocations(db: ReadOnlyKysely) {
   return db.selectFrom('baremetal_allocations as t').leftJoin('baremetal_nodes as n', 'n.id', 't.node_id').selectAll('t').select('n.uuid as node_uuid');
 }
 
@@ -94,16 +93,16 @@ export async function deleteAllocationRow(tx: Tx, id: number): Promise<void> {
  * AND state = 'allocating'`. False when the allocation was deleted or taken over meanwhile.
  */
 export async function finishAllocation(
-  db: Db,
+  tx: Tx,
   id: number,
   conductor: string,
   outcome: { state: 'active'; nodeId: number } | { state: 'error'; lastError: string },
 ): Promise<boolean> {
   const changes =
     outcome.state === 'active'
-      ? { state: 'active', node_id: outcome.nodeId, last_error: null, updated_at: nowIso() }
-      : { state: 'error', node_id: null, last_error: outcome.lastError, updated_at: nowIso() };
-  const result = await db.db
+      ? { state: 'active', node_id: outcome.nodeId, last_error: null, updated_at: tx.clock.nowIso() }
+      : { state: 'error', node_id: null, last_error: outcome.lastError, updated_at: tx.clock.nowIso() };
+  const result = await tx.db
     .updateTable('baremetal_allocations')
     .set(changes)
     .where('id', '=', id)
@@ -137,7 +136,7 @@ export async function orphanedAllocations(db: Db, alive: string[]): Promise<Arra
  * `UPDATE allocations SET conductor_affinity = <me> WHERE id = ? AND conductor_affinity = <dead>`.
  * True when this conductor now owns the allocation; false when another one was faster.
  */
-export async function takeOverAllocation(db: Db, id: number, dead: string | null, me: string): Promise<boolean> {
+export async function takeOverAllocation(db: Tx, id: number, dead: string | null, me: string): Promise<boolean> {
   const q = db.db.updateTable('baremetal_allocations').set({ conductor_affinity: me }).where('id', '=', id).where('state', '=', 'allocating');
   const result = await (dead === null ? q.where('conductor_affinity', 'is', null) : q.where('conductor_affinity', '=', dead)).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;

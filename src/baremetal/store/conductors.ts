@@ -1,7 +1,7 @@
 // SQL for conductors: every allot process registers itself and writes a heartbeat; a conductor
 // that is offline or whose heartbeat is older than the timeout is dead, and its work is taken over.
-import { nowIso, nowMs } from '../../core/clock.js';
 import type { Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
 export interface ConductorRow {
@@ -13,8 +13,8 @@ export interface ConductorRow {
 }
 
 /** Register (or re-register after a restart) as online with a fresh heartbeat. */
-export async function registerConductor(db: Db, hostname: string): Promise<void> {
-  const now = nowIso();
+export async function registerConductor(db: Tx, hostname: string): Promise<void> {
+  const now = db.clock.nowIso();
   const updated = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 1) return;
   try {
@@ -26,21 +26,21 @@ export async function registerConductor(db: Db, hostname: string): Promise<void>
   }
 }
 
-export async function heartbeat(db: Db, hostname: string): Promise<void> {
-  const now = nowIso();
+export async function heartbeat(db: Tx, hostname: string): Promise<void> {
+  const now = db.clock.nowIso();
   const result = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
   // our row is gone (an operator cleaned the table): register again rather than beat into nothing
   if (Number(result.numUpdatedRows) === 0) await registerConductor(db, hostname);
 }
 
 /** A graceful stop: the others may take over at once instead of waiting for the timeout. */
-export async function unregisterConductor(db: Db, hostname: string): Promise<void> {
-  await db.db.updateTable('baremetal_conductors').set({ online: 0, updated_at: nowIso() }).where('hostname', '=', hostname).execute();
+export async function unregisterConductor(db: Tx, hostname: string): Promise<void> {
+  await db.db.updateTable('baremetal_conductors').set({ online: 0, updated_at: db.clock.nowIso() }).where('hostname', '=', hostname).execute();
 }
 
 /** Hostnames of the conductors alive now: online, with a heartbeat within `timeoutMs`. */
 export async function aliveConductors(db: Db, timeoutMs: number): Promise<string[]> {
-  const cutoff = new Date(nowMs() - timeoutMs).toISOString();
+  const cutoff = new Date(db.clock.nowMs() - timeoutMs).toISOString();
   const rows = await db.db.selectFrom('baremetal_conductors').select('hostname').where('online', '=', 1).where('heartbeat_at', '>=', cutoff).orderBy('hostname').execute();
   return rows.map((r) => r.hostname);
 }
@@ -65,7 +65,7 @@ export async function orphanedReservations(db: Db, alive: string[]): Promise<Arr
 }
 
 /** The node-lock version of the take-over compare-and-set. */
-export async function takeOverReservation(db: Db, nodeId: number, dead: string, me: string): Promise<boolean> {
+export async function takeOverReservation(db: Tx, nodeId: number, dead: string, me: string): Promise<boolean> {
   const result = await db.db.updateTable('baremetal_nodes').set({ reservation: me }).where('id', '=', nodeId).where('reservation', '=', dead).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -1,12 +1,12 @@
 // SQL for bare-metal nodes and their traits. A node is read with its traits and the uuid of its
 // allocation (the API shows `allocation_uuid`, the table holds `allocation_id`).
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.js';
-import type { BaremetalNodeRow, BaremetalNodeTable, Schema } from '../../db/schema.js';
+import type { Db, ReadOnlyKysely } from '../../db/database.js';
+import type { BaremetalNodeRow, BaremetalNodeTable } from '../../db/schema.js';
 import type { Tx } from '../../db/transaction.js';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { type Page, applyPage } from './paging.js';
-import type { Insertable, Kysely, Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 
 export interface NodeRecord extends BaremetalNodeRow {
   traits: string[];
@@ -16,7 +16,7 @@ export interface NodeRecord extends BaremetalNodeRow {
 export type NodeChanges = Updateable<BaremetalNodeTable>;
 export type NewNode = Insertable<BaremetalNodeTable>;
 
-function selectNodes(db: Kysely<Schema>) {
+function selectNodes(db: ReadOnlyKysely) {
   return db.selectFrom('baremetal_nodes as t').leftJoin('baremetal_allocations as a', 'a.id', 't.allocation_id').selectAll('t').select('a.uuid as allocation_uuid');
 }
 

@@ -3,7 +3,6 @@
 // release gives the block back and merges it with its free neighbours. Costs are a handful of
 // index probes whatever the pool's size and however many values are taken.
 import { randomInt } from 'node:crypto';
-import { nowIso, nowMs } from '../../core/clock.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Db } from '../../db/database.js';
 import type { Tx } from '../../db/transaction.js';
@@ -76,7 +75,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   if (!explicit) pool.lastKey = keyOf(chosen.span.last);
   pool.dirty = true;
 
-  const now = nowIso();
+  const now = tx.clock.nowIso();
   const row: AllocationRow = {
     id: newUuid(),
     pool_id: pool.id,
@@ -86,7 +85,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     owner: req.owner,
     purpose,
     state: req.ttl_seconds !== undefined ? 'reserved' : 'allocated',
-    expires_at: req.ttl_seconds !== undefined ? new Date(nowMs() + req.ttl_seconds * 1000).toISOString() : null,
+    expires_at: req.ttl_seconds !== undefined ? new Date(tx.clock.nowMs() + req.ttl_seconds * 1000).toISOString() : null,
     version: 1,
     source,
     request_hash: paramsOf(block, explicit),
@@ -208,7 +207,7 @@ export async function expireLeasesInPool(tx: Tx, pool: LockedPool): Promise<numb
     .selectFrom('ids_allocations')
     .selectAll()
     .where('pool_id', '=', pool.id)
-    .where('expires_at', '<=', nowIso())
+    .where('expires_at', '<=', tx.clock.nowIso())
     .execute();
   for (const row of expired) await releaseInPool(tx, pool, row);
   return expired.length;

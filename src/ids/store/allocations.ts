@@ -1,6 +1,5 @@
 // Allocation operations, each one transaction: allocate (one or many requests across pools, all
 // or nothing, optionally as a dry run), read, list, confirm/extend/annotate, release, import.
-import { nowIso, nowMs } from '../../core/clock.js';
 import { ApiError } from '../../http/errors.js';
 import { RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
@@ -80,11 +79,11 @@ const poolCache = async (db: Db) => {
   };
 };
 
-const isExpired = (row: AllocationRow) => row.expires_at !== null && row.expires_at <= nowIso();
+const isExpired = (db: Db, row: AllocationRow) => row.expires_at !== null && row.expires_at <= db.clock.nowIso();
 
 export async function getAllocation(db: Db, id: string): Promise<AllocationView> {
   const row = await db.db.selectFrom('ids_allocations').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row || isExpired(row)) throw notFoundError(`allocation ${id}`);
+  if (!row || isExpired(db, row)) throw notFoundError(`allocation ${id}`);
   return allocationView(await (await poolCache(db))(row.pool_id), row);
 }
 
@@ -106,7 +105,7 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: {
   if (filter.owner !== undefined) q = q.where('owner', '=', filter.owner);
   if (filter.purpose !== undefined) q = q.where('purpose', '=', filter.purpose);
   if (filter.state !== undefined) q = q.where('state', '=', filter.state);
-  q = q.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', nowIso())]));
+  q = q.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', db.clock.nowIso())]));
   if (after) {
     q = q.where((eb) => eb.or([eb('pool_id', '>', after.poolId), eb.and([eb('pool_id', '=', after.poolId), eb('first_key', '>', after.key)])]));
   }
@@ -174,7 +173,7 @@ export async function patchAllocation(database: Database, id: string, patch: All
       if (row.state !== 'reserved' || patch.state === 'allocated') {
         throw idsError(409, 'ids.invalid_state', 'ttl_seconds extends a reservation; this allocation is not (or no longer) reserved');
       }
-      also.expires_at = new Date(nowMs() + patch.ttl_seconds * 1000).toISOString();
+      also.expires_at = new Date(tx.clock.nowMs() + patch.ttl_seconds * 1000).toISOString();
     }
     if (patch.metadata !== undefined) also.metadata = JSON.stringify(patch.metadata);
     const lost = () => new RetryableConflict('allocation changed', () => idsError(409, 'ids.concurrent_update', 'The allocation changed concurrently; retry.'));
@@ -326,7 +325,7 @@ export async function importAllocations(database: Database, poolName: string, it
       if (from <= row.last) rest.push({ band: row.band, first: from, last: row.last });
     }
     await insertFree(tx, pool.id, rest);
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     const rows = accepted.map(({ c }) => ({
       id: newUuid(),
       pool_id: pool.id,
@@ -355,7 +354,7 @@ export async function importAllocations(database: Database, poolName: string, it
 
 /** Worker: release every reservation whose lease has run out, pool by pool. */
 export async function expireLeases(database: Database): Promise<number> {
-  const pools = await database.db.selectFrom('ids_allocations').select('pool_id').distinct().where('expires_at', '<=', nowIso()).execute();
+  const pools = await database.db.selectFrom('ids_allocations').select('pool_id').distinct().where('expires_at', '<=', database.clock.nowIso()).execute();
   let released = 0;
   for (const { pool_id } of pools) {
     released += await transaction(database, async (tx) => {

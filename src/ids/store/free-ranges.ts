@@ -4,6 +4,7 @@
 // aligned block of 2^k" (one LIMIT 1 probe per k' ≥ k on the (aligned, first) index).
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { rawRead } from '../../db/statement.js';
 import type { Tx } from '../../db/transaction.js';
 import { type Band, type BandedSpan, maxAlignedLog2, splitByBand } from '../core/ranges.js';
 import { type Span, fromKey, keyOf } from '../core/values.js';
@@ -88,7 +89,7 @@ export async function firstSpanFrom(db: Db, poolId: number, band: Band, from: bi
       order by first_key limit 1) as p${sql.raw(String(a))}`);
   }
   if (probes.length === 0) return null;
-  const rows = (await sql<RawFree>`${sql.join(probes, sql` union all `)}`.execute(db.db)).rows;
+  const rows = await rawRead(db, sql<RawFree>`${sql.join(probes, sql` union all `)}`);
   let best: FreeRow | null = null;
   for (const r of rows) {
     const row = toFree(r);
@@ -107,7 +108,7 @@ export async function lastSpan(db: Db, poolId: number, band: Band, k: number, ma
   }
   const rows = k === 0
     ? await db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId).where('band', '=', band).orderBy('first_key', 'desc').limit(1).execute()
-    : (await sql<RawFree>`${sql.join(probes, sql` union all `)}`.execute(db.db)).rows;
+    : await rawRead(db, sql<RawFree>`${sql.join(probes, sql` union all `)}`);
   let best: FreeRow | null = null;
   for (const r of rows) {
     const row = toFree(r);

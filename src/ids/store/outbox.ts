@@ -5,7 +5,6 @@
 // attempt with exponential backoff. A claim is a lease: a process that dies mid-delivery leaves
 // its entries to be claimed again when the lease runs out (deallocation is idempotent).
 import { type Selectable, sql } from 'kysely';
-import { nowIso, nowMs } from '../../core/clock.js';
 import type { Database, Db } from '../../db/database.js';
 import type { IdsOutboxTable } from '../../db/schema.js';
 import { transaction } from '../../db/transaction.js';
@@ -15,8 +14,8 @@ import { finishTermination } from './service-instances.js';
 export type OutboxRow = Selectable<IdsOutboxTable>;
 
 export async function claimDue(database: Database, worker: string, limit: number, leaseMs: number): Promise<OutboxRow[]> {
-  const now = nowIso();
-  const until = new Date(nowMs() + leaseMs).toISOString();
+  const now = database.clock.nowIso();
+  const until = new Date(database.clock.nowMs() + leaseMs).toISOString();
   const skipLocked = database.dialect === 'postgres' ? sql`for update skip locked` : sql``;
   return transaction(database, async (tx) => {
     const res = await sql<OutboxRow>`update ids_outbox set claimed_by = ${worker}, claimed_until = ${until}, updated_at = ${now}
@@ -30,7 +29,7 @@ export async function claimDue(database: Database, worker: string, limit: number
 
 export async function markDelivered(database: Database, entry: OutboxRow, worker: string): Promise<void> {
   await transaction(database, async (tx) => {
-    const now = nowIso();
+    const now = database.clock.nowIso();
     const res = await tx.db
       .updateTable('ids_outbox')
       .set((eb) => ({ state: 'done', completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: null, attempts: eb('attempts', '+', 1) }))
@@ -50,14 +49,16 @@ export function retryDelayMs(attempts: number, baseMs: number, maxMs: number, ra
 
 export async function markFailed(database: Database, entry: OutboxRow, worker: string, error: string, baseMs: number, maxMs: number): Promise<void> {
   const attempts = entry.attempts + 1;
-  const next = new Date(nowMs() + retryDelayMs(attempts, baseMs, maxMs)).toISOString();
-  await database.db
-    .updateTable('ids_outbox')
-    .set({ attempts, next_attempt_at: next, last_error: error.slice(0, 2000), claimed_by: null, claimed_until: null, updated_at: nowIso() })
-    .where('id', '=', entry.id)
-    .where('claimed_by', '=', worker)
-    .where('state', '=', 'pending')
-    .execute();
+  const next = new Date(database.clock.nowMs() + retryDelayMs(attempts, baseMs, maxMs)).toISOString();
+  await transaction(database, async (tx) => {
+    await tx.db
+      .updateTable('ids_outbox')
+      .set({ attempts, next_attempt_at: next, last_error: error.slice(0, 2000), claimed_by: null, claimed_until: null, updated_at: tx.clock.nowIso() })
+      .where('id', '=', entry.id)
+      .where('claimed_by', '=', worker)
+      .where('state', '=', 'pending')
+      .execute();
+  });
 }
 
 export function outboxView(row: OutboxRow) {
@@ -100,7 +101,7 @@ export async function retryNow(database: Database, id: number) {
     const row = await tx.db.selectFrom('ids_outbox').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw notFoundError(`outbox entry ${id}`);
     if (row.state !== 'pending') throw idsError(409, 'ids.invalid_state', `Outbox entry ${id} is already delivered`, { state: row.state });
-    await tx.db.updateTable('ids_outbox').set({ next_attempt_at: nowIso(), updated_at: nowIso() }).where('id', '=', id).execute();
+    await tx.db.updateTable('ids_outbox').set({ next_attempt_at: tx.clock.nowIso(), updated_at: tx.clock.nowIso() }).where('id', '=', id).execute();
     return outboxView(await tx.db.selectFrom('ids_outbox').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
   });
 }

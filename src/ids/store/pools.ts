@@ -2,7 +2,6 @@
 // to a pool's holdings runs with the pool's row locked (PostgreSQL `FOR UPDATE`; SQLite's one
 // writer), so racers for one pool queue while other pools are untouched, and ends with
 // `flushPool`, which moves the pool's generation with a compare-and-set and stores its counters.
-import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
@@ -188,7 +187,7 @@ export async function createPool(database: Database, input: PoolInput): Promise<
       if (fingerprint(deserializeSpace(existing.definition), existing.strategy) === fingerprint(space, strategy)) return { row: existing, created: false };
       throw idsError(409, 'ids.pool_exists', `A pool named ${JSON.stringify(input.name)} exists with another definition`);
     }
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     let id: number;
     try {
       const inserted = await tx.db

@@ -8,7 +8,6 @@
 // the inventory hands out is never forgotten: if the instance goes away first, terminating it
 // sends the deallocation for that owner anyway.
 import type { Selectable } from 'kysely';
-import { nowIso } from '../../core/clock.js';
 import { ApiError } from '../../http/errors.js';
 import { RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
@@ -143,7 +142,7 @@ export async function createInstance(database: Database, input: InstanceInput): 
       if (!matches) throw idsError(409, 'ids.instance_exists', `Service instance ${id} exists with other content`);
       return { view: await instanceView(tx, existing, spec), created: false };
     }
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     try {
       await tx.db
         .insertInto('ids_service_instances')
@@ -204,7 +203,7 @@ async function change(database: Database, id: string, ifMatch: number | null, ap
     if (saved.state === 'deallocating') {
       const state = afterTerminate(saved.lifecycle as Lifecycle, await pendingCount(tx, id));
       if (state === 'terminated') {
-        await tx.db.updateTable('ids_service_instances').set({ state, terminated_at: nowIso() }).where('id', '=', id).execute();
+        await tx.db.updateTable('ids_service_instances').set({ state, terminated_at: tx.clock.nowIso() }).where('id', '=', id).execute();
         saved = await readInstance(tx, id);
       }
     }
@@ -293,7 +292,7 @@ async function reconcileHoldings(tx: Tx, row: InstanceRow, spec: Spec, terminati
   }
 
   const holdings = await tx.db.selectFrom('ids_external_holdings').selectAll().where('instance_id', '=', row.id).execute();
-  const now = nowIso();
+  const now = tx.clock.nowIso();
   for (const h of holdings) {
     const keep = h.value === null ? !terminating : referenced(h.attribute, JSON.parse(h.value));
     if (keep) continue;
@@ -399,7 +398,7 @@ export async function validate(database: Database, runtime: IdsRuntime, id: stri
       for (const [attr, ownerKey] of ownerKeys) {
         await tx.db
           .updateTable('ids_external_holdings')
-          .set({ value: JSON.stringify(next[attr]), updated_at: nowIso() })
+          .set({ value: JSON.stringify(next[attr]), updated_at: tx.clock.nowIso() })
           .where('instance_id', '=', id)
           .where('attribute', '=', attr)
           .where('owner_key', '=', ownerKey)
@@ -409,7 +408,10 @@ export async function validate(database: Database, runtime: IdsRuntime, id: stri
     });
   } catch (err) {
     if (err instanceof ApiError) {
-      await database.db.updateTable('ids_service_instances').set({ last_error: err.message }).where('id', '=', id).where('version', '=', row.version).execute();
+      const message = err.message;
+      await transaction(database, async (tx) => {
+        await tx.db.updateTable('ids_service_instances').set({ last_error: message }).where('id', '=', id).where('version', '=', row.version).execute();
+      });
     }
     throw err;
   }
@@ -419,7 +421,7 @@ async function recordPendingHolding(database: Database, instanceId: string, attr
   await transaction(database, async (tx) => {
     const row = await lockInstance(tx, instanceId);
     if (!isLive(row.state as InstanceState)) requireAllowed(row.state as InstanceState, 'validate');
-    const now = nowIso();
+    const now = database.clock.nowIso();
     const exists = await tx.db
       .selectFrom('ids_external_holdings')
       .select('id')
@@ -438,7 +440,7 @@ export async function finishTermination(tx: Tx, instanceId: string): Promise<voi
   if ((await pendingCount(tx, instanceId)) > 0) return;
   await tx.db
     .updateTable('ids_service_instances')
-    .set((eb) => ({ state: 'terminated', terminated_at: nowIso(), updated_at: nowIso(), version: eb('version', '+', 1) }))
+    .set((eb) => ({ state: 'terminated', terminated_at: tx.clock.nowIso(), updated_at: tx.clock.nowIso(), version: eb('version', '+', 1) }))
     .where('id', '=', instanceId)
     .where('state', '=', 'deallocating')
     .execute();

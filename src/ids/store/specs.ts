@@ -1,7 +1,6 @@
 // Allocation specs: per attribute, where its value comes from (a pool, a lookup in an external
 // inventory keyed by another attribute, or an external inventory that owns the allocation).
 import type { Selectable } from 'kysely';
-import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
 import type { IdsAllocationSpecTable } from '../../db/schema.js';
@@ -72,7 +71,7 @@ export async function createSpec(database: Database, runtime: IdsRuntime, input:
       if (existing.attributes === attributes) return { spec: toSpec(existing), created: false };
       throw idsError(409, 'ids.spec_exists', `An allocation spec named ${JSON.stringify(input.name)} exists with other attributes`);
     }
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     try {
       const row = await tx.db
         .insertInto('ids_allocation_specs')

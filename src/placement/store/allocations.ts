@@ -11,11 +11,10 @@
 // Either every consumer's allocations change or none do. A claim for a new consumer is six
 // statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-claim.ts).
 import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
-import { nowIso } from '../../core/clock.js';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
-import { placeholders, statement } from '../../db/statement.js';
+import { placeholders, writeStatement } from '../../db/statement.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { CODES, placementError } from '../errors.js';
 import { cachedIdsByName, forgetCachedNames } from './names.js';
@@ -85,7 +84,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     }
   }
   const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
-  const now = nowIso();
+  const now = tx.clock.nowIso();
 
   // 1. Consumers: lock those that may exist, check the generations the client gave and drop
   //    their allocations; then create, update or delete the consumer rows. A consumer the client
@@ -109,7 +108,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
     if (!existing) {
       if (!isEmpty(w)) consumerIds.set(w.consumerUuid, await insertConsumer(tx, w, typeId ?? null, now));
     } else if (isEmpty(w)) {
-      await statement('delete from consumers where id = ?').run(tx, [existing.id]);
+      await writeStatement('delete from consumers where id = ?').run(tx, [existing.id]);
     } else {
       consumerIds.set(w.consumerUuid, existing.id);
       await bumpGeneration(tx, 'consumers', existing.id, existing.generation, () => consumerConflict(existing.generation, w.generation));
@@ -235,7 +234,7 @@ const forUpdate = (tx: Tx) => (tx.dialect === 'postgres' ? ' for update' : '');
 /** Delete the consumers' allocations; returns what they held per provider and class. */
 async function deleteAllocations(tx: Tx, consumerIds: number[]): Promise<Array<{ providerId: number; classId: number; used: number }>> {
   if (!consumerIds.length) return [];
-  const held = await statement<{ resource_provider_id: number; resource_class_id: number; used: number }>(
+  const held = await writeStatement<{ resource_provider_id: number; resource_class_id: number; used: number }>(
     `delete from allocations where consumer_id in (${placeholders(consumerIds.length)}) returning resource_provider_id, resource_class_id, used`,
   ).all(tx, consumerIds);
   const sums = new Map<string, { providerId: number; classId: number; used: number }>();
@@ -267,7 +266,7 @@ async function changeUsage(tx: Tx, changes: Array<{ providerId: number; classId:
   for (let i = 0; i < changes.length; i += 300) {
     const chunk = changes.slice(i, i + 300);
     const values = chunk.map(() => '(cast(? as integer), cast(? as integer), cast(? as bigint))').join(', ');
-    const changed = await statement<InventoryRow>(
+    const changed = await writeStatement<InventoryRow>(
       `update inventories set used = used + d.change
        from (select column1 as p, column2 as c, column3 as change from (values ${values}) as v) as d
        where inventories.resource_provider_id = d.p and inventories.resource_class_id = d.c and inventories.used + d.change <= ${MAX_INT}
@@ -306,7 +305,7 @@ async function readInventories(tx: Tx, changes: UsageChange[]): Promise<Map<stri
 /** Lock the providers with these uuids (in id order) and bump their generations, in one statement. */
 async function lockAndBumpProviders(tx: Tx, uuids: string[], now: string): Promise<Map<string, LockedProvider>> {
   if (!uuids.length) return new Map();
-  const rows = await statement<LockedProvider & { uuid: string }>(
+  const rows = await writeStatement<LockedProvider & { uuid: string }>(
     `update resource_providers set generation = generation + 1, updated_at = ?
      where id in (select id from resource_providers where uuid in (${placeholders(uuids.length)}) order by id${forUpdate(tx)})
      returning id, uuid, generation`,
@@ -321,7 +320,7 @@ interface LockedProvider {
 
 async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, ConsumerRow>> {
   if (!uuids.length) return new Map();
-  const rows = await statement<ConsumerRow>(
+  const rows = await writeStatement<ConsumerRow>(
     `select id, uuid, project_id, user_id, generation, consumer_type_id from consumers where uuid in (${placeholders(uuids.length)}) order by uuid${forUpdate(tx)}`,
   ).all(tx, uuids);
   return new Map(rows.map((r) => [r.uuid, { ...r, id: Number(r.id), generation: Number(r.generation) }]));
@@ -330,7 +329,7 @@ async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, Consu
 async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | null, now: string): Promise<number> {
   // A concurrent writer may create the same consumer between our read and this insert; then
   // nothing is inserted and the whole write is retried, seeing that consumer this time.
-  const row = await statement<{ id: number }>(
+  const row = await writeStatement<{ id: number }>(
     `insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at) values (?, ?, ?, 1, ?, ?, ?)
      on conflict (uuid) do nothing returning id`,
   ).one(tx, [w.consumerUuid, w.projectId, w.userId, typeId, now, now]);
@@ -350,9 +349,9 @@ async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, num
   const { ids } = await cachedIdsByName(tx, 'consumer_types', unique);
   const missing = unique.filter((n) => !ids.has(n));
   if (missing.length) {
-    const now = nowIso();
+    const now = tx.clock.nowIso();
     for (const name of missing) {
-      await statement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [name, now, now]);
+      await writeStatement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [name, now, now]);
     }
     for (const [name, id] of (await cachedIdsByName(tx, 'consumer_types', missing)).ids) ids.set(name, id);
   }
@@ -363,7 +362,7 @@ async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, num
 async function insertAllocations(tx: Tx, rows: Array<[providerId: number, consumerId: number, classId: number, used: number]>, now: string): Promise<void> {
   for (let i = 0; i < rows.length; i += 100) {
     const chunk = rows.slice(i, i + 100);
-    await statement(
+    await writeStatement(
       `insert into allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at, updated_at) values ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
     ).run(
       tx,
@@ -380,7 +379,7 @@ export async function deleteConsumerAllocations(database: Database, consumerUuid
     // Like Placement, removing allocations does not bump provider generations: it only frees room.
     const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => ({ ...h, change: -h.used })));
     noteProvidersChanged(tx, [...usage.values()].map((row) => row.resource_provider_id));
-    await statement('delete from consumers where id = ?').run(tx, [consumer.id]);
+    await writeStatement('delete from consumers where id = ?').run(tx, [consumer.id]);
   });
 }
 

@@ -2,7 +2,6 @@
 // generation and is refused (409 placement.inventory.inuse) when it would leave existing
 // allocations without room: a class still in use cannot go, and capacity cannot drop below usage.
 import { type InventoryLimits, capacity } from '../../core/capacity.js';
-import { nowIso } from '../../core/clock.js';
 import type { Database, Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { type Tx, transaction } from '../../db/transaction.js';
@@ -126,7 +125,7 @@ export async function writeInventoryRows(
   desired: Map<string, InventoryRecord>,
   classIds: Map<string, number>,
 ): Promise<void> {
-  const now = nowIso();
+  const now = tx.clock.nowIso();
   const gone = [...current].filter(([name]) => !desired.has(name)).map(([, r]) => r.resource_class_id);
   if (gone.length) await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).where('resource_class_id', 'in', gone).execute();
   for (const [name, inv] of desired) {

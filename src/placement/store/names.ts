@@ -1,11 +1,8 @@
 // Resource classes and traits by name. The standard ones (os-resource-classes, os-traits) are
 // written at start-up so every Placement client finds them; CUSTOM_* ones are created by users.
-import type { Kysely } from 'kysely';
-import { nowIso } from '../../core/clock.js';
-import type { Database, Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
-import { placeholders, statement } from '../../db/statement.js';
-import type { Schema } from '../../db/schema.js';
+import type { Database, Db, ReadOnlyKysely } from '../../db/database.js';
+import { type Tx, transaction } from '../../db/transaction.js';
+import { placeholders, readStatement } from '../../db/statement.js';
 import standardClasses from '../data/standard-resource-classes.json' with { type: 'json' };
 import standardTraits from '../data/standard-traits.json' with { type: 'json' };
 
@@ -16,21 +13,24 @@ type NameTable = 'resource_classes' | 'traits' | 'consumer_types';
 
 /** Insert whichever standard names are missing. Safe when several processes start together. */
 export async function syncStandardNames(database: Database): Promise<void> {
-  const now = nowIso();
+  const now = database.clock.nowIso();
   for (const [table, names] of [
     ['resource_classes', STANDARD_RESOURCE_CLASSES],
     ['traits', STANDARD_TRAITS],
   ] as const) {
     const existing = new Set((await database.db.selectFrom(table).select('name').where('is_standard', '=', 1).execute()).map((r) => r.name));
     const missing = names.filter((n) => !existing.has(n));
-    for (let i = 0; i < missing.length; i += 200) {
-      const rows = missing.slice(i, i + 200).map((name) => ({ name, is_standard: 1, created_at: now, updated_at: now }));
-      await database.db
-        .insertInto(table)
-        .values(rows)
-        .onConflict((oc) => oc.column('name').doNothing())
-        .execute();
-    }
+    if (missing.length === 0) continue;
+    await transaction(database, async (tx) => {
+      for (let i = 0; i < missing.length; i += 200) {
+        const rows = missing.slice(i, i + 200).map((name) => ({ name, is_standard: 1, created_at: now, updated_at: now }));
+        await tx.db
+          .insertInto(table)
+          .values(rows)
+          .onConflict((oc) => oc.column('name').doNothing())
+          .execute();
+      }
+    });
   }
 }
 
@@ -42,13 +42,13 @@ export async function idsByName(db: Db, table: NameTable, names: readonly string
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
     // plain SQL: every claim resolves its class names here
-    const rows = await statement<{ id: number; name: string }>(`select id, name from ${table} where name in (${placeholders(chunk.length)})`).all(db, chunk);
+    const rows = await readStatement<{ id: number; name: string }>(`select id, name from ${table} where name in (${placeholders(chunk.length)})`).all(db, chunk);
     for (const r of rows) out.set(r.name, Number(r.id));
   }
   return out;
 }
 
-export async function idByName(db: Kysely<Schema>, table: NameTable, name: string): Promise<number | undefined> {
+export async function idByName(db: ReadOnlyKysely, table: NameTable, name: string): Promise<number | undefined> {
   const row = await db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirst();
   return row?.id;
 }

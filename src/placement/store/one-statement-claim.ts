@@ -14,9 +14,8 @@
 // The write then goes the general way, which decides again under its own locks and words the
 // answer. So this path never refuses anything itself: it can only accept what the general path
 // would also accept, or step aside.
-import { nowIso } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
-import { statement } from '../../db/statement.js';
+import { writeStatement } from '../../db/statement.js';
 import { transaction } from '../../db/transaction.js';
 import type { ConsumerAllocations } from './allocations.js';
 import { knownIdsByName } from './names.js';
@@ -47,7 +46,7 @@ function makeClaimStatement(consumers: number, providers: number, rows: number) 
   const consumerValues = Array.from({ length: consumers }, () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, $1::text, $1::text)`);
   const providerList = Array.from({ length: providers }, () => param('text')).join(', ');
   const wantedValues = Array.from({ length: rows }, () => `(${param('text')}, ${param('text')}, ${param('integer')}, ${param('text')}, ${param('integer')})`);
-  return statement<{ providers: Array<[number, number]>; usage: Array<[number, string, number]> }>(
+  return writeStatement<{ providers: Array<[number, number]>; usage: Array<[number, string, number]> }>(
     `with new_consumers as (
        insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at)
        values ${consumerValues.join(', ')}
@@ -118,7 +117,7 @@ export async function claimNewConsumers(database: Database, writes: ConsumerAllo
   const providers = [...new Set(rows.map((r) => r.rp))];
   const claim = claimStatement(writes.length, providers.length, rows.length);
   const params = [
-    nowIso(),
+    database.clock.nowIso(),
     ...writes.flatMap((w) => [w.consumerUuid, w.projectId, w.userId, w.consumerType === undefined ? null : typeIds.get(w.consumerType)!]),
     ...providers,
     ...rows.flatMap((r) => [r.w.consumerUuid, r.rp, classIds.get(r.rc)!, r.rc, r.amount]),

@@ -14,7 +14,7 @@
 type Logger = { info(details: object, message: string): void };
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.js';
-import { statement } from '../../db/statement.js';
+import { readStatement } from '../../db/statement.js';
 import type { Tx } from '../../db/transaction.js';
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
 import { forgetCachedNames } from './names.js';
@@ -172,7 +172,7 @@ export class ProviderIndex implements ProviderModel {
     if (performance.now() - this.loadedAt > FULL_REFRESH_MS) this.invalidate('all');
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
-      const row = await statement<{ data_version: number }>('pragma data_version').one(this.database, []);
+      const row = await readStatement<{ data_version: number }>('pragma data_version').one(this.database, []);
       const version = Number(row?.data_version);
       if (this.dataVersion !== null && version !== this.dataVersion) this.invalidate('all');
       this.dataVersion = version;
@@ -341,19 +341,19 @@ async function readProviders(database: Database, ids: number[] | null) {
     ids === null ? '' : database.dialect === 'postgres' ? `where ${column} = any(cast(? as integer[]))` : `where ${column} in (select value from json_each(?))`;
   const params = ids === null ? [] : [database.dialect === 'postgres' ? ids : JSON.stringify(ids)];
   const [providers, inventories, traits, aggregates] = await Promise.all([
-    statement<{ id: number; uuid: string; generation: number; parent: number | null; root: number | null }>(
+    readStatement<{ id: number; uuid: string; generation: number; parent: number | null; root: number | null }>(
       `select id, uuid, generation, parent_provider_id as parent, root_provider_id as root from resource_providers ${only('id')}`,
     ).all(database, params),
-    statement<InventoryState & { pid: number; name: string }>(
+    readStatement<InventoryState & { pid: number; name: string }>(
       `select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used
        from inventories i join resource_classes rc on rc.id = i.resource_class_id
        ${only('i.resource_provider_id')} order by i.resource_provider_id, i.resource_class_id`,
     ).all(database, params),
-    statement<{ pid: number; name: string }>(
+    readStatement<{ pid: number; name: string }>(
       `select pt.resource_provider_id as pid, t.name from resource_provider_traits pt join traits t on t.id = pt.trait_id
        ${only('pt.resource_provider_id')} order by pt.resource_provider_id, pt.trait_id`,
     ).all(database, params),
-    statement<{ pid: number; uuid: string }>(
+    readStatement<{ pid: number; uuid: string }>(
       `select pa.resource_provider_id as pid, a.uuid from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id
        ${only('pa.resource_provider_id')}`,
     ).all(database, params),

@@ -1,11 +1,10 @@
 // Resource providers and their trees: reading, listing with filters, creating, renaming,
 // re-parenting and deleting. Every change to what a provider offers bumps its generation here.
-import { type Kysely, sql } from 'kysely';
-import { nowIso } from '../../core/clock.js';
+import { sql } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
-import type { Database, Db } from '../../db/database.js';
+import type { Database, Db, ReadOnlyKysely } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
-import type { Schema } from '../../db/schema.js';
+import { rawRead } from '../../db/statement.js';
 import { isUniqueViolation, lockRows } from '../../db/sql-helpers.js';
 import { noteProvidersChanged } from './provider-index.js';
 import { type Tx, transaction } from '../../db/transaction.js';
@@ -24,7 +23,7 @@ export interface ProviderView {
   updated_at: string;
 }
 
-function selectProviders(db: Kysely<Schema>) {
+function selectProviders(db: ReadOnlyKysely) {
   return db
     .selectFrom('resource_providers as rp')
     .leftJoin('resource_providers as parent', 'parent.id', 'rp.parent_provider_id')
@@ -192,7 +191,7 @@ export async function insertProvider(tx: Tx, input: NewProvider): Promise<Provid
     parent = await findAndLockProvider(tx, input.parentUuid);
     if (!parent) throw failure('parent provider UUID does not exist.');
   }
-  const now = nowIso();
+  const now = tx.clock.nowIso();
   const inserted = await tx.db
     .insertInto('resource_providers')
     .values({
@@ -222,7 +221,7 @@ export async function updateProvider(database: Database, uuid: string, input: Pr
   try {
     return await transaction(database, async (tx) => {
       const provider = await lockProvider(tx, uuid);
-      const changes: { name?: string; parent_provider_id?: number | null; updated_at: string } = { updated_at: nowIso() };
+      const changes: { name?: string; parent_provider_id?: number | null; updated_at: string } = { updated_at: tx.clock.nowIso() };
       if (input.name !== provider.name) {
         const clash = await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst();
         if (clash) throw duplicateName(input.name);
@@ -262,14 +261,17 @@ export async function updateProvider(database: Database, uuid: string, input: Pr
 
 /** ids of a provider and all its descendants */
 async function subtreeIds(db: Db, rootId: number): Promise<number[]> {
-  const rows = await sql<{ id: number }>`
+  const rows = await rawRead(
+    db,
+    sql<{ id: number }>`
     with recursive subtree(id) as (
       select cast(${rootId} as integer)
       union all
       select rp.id from resource_providers rp join subtree s on rp.parent_provider_id = s.id
     )
-    select id from subtree`.execute(db.db);
-  return rows.rows.map((r) => Number(r.id));
+    select id from subtree`,
+  );
+  return rows.map((r) => Number(r.id));
 }
 
 async function isInSubtree(db: Db, candidateId: number, subtreeRootId: number): Promise<boolean> {

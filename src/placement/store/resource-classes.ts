@@ -1,5 +1,4 @@
 // Resource classes: the standard ones (read-only) and CUSTOM_* ones users create, rename and delete.
-import { nowIso } from '../../core/clock.js';
 import type { Database, Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
@@ -32,14 +31,17 @@ export async function requireResourceClass(db: Db, name: string): Promise<Resour
 
 /** Create a custom class. `ifMissing` (PUT at 1.7) makes an existing class a no-op: returns false. */
 export async function createResourceClass(database: Database, name: string, ifMissing = false): Promise<boolean> {
-  const now = nowIso();
   try {
-    const result = await database.db
-      .insertInto('resource_classes')
-      .values({ name, is_standard: 0, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .executeTakeFirst();
-    if (Number(result.numInsertedOrUpdatedRows ?? 0) === 1) return true;
+    const inserted = await transaction(database, async (tx) => {
+      const now = tx.clock.nowIso();
+      const result = await tx.db
+        .insertInto('resource_classes')
+        .values({ name, is_standard: 0, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    });
+    if (inserted) return true;
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
@@ -53,7 +55,7 @@ export async function renameResourceClass(database: Database, name: string, newN
       const rc = await requireResourceClass(tx, name);
       if (rc.is_standard) throw placementError(400, `Cannot update standard resource class ${name}`);
       if (newName !== name && (await findResourceClass(tx, newName))) throw placementError(409, `Resource class already exists: ${newName}`);
-      await tx.db.updateTable('resource_classes').set({ name: newName, updated_at: nowIso() }).where('id', '=', rc.id).execute();
+      await tx.db.updateTable('resource_classes').set({ name: newName, updated_at: tx.clock.nowIso() }).where('id', '=', rc.id).execute();
       // inventories are indexed by class name; every process forgets the names it knew
       noteProvidersChanged(tx, 'all');
       return (await findResourceClass(tx, newName))!;

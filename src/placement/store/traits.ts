@@ -1,6 +1,5 @@
 // Traits: standard (os-traits) and CUSTOM_*; a provider's set of traits changes as a whole and
 // bumps its generation.
-import { nowIso } from '../../core/clock.js';
 import type { Database, Db } from '../../db/database.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import { placementError } from '../errors.js';
@@ -35,13 +34,15 @@ export async function traitExists(db: Db, name: string): Promise<boolean> {
 
 /** Create a custom trait; false when it already existed. */
 export async function ensureTrait(database: Database, name: string): Promise<boolean> {
-  const now = nowIso();
-  const result = await database.db
-    .insertInto('traits')
-    .values({ name, is_standard: 0, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.column('name').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  return transaction(database, async (tx) => {
+    const now = tx.clock.nowIso();
+    const result = await tx.db
+      .insertInto('traits')
+      .values({ name, is_standard: 0, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  });
 }
 
 export async function deleteTrait(database: Database, name: string): Promise<void> {
