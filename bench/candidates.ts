@@ -26,8 +26,9 @@ import { migrate } from '../src/db/migrate.js';
 import { transaction } from '../src/db/transaction.js';
 import type { CandidateRequest } from '../src/placement/candidates/model.js';
 import { searchCandidates } from '../src/placement/candidates/search.js';
-import { providerIndex } from '../src/placement/store/provider-index.js';
-import { syncStandardNames } from '../src/placement/store/names.js';
+import { NameCache } from '../src/placement/store/names.js';
+import { ProviderIndex } from '../src/placement/store/provider-index.js';
+import { syncStandardNames } from '../src/placement/services/standard-names.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -248,7 +249,7 @@ function rssMb(pid: number): number | null {
 async function inProcess(dbUrl: string, count: number) {
   const database = await openDatabase(dbUrl);
   try {
-    const index = providerIndex(database);
+    const index = new ProviderIndex(database, new NameCache());
     const request = (required: string[][]): CandidateRequest => ({
       groups: [
         {

@@ -10,15 +10,17 @@
 //                node's provider through the Placement API takes the node out of the pool.
 import { sql } from 'kysely';
 import type { BaremetalBackendName } from '../config.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { Database, Db } from '../db/database.js';
 import type { Tx } from '../db/transaction.js';
-import { idsByName, idByName } from '../placement/store/names.js';
-import { currentInventories, changeInventories } from '../placement/store/inventories.js';
-import { findAndLockProvider, insertProvider, listProviders, deleteProviderInTx } from '../placement/store/providers.js';
-import { readConsumer, replaceAllocationsInTx } from '../placement/store/allocations.js';
-import { providerTraits, replaceProviderTraits, ensureTrait } from '../placement/store/traits.js';
-import { createResourceClass } from '../placement/store/resource-classes.js';
+import type { PlacementContext } from '../placement/context.js';
+import * as classes from '../placement/services/resource-classes.js';
+import * as placementTraits from '../placement/services/traits.js';
+import { readConsumer, writeAllocations } from '../placement/store/allocations.js';
+import { changeInventories, currentInventories } from '../placement/store/inventories.js';
+import { idByName, idsByName } from '../placement/store/names.js';
+import { deleteProvider, findAndLockProvider, insertProvider, listProviders } from '../placement/store/providers.js';
+import { providerTraits, replaceProviderTraits } from '../placement/store/traits.js';
 import { placementResourceClass, STANDARD_TRAITS } from './core.js';
 import type { AllocationRecord } from './store/allocations.js';
 import type { NodeRecord } from './store/nodes.js';
@@ -120,12 +122,15 @@ export const databaseBackend: AllocationBackend = {
 /** Placement's stand-in project and user for bare-metal claims without an owner. */
 const PLACEMENT_USER = 'allot-baremetal';
 
-export const placementBackend: AllocationBackend = {
+/** What a Placement claim refuses when the node's provider cannot take this allocation now. */
+const NOT_CLAIMABLE = new Set(['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing', 'consumer_generation_conflict', 'unknown_resource_class']);
+
+export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
   async candidates(db, a) {
     const eligible = await eligibleNodes(db, a);
     if (!eligible.length) return noneMatch(a);
-    const classId = await idByName(db.db, 'resource_classes', placementResourceClass(a.resource_class ?? ''));
+    const classId = await idByName(db, 'resource_classes', placementResourceClass(a.resource_class ?? ''));
     const traitIds = await idsByName(db, 'traits', a.traits);
     // A trait Placement does not know is a trait no provider has.
     if (classId === undefined) return noneMatch(a);
@@ -138,7 +143,7 @@ export const placementBackend: AllocationBackend = {
   },
   async claim(tx, a, node) {
     try {
-      await replaceAllocationsInTx(tx, [
+      await writeAllocations(tx, placement.names, [
         {
           consumerUuid: a.uuid,
           allocations: new Map([[node.uuid, new Map([[placementResourceClass(node.resource_class ?? ''), 1]])]]),
@@ -150,16 +155,16 @@ export const placementBackend: AllocationBackend = {
       return true;
     } catch (err) {
       // no room (someone holds the provider), no provider, or a consumer of that uuid exists
-      if (err instanceof ApiError && (err.status === 409 || err.status === 400)) return false;
+      if (err instanceof DomainError && NOT_CLAIMABLE.has(err.code)) return false;
       throw err;
     }
   },
   async release(tx, allocationUuid) {
-    await replaceAllocationsInTx(tx, [{ consumerUuid: allocationUuid, allocations: new Map(), projectId: PLACEMENT_USER, userId: PLACEMENT_USER }]);
+    await writeAllocations(tx, placement.names, [{ consumerUuid: allocationUuid, allocations: new Map(), projectId: PLACEMENT_USER, userId: PLACEMENT_USER }]);
   },
-  async prepare(database, names) {
-    if (names.resourceClass) await createResourceClass(database, placementResourceClass(names.resourceClass), true);
-    for (const trait of names.traits ?? []) if (!STANDARD_TRAITS.includes(trait)) await ensureTrait(database, trait);
+  async prepare(_database, names) {
+    if (names.resourceClass) await classes.create(placement, placementResourceClass(names.resourceClass), true);
+    for (const trait of names.traits ?? []) if (!STANDARD_TRAITS.includes(trait)) await placementTraits.create(placement, trait);
   },
   async nodeChanged(tx, node) {
     let provider = await findAndLockProvider(tx, node.uuid);
@@ -177,13 +182,13 @@ export const placementBackend: AllocationBackend = {
     if (traits.join(',') !== [...node.traits].sort().join(',')) await replaceProviderTraits(tx, provider, node.traits);
   },
   async nodeDeleted(tx, nodeUuid) {
-    if (await findAndLockProvider(tx, nodeUuid)) await deleteProviderInTx(tx, nodeUuid);
+    if (await findAndLockProvider(tx, nodeUuid)) await deleteProvider(tx, nodeUuid);
   },
   async holdsClaim(db, allocationUuid) {
     return (await readConsumer(db, allocationUuid)) !== null;
   },
-};
+});
 
-export function backendNamed(name: BaremetalBackendName): AllocationBackend {
-  return name === 'placement' ? placementBackend : databaseBackend;
+export function backendNamed(name: BaremetalBackendName, placement: PlacementContext): AllocationBackend {
+  return name === 'placement' ? placementBackend(placement) : databaseBackend;
 }

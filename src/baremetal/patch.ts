@@ -16,13 +16,14 @@ export const PATCH_SCHEMA: JsonSchema = {
   type: 'array',
   items: {
     type: 'object',
+    // Ironic's schema, in Ironic's order (the order decides which of two errors is reported)
     properties: {
-      op: { type: 'string', enum: ['add', 'replace', 'remove'] },
       path: { type: 'string', pattern: '^(/[\\w-]+)+$' },
+      op: { type: 'string', enum: ['add', 'replace', 'remove'] },
       value: {},
     },
-    required: ['op', 'path'],
     additionalProperties: false,
+    required: ['op', 'path'],
   },
 };
 

@@ -1,6 +1,6 @@
 // What bare-metal handlers get and give: the request with Ironic's own helpers (query arguments
 // checked as Ironic checks them, JSON bodies and schema errors worded as Ironic words them).
-import { pyRepr, type JsonSchema, validate } from '../core/json-schema.js';
+import { type JsonSchema, bestMatch, pyRepr, validate } from '../core/json-schema.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import { badRequest, frameworkError } from './errors.js';
@@ -52,15 +52,18 @@ export class IronicRequest extends ApiRequest {
   }
 }
 
-/** Validate against a schema, wording the error as Ironic does (with a root cause for anyOf). */
+/** Validate against a schema, wording the error as Ironic does (with a root cause for anyOf/oneOf). */
 export function checkSchema(schema: JsonSchema, data: unknown, what: string): void {
   const error = validate(schema, data);
   if (!error) return;
   let message = error.message;
-  const alternatives = (error.schema as JsonSchema).anyOf;
-  if (error.keyword === 'anyOf' && alternatives?.length) {
-    const cause = validate(alternatives[alternatives.length - 1]!, error.instance);
-    if (cause) message += `. Possible root cause: ${cause.message}`;
+  // Ironic looks into the branches for a likelier cause than "not valid under any of the given schemas".
+  let current = error;
+  let cause: string | null = null;
+  while (current.context.length) {
+    current = bestMatch(current.context);
+    cause = current.message;
   }
+  if (cause !== null) message += `. Possible root cause: ${cause}`;
   throw badRequest(`Schema error for ${what}: ${message}`);
 }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { PlacementContext } from '../placement/context.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import { AllocationWorker } from './allocation-worker.js';
 import { type AllocationBackend, backendNamed } from './backend.js';
@@ -25,12 +26,12 @@ export class BaremetalRuntime {
   readonly conductor: ConductorTasks;
   private registered: Promise<void> | null = null;
 
-  constructor(services: { config: Config; database: Database; log: Logger }) {
+  constructor(services: { config: Config; database: Database; log: Logger; placement: PlacementContext }) {
     this.database = services.database;
     this.config = services.config;
     this.log = services.log.child({ api: 'baremetal', conductor: services.config.conductorId });
     this.conductorId = services.config.conductorId;
-    this.backend = backendNamed(services.config.baremetalBackend);
+    this.backend = backendNamed(services.config.baremetalBackend, services.placement);
     this.allocations = new AllocationWorker(this, this.log);
     this.transitions = new TransitionTimers(this, this.log);
     this.conductor = new ConductorTasks(this, this.log);

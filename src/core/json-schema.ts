@@ -4,6 +4,11 @@
 // ("'bad_field' was unexpected", "Failed validating 'maxLength' in schema…"), which is the text of
 // Python's jsonschema. This validator walks the schema keywords in the order they are written, the
 // way python-jsonschema does, stops at the first error and words it the same way.
+import { memo } from './memo.js';
+import { pformat, pyRepr, pyStr } from './python-repr.js';
+import { isUuidLike } from './uuid.js';
+
+export { pyRepr };
 
 export type JsonSchema = {
   type?: string | string[];
@@ -20,14 +25,12 @@ export type JsonSchema = {
   minLength?: number;
   maxLength?: number;
   pattern?: string;
-  format?: 'uuid' | 'uuid-hex';
+  format?: 'uuid';
   minimum?: number;
   maximum?: number;
-  exclusiveMinimum?: boolean;
   enum?: unknown[];
   anyOf?: JsonSchema[];
   oneOf?: JsonSchema[];
-  not?: JsonSchema;
   description?: string;
 };
 
@@ -40,66 +43,13 @@ export interface SchemaError {
   /** the (sub)schema holding the failing keyword */
   schema: unknown;
   instance: unknown;
+  /** for anyOf/oneOf: every error of every branch (paths relative to the branch) */
+  context: SchemaError[];
 }
 
-const regexCache = new Map<string, RegExp>();
-function regex(pattern: string): RegExp {
-  let re = regexCache.get(pattern);
-  if (!re) {
-    // jsonschema patterns are searched (not anchored) and are Unicode-aware.
-    re = new RegExp(pattern, 'u');
-    regexCache.set(pattern, re);
-  }
-  return re;
-}
+// jsonschema patterns are searched (not anchored) and are Unicode-aware.
+const regex = memo((pattern: string) => new RegExp(pattern, 'u'), 1000);
 
-const UUID_RE = /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/;
-
-/**
- * Python's repr() of a JSON value, which is how jsonschema quotes instances in its messages.
- * Bounded in depth and length: an error about a 1 MB body must not become a 1 MB message.
- */
-export function pyRepr(value: unknown, depth = 0): string {
-  const out = reprInner(value, depth);
-  return out.length > 2000 ? `${out.slice(0, 2000)}...` : out;
-}
-
-function reprInner(value: unknown, depth: number): string {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : pyFloat(value);
-  if (typeof value === 'string') return pyStr(value);
-  if (depth > 20) return '...';
-  if (Array.isArray(value)) return `[${value.slice(0, 100).map((v) => reprInner(v, depth + 1)).join(', ')}${value.length > 100 ? ', ...' : ''}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>);
-    const inner = entries.slice(0, 100).map(([k, v]) => `${pyStr(k)}: ${reprInner(v, depth + 1)}`);
-    return `{${inner.join(', ')}${entries.length > 100 ? ', ...' : ''}}`;
-  }
-  return String(value);
-}
-
-function pyFloat(n: number): string {
-  if (!Number.isFinite(n)) return n > 0 ? 'inf' : n < 0 ? '-inf' : 'nan';
-  const s = String(n);
-  return s.includes('.') || s.includes('e') ? s : `${s}.0`;
-}
-
-function pyStr(s: string): string {
-  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
-  let out = '';
-  for (const ch of s) {
-    if (ch === '\\') out += '\\\\';
-    else if (ch === quote) out += `\\${quote}`;
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch < ' ') out += `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return quote + out + quote;
-}
 
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
@@ -133,153 +83,174 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 const key = (k: string | number) => `[${typeof k === 'number' ? k : pyStr(k)}]`;
 
-/** Validate `instance`; returns the first error, or null when it conforms. */
+/**
+ * Validate `instance`; returns the error python-jsonschema's `validate()` would raise, or null
+ * when it conforms. Like python-jsonschema, every error is found (walking the schema's keywords
+ * in the order they are written) and `best_match` picks one: the one highest up in the instance,
+ * anyOf/oneOf only when nothing else is as high, and then the deepest of their branches' errors.
+ */
 export function validate(schema: JsonSchema, instance: unknown): SchemaError | null {
-  return check(schema, instance, '', '');
+  const errors: Found[] = [];
+  check(schema, instance, '', '', 0, errors);
+  return errors.length ? bestMatch(errors) : null;
 }
 
-function fail(keyword: string, message: string, schemaPath: string, instancePath: string, schema: unknown, instance: unknown): SchemaError {
-  return { keyword, message, schemaPath, instancePath, schema, instance };
+/** An error as found, with what best_match weighs: how deep in the instance. */
+interface Found extends SchemaError {
+  depth: number;
+  context: Found[];
 }
 
-function check(schema: JsonSchema, inst: unknown, sp: string, ip: string): SchemaError | null {
+/** Past this many errors in one document the walk stops: a 1 MB body of mistakes is refused all the same. */
+const MAX_ERRORS = 1000;
+
+function check(schema: JsonSchema, inst: unknown, sp: string, ip: string, depth: number, out: Found[]): void {
   for (const [kw, arg] of Object.entries(schema)) {
-    const err = checkKeyword(schema, kw, arg, inst, sp, ip);
-    if (err) return err;
+    if (out.length >= MAX_ERRORS) return;
+    checkKeyword(schema, kw, arg, inst, sp, ip, depth, out);
   }
-  return null;
 }
 
-function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: string, ip: string): SchemaError | null {
-  const f = (message: string) => fail(kw, message, sp, ip, schema, inst);
+/** python-jsonschema's relevance(): higher wins. */
+function relevance(e: Found): [number, boolean, boolean] {
+  return [-e.depth, e.keyword !== 'anyOf' && e.keyword !== 'oneOf', !matchesType(e.schema as JsonSchema, e.instance)];
+}
+
+function compare(a: Found, b: Found): number {
+  const [x, y] = [relevance(a), relevance(b)];
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return x[i]! > y[i]! ? 1 : -1;
+  return 0;
+}
+
+/** python-jsonschema's best_match over errors this validator found (a SchemaError's `context` included). */
+export function bestMatch(errors: SchemaError[]): SchemaError {
+  const found = errors as Found[];
+  let best = found[0]!;
+  for (const e of found) if (compare(e, best) > 0) best = e; // the first of the most relevant
+  while (best.context.length) {
+    const sorted = [...best.context].sort(compare); // stable: the first of the least relevant
+    if (sorted.length >= 2 && compare(sorted[0]!, sorted[1]!) === 0) break;
+    best = sorted[0]!;
+  }
+  return best;
+}
+
+function matchesType(schema: JsonSchema, instance: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null || schema.type === undefined) return false;
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  return types.some((t) => isType(instance, t));
+}
+
+function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: string, ip: string, depth: number, out: Found[]): void {
+  const f = (message: string, context: Found[] = []) => out.push({ keyword: kw, message, schemaPath: sp, instancePath: ip, schema, instance: inst, depth, context });
   const t = typeOf(inst);
   switch (kw) {
     case 'type': {
       const types: string[] = Array.isArray(arg) ? arg : [arg];
-      if (!types.some((ty) => isType(inst, ty))) return f(`${pyRepr(inst)} is not of type ${types.map(pyStr).join(', ')}`);
-      return null;
+      if (!types.some((ty) => isType(inst, ty))) f(`${pyRepr(inst)} is not of type ${types.map(pyStr).join(', ')}`);
+      return;
     }
     case 'properties':
-      if (t !== 'object') return null;
+      if (t !== 'object') return;
       for (const [name, sub] of Object.entries(arg as Record<string, JsonSchema>)) {
-        if (Object.prototype.hasOwnProperty.call(inst, name)) {
-          const err = check(sub, inst[name], `${sp}['properties']${key(name)}`, ip + key(name));
-          if (err) return err;
-        }
+        if (Object.prototype.hasOwnProperty.call(inst, name)) check(sub, inst[name], `${sp}['properties']${key(name)}`, ip + key(name), depth + 1, out);
       }
-      return null;
+      return;
     case 'patternProperties':
-      if (t !== 'object') return null;
+      if (t !== 'object') return;
       for (const [pattern, sub] of Object.entries(arg as Record<string, JsonSchema>)) {
         for (const [name, value] of Object.entries(inst)) {
-          if (regex(pattern).test(name)) {
-            const err = check(sub, value, `${sp}['patternProperties']${key(pattern)}`, ip + key(name));
-            if (err) return err;
-          }
+          if (regex(pattern).test(name)) check(sub, value, `${sp}['patternProperties']${key(pattern)}`, ip + key(name), depth + 1, out);
         }
       }
-      return null;
+      return;
     case 'additionalProperties': {
-      if (t !== 'object') return null;
+      if (t !== 'object') return;
       const declared = schema.properties ?? {};
       const patterns = Object.keys(schema.patternProperties ?? {});
-      const extras = Object.keys(inst).filter(
-        (k) => !Object.prototype.hasOwnProperty.call(declared, k) && !patterns.some((p) => regex(p).test(k)),
-      );
-      if (extras.length === 0) return null;
+      const extras = Object.keys(inst).filter((k) => !Object.prototype.hasOwnProperty.call(declared, k) && !patterns.some((p) => regex(p).test(k)));
+      if (extras.length === 0) return;
       if (arg === false) {
         if (patterns.length > 0) {
           const verb = extras.length === 1 ? 'does' : 'do';
           // python-jsonschema sorts both lists in this message
-          return f(`${[...extras].sort().map(pyStr).join(', ')} ${verb} not match any of the regexes: ${[...patterns].sort().map(pyStr).join(', ')}`);
+          f(`${[...extras].sort().map(pyStr).join(', ')} ${verb} not match any of the regexes: ${[...patterns].sort().map(pyStr).join(', ')}`);
+          return;
         }
         const verb = extras.length === 1 ? 'was' : 'were';
-        return f(`Additional properties are not allowed (${extras.map(pyStr).join(', ')} ${verb} unexpected)`);
+        f(`Additional properties are not allowed (${extras.map(pyStr).join(', ')} ${verb} unexpected)`);
+        return;
       }
-      if (typeof arg === 'object') {
-        for (const extra of extras) {
-          const err = check(arg, inst[extra], `${sp}['additionalProperties']`, ip + key(extra));
-          if (err) return err;
-        }
-      }
-      return null;
+      if (typeof arg === 'object') for (const extra of extras) check(arg, inst[extra], `${sp}['additionalProperties']`, ip + key(extra), depth + 1, out);
+      return;
     }
     case 'required':
-      if (t !== 'object') return null;
-      for (const name of arg as string[]) {
-        if (!Object.prototype.hasOwnProperty.call(inst, name)) return f(`${pyStr(name)} is a required property`);
-      }
-      return null;
+      if (t !== 'object') return;
+      for (const name of arg as string[]) if (!Object.prototype.hasOwnProperty.call(inst, name)) f(`${pyStr(name)} is a required property`);
+      return;
     case 'minProperties':
-      if (t === 'object' && Object.keys(inst).length < arg) return f(`${pyRepr(inst)} does not have enough properties`);
-      return null;
+      if (t === 'object' && Object.keys(inst).length < arg) f(`${pyRepr(inst)} does not have enough properties`);
+      return;
     case 'maxProperties':
-      if (t === 'object' && Object.keys(inst).length > arg) return f(`${pyRepr(inst)} has too many properties`);
-      return null;
+      if (t === 'object' && Object.keys(inst).length > arg) f(`${pyRepr(inst)} has too many properties`);
+      return;
     case 'items':
-      if (t !== 'array') return null;
-      for (let i = 0; i < inst.length; i++) {
-        const err = check(arg, inst[i], `${sp}['items']`, ip + key(i));
-        if (err) return err;
-      }
-      return null;
+      if (t !== 'array') return;
+      for (let i = 0; i < inst.length && out.length < MAX_ERRORS; i++) check(arg, inst[i], `${sp}['items']`, ip + key(i), depth + 1, out);
+      return;
     case 'minItems':
-      if (t === 'array' && inst.length < arg) return f(`${pyRepr(inst)} is too short`);
-      return null;
+      if (t === 'array' && inst.length < arg) f(`${pyRepr(inst)} is too short`);
+      return;
     case 'maxItems':
-      if (t === 'array' && inst.length > arg) return f(`${pyRepr(inst)} is too long`);
-      return null;
+      if (t === 'array' && inst.length > arg) f(`${pyRepr(inst)} is too long`);
+      return;
     case 'uniqueItems':
       if (t === 'array' && arg) {
         // Canonical text per item (keys sorted) so duplicates are found in linear time.
         const seen = new Set<string>();
         for (const item of inst) {
           const canonical = canonicalJson(item);
-          if (seen.has(canonical)) return f(`${pyRepr(inst)} has non-unique elements`);
+          if (seen.has(canonical)) return void f(`${pyRepr(inst)} has non-unique elements`);
           seen.add(canonical);
         }
       }
-      return null;
+      return;
     case 'minLength':
-      if (t === 'string' && [...inst].length < arg) return f(`${pyRepr(inst)} is too short`);
-      return null;
+      if (t === 'string' && [...inst].length < arg) f(`${pyRepr(inst)} is too short`);
+      return;
     case 'maxLength':
-      if (t === 'string' && [...inst].length > arg) return f(`${pyRepr(inst)} is too long`);
-      return null;
+      if (t === 'string' && [...inst].length > arg) f(`${pyRepr(inst)} is too long`);
+      return;
     case 'pattern':
-      if (t === 'string' && !regex(arg).test(inst)) return f(`${pyRepr(inst)} does not match ${pyStr(arg)}`);
-      return null;
+      if (t === 'string' && !regex(arg).test(inst)) f(`${pyRepr(inst)} does not match ${pyStr(arg)}`);
+      return;
     case 'format':
-      if (t === 'string' && (arg === 'uuid' || arg === 'uuid-hex') && !UUID_RE.test(inst)) return f(`${pyRepr(inst)} is not a ${pyStr(arg)}`);
-      return null;
+      if (t === 'string' && arg === 'uuid' && !isUuidLike(inst)) f(`${pyRepr(inst)} is not a ${pyStr(arg)}`);
+      return;
     case 'minimum':
-      if (t !== 'integer' && t !== 'number') return null;
-      if (schema.exclusiveMinimum ? inst <= arg : inst < arg) {
-        return f(`${pyRepr(inst)} is less than ${schema.exclusiveMinimum ? 'or equal to ' : ''}the minimum of ${pyRepr(arg)}`);
-      }
-      return null;
+      if ((t === 'integer' || t === 'number') && inst < arg) f(`${pyRepr(inst)} is less than the minimum of ${pyRepr(arg)}`);
+      return;
     case 'maximum':
-      if ((t === 'integer' || t === 'number') && inst > arg) return f(`${pyRepr(inst)} is greater than the maximum of ${pyRepr(arg)}`);
-      return null;
+      if ((t === 'integer' || t === 'number') && inst > arg) f(`${pyRepr(inst)} is greater than the maximum of ${pyRepr(arg)}`);
+      return;
     case 'enum':
-      if (!(arg as unknown[]).some((v) => deepEqual(v, inst))) return f(`${pyRepr(inst)} is not one of ${pyRepr(arg)}`);
-      return null;
+      if (!(arg as unknown[]).some((v) => deepEqual(v, inst))) f(`${pyRepr(inst)} is not one of ${pyRepr(arg)}`);
+      return;
     case 'anyOf':
-      if (!(arg as JsonSchema[]).some((sub, i) => check(sub, inst, `${sp}['anyOf'][${i}]`, ip) === null)) {
-        return f(`${pyRepr(inst)} is not valid under any of the given schemas`);
-      }
-      return null;
     case 'oneOf': {
-      const matches = (arg as JsonSchema[]).filter((sub, i) => check(sub, inst, `${sp}['oneOf'][${i}]`, ip) === null).length;
-      if (matches === 0) return f(`${pyRepr(inst)} is not valid under any of the given schemas`);
-      if (matches > 1) return f(`${pyRepr(inst)} is valid under each of the given schemas`);
-      return null;
+      // Each branch is checked from scratch: its errors' paths start at the branch, as python-jsonschema's do.
+      const branches = (arg as JsonSchema[]).map((sub, i) => {
+        const errs: Found[] = [];
+        check(sub, inst, `[${i}]`, '', 0, errs);
+        return errs;
+      });
+      const matching = branches.filter((errs) => errs.length === 0).length;
+      if (matching === 0) f(`${pyRepr(inst)} is not valid under any of the given schemas`, branches.flat());
+      else if (kw === 'oneOf' && matching > 1) f(`${pyRepr(inst)} is valid under each of the given schemas`);
+      return;
     }
-    case 'not':
-      if (check(arg, inst, `${sp}['not']`, ip) === null) return f(`${pyRepr(inst)} should not be valid under ${pyRepr(arg)}`);
-      return null;
     default:
-      return null;
+      return;
   }
 }
 
@@ -288,11 +259,16 @@ function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: s
  * after "JSON does not validate: ".
  */
 export function describeSchemaError(err: SchemaError): string {
-  const indent = (s: string) => s.split('\n').map((l) => `    ${l}`).join('\n');
+  // As python-jsonschema's ValidationError prints itself: pprint at width 72, indented by 4.
+  const show = (v: unknown) => {
+    const text = pformat(v, 72);
+    // bounded, past anything a real request needs: a 1 MB body of mistakes need not come back whole
+    return (text.length > 65536 ? `${text.slice(0, 65536)}...` : text).split('\n').map((l) => `    ${l}`).join('\n');
+  };
   return (
     `${err.message}\n\n` +
-    `Failed validating ${pyStr(err.keyword)} in schema${err.schemaPath}:\n${indent(pyRepr(err.schema))}\n\n` +
-    `On instance${err.instancePath}:\n${indent(pyRepr(err.instance))}`
+    `Failed validating ${pyStr(err.keyword)} in schema${err.schemaPath}:\n${show(err.schema)}\n\n` +
+    `On instance${err.instancePath}:\n${show(err.instance)}`
   );
 }
 

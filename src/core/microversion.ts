@@ -1,6 +1,7 @@
 // The one microversion type of allot: OpenStack APIs (Placement, Ironic) version every behaviour
 // change as MAJOR.MINOR; handlers ask "is this request at least X?" or pick an entry (a schema, a
 // set of fields) from a table keyed by the version that introduced it.
+import { memo } from './memo.js';
 
 export class Microversion {
   constructor(
@@ -33,12 +34,7 @@ export class Microversion {
  * A version written in the code (`mv.atLeast('1.15')`, version tables), parsed once: handlers ask
  * dozens of these per request. Only code literals come here, so the cache stays small.
  */
-const literals = new Map<string, Microversion>();
-function literal(text: string): Microversion {
-  let v = literals.get(text);
-  if (!v) literals.set(text, (v = Microversion.parse(text)));
-  return v;
-}
+const literal = memo((text: string) => Microversion.parse(text), 1000);
 
 /** Pick the entry for the highest version that is not above `mv` (e.g. a schema per version). */
 export function byVersion<T>(mv: Microversion, table: Record<string, T>): T {

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DatabaseFault, classifyFault } from './faults.js';
 import type { Schema } from './schema.js';
-import { type Writer, directWriter, groupCommitter } from './transaction.js';
+import { type CommitTopic, type Writer, directWriter, groupCommitter } from './transaction.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -75,6 +75,8 @@ export interface Database extends Db {
   readonly writer: Writer;
   /** PostgreSQL: names of the statements prepared on every connection (db/statement.ts) */
   readonly preparedNames: Map<string, string>;
+  /** who follows committed changes, per topic (db/transaction.ts onCommit) */
+  readonly commitListeners: Map<CommitTopic<unknown>, Array<(record: unknown) => void>>;
   /** the URL with any password masked, for logs */
   readonly displayUrl: string;
   /** longest a write waits for the database (a connection, a lock) before it is a fault, ms */
@@ -140,6 +142,7 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
     maxAttempts: attemptsOf(options),
     writer: groupCommitter(() => database),
     preparedNames: new Map(),
+    commitListeners: new Map(),
     displayUrl: `sqlite:${file}`,
     connectTimeoutMs: busyTimeoutMs,
     ...(flusher && { flushCommits: flusher.flush }),
@@ -325,6 +328,7 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     maxAttempts: attemptsOf(options),
     writer: directWriter,
     preparedNames,
+    commitListeners: new Map(),
     displayUrl: maskUrl(url),
     connectTimeoutMs: Number(config.connectionTimeoutMillis),
     listen: (channel, onMessage, onReset) => void listeners.push(listenForever(config, channel, onMessage, onReset)),

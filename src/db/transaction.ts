@@ -38,21 +38,49 @@ export interface Tx extends Db {
   readonly database: Database;
   /** run `fn` once the transaction has committed (not when it rolls back) */
   afterCommit(fn: () => void): void;
+  /** this transaction's record under `topic`, made on first use; its listeners get it after the commit */
+  record<T>(topic: CommitTopic<T>): T;
+}
+
+/**
+ * What a transaction says it changed, for whoever keeps a picture of the database that must
+ * follow it (the candidates' provider index). Stores record facts on the Tx; the listeners
+ * registered with `onCommit` get the record once the transaction has committed — a store needs
+ * no reference to the caches, and a rolled-back change reaches nobody.
+ */
+export interface CommitTopic<T> {
+  readonly name: string;
+  create(): T;
+}
+
+/** Call `listener` with the record of every committed transaction that recorded under `topic`. */
+export function onCommit<T>(database: Database, topic: CommitTopic<T>, listener: (record: T) => void): () => void {
+  const listeners = database.commitListeners;
+  const list = listeners.get(topic) ?? [];
+  listeners.set(topic, [...list, listener as (record: unknown) => void]);
+  return () => listeners.set(topic, (listeners.get(topic) ?? []).filter((l) => l !== listener));
 }
 
 /** A Tx for one attempt of one unit of work, collecting its commit hooks. */
 function newTx(database: Database, conn: Kysely<Schema>) {
   const after: Array<() => void> = [];
+  const records = new Map<CommitTopic<unknown>, unknown>();
   const tx = {
     db: conn,
     dialect: database.dialect,
     clock: database.clock,
     database,
     afterCommit: (fn: () => void) => void after.push(fn),
+    record: <T>(topic: CommitTopic<T>): T => {
+      let r = records.get(topic as CommitTopic<unknown>) as T | undefined;
+      if (r === undefined) records.set(topic as CommitTopic<unknown>, (r = topic.create()));
+      return r;
+    },
   } as unknown as Tx;
   return {
     tx,
     runAfter: () => {
+      for (const [topic, record] of records) for (const listener of database.commitListeners.get(topic) ?? []) listener(record);
       for (const fn of after) fn();
     },
   };

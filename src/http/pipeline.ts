@@ -139,6 +139,8 @@ export interface ErrorContext {
   headers: FastifyRequest['headers'];
   /** the negotiated version, when negotiation got that far */
   mv: Microversion | null;
+  /** the route table's path that matched (`/resource_providers/:uuid`), when routing got that far */
+  route: string | null;
 }
 
 export interface RenderedError {
@@ -166,8 +168,11 @@ export interface ApiDefinition<C, R extends ApiRequest = ApiRequest, S extends A
   request(parts: RequestParts): R;
   /** Add the API's own response headers (Last-Modified, ETag, …) before the body is written. */
   decorate?(req: R, response: S, reply: FastifyReply): void;
-  /** Turn a domain error (or anything else the API recognises) into an ApiError; null if unknown. */
-  translate?(err: unknown): ApiError | null;
+  /**
+   * Turn a domain error (or anything else the API recognises) into an ApiError; null if unknown.
+   * The context says which operation met it: an API may word one fact differently per operation.
+   */
+  translate?(err: unknown, context: ErrorContext): ApiError | null;
   /** The API's error format. */
   render(err: ApiError, context: ErrorContext): RenderedError;
 }
@@ -193,13 +198,13 @@ export interface PipelineOptions {
 export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: ApiDefinition<C, R, S>, ctx: C, prefix: string, options: PipelineOptions): MountedApi {
   const router = new Router(api.routes, { trailingSlash: api.trailingSlash ?? false });
 
-  function errorContext(req: FastifyRequest, mv: Microversion | null): ErrorContext {
-    return { requestId: req.id, method: req.method, path: req.url.split('?')[0] ?? '', headers: req.headers, mv };
+  function errorContext(req: FastifyRequest, mv: Microversion | null, route: string | null): ErrorContext {
+    return { requestId: req.id, method: req.method, path: req.url.split('?')[0] ?? '', headers: req.headers, mv, route };
   }
 
-  function toApiError(err: unknown, req: FastifyRequest, reply: FastifyReply): ApiError {
+  function toApiError(err: unknown, req: FastifyRequest, reply: FastifyReply, context: ErrorContext): ApiError {
     if (err instanceof ApiError) return err;
-    const translated = api.translate?.(err);
+    const translated = api.translate?.(err, context);
     if (translated) return translated;
     const fault = classifyFault(err);
     if (fault) {
@@ -214,11 +219,12 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
     return httpError(500, HTTP.internal, 'An unexpected error occurred; the request id identifies it in the log.');
   }
 
-  function fail(req: FastifyRequest, reply: FastifyReply, err: unknown, mv: Microversion | null = null): void {
+  function fail(req: FastifyRequest, reply: FastifyReply, err: unknown, mv: Microversion | null = null, route: string | null = null): void {
     for (const h of api.requestIdHeaders) reply.header(h, req.id);
-    const error = toApiError(err, req, reply);
+    const context = errorContext(req, mv, route);
+    const error = toApiError(err, req, reply, context);
     if (error.status >= 500 && error.status !== 503 && error.status !== 507) req.log.error({ code: error.code, message: error.message }, 'request failed');
-    const rendered = api.render(error, errorContext(req, mv));
+    const rendered = api.render(error, context);
     for (const [k, v] of Object.entries(rendered.headers ?? {})) reply.header(k, v);
     reply.code(rendered.status).header('content-type', rendered.contentType).send(Buffer.from(rendered.body));
   }
@@ -226,6 +232,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
   async function serve(req: FastifyRequest, reply: FastifyReply, failure?: unknown): Promise<void> {
     for (const h of api.requestIdHeaders) reply.header(h, req.id);
     let mv: Microversion | null = null;
+    let route: string | null = null;
     try {
       const notReady = await options.awaitReady();
       if (notReady !== null) {
@@ -234,26 +241,26 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
       }
       const path = pathUnder(req.url, prefix);
       let match: RouteMatch<Endpoint<C, R, S>> | null = null;
-      const route = () => (match ??= router.match(req.method, path));
+      const lookup = () => (match ??= router.match(req.method, path));
       let credentials: Credentials | null = null;
       for (const step of api.steps) {
         switch (step) {
           case 'authenticate': {
-            const m = safeMatch(route);
+            const m = safeMatch(lookup);
             if (!(m?.found && m.endpoint?.public)) credentials = await options.access.authenticate(api.name, req.headers);
             break;
           }
           case 'negotiate': {
-            const m = safeMatch(route);
+            const m = safeMatch(lookup);
             mv = api.negotiate?.(req.headers, reply, m?.found ? m.endpoint : undefined) ?? null;
             break;
           }
           case 'route':
             if (failure) throw failure;
-            if (!route().found) throw httpError(404, HTTP.notFound, `No resource at ${req.url.split('?')[0]}`);
+            if (!lookup().found) throw httpError(404, HTTP.notFound, `No resource at ${req.url.split('?')[0]}`);
             break;
           case 'method': {
-            const m = route();
+            const m = lookup();
             if (m.found && !m.endpoint) {
               reply.header('allow', m.allowed.join(', '));
               throw httpError(405, HTTP.methodNotAllowed, `${req.method} is not allowed here; allowed: ${m.allowed.join(', ')}`, { allowed: m.allowed });
@@ -261,7 +268,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
             break;
           }
           case 'gate': {
-            const m = route();
+            const m = lookup();
             const endpoint = m.found ? m.endpoint : undefined;
             if (endpoint?.since && mv && !mv.atLeast(endpoint.since)) {
               const tooOld = endpoint.tooOld ?? { status: 404 };
@@ -271,7 +278,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
             break;
           }
           case 'authorize': {
-            const m = route();
+            const m = lookup();
             const rule = m.found ? m.endpoint?.policy : undefined;
             if (rule && credentials) options.access.authorize(api.name, rule, {}, credentials);
             break;
@@ -279,14 +286,15 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
         }
       }
       if (failure) throw failure;
-      const m = route();
+      const m = lookup();
       if (!m.found || !m.endpoint) throw httpError(404, HTTP.notFound, `No resource at ${req.url.split('?')[0]}`);
+      route = m.template;
       const request = api.request({ raw: req, prefix, params: m.params, query: new QueryParams(req.url), mv, credentials, access: options.access, api: api.name });
       const response = await m.endpoint.handle(request, ctx);
       api.decorate?.(request, response, reply);
       write(reply, response);
     } catch (err) {
-      fail(req, reply, err, mv);
+      fail(req, reply, err, mv, route);
     }
   }
 

@@ -4,7 +4,7 @@
 import { type ApiDefinition, appendVary } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
 import type { PlacementContext } from './context.js';
-import { renderError } from './errors.js';
+import { renderError, translate } from './errors.js';
 import { negotiate } from './microversion.js';
 import { type Endpoint, PlacementRequest, type PlacementResponse } from './request.js';
 import * as aggregates from './routes/aggregates.js';
@@ -58,5 +58,6 @@ export const placementApi: ApiDefinition<PlacementContext, PlacementRequest, Pla
       reply.header('last-modified', new Date(response.lastModified ?? Date.now()).toUTCString());
     }
   },
+  translate,
   render: renderError,
 };

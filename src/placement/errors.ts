@@ -2,7 +2,12 @@
 //   {"errors": [{"status", "title", "detail", "request_id", "code" (1.23+)}]}
 // `detail` is laid out as Placement's WSGI stack lays it out ("<explanation>\n\n <message>  "),
 // because some clients look for substrings in it.
+//
+// The stores and services raise domain errors (a stable code and the facts); `translate` below is
+// the one table that gives each its status, Placement's error code and Placement's words — which,
+// as in Placement's own handlers, may differ with the operation that met the error.
 import { STATUS_CODES } from 'node:http';
+import { DomainError } from '../core/errors.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
 import type { ErrorContext, RenderedError } from '../http/pipeline.js';
 
@@ -38,6 +43,116 @@ const EXPLANATIONS: Record<number, string> = {
 };
 
 export const placementError = (status: HttpStatus, message: string, code: string = CODES.undefined) => new ApiError(status, code, message);
+
+/** What a domain error becomes: status, Placement's code, message. */
+type Wording = [HttpStatus, string, string];
+// biome-ignore lint/suspicious/noExplicitAny: each entry reads the params its code carries
+type Params = Record<string, any>;
+
+const inUse = (p: Params) => `Inventory for '${p.classes.join(', ')}' on resource provider '${p.provider}' in use.`;
+
+/** Each domain code Placement can meet, worded as Placement's handler for that operation words it. */
+const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | null }) => Wording> = {
+  // providers
+  provider_not_found: (p, op) => [404, CODES.undefined, `No resource provider with uuid ${p.uuid} found${op.method === 'DELETE' && op.route === '/resource_providers/:uuid' ? ' for delete' : ''}`],
+  provider_name_taken: (p) => [409, CODES.duplicateName, `Conflicting resource provider name: ${p.name} already exists.`],
+  provider_uuid_taken: (p) => [409, CODES.duplicateName, `Conflicting resource provider uuid: ${p.uuid} already exists.`],
+  invalid_parent: (p, op) => [
+    400,
+    CODES.undefined,
+    op.method === 'POST'
+      ? `Unable to create resource provider "${p.name}", ${p.uuid}: ${PARENT_PROBLEMS[p.problem as string]}`
+      : `Unable to save resource provider ${p.uuid}: Object action update failed because: ${PARENT_PROBLEMS[p.problem as string]}`,
+  ],
+  provider_generation_mismatch: (p, op) => [
+    409,
+    CODES.concurrentUpdate,
+    op.route === '/reshaper'
+      ? `resource provider generation conflict for provider ${p.uuid}: actual: ${p.actual}, given: ${p.given}`
+      : op.route?.endsWith('/traits') || op.route?.endsWith('/aggregates')
+        ? "Resource provider's generation already changed. Please update the generation and try again."
+        : 'resource provider generation conflict',
+  ],
+  provider_changed_concurrently: (p) => [409, CODES.concurrentUpdate, `resource provider generation conflict: provider ${p.uuid} was changed concurrently; read it again and retry.`],
+  provider_has_allocations: (p) => [409, CODES.providerInUse, `Unable to delete resource provider ${p.uuid}: Resource provider has allocations.`],
+  provider_has_children: (p) => [409, CODES.cannotDeleteParent, `Unable to delete parent resource provider ${p.uuid}: It has child resource providers.`],
+  // traits
+  trait_not_found: (p) => [404, CODES.undefined, `No such trait(s): ${p.name}.`],
+  unknown_traits: (p) => [400, CODES.undefined, `No such trait ${p.names.join(', ')}`],
+  trait_is_standard: (p) => [400, CODES.undefined, `Cannot delete standard trait ${p.name}.`],
+  trait_in_use: (p) => [409, CODES.undefined, `The trait ${p.name} is in use by a resource provider.`],
+  // resource classes
+  resource_class_not_found: (p) => [404, CODES.undefined, `No such resource class ${p.name}.`],
+  resource_class_exists: (p, op) => [409, CODES.undefined, op.method === 'POST' ? `Conflicting resource class already exists: ${p.name}` : `Resource class already exists: ${p.name}`],
+  resource_class_is_standard: (p, op) =>
+    op.method === 'DELETE'
+      ? [400, CODES.undefined, `Cannot delete standard resource class ${p.name}: Cannot delete standard resource class ${p.name}.`]
+      : [400, CODES.undefined, `Cannot update standard resource class ${p.name}`],
+  resource_class_in_use: (p) => [409, CODES.undefined, `Error in delete resource class: Class is in use in inventory: ${p.name}`],
+  // inventories
+  inventory_exists: (p) => [409, CODES.concurrentUpdate, `Update conflict: Inventory for '${p.class}' on resource provider '${p.provider}' already exists.`],
+  inventory_not_found: (p, op) =>
+    op.method === 'DELETE'
+      ? [404, CODES.undefined, `No inventory of class ${p.class} found for delete`]
+      : [400, CODES.undefined, `No inventory record with resource class for resource provider ${p.provider}: No inventory of class ${p.class} found.`],
+  unknown_inventory_class: (p, op) =>
+    op.route === '/reshaper'
+      ? [400, CODES.undefined, `malformed reshaper data: No such resource class ${p.names.join(', ')}.`]
+      : [400, CODES.undefined, `Unknown resource class in inventory for resource provider ${p.provider}: No such resource class ${p.names.join(', ')}.`],
+  inventory_in_use: (p, op) => {
+    // Placement words this per handler (and one handler even files it under concurrent_update).
+    if (op.route === '/resource_providers/:uuid/inventories/:resource_class') return [409, CODES.concurrentUpdate, `Unable to delete inventory of class ${p.classes[0]}: ${inUse(p)}`];
+    if (op.method === 'DELETE') return [409, CODES.inventoryInUse, inUse(p)];
+    return [409, CODES.inventoryInUse, `update conflict: ${inUse(p)}`];
+  },
+  inventory_changed_concurrently: () => [409, CODES.concurrentUpdate, 'Update conflict: the inventory was changed concurrently; retry.'],
+  // allocations
+  unknown_resource_class: (p) => [400, CODES.undefined, `Unable to allocate inventory for consumer ${p.consumer}: No such resource class ${p.name}.`],
+  allocation_provider_missing: (p, op) => [
+    400,
+    op.route === '/reshaper' ? CODES.providerNotFound : CODES.undefined,
+    `Allocation for resource provider '${p.uuid}' that does not exist.`,
+  ],
+  reshape_provider_missing: (p) => [400, CODES.providerNotFound, `Resource provider ${p.uuid} in inventories not found: No resource provider with uuid ${p.uuid} found`],
+  consumer_generation_conflict: (p) => [
+    409,
+    CODES.concurrentUpdate,
+    // Python prints a missing generation as None, and a generation expected to be null as null.
+    `consumer generation conflict - expected ${p.expected === null ? 'null' : p.expected} but got ${p.got === null || p.got === undefined ? (p.expected === null ? 'null' : 'None') : p.got}`,
+  ],
+  consumer_not_found: (p) => [404, CODES.undefined, `No allocations for consumer '${p.uuid}'`],
+  resource_classes_changed: () => [409, CODES.undefined, 'Resource classes changed concurrently; retry.'],
+  inventory_constraint_violated: (p) => [
+    409,
+    CODES.undefined,
+    `Unable to allocate inventory: Unable to create allocation for '${p.class}' on resource provider '${p.provider}'. The requested amount would violate inventory constraints.`,
+  ],
+  inventory_invalid: (p) => [409, CODES.undefined, `Unable to allocate inventory: Inventory for '${p.class}' on resource provider '${p.provider}' invalid.`],
+  capacity_exceeded: (p) => [
+    409,
+    CODES.undefined,
+    `Unable to allocate inventory: Unable to create allocation for '${p.class}' on resource provider '${p.provider}'. The requested amount would exceed the capacity.`,
+  ],
+  concurrent_update: (p) => [409, CODES.concurrentUpdate, `The change conflicted with ${p.what}; retry the request.`],
+};
+
+const PARENT_PROBLEMS: Record<string, string> = {
+  self: 'parent provider UUID cannot be same as UUID. Please set parent provider UUID to None.',
+  missing: 'parent provider UUID does not exist.',
+  unparent: 'un-parenting a provider is not currently allowed.',
+  reparent: 're-parenting a provider is not currently allowed.',
+  loop: 'creating loop in the provider tree is not allowed.',
+};
+
+/** A domain error as Placement answers it; null for anything else. */
+export function translate(err: unknown, context: ErrorContext): ApiError | null {
+  if (!(err instanceof DomainError)) return null;
+  const word = DOMAIN[err.code];
+  if (!word) return null;
+  const [status, code, message] = word(err.params, context);
+  return new ApiError(status, code, message);
+}
+
 
 /** How an error is rendered for an Accept header: JSON unless the client clearly wants text. */
 function errorMedia(accept: string | string[] | undefined): 'json' | 'html' | 'text' {
@@ -79,8 +194,11 @@ export function renderError(err: ApiError, context: ErrorContext): RenderedError
   const message = messageOf(err);
   const explanation = status === 405 ? `The method ${context.method} is not allowed for this resource.` : (EXPLANATIONS[status] ?? '');
   const media = errorMedia(context.headers.accept);
+  // webob strips the HTML it renders for JSON and text: every newline of the message becomes a
+  // space (a schema error's pprint layout included), as clients that match the text expect.
+  const flat = message.replace(/\r/g, '').replace(/\n/g, ' ');
   if (media === 'json') {
-    const detail = message ? `${explanation}\n\n ${message}  ` : `${explanation}\n\n   `;
+    const detail = flat ? `${explanation}\n\n ${flat}  ` : `${explanation}\n\n   `;
     const entry: Record<string, unknown> = { status, title, detail, request_id: context.requestId };
     if (context.mv?.atLeast('1.23')) entry.code = err.code.startsWith('placement.') ? err.code : CODES.undefined;
     return { status, contentType: 'application/json', body: JSON.stringify({ errors: [entry] }) };
@@ -93,5 +211,5 @@ export function renderError(err: ApiError, context: ErrorContext): RenderedError
       body: `<html>\n <head>\n  <title>${status} ${esc(title)}</title>\n </head>\n <body>\n  <h1>${status} ${esc(title)}</h1>\n  ${esc(explanation)}<br /><br />\n${esc(message)}\n\n\n </body>\n</html>`,
     };
   }
-  return { status, contentType: 'text/plain; charset=UTF-8', body: `${status} ${title}\n\n${explanation}\n\n${message}\n` };
+  return { status, contentType: 'text/plain; charset=UTF-8', body: `${status} ${title}\n\n${explanation}\n\n${flat}\n` };
 }

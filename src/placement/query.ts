@@ -1,7 +1,7 @@
 // Parsing of the query parameters shared by GET /resource_providers and
 // GET /allocation_candidates: `resources`, `required` (traits) and `member_of` (aggregates),
 // with the microversion rules for each form. Errors use Placement's wording.
-import { isUuid, normalizeUuid } from '../core/uuid.js';
+import { isUuidLike } from '../core/uuid.js';
 import type { QueryParams } from '../http/query.js';
 import { CODES, placementError } from './errors.js';
 import type { Microversion } from '../core/microversion.js';
@@ -107,12 +107,12 @@ export function parseMemberOf(query: QueryParams, key: string, mv: Microversion)
     else if (value.startsWith('in:')) required = value.slice(3).split(',');
     else required = [value];
     for (const uuid of [...required, ...forbidden]) {
-      if (!isUuid(uuid)) throw placementError(400, `Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: ${uuid}`);
+      if (!isUuidLike(uuid)) throw placementError(400, `Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: ${uuid}`);
     }
-    if (required.length > 0) filter.anyOf.push([...new Set(required.map(normalizeUuid))]);
+    if (required.length > 0) filter.anyOf.push([...new Set(required)]);
     if (forbidden.length > 0) {
       if (!mv.atLeast('1.32')) throw placementError(400, `Forbidden member_of${suffix} parameters are not supported in the specified microversion`);
-      forbidden.forEach((u) => filter.forbidden.add(normalizeUuid(u)));
+      forbidden.forEach((u) => filter.forbidden.add(u));
     }
   }
   return filter;
@@ -160,8 +160,8 @@ export function parseRequestGroups(query: QueryParams, mv: Microversion): Map<st
     else if (kind === 'member_of') group.memberOf = parseMemberOf(query, key, mv);
     else {
       const uuid = value.trim();
-      if (!isUuid(uuid)) throw placementError(400, `Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. Got: ${value}`);
-      group.inTree = normalizeUuid(uuid);
+      if (!isUuidLike(uuid)) throw placementError(400, `Invalid query string parameters: Expected 'in_tree' parameter to be a format of uuid. Got: ${value}`);
+      group.inTree = uuid;
     }
   }
   return groups;

@@ -57,9 +57,10 @@ export class PlacementRequest extends ApiRequest {
     return data as T;
   }
 
-  /** Query parameters validated against a schema (one value per key, the last one wins). */
-  queryObject<T>(schemas: Schemas): T {
+  /** Query parameters validated against a schema (one value per key, the last one wins); `omit` are checked elsewhere. */
+  queryObject<T>(schemas: Schemas, omit: readonly string[] = []): T {
     const object = this.query.toObject();
+    for (const name of omit) delete object[name];
     const error = validate(this.schema(schemas), object);
     if (error) throw placementError(400, `Invalid query string parameters: ${describeSchemaError(error)}`);
     return object as T;

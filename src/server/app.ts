@@ -81,7 +81,7 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     const api = apiFor(path);
     const requestId = `req-${randomUUID()}`;
     const rendered = api
-      ? api.renderBare(error, { requestId, method, path, headers: {}, mv: null })
+      ? api.renderBare(error, { requestId, method, path, headers: {}, mv: null, route: null })
       : { status: error.status, contentType: 'application/json', body: JSON.stringify({ error: error.message }), requestIdHeaders: [] as readonly string[] };
     const headers = [`Content-Type: ${rendered.contentType}`, `Content-Length: ${Buffer.byteLength(rendered.body)}`, 'Connection: close', ...rendered.requestIdHeaders.map((h) => `${h}: ${requestId}`)];
     socket.end(`HTTP/1.1 ${rendered.status} ${STATUS_TEXT[rendered.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${rendered.body}`);

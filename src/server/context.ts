@@ -11,7 +11,7 @@ import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
 import type { IdsContext } from '../ids/context.js';
 import { loadRuntime } from '../ids/runtime.js';
-import type { PlacementContext } from '../placement/context.js';
+import { type PlacementContext, createPlacementContext } from '../placement/context.js';
 import { HealthChecks, Readiness } from './health.js';
 
 export interface AppContext {
@@ -32,6 +32,7 @@ export interface AppContext {
 export async function createContext(config: Config, log: Logger, database: Database): Promise<AppContext> {
   const readiness = new Readiness();
   const ids: IdsContext = { database, runtime: await loadRuntime(config.idsConfig, log) };
+  const placement = createPlacementContext(database, config, log);
   return {
     config,
     log,
@@ -39,9 +40,12 @@ export async function createContext(config: Config, log: Logger, database: Datab
     readiness,
     health: new HealthChecks(database, readiness, config.healthTimeout),
     access: new NoAuth(),
-    placement: { database, config },
-    baremetal: { rt: new BaremetalRuntime({ config, database, log }) },
+    placement,
+    baremetal: { rt: new BaremetalRuntime({ config, database, log, placement }) },
     ids,
-    close: () => ids.runtime.close(),
+    close: async () => {
+      await placement.close();
+      await ids.runtime.close();
+    },
   };
 }

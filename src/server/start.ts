@@ -10,7 +10,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { type Database, openDatabase } from '../db/database.js';
 import { classifyFault } from '../db/faults.js';
 import { migrate } from '../db/migrate.js';
-import { syncStandardNames } from '../placement/store/names.js';
+import { syncStandardNames } from '../placement/services/standard-names.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import { APIS, type ApiName } from './apis.js';
 import { type Mount, buildServer } from './app.js';

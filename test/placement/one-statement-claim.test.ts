@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { before, describe, test } from 'node:test';
-import type { Database } from '../../src/db/database.js';
+import { transaction } from '../../src/db/transaction.js';
+import type { PlacementContext } from '../../src/placement/context.js';
 import type { ConsumerAllocations } from '../../src/placement/store/allocations.js';
-import { claimNewConsumers } from '../../src/placement/store/one-statement-claim.js';
+import { oneStatementClaim } from '../../src/placement/store/one-statement-claim.js';
 import { PlacementClient } from '../helpers/http.js';
 import { serverFor } from '../helpers/server.js';
 
@@ -23,12 +24,24 @@ const write = (consumer: string, allocations: Record<string, Record<string, numb
   ...extra,
 });
 
+/** Run `writes` as the one statement, as the allocation service does: true when it committed. */
+async function claimNewConsumers(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<boolean> {
+  const claim = await oneStatementClaim(ctx.database, ctx.names, writes);
+  if (!claim) return false;
+  try {
+    await transaction(ctx.database, claim, { oneStatement: true, maxAttempts: 1 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('one-statement claim (postgres)', () => {
   let api: PlacementClient;
-  let database: Database;
+  let database: PlacementContext;
   serverFor('postgres', (server) => {
     api = new PlacementClient(server.placementUrl);
-    database = server.running.context.database;
+    database = server.running.context.placement;
   });
 
   // Consumer types are created by the general path (the statement only uses known ones).

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { DIALECTS } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
@@ -69,6 +70,65 @@ for (const dialect of DIALECTS) {
       const loop = await api.put(`/resource_providers/${child.uuid}`, { name: 'child', parent_provider_uuid: grandchild.uuid });
       assert.equal(loop.status, 400);
       assert.match(loop.text, /creating loop in the provider tree is not allowed/);
+    });
+
+    test('uuids are kept as Placement keeps them: aggregates and other references as sent, new providers and PUT consumers normalized', async () => {
+      const rp = (await api.post('/resource_providers', { name: 'uuid-forms' })).body.uuid as string;
+      await api.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } });
+      const upper = randomUUID().toUpperCase();
+      const dashless = randomUUID().replace(/-/g, '');
+      const set = await api.put(`/resource_providers/${rp}/aggregates`, { aggregates: [upper, dashless], resource_provider_generation: 1 });
+      assert.equal(set.status, 200, set.text);
+      assert.deepEqual(set.body.aggregates.sort(), [upper, dashless].sort(), 'echoed as sent');
+      assert.deepEqual((await api.get(`/resource_providers/${rp}/aggregates`)).body.aggregates.sort(), [upper, dashless].sort());
+      // member_of compares as sent, too
+      assert.equal((await api.get(`/resource_providers?member_of=${upper}`)).body.resource_providers.length, 1);
+      assert.equal((await api.get(`/resource_providers?member_of=${upper.toLowerCase()}`)).body.resource_providers.length, 0);
+
+      // a new provider's own uuid is normalized (dashes, lower case); lookups are as sent
+      const given = randomUUID();
+      const created = await api.post('/resource_providers', { name: 'upper-case', uuid: given.toUpperCase() });
+      assert.equal(created.body.uuid, given);
+      assert.equal((await api.get(`/resource_providers/${given.toUpperCase()}`)).status, 404);
+
+      // PUT /allocations/{consumer} normalizes the consumer; GET looks it up as sent
+      const consumer = randomUUID();
+      const put = await api.put(`/allocations/${consumer.replace(/-/g, '')}`, {
+        allocations: { [rp]: { resources: { VCPU: 1 } } },
+        project_id: 'p',
+        user_id: 'u',
+        consumer_generation: null,
+        consumer_type: 'INSTANCE',
+      });
+      assert.equal(put.status, 204, put.text);
+      assert.deepEqual(Object.keys((await api.get(`/allocations/${consumer}`)).body.allocations), [rp]);
+      assert.deepEqual((await api.get(`/allocations/${consumer.replace(/-/g, '')}`)).body.allocations, {});
+      assert.deepEqual(Object.keys((await api.get(`/resource_providers/${rp}/allocations`)).body.allocations), [consumer]);
+      // a provider referenced by another spelling of its uuid is not found, as in Placement
+      const other = await api.put(`/allocations/${randomUUID()}`, {
+        allocations: { [rp.toUpperCase()]: { resources: { VCPU: 1 } } },
+        project_id: 'p',
+        user_id: 'u',
+        consumer_generation: null,
+        consumer_type: 'INSTANCE',
+      });
+      assert.equal(other.status, 400, other.text);
+    });
+
+    test('a schema failure is worded as Placement words it: one line, the schema printed by pprint', async () => {
+      // Both texts as the real Placement 8.0 answered them (scripts/schema-differential.ts
+      // compares every Placement schema with generated instances).
+      const bad = await api.post('/resource_providers', { name: 'a', uuid: 'not-a-uuid' });
+      assert.equal(bad.status, 400);
+      assert.equal(
+        bad.body.errors[0].detail,
+        "The server could not comply with the request since it is either malformed or otherwise incorrect.\n\n JSON does not validate: 'not-a-uuid' is not a 'uuid'  Failed validating 'format' in schema['properties']['uuid']:     {'format': 'uuid', 'type': 'string'}  On instance['uuid']:     'not-a-uuid'  ",
+      );
+      const extra = await api.post('/resource_providers', { name: 'a', bogus: 1 });
+      assert.equal(
+        extra.body.errors[0].detail,
+        "The server could not comply with the request since it is either malformed or otherwise incorrect.\n\n JSON does not validate: Additional properties are not allowed ('bogus' was unexpected)  Failed validating 'additionalProperties' in schema:     {'additionalProperties': False,      'properties': {'name': {'maxLength': 200, 'type': 'string'},                     'parent_provider_uuid': {'anyOf': [{'format': 'uuid',                                                         'type': 'string'},                                                        {'type': 'null'}]},                     'uuid': {'format': 'uuid', 'type': 'string'}},      'required': ['name'],      'type': 'object'}  On instance:     {'bogus': 1, 'name': 'a'}  ",
+      );
     });
   });
 }

@@ -25,6 +25,8 @@ export interface ModelProvider {
    * provider (its rendered summary) can be kept while it stays. Absent: keep nothing.
    */
   revision?: number;
+  /** its summary as the candidates answer writes it, kept while `revision` and the shape stay */
+  renderedSummary?: { revision: number; shape: number; text: string };
 }
 
 export interface ProviderModel {
@@ -42,6 +44,8 @@ export interface ProviderModel {
    * search may reuse what it derived from the trees. Absent: derive afresh every time.
    */
   structureVersion?: number;
+  /** what the search derived from the trees, kept by the search while structureVersion stays */
+  searchCache?: { version: number; index: unknown };
 }
 
 /** One request group: `resources<S>`, `required<S>`, `member_of<S>`, `in_tree<S>`. */

@@ -158,16 +158,13 @@ interface AnchorIndex {
   anchors: Set<number>;
 }
 
-const anchorIndexes = new WeakMap<ProviderModel, { version: number; index: AnchorIndex }>();
-
-/** The trees and sharing links of a model, derived once per structureVersion. */
+/** The trees and sharing links of a model, derived once per structureVersion (kept on the model). */
 function anchorIndex(model: ProviderModel): AnchorIndex {
   const version = model.structureVersion;
   if (version === undefined) return deriveAnchorIndex(model);
-  const known = anchorIndexes.get(model);
-  if (known?.version === version) return known.index;
+  if (model.searchCache?.version === version) return model.searchCache.index as AnchorIndex;
   const index = deriveAnchorIndex(model);
-  anchorIndexes.set(model, { version, index });
+  model.searchCache = { version, index };
   return index;
 }
 

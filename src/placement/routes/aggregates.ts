@@ -1,25 +1,15 @@
-// /resource_providers/{uuid}/aggregates
-import type { JsonSchema } from '../../core/json-schema.js';
-import { normalizeUuid } from '../../core/uuid.js';
+// /resource_providers/{uuid}/aggregates. Aggregate uuids are kept and answered as the client sent
+// them (upper case, without dashes), as Placement does.
 import type { PlacementContext } from '../context.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
-import { readProviderAggregates, setProviderAggregates } from '../store/aggregates.js';
+import * as schemas from '../schemas.js';
+import * as aggregates from '../services/aggregates.js';
+import { readProviderAggregates } from '../store/aggregates.js';
 import { requireProvider } from '../store/providers.js';
 
-const aggregateList: JsonSchema = { type: 'array', items: { type: 'string', format: 'uuid' }, uniqueItems: true };
-const putSchemas: Record<string, JsonSchema> = {
-  '1.1': aggregateList,
-  '1.19': {
-    type: 'object',
-    properties: { aggregates: aggregateList, resource_provider_generation: { type: 'integer' } },
-    required: ['aggregates', 'resource_provider_generation'],
-    additionalProperties: false,
-  },
-};
-
 async function respond(req: PlacementRequest, ctx: PlacementContext) {
-  const { provider, aggregates } = await readProviderAggregates(ctx.database, req.param('uuid'));
-  const body: Record<string, unknown> = { aggregates };
+  const { provider, aggregates: uuids } = await readProviderAggregates(ctx.database, req.param('uuid'));
+  const body: Record<string, unknown> = { aggregates: uuids };
   if (req.mv.atLeast('1.19')) body.resource_provider_generation = provider.generation;
   return { body, lastModified: provider.updated_at };
 }
@@ -39,11 +29,11 @@ export const put: Endpoint = {
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     await requireProvider(ctx.database, uuid); // a missing provider is a 404 before any body check
-    const data = req.json<string[] | { aggregates: string[]; resource_provider_generation: number }>(putSchemas);
+    const data = req.json<string[] | { aggregates: string[]; resource_provider_generation: number }>(schemas.providerAggregates);
     if (Array.isArray(data)) {
-      await setProviderAggregates(ctx.database, uuid, data.map(normalizeUuid), { mode: 'keep' });
+      await aggregates.setForProvider(ctx, uuid, data, { mode: 'keep' });
     } else {
-      await setProviderAggregates(ctx.database, uuid, data.aggregates.map(normalizeUuid), { mode: 'bump', client: data.resource_provider_generation });
+      await aggregates.setForProvider(ctx, uuid, data.aggregates, { mode: 'bump', client: data.resource_provider_generation });
     }
     return respond(req, ctx);
   },

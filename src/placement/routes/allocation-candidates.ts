@@ -2,50 +2,17 @@
 // order and words, load the providers that can matter, search (candidates/search.ts), and answer
 // in the microversion's format.
 import { capacity } from '../../core/capacity.js';
-import type { JsonSchema } from '../../core/json-schema.js';
+import { describeSchemaError, validate } from '../../core/json-schema.js';
+import { memo } from '../../core/memo.js';
 import type { Microversion } from '../../core/microversion.js';
+import { JsonText } from '../../http/pipeline.js';
 import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../candidates/model.js';
-import { type Candidate, STRATEGIES, type Strategy, searchCandidates, treeOf } from '../candidates/search.js';
+import { type Candidate, type Strategy, searchCandidates, treeOf } from '../candidates/search.js';
 import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
-import { JsonText } from '../../http/pipeline.js';
-import type { Endpoint, PlacementRequest } from '../request.js';
 import { type ParsedGroup, parseRequestGroups, parseTraitValue } from '../query.js';
-import { providerIndex } from '../store/provider-index.js';
-import { knownIdsByName } from '../store/names.js';
-
-const str: JsonSchema = { type: 'string' };
-/** allot's own parameter: Placement clients never send it (see docs/placement.md). */
-const strategy: JsonSchema = { type: 'string', enum: [...STRATEGIES] };
-const limit: JsonSchema = { type: ['integer', 'string'], pattern: '^[1-9][0-9]*$', minimum: 1, minLength: 1 };
-
-const flat = (props: Record<string, JsonSchema>): JsonSchema => ({
-  type: 'object',
-  properties: { resources: str, ...props, allot_strategy: strategy },
-  required: ['resources'],
-  additionalProperties: false,
-});
-const grouped = (suffix: string, kinds: string[], props: Record<string, JsonSchema>): JsonSchema => ({
-  type: 'object',
-  properties: { limit, group_policy: { type: 'string', enum: ['none', 'isolate'] }, ...props, allot_strategy: strategy },
-  additionalProperties: false,
-  patternProperties: Object.fromEntries(kinds.map((k) => [`^${k}(${suffix})?$`, str])),
-});
-const NUMBERED = '[1-9][0-9]*';
-const NAMED = '[a-zA-Z0-9_-]{1,64}';
-const GROUP_KINDS = ['resources', 'required', 'member_of'];
-
-const querySchemas: Record<string, JsonSchema> = {
-  '1.10': flat({}),
-  '1.16': flat({ limit }),
-  '1.17': flat({ limit, required: str }),
-  '1.21': flat({ limit, required: str, member_of: str }),
-  '1.25': grouped(NUMBERED, GROUP_KINDS, {}),
-  '1.31': grouped(NUMBERED, [...GROUP_KINDS, 'in_tree'], {}),
-  '1.33': grouped(NAMED, [...GROUP_KINDS, 'in_tree'], {}),
-  '1.35': grouped(NAMED, [...GROUP_KINDS, 'in_tree'], { root_required: str }),
-  '1.36': grouped(NAMED, [...GROUP_KINDS, 'in_tree'], { root_required: str, same_subtree: str }),
-};
+import type { Endpoint, PlacementRequest } from '../request.js';
+import * as schemas from '../schemas.js';
 
 /** Python's repr() of a list of strings, as Placement puts it in some messages. */
 const pyList = (items: string[]) => `[${items.map((s) => `'${s}'`).join(', ')}]`;
@@ -64,7 +31,12 @@ interface ParsedRequest {
 function parseRequest(req: PlacementRequest, ctx: PlacementContext): ParsedRequest {
   const mv = req.mv;
   const q = req.query;
-  req.queryObject(querySchemas);
+  req.queryObject(schemas.candidatesQuery, [schemas.ALLOT_STRATEGY]);
+  const strategy = q.get(schemas.ALLOT_STRATEGY);
+  if (strategy !== undefined) {
+    const error = validate(schemas.strategyQuery, strategy);
+    if (error) throw placementError(400, `Invalid query string parameters: ${describeSchemaError(error)}`);
+  }
 
   const limitText = q.all('limit')[0]; // Placement takes the first of several
   const groupPolicy = q.all('group_policy')[0] ?? null;
@@ -140,7 +112,7 @@ function parseRequest(req: PlacementRequest, ctx: PlacementContext): ParsedReque
     rootRequired,
     rootForbidden,
     sameSubtrees,
-    strategy: (q.get('allot_strategy') as Strategy | undefined) ?? ctx.config.candidateStrategy,
+    strategy: (strategy as Strategy | undefined) ?? ctx.config.candidateStrategy,
   };
 }
 
@@ -162,7 +134,7 @@ export const list: Endpoint = {
 
     // Names the request uses must exist: 400 otherwise (whatever else the request asks).
     const classNames = [...new Set(parsed.groups.flatMap((g) => [...(g.resources?.keys() ?? [])]))];
-    const classIds = await knownIdsByName(db, 'resource_classes', classNames);
+    const classIds = await ctx.names.known(db, 'resource_classes', classNames);
     for (const g of parsed.groups) {
       const missing = [...(g.resources?.keys() ?? [])].find((n) => !classIds.has(n));
       if (missing !== undefined) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing}.`);
@@ -171,14 +143,14 @@ export const list: Endpoint = {
       [...parsed.rootRequired, ...parsed.rootForbidden],
       ...parsed.groups.map((g) => [...g.traits.required, ...g.traits.forbidden, ...g.traits.anyOf.flat()]),
     ];
-    const traitIds = await knownIdsByName(db, 'traits', [...new Set(traitSets.flat())]);
+    const traitIds = await ctx.names.known(db, 'traits', [...new Set(traitSets.flat())]);
     for (const names of traitSets) {
       const missing = [...new Set(names.filter((n) => !traitIds.has(n)))].sort();
       if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}.`);
     }
 
     // The providers, from this process's index (brought up to date with every committed change).
-    const model = await providerIndex(db, req.raw.log).current();
+    const model = await ctx.index.current();
     phase('load');
     const rootOf = (uuid: string) => {
       const id = model.idOf(uuid);
@@ -223,15 +195,7 @@ export const list: Endpoint = {
 // The body is written as JSON text directly: this is the answer every scheduler asks for before
 // every claim, and building objects only to stringify them cost about a sixth of a scheduler loop.
 // Names and uuids come back in every answer: each is quoted once and the text remembered.
-const quotedNames = new Map<string, string>();
-function json(name: string): string {
-  let text = quotedNames.get(name);
-  if (text === undefined) {
-    if (quotedNames.size >= 200_000) quotedNames.clear();
-    quotedNames.set(name, (text = JSON.stringify(name)));
-  }
-  return text;
-}
+const json = memo((name: string) => JSON.stringify(name), 200_000);
 
 function amountsJson(resources: ReadonlyMap<string, number>): string {
   let out = '';
@@ -283,11 +247,11 @@ function summariesJson(model: ProviderModel, candidates: Candidate[], requestedC
     const p = model.providers.get(id)!;
     // A summary of every inventory depends on the provider alone: kept until it changes.
     const keep = shape.allClasses && p.revision !== undefined;
-    const kept = keep ? keptSummaries.get(p) : undefined;
-    let text = kept && kept.revision === p.revision && kept.key === key ? kept.text : undefined;
+    const kept = keep ? p.renderedSummary : undefined;
+    let text = kept && kept.revision === p.revision && kept.shape === key ? kept.text : undefined;
     if (text === undefined) {
       text = summaryJson(model, p, shape, requestedClasses);
-      if (keep) keptSummaries.set(p, { revision: p.revision!, key, text });
+      if (keep) p.renderedSummary = { revision: p.revision!, shape: key, text };
     }
     out += out ? `,${text}` : text;
   }
@@ -299,7 +263,6 @@ interface SummaryShape {
   withTraits: boolean;
   withTree: boolean;
 }
-const keptSummaries = new WeakMap<ModelProvider, { revision: number; key: number; text: string }>();
 
 function summaryJson(model: ProviderModel, p: ModelProvider, shape: SummaryShape, requestedClasses: ReadonlyMap<string, number>): string {
   let resources = '';

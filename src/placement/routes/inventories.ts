@@ -1,51 +1,13 @@
 // /resource_providers/{uuid}/inventories and /resource_providers/{uuid}/inventories/{resource_class}
-import { INVENTORY_DEFAULTS, type InventoryLimits, MAX_FLOAT, MAX_INT } from '../../core/capacity.js';
-import type { JsonSchema } from '../../core/json-schema.js';
+import { INVENTORY_DEFAULTS, type InventoryLimits } from '../../core/capacity.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
-import { type InventoryChange, type InventoryRecord, applyInventoryChange, readInventories } from '../store/inventories.js';
+import * as schemas from '../schemas.js';
+import * as inventories from '../services/inventories.js';
+import { type InventoryChange, type InventoryRecord, readInventories } from '../store/inventories.js';
+import { findResourceClass } from '../store/resource-classes.js';
 import { providerUrl } from './resource-providers.js';
-
-export const RESOURCE_CLASS_PATTERN = '^[A-Z0-9_]+$';
-
-const amount = (minimum: number): JsonSchema => ({ type: 'integer', maximum: MAX_INT, minimum });
-const inventoryProperties: Record<string, JsonSchema> = {
-  resource_provider_generation: { type: 'integer' },
-  total: amount(1),
-  reserved: amount(0),
-  min_unit: amount(1),
-  max_unit: amount(1),
-  step_size: amount(1),
-  allocation_ratio: { type: 'number', maximum: MAX_FLOAT },
-};
-
-const updateOneSchema: JsonSchema = {
-  type: 'object',
-  properties: inventoryProperties,
-  required: ['total', 'resource_provider_generation'],
-  additionalProperties: false,
-};
-const createSchema: JsonSchema = {
-  type: 'object',
-  properties: { ...inventoryProperties, resource_class: { type: 'string', pattern: RESOURCE_CLASS_PATTERN } },
-  required: ['total', 'resource_class'],
-  additionalProperties: false,
-};
-export const replaceAllSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    resource_provider_generation: { type: 'integer' },
-    inventories: {
-      type: 'object',
-      patternProperties: {
-        [RESOURCE_CLASS_PATTERN]: { type: 'object', properties: inventoryProperties, required: ['total'], additionalProperties: false },
-      },
-    },
-  },
-  required: ['resource_provider_generation', 'inventories'],
-  additionalProperties: false,
-};
 
 type InventoryInput = Partial<InventoryRecord> & { total: number };
 
@@ -107,7 +69,7 @@ export const show: Endpoint = {
 /** Apply a change and answer with the provider's inventory (or one class of it) afterwards. */
 async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, change: InventoryChange, generation: number | undefined, one?: string) {
   const uuid = req.param('uuid');
-  await applyInventoryChange(ctx.database, uuid, change, generation);
+  await inventories.change(ctx, uuid, change, generation);
   const inv = await readInventories(ctx.database, uuid);
   if (one) return { generation: inv.generation, record: inv.inventories.get(one)!, lastModified: inv.lastModified };
   return { generation: inv.generation, inventories: inv.inventories, lastModified: inv.lastModified };
@@ -117,7 +79,7 @@ export const create: Endpoint = {
   policy: 'placement:resource_providers:inventories:create',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<InventoryInput & { resource_class: string; resource_provider_generation?: number }>(createSchema);
+    const data = req.json<InventoryInput & { resource_class: string; resource_provider_generation?: number }>(schemas.inventoryCreate);
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[data.resource_class, inventory]], 'create');
     await ensureClassExists(ctx, data.resource_class);
@@ -132,8 +94,7 @@ export const create: Endpoint = {
 };
 
 async function ensureClassExists(ctx: PlacementContext, name: string): Promise<void> {
-  const row = await ctx.database.db.selectFrom('resource_classes').select('id').where('name', '=', name).executeTakeFirst();
-  if (!row) throw placementError(400, `No such resource class ${name}.`);
+  if (!(await findResourceClass(ctx.database, name))) throw placementError(400, `No such resource class ${name}.`);
 }
 
 export const update: Endpoint = {
@@ -141,7 +102,7 @@ export const update: Endpoint = {
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     const rc = req.param('resource_class');
-    const data = req.json<InventoryInput & { resource_provider_generation: number }>(updateOneSchema);
+    const data = req.json<InventoryInput & { resource_provider_generation: number }>(schemas.inventoryUpdate);
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[rc, inventory]], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'update', resourceClass: rc, inventory }, data.resource_provider_generation, rc);
@@ -153,10 +114,10 @@ export const replaceAll: Endpoint = {
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<{ resource_provider_generation: number; inventories: Record<string, InventoryInput> }>(replaceAllSchema);
-    const inventories = new Map(Object.entries(data.inventories).map(([rc, inv]) => [rc, withDefaults(inv)]));
-    checkReserved(req, uuid, [...inventories], 'update');
-    const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories }, data.resource_provider_generation);
+    const data = req.json<{ resource_provider_generation: number; inventories: Record<string, InventoryInput> }>(schemas.inventoriesReplace);
+    const wanted = new Map(Object.entries(data.inventories).map(([rc, inv]) => [rc, withDefaults(inv)]));
+    checkReserved(req, uuid, [...wanted], 'update');
+    const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories: wanted }, data.resource_provider_generation);
     return {
       body: {
         resource_provider_generation: result.generation,
@@ -170,7 +131,7 @@ export const replaceAll: Endpoint = {
 export const remove: Endpoint = {
   policy: 'placement:resource_providers:inventories:delete',
   async handle(req, ctx) {
-    await applyInventoryChange(ctx.database, req.param('uuid'), { kind: 'delete', resourceClass: req.param('resource_class') });
+    await inventories.change(ctx, req.param('uuid'), { kind: 'delete', resourceClass: req.param('resource_class') });
     return {};
   },
 };
@@ -180,7 +141,7 @@ export const removeAll: Endpoint = {
   tooOld: { status: 405 }, // Placement answered "method not allowed" here before 1.5, not 404
   policy: 'placement:resource_providers:inventories:delete',
   async handle(req, ctx) {
-    await applyInventoryChange(ctx.database, req.param('uuid'), { kind: 'delete-all' });
+    await inventories.change(ctx, req.param('uuid'), { kind: 'delete-all' });
     return {};
   },
 };

@@ -1,23 +1,11 @@
 // /resource_classes and /resource_classes/{name}
-import type { JsonSchema } from '../../core/json-schema.js';
-import { validate, describeSchemaError } from '../../core/json-schema.js';
+import { describeSchemaError, validate } from '../../core/json-schema.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
-import {
-  createResourceClass,
-  deleteResourceClass,
-  listResourceClasses,
-  renameResourceClass,
-  requireResourceClass,
-} from '../store/resource-classes.js';
-
-const customClassSchema: JsonSchema = {
-  type: 'object',
-  properties: { name: { type: 'string', pattern: '^CUSTOM_[A-Z0-9_]+$', maxLength: 255 } },
-  required: ['name'],
-  additionalProperties: false,
-};
+import * as schemas from '../schemas.js';
+import * as classes from '../services/resource-classes.js';
+import { listResourceClasses, requireResourceClass } from '../store/resource-classes.js';
 
 const classUrl = (req: PlacementRequest, name: string) => req.link(`/resource_classes/${name}`);
 const classBody = (req: PlacementRequest, name: string) => ({ name, links: [{ rel: 'self', href: classUrl(req, name) }] });
@@ -27,8 +15,8 @@ export const list: Endpoint = {
   policy: 'placement:resource_classes:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const classes = await listResourceClasses(ctx.database);
-    return { body: { resource_classes: classes.map((rc) => classBody(req, rc.name)) } };
+    const found = await listResourceClasses(ctx.database);
+    return { body: { resource_classes: found.map((rc) => classBody(req, rc.name)) } };
   },
 };
 
@@ -36,8 +24,8 @@ export const create: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:create',
   async handle(req, ctx) {
-    const { name } = req.json<{ name: string }>(customClassSchema);
-    await createResourceClass(ctx.database, name);
+    const { name } = req.json<{ name: string }>(schemas.customResourceClass);
+    await classes.create(ctx, name);
     return { status: 201, location: req.absoluteUrl(classUrl(req, name)) };
   },
 };
@@ -59,16 +47,16 @@ export const update: Endpoint = {
   async handle(req, ctx) {
     const name = req.param('name');
     if (req.mv.atLeast('1.7')) return createIfMissing(req, ctx, name);
-    const { name: newName } = req.json<{ name: string }>(customClassSchema);
-    const rc = await renameResourceClass(ctx.database, name, newName);
+    const { name: newName } = req.json<{ name: string }>(schemas.customResourceClass);
+    const rc = await classes.rename(ctx, name, newName);
     return { body: classBody(req, rc.name), lastModified: rc.updated_at };
   },
 };
 
 async function createIfMissing(req: PlacementRequest, ctx: PlacementContext, name: string) {
-  const error = validate(customClassSchema, { name });
+  const error = validate(schemas.customResourceClass, { name });
   if (error) throw placementError(400, `JSON does not validate: ${describeSchemaError(error)}`);
-  const created = await createResourceClass(ctx.database, name, true);
+  const created = await classes.create(ctx, name, true);
   return { status: created ? 201 : 204, location: req.absoluteUrl(classUrl(req, name)) };
 }
 
@@ -76,7 +64,7 @@ export const remove: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:delete',
   async handle(req, ctx) {
-    await deleteResourceClass(ctx.database, req.param('name'));
+    await classes.remove(ctx, req.param('name'));
     return {};
   },
 };

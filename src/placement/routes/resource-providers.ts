@@ -1,44 +1,13 @@
 // /resource_providers and /resource_providers/{uuid}
-import type { JsonSchema } from '../../core/json-schema.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import { type PlacementContext, latest } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint, PlacementRequest } from '../request.js';
 import { parseMemberOf, parseResources, parseTraits, traitNames } from '../query.js';
+import type { Endpoint, PlacementRequest } from '../request.js';
+import * as schemas from '../schemas.js';
+import * as providers from '../services/providers.js';
 import { idsByName } from '../store/names.js';
-import { type ProviderFilters, type ProviderView, createProvider, deleteProvider, listProviders, requireProvider, updateProvider } from '../store/providers.js';
-
-const uuidSchema: JsonSchema = { type: 'string', format: 'uuid' };
-const nameSchema: JsonSchema = { type: 'string', maxLength: 200 };
-const parentSchema: JsonSchema = { anyOf: [{ type: 'string', format: 'uuid' }, { type: 'null' }] };
-
-const createSchemas: Record<string, JsonSchema> = {
-  '1.0': { type: 'object', properties: { name: nameSchema, uuid: uuidSchema }, required: ['name'], additionalProperties: false },
-  '1.14': {
-    type: 'object',
-    properties: { name: nameSchema, uuid: uuidSchema, parent_provider_uuid: parentSchema },
-    required: ['name'],
-    additionalProperties: false,
-  },
-};
-
-const updateSchemas: Record<string, JsonSchema> = {
-  '1.0': { type: 'object', properties: { name: nameSchema }, required: ['name'], additionalProperties: false },
-  '1.14': { type: 'object', properties: { name: nameSchema, parent_provider_uuid: parentSchema }, required: ['name'], additionalProperties: false },
-};
-
-const listQuery = (extra: Record<string, JsonSchema>): JsonSchema => ({
-  type: 'object',
-  properties: { name: { type: 'string' }, uuid: uuidSchema, ...extra },
-  additionalProperties: false,
-});
-const listQuerySchemas: Record<string, JsonSchema> = {
-  '1.0': listQuery({}),
-  '1.3': listQuery({ member_of: { type: 'string' } }),
-  '1.4': listQuery({ member_of: { type: 'string' }, resources: { type: 'string' } }),
-  '1.14': listQuery({ member_of: { type: 'string' }, resources: { type: 'string' }, in_tree: uuidSchema }),
-  '1.18': listQuery({ member_of: { type: 'string' }, resources: { type: 'string' }, in_tree: uuidSchema, required: { type: 'string' } }),
-};
+import { type ProviderFilters, type ProviderView, listProviders, requireProvider } from '../store/providers.js';
 
 export function providerUrl(req: PlacementRequest, uuid: string): string {
   return req.link(`/resource_providers/${uuid}`);
@@ -66,11 +35,11 @@ export function providerBody(p: ProviderView, req: PlacementRequest): Record<str
 
 /** Turn the list filters of a request into store filters (names resolved to ids). */
 async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promise<ProviderFilters | null> {
-  const q = req.queryObject<Record<string, string>>(listQuerySchemas);
+  const q = req.queryObject<Record<string, string>>(schemas.providerListQuery);
   const filters: ProviderFilters = {};
   if (q.name !== undefined) filters.name = q.name;
-  if (q.uuid !== undefined) filters.uuid = normalizeUuid(q.uuid);
-  if (q.in_tree !== undefined) filters.inTree = normalizeUuid(q.in_tree);
+  if (q.uuid !== undefined) filters.uuid = q.uuid;
+  if (q.in_tree !== undefined) filters.inTree = q.in_tree;
   if (q.member_of !== undefined) {
     const aggs = parseMemberOf(req.query, 'member_of', req.mv);
     filters.aggregatesAnyOf = aggs.anyOf;
@@ -100,10 +69,10 @@ export const list: Endpoint = {
   async handle(req, ctx) {
     req.requireJsonAccept();
     const filters = await listFilters(req, ctx);
-    const providers = filters ? await listProviders(ctx.database, filters) : [];
+    const found = filters ? await listProviders(ctx.database, filters) : [];
     return {
-      body: { resource_providers: providers.map((p) => providerBody(p, req)) },
-      lastModified: latest(providers.map((p) => p.updated_at)),
+      body: { resource_providers: found.map((p) => providerBody(p, req)) },
+      lastModified: latest(found.map((p) => p.updated_at)),
     };
   },
 };
@@ -111,11 +80,12 @@ export const list: Endpoint = {
 export const create: Endpoint = {
   policy: 'placement:resource_providers:create',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>(createSchemas);
-    const provider = await createProvider(ctx.database, {
+    const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>(schemas.providerCreate);
+    const provider = await providers.create(ctx, {
+      // Placement normalizes a new provider's uuid (dashes, lower case); every other uuid stays as sent.
       uuid: data.uuid ? normalizeUuid(data.uuid) : newUuid(),
       name: data.name,
-      parentUuid: data.parent_provider_uuid ? normalizeUuid(data.parent_provider_uuid) : null,
+      parentUuid: data.parent_provider_uuid ?? null,
     });
     const location = req.absoluteUrl(providerUrl(req, provider.uuid));
     if (req.mv.atLeast('1.20')) return { body: providerBody(provider, req), location, lastModified: provider.updated_at };
@@ -135,13 +105,12 @@ export const show: Endpoint = {
 export const update: Endpoint = {
   policy: 'placement:resource_providers:update',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; parent_provider_uuid?: string | null }>(updateSchemas);
-    const parent = data.parent_provider_uuid;
-    const provider = await updateProvider(
-      ctx.database,
+    const data = req.json<{ name: string; parent_provider_uuid?: string | null }>(schemas.providerUpdate);
+    const provider = await providers.update(
+      ctx,
       req.param('uuid'),
-      { name: data.name, parentUuid: parent === undefined ? undefined : parent === null ? null : normalizeUuid(parent) },
-      req.mv,
+      { name: data.name, parentUuid: data.parent_provider_uuid },
+      req.mv.atLeast('1.37'),
     );
     return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
@@ -150,7 +119,7 @@ export const update: Endpoint = {
 export const remove: Endpoint = {
   policy: 'placement:resource_providers:delete',
   async handle(req, ctx) {
-    await deleteProvider(ctx.database, req.param('uuid'));
+    await providers.remove(ctx, req.param('uuid'));
     return {};
   },
 };

@@ -1,34 +1,17 @@
 // /traits, /traits/{name} and /resource_providers/{uuid}/traits
-import type { JsonSchema } from '../../core/json-schema.js';
 import { placementError } from '../errors.js';
 import type { Endpoint } from '../request.js';
-import { deleteTrait, ensureTrait, listTraits, readProviderTraits, setProviderTraits, traitExists } from '../store/traits.js';
-import type { TraitQuery } from '../store/traits.js';
+import * as schemas from '../schemas.js';
+import * as traits from '../services/traits.js';
+import { type TraitQuery, listTraits, readProviderTraits, traitExists, traitNotFound } from '../store/traits.js';
 
 const CUSTOM_TRAIT = /^CUSTOM_[A-Z0-9_]+$/;
-
-const listQuerySchema: JsonSchema = {
-  type: 'object',
-  properties: { name: { type: 'string' }, associated: { type: 'string' } },
-  additionalProperties: false,
-};
-
-const setTraitsSchema: JsonSchema = {
-  type: 'object',
-  properties: {
-    traits: { type: 'array', items: { type: 'string', pattern: '^[A-Z0-9_]+$', maxLength: 255 } },
-    resource_provider_generation: { type: 'integer' },
-  },
-  required: ['traits', 'resource_provider_generation'],
-  additionalProperties: false,
-};
-
 export const list: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const q = req.queryObject<{ name?: string; associated?: string }>(listQuerySchema);
+    const q = req.queryObject<{ name?: string; associated?: string }>(schemas.traitListQuery);
     const query: TraitQuery = {};
     if (q.name !== undefined) {
       if (q.name.startsWith('in:')) query.names = q.name.slice(3).split(',');
@@ -64,7 +47,7 @@ export const put: Endpoint = {
   async handle(req, ctx) {
     const name = req.param('name');
     checkCustomName(name);
-    const created = await ensureTrait(ctx.database, name);
+    const created = await traits.create(ctx, name);
     const location = req.absoluteUrl(req.link(`/traits/${name}`));
     // 1.15+: an existing trait answers with its cache headers; a created one with none.
     return created ? { status: 201, location } : { status: 204, location, lastModified: null };
@@ -76,7 +59,7 @@ export const show: Endpoint = {
   policy: 'placement:traits:show',
   async handle(req, ctx) {
     const name = req.param('name');
-    if (!(await traitExists(ctx.database, name))) throw placementError(404, `No such trait(s): ${name}.`);
+    if (!(await traitExists(ctx.database, name))) throw traitNotFound(name);
     return { status: 204, lastModified: null };
   },
 };
@@ -85,7 +68,7 @@ export const remove: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:delete',
   async handle(req, ctx) {
-    await deleteTrait(ctx.database, req.param('name'));
+    await traits.remove(ctx, req.param('name'));
     return {};
   },
 };
@@ -95,8 +78,8 @@ export const listForProvider: Endpoint = {
   policy: 'placement:resource_providers:traits:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const { provider, traits } = await readProviderTraits(ctx.database, req.param('uuid'));
-    return { body: { resource_provider_generation: provider.generation, traits }, lastModified: provider.updated_at };
+    const { provider, traits: names } = await readProviderTraits(ctx.database, req.param('uuid'));
+    return { body: { resource_provider_generation: provider.generation, traits: names }, lastModified: provider.updated_at };
   },
 };
 
@@ -105,10 +88,10 @@ export const setForProvider: Endpoint = {
   policy: 'placement:resource_providers:traits:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<{ traits: string[]; resource_provider_generation: number }>(setTraitsSchema);
-    await setProviderTraits(ctx.database, uuid, data.traits, data.resource_provider_generation);
-    const { provider, traits } = await readProviderTraits(ctx.database, uuid);
-    return { body: { resource_provider_generation: provider.generation, traits }, lastModified: provider.updated_at };
+    const data = req.json<{ traits: string[]; resource_provider_generation: number }>(schemas.providerTraits);
+    await traits.setForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
+    const { provider, traits: names } = await readProviderTraits(ctx.database, uuid);
+    return { body: { resource_provider_generation: provider.generation, traits: names }, lastModified: provider.updated_at };
   },
 };
 
@@ -116,7 +99,7 @@ export const removeForProvider: Endpoint = {
   since: '1.6',
   policy: 'placement:resource_providers:traits:delete',
   async handle(req, ctx) {
-    await setProviderTraits(ctx.database, req.param('uuid'), []);
+    await traits.setForProvider(ctx, req.param('uuid'), []);
     return {};
   },
 };

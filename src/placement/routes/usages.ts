@@ -1,18 +1,7 @@
 // /resource_providers/{uuid}/usages and /usages
-import type { JsonSchema } from '../../core/json-schema.js';
 import type { Endpoint } from '../request.js';
+import * as schemas from '../schemas.js';
 import { projectUsages, providerUsages } from '../store/usages.js';
-
-const idField: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
-const querySchemas: Record<string, JsonSchema> = {
-  '1.9': { type: 'object', properties: { project_id: idField, user_id: idField }, required: ['project_id'], additionalProperties: false },
-  '1.38': {
-    type: 'object',
-    properties: { project_id: idField, user_id: idField, consumer_type: { type: 'string', minLength: 1, maxLength: 255 } },
-    required: ['project_id'],
-    additionalProperties: false,
-  },
-};
 
 export const forProvider: Endpoint = {
   policy: 'placement:resource_providers:usages',
@@ -28,7 +17,7 @@ export const total: Endpoint = {
   policy: 'placement:usages',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>(querySchemas);
+    const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>(schemas.usagesQuery);
     const usages = await projectUsages(ctx.database, { projectId: q.project_id, userId: q.user_id, consumerType: q.consumer_type }, req.mv.atLeast('1.38'));
     return { body: { usages } };
   },

@@ -1,5 +1,5 @@
-// Writing and reading allocations. `replaceAllocations` is the one write path for PUT
-// /allocations/{c}, POST /allocations, the reshaper and the bare-metal allocator: in one
+// Writing and reading allocations. `writeAllocations` is the one write path for PUT
+// /allocations/{c}, POST /allocations, the reshaper and the bare-metal allocator: in the caller's
 // transaction it
 //   1. locks the consumers that may exist (by uuid), checks the generations the client supplied
 //      (a mismatch is the client's 409), and creates, updates or deletes the consumer rows;
@@ -11,14 +11,12 @@
 // Either every consumer's allocations change or none do. A claim for a new consumer is six
 // statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-claim.ts).
 import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
-import { RetryableConflict } from '../../core/errors.js';
-import type { Database, Db } from '../../db/database.js';
+import { DomainError, RetryableConflict } from '../../core/errors.js';
+import type { Db } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import { placeholders, writeStatement } from '../../db/statement.js';
-import { type Tx, transaction } from '../../db/transaction.js';
-import { CODES, placementError } from '../errors.js';
-import { cachedIdsByName, forgetCachedNames } from './names.js';
-import { claimNewConsumers } from './one-statement-claim.js';
+import type { Tx } from '../../db/transaction.js';
+import type { NameCache } from './names.js';
 import { noteProvidersChanged, noteUsageChanged } from './provider-index.js';
 
 /** Placement's stand-in project/user for allocations written before 1.8 without them. */
@@ -36,12 +34,6 @@ export interface ConsumerAllocations {
   consumerType?: string;
 }
 
-/** How a failure to resolve names is worded differs between PUT/POST and the reshaper. */
-export interface WriteOptions {
-  /** error code for a provider uuid that does not exist */
-  missingProviderCode?: string;
-}
-
 interface ConsumerRow {
   id: number;
   uuid: string;
@@ -51,21 +43,13 @@ interface ConsumerRow {
   consumer_type_id: number | null;
 }
 
+/** The consumer's generation is not the one the client said (null: the client expected no consumer). */
 const consumerConflict = (expected: number | null, got: number | null | undefined) =>
-  placementError(
-    409,
-    `consumer generation conflict - expected ${expected === null ? 'null' : expected} but got ${got === null || got === undefined ? (expected === null ? 'null' : 'None') : got}`,
-    CODES.concurrentUpdate,
-  );
+  new DomainError('consumer_generation_conflict', { expected, got }, `consumer at generation ${expected}, not ${got}`);
 
-export async function replaceAllocations(database: Database, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<void> {
-  // A scheduler's claim for new consumers is one statement on PostgreSQL; anything else, and any
-  // claim that statement steps aside from, is written here.
-  if (await claimNewConsumers(database, writes)) return;
-  await transaction(database, (tx) => replaceAllocationsInTx(tx, writes, options));
-}
+const amountError = (code: string, resourceClass: string, provider: string) => new DomainError(code, { class: resourceClass, provider }, `${code}: ${resourceClass} on ${provider}`);
 
-export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<void> {
+export async function writeAllocations(tx: Tx, names: NameCache, writes: ConsumerAllocations[]): Promise<void> {
   // Resolve names first: a bad class or provider is the request's fault, before any lock.
   const classNames = new Set<string>();
   const providerUuids = new Set<string>();
@@ -75,15 +59,15 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
       for (const rc of resources.keys()) classNames.add(rc);
     }
   }
-  const { ids: classIds, cached: cachedClasses } = await cachedIdsByName(tx, 'resource_classes', [...classNames]);
+  const { ids: classIds, cached: cachedClasses } = await names.forTx(tx, 'resource_classes', [...classNames]);
   for (const w of writes) {
     for (const resources of w.allocations.values()) {
       for (const rc of resources.keys()) {
-        if (!classIds.has(rc)) throw placementError(400, `Unable to allocate inventory for consumer ${w.consumerUuid}: No such resource class ${rc}.`);
+        if (!classIds.has(rc)) throw new DomainError('unknown_resource_class', { consumer: w.consumerUuid, name: rc }, `no resource class ${rc}`);
       }
     }
   }
-  const typeIds = await consumerTypeIds(tx, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
+  const typeIds = await consumerTypeIds(tx, names, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
   const now = tx.clock.nowIso();
 
   // 1. Consumers: lock those that may exist, check the generations the client gave and drop
@@ -126,7 +110,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
   const providers = await lockAndBumpProviders(tx, [...providerUuids], now);
   for (const uuid of providerUuids) {
     if (!providers.has(uuid)) {
-      throw placementError(400, `Allocation for resource provider '${uuid}' that does not exist.`, options.missingProviderCode ?? CODES.undefined);
+      throw new DomainError('allocation_provider_missing', { uuid }, `no resource provider ${uuid}`);
     }
   }
 
@@ -159,7 +143,7 @@ export async function replaceAllocationsInTx(tx: Tx, writes: ConsumerAllocations
   // would overflow; read it as it is, for the checks to say which.
   const untouched = [...change].filter(([key, c]) => c.wanted && !inventories.has(key)).map(([, c]) => c);
   for (const [key, row] of await readInventories(tx, untouched)) inventories.set(key, { ...row, unchanged: true });
-  checkInventories(tx, writes, providers, classIds, cachedClasses, change, inventories);
+  checkInventories(names, writes, providers, classIds, cachedClasses, change, inventories);
   await insertAllocations(tx, rows, now);
 
   // 4. This process's candidates index takes the bumped providers' new usage as it is; a
@@ -184,7 +168,7 @@ interface UsageChange {
 
 /** The checks of one write against the inventories as `changeUsage` left them; throws the first failure. */
 function checkInventories(
-  tx: Tx,
+  names: NameCache,
   writes: ConsumerAllocations[],
   providers: Map<string, LockedProvider>,
   classIds: Map<string, number>,
@@ -198,33 +182,23 @@ function checkInventories(
     // another process. Then forget the names and run again with ids read from the database.
     const inv = inventories.get(key);
     if (inv ? inv.class_name !== c.wanted.rc : cachedClasses.has(c.wanted.rc)) {
-      forgetCachedNames(tx.database);
-      throw new RetryableConflict(`resource class ${c.wanted.rc} was renamed or recreated`, () => placementError(409, 'Resource classes changed concurrently; retry.'));
+      names.forget();
+      throw new RetryableConflict(`resource class ${c.wanted.rc} was renamed or recreated`, () => new DomainError('resource_classes_changed', {}, 'resource classes changed concurrently'));
     }
   }
   for (const w of writes) {
     for (const [rp, resources] of w.allocations) {
       for (const [rc, amount] of resources) {
         const inv = inventories.get(`${providers.get(rp)!.id}/${classIds.get(rc)!}`);
-        if (inv && unitViolation(inv, amount)) {
-          throw placementError(
-            409,
-            `Unable to allocate inventory: Unable to create allocation for '${rc}' on resource provider '${rp}'. The requested amount would violate inventory constraints.`,
-          );
-        }
+        if (inv && unitViolation(inv, amount)) throw amountError('inventory_constraint_violated', rc, rp);
       }
     }
   }
   for (const [key, { wanted }] of change) {
     if (!wanted) continue;
     const inv = inventories.get(key);
-    if (!inv) throw placementError(409, `Unable to allocate inventory: Inventory for '${wanted.rc}' on resource provider '${wanted.rp}' invalid.`);
-    if (inv.unchanged || inv.used > capacity(inv)) {
-      throw placementError(
-        409,
-        `Unable to allocate inventory: Unable to create allocation for '${wanted.rc}' on resource provider '${wanted.rp}'. The requested amount would exceed the capacity.`,
-      );
-    }
+    if (!inv) throw amountError('inventory_invalid', wanted.rc, wanted.rp);
+    if (inv.unchanged || inv.used > capacity(inv)) throw amountError('capacity_exceeded', wanted.rc, wanted.rp);
   }
 }
 
@@ -343,17 +317,17 @@ async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | n
   throw new RetryableConflict(`consumer ${w.consumerUuid} created concurrently`, () => consumerConflict(null, w.generation));
 }
 
-async function consumerTypeIds(tx: Tx, names: string[]): Promise<Map<string, number>> {
+async function consumerTypeIds(tx: Tx, cache: NameCache, names: string[]): Promise<Map<string, number>> {
   const unique = [...new Set(names)];
   if (!unique.length) return new Map();
-  const { ids } = await cachedIdsByName(tx, 'consumer_types', unique);
+  const { ids } = await cache.forTx(tx, 'consumer_types', unique);
   const missing = unique.filter((n) => !ids.has(n));
   if (missing.length) {
     const now = tx.clock.nowIso();
     for (const name of missing) {
       await writeStatement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [name, now, now]);
     }
-    for (const [name, id] of (await cachedIdsByName(tx, 'consumer_types', missing)).ids) ids.set(name, id);
+    for (const [name, id] of (await cache.forTx(tx, 'consumer_types', missing)).ids) ids.set(name, id);
   }
   return ids;
 }
@@ -371,16 +345,14 @@ async function insertAllocations(tx: Tx, rows: Array<[providerId: number, consum
   }
 }
 
-/** Remove every allocation of a consumer (DELETE /allocations/{c}); 404 when it has none. */
-export async function deleteConsumerAllocations(database: Database, consumerUuid: string): Promise<void> {
-  await transaction(database, async (tx) => {
-    const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
-    if (!consumer) throw placementError(404, `No allocations for consumer '${consumerUuid}'`);
-    // Like Placement, removing allocations does not bump provider generations: it only frees room.
-    const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => ({ ...h, change: -h.used })));
-    noteProvidersChanged(tx, [...usage.values()].map((row) => row.resource_provider_id));
-    await writeStatement('delete from consumers where id = ?').run(tx, [consumer.id]);
-  });
+/** Remove every allocation of a consumer, and the consumer (DELETE /allocations/{c}). */
+export async function deleteConsumer(tx: Tx, consumerUuid: string): Promise<void> {
+  const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
+  if (!consumer) throw new DomainError('consumer_not_found', { uuid: consumerUuid }, `no consumer ${consumerUuid}`);
+  // Like Placement, removing allocations does not bump provider generations: it only frees room.
+  const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => ({ ...h, change: -h.used })));
+  noteProvidersChanged(tx, [...usage.values()].map((row) => row.resource_provider_id));
+  await writeStatement('delete from consumers where id = ?').run(tx, [consumer.id]);
 }
 
 export interface ConsumerView {

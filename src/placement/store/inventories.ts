@@ -1,13 +1,14 @@
 // Inventories: what a provider offers per resource class. Every change bumps the provider's
-// generation and is refused (409 placement.inventory.inuse) when it would leave existing
-// allocations without room: a class still in use cannot go, and capacity cannot drop below usage.
-import { type InventoryLimits, capacity } from '../../core/capacity.js';
-import type { Database, Db } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/sql-helpers.js';
-import { type Tx, transaction } from '../../db/transaction.js';
-import { CODES, placementError } from '../errors.js';
+// generation. A class that still has allocations cannot be removed (inventory_in_use). Capacity
+// may drop below what is allocated, as in Placement: an operator lowering `total` or
+// `allocation_ratio` on a full host must be able to; the provider is then over capacity until
+// consumers leave, and new claims on it fail.
+import type { InventoryLimits } from '../../core/capacity.js';
+import { DomainError } from '../../core/errors.js';
+import type { Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
 import { idsByName } from './names.js';
-import { type ProviderView, bumpProvider, lockProvider, providerGenerationConflict, requireProvider } from './providers.js';
+import { type ProviderView, bumpProvider, checkGeneration, requireProvider } from './providers.js';
 
 export type InventoryRecord = InventoryLimits;
 
@@ -58,6 +59,9 @@ export type InventoryChange =
 
 type CurrentInventory = Map<string, InventoryRecord & { resource_class_id: number; used: number }>;
 
+const notFound = (provider: ProviderView, resourceClass: string) =>
+  new DomainError('inventory_not_found', { provider: provider.uuid, class: resourceClass }, `provider ${provider.uuid} has no ${resourceClass} inventory`);
+
 export async function currentInventories(db: Db, providerId: number): Promise<CurrentInventory> {
   return new Map((await inventoryRows(db, providerId)).map((r) => [r.name, { ...record(r), resource_class_id: r.resource_class_id, used: r.used }]));
 }
@@ -70,18 +74,16 @@ function desiredAfter(provider: ProviderView, current: CurrentInventory, change:
       return new Map(change.inventories);
     case 'add':
       if (current.has(change.resourceClass)) {
-        throw placementError(409, `Update conflict: Inventory for '${change.resourceClass}' on resource provider '${provider.uuid}' already exists.`, CODES.concurrentUpdate);
+        throw new DomainError('inventory_exists', { provider: provider.uuid, class: change.resourceClass }, `provider ${provider.uuid} has ${change.resourceClass} inventory`);
       }
       desired.set(change.resourceClass, change.inventory);
       return desired;
     case 'update':
-      if (!current.has(change.resourceClass)) {
-        throw placementError(400, `No inventory record with resource class for resource provider ${provider.uuid}: No inventory of class ${change.resourceClass} found.`);
-      }
+      if (!current.has(change.resourceClass)) throw notFound(provider, change.resourceClass);
       desired.set(change.resourceClass, change.inventory);
       return desired;
     case 'delete':
-      if (!current.has(change.resourceClass)) throw placementError(404, `No inventory of class ${change.resourceClass} found for delete`);
+      if (!current.has(change.resourceClass)) throw notFound(provider, change.resourceClass);
       desired.delete(change.resourceClass);
       return desired;
     case 'delete-all':
@@ -89,31 +91,27 @@ function desiredAfter(provider: ProviderView, current: CurrentInventory, change:
   }
 }
 
-/** resource class name → id for every desired class; 400 for names that are not classes. */
+/** resource class name → id for every desired class; unknown_inventory_class for names that are not classes. */
 export async function resolveInventoryClasses(db: Db, provider: ProviderView, desired: Map<string, InventoryRecord>): Promise<Map<string, number>> {
   const classIds = await idsByName(db, 'resource_classes', [...desired.keys()]);
   const unknown = [...desired.keys()].filter((n) => !classIds.has(n));
   if (unknown.length) {
-    throw placementError(400, `Unknown resource class in inventory for resource provider ${provider.uuid}: No such resource class ${unknown.sort().join(', ')}.`);
+    throw new DomainError('unknown_inventory_class', { provider: provider.uuid, names: unknown.sort() }, `no resource classes ${unknown.join(', ')}`);
   }
   return classIds;
 }
 
-/** 409 placement.inventory.inuse when going from `current` to `desired` strands an allocation. */
-export function checkUsageFits(provider: ProviderView, current: CurrentInventory, desired: Map<string, InventoryRecord>): void {
-  const removedInUse = [...current].filter(([name, r]) => !desired.has(name) && r.used > 0).map(([name]) => name);
+/**
+ * inventory_in_use when going from `current` to `desired` removes a class that has allocations.
+ * Every such class is named, in the order Placement names them (by resource class id).
+ */
+export function checkRemovalsUnused(provider: ProviderView, current: CurrentInventory, desired: Map<string, InventoryRecord>): void {
+  const removedInUse = [...current.entries()]
+    .filter(([name, r]) => !desired.has(name) && r.used > 0)
+    .sort(([, a], [, b]) => a.resource_class_id - b.resource_class_id)
+    .map(([name]) => name);
   if (removedInUse.length) {
-    throw placementError(409, `Inventory for '${removedInUse.sort().join(', ')}' on resource provider '${provider.uuid}' in use.`, CODES.inventoryInUse);
-  }
-  for (const [name, inv] of desired) {
-    const used = current.get(name)?.used ?? 0;
-    if (used > capacity(inv)) {
-      throw placementError(
-        409,
-        `Inventory for '${name}' on resource provider '${provider.uuid}' in use: ${used} allocated exceeds the new capacity ${capacity(inv)}.`,
-        CODES.inventoryInUse,
-      );
-    }
+    throw new DomainError('inventory_in_use', { provider: provider.uuid, classes: removedInUse }, `provider ${provider.uuid} has allocations of ${removedInUse.join(', ')}`);
   }
 }
 
@@ -151,23 +149,11 @@ export async function writeInventoryRows(
  * allocation is left without room, write, and bump the generation (the client's when given).
  */
 export async function changeInventories(tx: Tx, provider: ProviderView, change: InventoryChange, clientGeneration?: number): Promise<number> {
-  if (clientGeneration !== undefined && clientGeneration !== provider.generation) {
-    throw providerGenerationConflict(provider.uuid, provider.generation, clientGeneration);
-  }
+  checkGeneration(provider, clientGeneration);
   const current = await currentInventories(tx, provider.id);
   const desired = desiredAfter(provider, current, change);
   const classIds = await resolveInventoryClasses(tx, provider, desired);
-  checkUsageFits(provider, current, desired);
+  checkRemovalsUnused(provider, current, desired);
   await writeInventoryRows(tx, provider, current, desired, classIds);
   return bumpProvider(tx, provider, { clientGeneration });
-}
-
-/** Run one inventory change on the provider `uuid` in its own transaction. */
-export async function applyInventoryChange(database: Database, uuid: string, change: InventoryChange, clientGeneration?: number): Promise<number> {
-  try {
-    return await transaction(database, async (tx) => changeInventories(tx, await lockProvider(tx, uuid), change, clientGeneration));
-  } catch (err) {
-    if (isUniqueViolation(err)) throw placementError(409, 'Update conflict: the inventory was changed concurrently; retry.', CODES.concurrentUpdate);
-    throw err;
-  }
 }

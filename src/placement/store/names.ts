@@ -1,7 +1,7 @@
 // Resource classes and traits by name. The standard ones (os-resource-classes, os-traits) are
 // written at start-up so every Placement client finds them; CUSTOM_* ones are created by users.
-import type { Database, Db, ReadOnlyKysely } from '../../db/database.js';
-import { type Tx, transaction } from '../../db/transaction.js';
+import type { Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
 import { placeholders, readStatement } from '../../db/statement.js';
 import standardClasses from '../data/standard-resource-classes.json' with { type: 'json' };
 import standardTraits from '../data/standard-traits.json' with { type: 'json' };
@@ -11,26 +11,18 @@ export const STANDARD_TRAITS: readonly string[] = standardTraits.traits;
 
 type NameTable = 'resource_classes' | 'traits' | 'consumer_types';
 
-/** Insert whichever standard names are missing. Safe when several processes start together. */
-export async function syncStandardNames(database: Database): Promise<void> {
-  const now = database.clock.nowIso();
-  for (const [table, names] of [
-    ['resource_classes', STANDARD_RESOURCE_CLASSES],
-    ['traits', STANDARD_TRAITS],
-  ] as const) {
-    const existing = new Set((await database.db.selectFrom(table).select('name').where('is_standard', '=', 1).execute()).map((r) => r.name));
-    const missing = names.filter((n) => !existing.has(n));
-    if (missing.length === 0) continue;
-    await transaction(database, async (tx) => {
-      for (let i = 0; i < missing.length; i += 200) {
-        const rows = missing.slice(i, i + 200).map((name) => ({ name, is_standard: 1, created_at: now, updated_at: now }));
-        await tx.db
-          .insertInto(table)
-          .values(rows)
-          .onConflict((oc) => oc.column('name').doNothing())
-          .execute();
-      }
-    });
+/** Insert the standard names of `table` that are missing (another process may insert them too). */
+export async function insertStandardNames(tx: Tx, table: 'resource_classes' | 'traits', names: readonly string[]): Promise<void> {
+  const existing = new Set((await tx.db.selectFrom(table).select('name').where('is_standard', '=', 1).execute()).map((r) => r.name));
+  const missing = names.filter((n) => !existing.has(n));
+  const now = tx.clock.nowIso();
+  for (let i = 0; i < missing.length; i += 200) {
+    const rows = missing.slice(i, i + 200).map((name) => ({ name, is_standard: 1, created_at: now, updated_at: now }));
+    await tx.db
+      .insertInto(table)
+      .values(rows)
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
   }
 }
 
@@ -48,55 +40,58 @@ export async function idsByName(db: Db, table: NameTable, names: readonly string
   return out;
 }
 
-export async function idByName(db: ReadOnlyKysely, table: NameTable, name: string): Promise<number | undefined> {
-  const row = await db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirst();
+export async function idByName(db: Db, table: NameTable, name: string): Promise<number | undefined> {
+  const row = await db.db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirst();
   return row?.id;
 }
 
-const cachedIds = new WeakMap<Database, Map<NameTable, Map<string, number>>>();
-
 /**
- * idsByName with a per-process cache of the names already seen, for the claim path. `cached` says
- * which answers came from the cache: another process may have renamed that class, or deleted it
- * and made a new one, so the caller checks them against what it reads and, when one is wrong,
- * forgets the cache (forgetCachedNames) and tries again. This process's own renames and deletes
- * forget it at once.
+ * The ids of the names this process has seen, per table: every claim resolves its class names, and
+ * a lookup per claim was a round trip. One per process and database (the Placement context).
+ *
+ * A cached answer may be stale: another process may have renamed that class, or deleted it and
+ * made a new one. `forTx` says which answers came from the cache, so the claim checks them against
+ * what it reads under its locks and, when one is wrong, forgets the cache and runs again. This
+ * process's own renames and deletes announce themselves to the provider index, which forgets the
+ * cache at once.
  */
-export async function cachedIdsByName(tx: Tx, table: NameTable, names: readonly string[]): Promise<{ ids: Map<string, number>; cached: Set<string> }> {
-  // Remembered only once committed: a row this transaction created may yet be rolled back.
-  return lookUpCached(tx, tx.database, table, names, (remember) => tx.afterCommit(remember));
-}
+export class NameCache {
+  private readonly tables = new Map<NameTable, Map<string, number>>();
 
-/**
- * The same for a read outside any transaction (GET /allocation_candidates checks that the names
- * it is given exist): what it finds is committed, so it is remembered at once. A name deleted by
- * another process stays known here until this process's provider index reloads everything,
- * which such a delete announces; meanwhile a search for it finds no provider.
- */
-export async function knownIdsByName(database: Database, table: NameTable, names: readonly string[]): Promise<Map<string, number>> {
-  return (await lookUpCached(database, database, table, names, (remember) => remember())).ids;
-}
-
-async function lookUpCached(db: Db, database: Database, table: NameTable, names: readonly string[], whenSafe: (remember: () => void) => void) {
-  let tables = cachedIds.get(database);
-  if (!tables) cachedIds.set(database, (tables = new Map()));
-  let cache = tables.get(table);
-  if (!cache) tables.set(table, (cache = new Map()));
-  const ids = new Map<string, number>();
-  const cached = new Set<string>();
-  const missing: string[] = [];
-  for (const name of names) {
-    const id = cache.get(name);
-    if (id === undefined) missing.push(name);
-    else ids.set(name, id), cached.add(name);
+  /** Inside a write: remembered only once committed (a row this transaction made may yet go). */
+  forTx(tx: Tx, table: NameTable, names: readonly string[]): Promise<{ ids: Map<string, number>; cached: Set<string> }> {
+    return this.lookUp(tx, table, names, (remember) => tx.afterCommit(remember));
   }
-  const found = await idsByName(db, table, missing);
-  for (const [name, id] of found) ids.set(name, id);
-  const into = cache;
-  if (found.size) whenSafe(() => found.forEach((id, name) => into.set(name, id)));
-  return { ids, cached };
-}
 
-export function forgetCachedNames(database: Database): void {
-  cachedIds.delete(database);
+  /**
+   * Outside a transaction (GET /allocation_candidates checks that the names it is given exist):
+   * what it finds is committed, so it is remembered at once. A name deleted by another process
+   * stays known until the provider index reloads everything, which such a delete announces;
+   * meanwhile a search for it finds no provider.
+   */
+  async known(db: Db, table: NameTable, names: readonly string[]): Promise<Map<string, number>> {
+    return (await this.lookUp(db, table, names, (remember) => remember())).ids;
+  }
+
+  forget(): void {
+    this.tables.clear();
+  }
+
+  private async lookUp(db: Db, table: NameTable, names: readonly string[], whenSafe: (remember: () => void) => void) {
+    let cache = this.tables.get(table);
+    if (!cache) this.tables.set(table, (cache = new Map()));
+    const ids = new Map<string, number>();
+    const cached = new Set<string>();
+    const missing: string[] = [];
+    for (const name of names) {
+      const id = cache.get(name);
+      if (id === undefined) missing.push(name);
+      else ids.set(name, id), cached.add(name);
+    }
+    const found = await idsByName(db, table, missing);
+    for (const [name, id] of found) ids.set(name, id);
+    const into = cache;
+    if (found.size) whenSafe(() => found.forEach((id, name) => into.set(name, id)));
+    return { ids, cached };
+  }
 }

@@ -5,7 +5,7 @@
 // round trip costs the server about 0.25 ms of CPU (mostly waking the other side), more than the
 // statements themselves.
 //
-// The statement does what replaceAllocationsInTx does for such a write, in the same order: insert
+// The statement does what writeAllocations does for such a write, in the same order: insert
 // the consumers, lock and bump the providers (in id order), move the inventories' `used` where the
 // amounts pass the unit rules and fit the capacity, and insert the allocations. The checks run on
 // the locked, latest rows (an UPDATE re-reads a row that changed while it waited for its lock);
@@ -14,12 +14,17 @@
 // The write then goes the general way, which decides again under its own locks and words the
 // answer. So this path never refuses anything itself: it can only accept what the general path
 // would also accept, or step aside.
-import type { Database } from '../../db/database.js';
+import { memo } from '../../core/memo.js';
+import type { Db } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
-import { transaction } from '../../db/transaction.js';
+import type { Tx } from '../../db/transaction.js';
 import type { ConsumerAllocations } from './allocations.js';
-import { knownIdsByName } from './names.js';
+import type { NameCache } from './names.js';
 import { noteUsageChanged } from './provider-index.js';
+
+/** Larger writes (rare: a scheduler claims for one instance) take the general path: few shapes, few prepared statements. */
+const MAX_CONSUMERS = 4;
+const MAX_ROWS = 16;
 
 /**
  * The statement for a shape (how many consumers, providers and allocation rows), made once per
@@ -29,16 +34,10 @@ import { noteUsageChanged } from './provider-index.js';
  * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
  * the same double-precision arithmetic.
  */
-const byShape = new Map<string, ReturnType<typeof makeClaimStatement>>();
-function claimStatement(consumers: number, providers: number, rows: number) {
-  const shape = `${consumers}/${providers}/${rows}`;
-  let s = byShape.get(shape);
-  if (!s) byShape.set(shape, (s = makeClaimStatement(consumers, providers, rows)));
-  return s;
-}
-/** Larger writes (rare: a scheduler claims for one instance) take the general path: few shapes, few prepared statements. */
-const MAX_CONSUMERS = 4;
-const MAX_ROWS = 16;
+const claimStatement = memo((shape: string) => {
+  const [consumers, providers, rows] = shape.split('/').map(Number) as [number, number, number];
+  return makeClaimStatement(consumers, providers, rows);
+}, MAX_CONSUMERS * MAX_ROWS * MAX_ROWS);
 
 function makeClaimStatement(consumers: number, providers: number, rows: number) {
   let n = 1; // $1 is the time stamp
@@ -83,11 +82,12 @@ function makeClaimStatement(consumers: number, providers: number, rows: number) 
 }
 
 /**
- * Try `writes` as one statement. True: done and committed. False: not a claim of this kind, or the
- * statement stepped aside; the caller runs the general write.
+ * The one statement for `writes`, ready to run in a transaction of its own (`oneStatement`): it
+ * writes everything or raises, and then nothing was kept and the general write decides and words
+ * the answer. Null when `writes` is not a claim of this kind (on SQLite, never).
  */
-export async function claimNewConsumers(database: Database, writes: ConsumerAllocations[]): Promise<boolean> {
-  if (database.dialect !== 'postgres' || writes.length > MAX_CONSUMERS) return false;
+export async function oneStatementClaim(db: Db, names: NameCache, writes: ConsumerAllocations[]): Promise<((tx: Tx) => Promise<void>) | null> {
+  if (db.dialect !== 'postgres' || writes.length > MAX_CONSUMERS) return null;
   const consumers = new Set<string>();
   const pairs = new Set<string>();
   const classNames = new Set<string>();
@@ -95,48 +95,38 @@ export async function claimNewConsumers(database: Database, writes: ConsumerAllo
   for (const w of writes) {
     // Only consumers the client says are new, each once; each (provider, class) once in all, so
     // every usage row the statement changes is one allocation row it writes.
-    if (w.generation !== null || w.allocations.size === 0 || consumers.has(w.consumerUuid)) return false;
+    if (w.generation !== null || w.allocations.size === 0 || consumers.has(w.consumerUuid)) return null;
     consumers.add(w.consumerUuid);
     if (w.consumerType !== undefined) typeNames.add(w.consumerType);
     for (const [rp, resources] of w.allocations) {
-      if (resources.size === 0) return false;
+      if (resources.size === 0) return null;
       for (const rc of resources.keys()) {
         const pair = `${rp} ${rc}`;
-        if (pairs.has(pair)) return false;
+        if (pairs.has(pair)) return null;
         pairs.add(pair);
         classNames.add(rc);
       }
     }
   }
-  if (pairs.size > MAX_ROWS) return false;
-  const classIds = await knownIdsByName(database, 'resource_classes', [...classNames]);
-  const typeIds = typeNames.size ? await knownIdsByName(database, 'consumer_types', [...typeNames]) : new Map<string, number>();
-  if (classIds.size < classNames.size || typeIds.size < typeNames.size) return false;
+  if (pairs.size > MAX_ROWS) return null;
+  const classIds = await names.known(db, 'resource_classes', [...classNames]);
+  const typeIds = typeNames.size ? await names.known(db, 'consumer_types', [...typeNames]) : new Map<string, number>();
+  if (classIds.size < classNames.size || typeIds.size < typeNames.size) return null;
 
   const rows = writes.flatMap((w) => [...w.allocations].flatMap(([rp, resources]) => [...resources].map(([rc, amount]) => ({ w, rp, rc, amount }))));
   const providers = [...new Set(rows.map((r) => r.rp))];
-  const claim = claimStatement(writes.length, providers.length, rows.length);
+  const claim = claimStatement(`${writes.length}/${providers.length}/${rows.length}`);
   const params = [
-    database.clock.nowIso(),
+    db.clock.nowIso(),
     ...writes.flatMap((w) => [w.consumerUuid, w.projectId, w.userId, w.consumerType === undefined ? null : typeIds.get(w.consumerType)!]),
     ...providers,
     ...rows.flatMap((r) => [r.w.consumerUuid, r.rp, classIds.get(r.rc)!, r.rc, r.amount]),
   ];
-  try {
-    await transaction(
-      database,
-      async (tx) => {
-        const result = (await claim.one(tx, params))!;
-        // This process's candidates index takes the new usage as it is (see allocations.ts).
-        const used = new Map<number, Map<string, number>>();
-        for (const [providerId, className, n] of result.usage) used.set(providerId, (used.get(providerId) ?? new Map()).set(className, n));
-        for (const [providerId, generation] of result.providers) noteUsageChanged(tx, providerId, generation, used.get(providerId) ?? new Map());
-      },
-      { oneStatement: true, maxAttempts: 1 },
-    );
-    return true;
-  } catch {
-    // Refused, or lost a race (deadlock, serialization): the general write decides and answers.
-    return false;
-  }
+  return async (tx) => {
+    const result = (await claim.one(tx, params))!;
+    // This process's candidates index takes the new usage as it is (see allocations.ts).
+    const used = new Map<number, Map<string, number>>();
+    for (const [providerId, className, n] of result.usage) used.set(providerId, (used.get(providerId) ?? new Map()).set(className, n));
+    for (const [providerId, generation] of result.providers) noteUsageChanged(tx, providerId, generation, used.get(providerId) ?? new Map());
+  };
 }

@@ -15,9 +15,9 @@ type Logger = { info(details: object, message: string): void };
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../../db/database.js';
 import { readStatement } from '../../db/statement.js';
-import type { Tx } from '../../db/transaction.js';
+import { type CommitTopic, type Tx, onCommit } from '../../db/transaction.js';
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
-import { forgetCachedNames } from './names.js';
+import type { NameCache } from './names.js';
 
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
@@ -34,49 +34,25 @@ interface IndexedProvider extends ModelProvider {
   aggregates: Set<string>;
 }
 
-const indexes = new WeakMap<Database, ProviderIndex>();
-
-/** This process's index for a database, created (and fully loaded on first use) on demand. */
-export function providerIndex(database: Database, log?: Logger): ProviderIndex {
-  let index = indexes.get(database);
-  if (!index) indexes.set(database, (index = new ProviderIndex(database, log)));
-  return index;
-}
-
-/** What one transaction changed, for the index once it commits. */
-interface PendingChanges {
+/** What one transaction changed, recorded on it by the stores and handed to the index after commit. */
+interface ProviderChanges {
   /** providers to re-read */
   ids: Set<number>;
   all: boolean;
   /** providers whose only change is usage, with their new generation and `used` per class */
   usage: Map<number, { generation: number; used: Map<string, number> }>;
 }
-const pendingChanges = new WeakMap<Tx, PendingChanges>();
 
-function pendingFor(tx: Tx): PendingChanges {
-  let pending = pendingChanges.get(tx);
-  if (!pending) {
-    const p: PendingChanges = { ids: new Set(), all: false, usage: new Map() };
-    pendingChanges.set(tx, (pending = p));
-    tx.afterCommit(() => {
-      const index = indexes.get(tx.database);
-      if (index) {
-        index.invalidate(p.all ? 'all' : p.ids);
-        for (const [id, change] of p.usage) if (!p.all && !p.ids.has(id)) index.applyUsage(id, change.generation, change.used);
-      }
-      // Other processes re-read every provider this transaction touched.
-      const touched = p.all ? 'all' : new Set([...p.ids, ...p.usage.keys()]);
-      if (tx.database.notify && (touched === 'all' || touched.size > 0)) announce(tx.database, touched);
-    });
-  }
-  return pending;
-}
+export const PROVIDER_CHANGES: CommitTopic<ProviderChanges> = {
+  name: 'placement.providers',
+  create: () => ({ ids: new Set(), all: false, usage: new Map() }),
+};
 
 /** Record, inside a write, that these providers changed (or 'all': e.g. trees were re-rooted). */
 export function noteProvidersChanged(tx: Tx, ids: Iterable<number> | 'all'): void {
-  const pending = pendingFor(tx);
-  if (ids === 'all') pending.all = true;
-  else for (const id of ids) pending.ids.add(id);
+  const changes = tx.record(PROVIDER_CHANGES);
+  if (ids === 'all') changes.all = true;
+  else for (const id of ids) changes.ids.add(id);
 }
 
 /**
@@ -85,42 +61,12 @@ export function noteProvidersChanged(tx: Tx, ids: Iterable<number> | 'all'): voi
  * takes the values as they are instead of reading the provider again.
  */
 export function noteUsageChanged(tx: Tx, providerId: number, generation: number, used: Map<string, number>): void {
-  const usage = pendingFor(tx).usage;
+  const usage = tx.record(PROVIDER_CHANGES).usage;
   const known = usage.get(providerId);
   if (known) for (const [cls, n] of used) known.used.set(cls, n);
   else usage.set(providerId, { generation, used: new Map(used) });
 }
 
-/**
- * Tell the other processes, after the commit, in one NOTIFY per few milliseconds. (A NOTIFY inside
- * each writing transaction would serialise every commit behind PostgreSQL's notify-queue lock:
- * measured 236 -> 173 claims/s at 8 clients.) If this process dies between a commit and its
- * NOTIFY, the others learn at their next periodic full refresh.
- */
-function announce(database: Database, ids: Set<number> | 'all'): void {
-  let outbox = outboxes.get(database);
-  if (!outbox) outboxes.set(database, (outbox = { ids: new Set(), all: false, timer: null }));
-  const o = outbox;
-  if (ids === 'all') o.all = true;
-  else for (const id of ids) o.ids.add(id);
-  o.timer ??= setTimeout(() => {
-    const payload = `${originOf(database)} ${o.all || o.ids.size > MAX_NOTIFY_IDS ? 'all' : [...o.ids].join(',')}`;
-    o.ids = new Set();
-    o.all = false;
-    o.timer = null;
-    database.notify!(CHANNEL, payload).catch(() => {
-      // The database is gone or closing; the others will reload when their listener reconnects.
-    });
-  }, NOTIFY_DELAY_MS);
-}
-/** Who sends a NOTIFY: one name per opened database, so a process can skip its own messages. */
-const origins = new WeakMap<Database, string>();
-function originOf(database: Database): string {
-  let origin = origins.get(database);
-  if (!origin) origins.set(database, (origin = randomUUID()));
-  return origin;
-}
-const outboxes = new WeakMap<Database, { ids: Set<number>; all: boolean; timer: NodeJS.Timeout | null }>();
 const NOTIFY_DELAY_MS = 5;
 
 export class ProviderIndex implements ProviderModel {
@@ -138,21 +84,39 @@ export class ProviderIndex implements ProviderModel {
   private refreshing: Promise<void> | null = null;
   /** bumped when providers come or go, move in their trees, or the sharing anchors change */
   structureVersion = 0;
+  /** what the candidate search derived from the structure, kept while structureVersion stays */
+  searchCache?: { version: number; index: unknown };
+  /** who sends a NOTIFY: one name per index, so a process can skip its own messages */
+  private readonly origin = randomUUID();
+  /** changes committed here that the other processes have yet to hear of */
+  private outbox: { ids: Set<number>; all: boolean; timer: NodeJS.Timeout | null } = { ids: new Set(), all: false, timer: null };
+  private readonly stopFollowing: () => void;
 
   constructor(
     private readonly database: Database,
+    private readonly names: NameCache,
     private readonly log?: Logger,
   ) {
+    this.stopFollowing = onCommit(database, PROVIDER_CHANGES, (changes) => this.committed(changes));
     database.listen?.(
       CHANNEL,
       (payload) => {
         // "<origin> all" or "<origin> 1,2,3". This process applied its own changes already.
         const [origin, ids = ''] = payload.split(' ');
-        if (origin === originOf(database)) return;
+        if (origin === this.origin) return;
         this.invalidate(ids === 'all' ? 'all' : ids.split(',').map(Number));
       },
       () => this.invalidate('all'),
     );
+  }
+
+  /** Stop following the database; a NOTIFY still due goes out now. */
+  async close(): Promise<void> {
+    this.stopFollowing();
+    if (this.outbox.timer) {
+      clearTimeout(this.outbox.timer);
+      await this.sendNotify();
+    }
   }
 
   invalidate(ids: Iterable<number> | 'all'): void {
@@ -160,10 +124,41 @@ export class ProviderIndex implements ProviderModel {
     if (ids === 'all') {
       this.everything = true;
       // 'all' is also how a process says it deleted or renamed a resource class or trait
-      forgetCachedNames(this.database);
-    }
-    else for (const id of ids) this.stale.add(id);
+      this.names.forget();
+    } else for (const id of ids) this.stale.add(id);
     if (ids === 'all' || this.stale.size > before) this.marked++;
+  }
+
+  /** A transaction that changed providers committed in this process. */
+  private committed(changes: ProviderChanges): void {
+    // Stale before the writer gets its answer, so a client reads its own writes.
+    this.invalidate(changes.all ? 'all' : changes.ids);
+    for (const [id, change] of changes.usage) if (!changes.all && !changes.ids.has(id)) this.applyUsage(id, change.generation, change.used);
+    // Other processes re-read every provider this transaction touched.
+    const touched = changes.all ? 'all' : new Set([...changes.ids, ...changes.usage.keys()]);
+    if (this.database.notify && (touched === 'all' || touched.size > 0)) this.announce(touched);
+  }
+
+  /**
+   * Tell the other processes, after the commit, in one NOTIFY per few milliseconds. (A NOTIFY inside
+   * each writing transaction would serialise every commit behind PostgreSQL's notify-queue lock:
+   * measured 236 -> 173 claims/s at 8 clients.) If this process dies between a commit and its
+   * NOTIFY, the others learn at their next periodic full refresh.
+   */
+  private announce(ids: Set<number> | 'all'): void {
+    const o = this.outbox;
+    if (ids === 'all') o.all = true;
+    else for (const id of ids) o.ids.add(id);
+    o.timer ??= setTimeout(() => void this.sendNotify(), NOTIFY_DELAY_MS);
+  }
+
+  private async sendNotify(): Promise<void> {
+    const o = this.outbox;
+    const payload = `${this.origin} ${o.all || o.ids.size > MAX_NOTIFY_IDS ? 'all' : [...o.ids].join(',')}`;
+    this.outbox = { ids: new Set(), all: false, timer: null };
+    await this.database.notify!(CHANNEL, payload).catch(() => {
+      // The database is gone or closing; the others will reload when their listener reconnects.
+    });
   }
 
   /** The index with every change committed before this call applied. */

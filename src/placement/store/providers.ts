@@ -1,15 +1,13 @@
 // Resource providers and their trees: reading, listing with filters, creating, renaming,
 // re-parenting and deleting. Every change to what a provider offers bumps its generation here.
 import { sql } from 'kysely';
-import { RetryableConflict } from '../../core/errors.js';
-import type { Database, Db, ReadOnlyKysely } from '../../db/database.js';
+import { DomainError, RetryableConflict } from '../../core/errors.js';
+import type { Db, ReadOnlyKysely } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
+import { lockRows } from '../../db/sql-helpers.js';
 import { rawRead } from '../../db/statement.js';
-import { isUniqueViolation, lockRows } from '../../db/sql-helpers.js';
+import type { Tx } from '../../db/transaction.js';
 import { noteProvidersChanged } from './provider-index.js';
-import { type Tx, transaction } from '../../db/transaction.js';
-import { CODES, placementError } from '../errors.js';
-import type { Microversion } from '../../core/microversion.js';
 
 export interface ProviderView {
   id: number;
@@ -46,7 +44,7 @@ export async function findProvider(db: Db, uuid: string): Promise<ProviderView |
   return row as ProviderView | undefined;
 }
 
-export const providerNotFound = (uuid: string, suffix = '') => placementError(404, `No resource provider with uuid ${uuid} found${suffix}`);
+export const providerNotFound = (uuid: string) => new DomainError('provider_not_found', { uuid }, `no resource provider ${uuid}`);
 
 export async function requireProvider(db: Db, uuid: string): Promise<ProviderView> {
   const provider = await findProvider(db, uuid);
@@ -73,14 +71,17 @@ export async function findAndLockProvider(tx: Tx, uuid: string): Promise<Provide
   return findProvider(tx, uuid);
 }
 
-export const providerGenerationConflict = (uuid: string, actual?: number, given?: number) =>
-  placementError(
-    409,
-    actual === undefined
-      ? `resource provider generation conflict: provider ${uuid} was changed concurrently; read it again and retry.`
-      : `resource provider generation conflict: actual: ${actual}, given: ${given}`,
-    CODES.concurrentUpdate,
-  );
+/** The generation a client sent is not the provider's. */
+export const generationMismatch = (uuid: string, actual: number, given: number) =>
+  new DomainError('provider_generation_mismatch', { uuid, actual, given }, `provider ${uuid} is at generation ${actual}, not ${given}`);
+
+/** The client's generation was right when read, and another writer moved it before the bump. */
+const changedConcurrently = (uuid: string) => new DomainError('provider_changed_concurrently', { uuid }, `provider ${uuid} changed concurrently`);
+
+/** The client's generation, checked against a provider it locked. */
+export function checkGeneration(provider: ProviderView, clientGeneration: number | undefined): void {
+  if (clientGeneration !== undefined && clientGeneration !== provider.generation) throw generationMismatch(provider.uuid, provider.generation, clientGeneration);
+}
 
 /**
  * Bump a provider's generation after a change. `clientGeneration` is what the client sent (its
@@ -94,15 +95,15 @@ export async function bumpProvider(
   // A change of usage alone is reported to the candidates index by the caller (noteUsageChanged).
   if (!usageOnly) noteProvidersChanged(tx, [provider.id]);
   if (clientGeneration !== undefined) {
-    if (clientGeneration !== provider.generation) throw providerGenerationConflict(provider.uuid, provider.generation, clientGeneration);
-    return bumpGeneration(tx, 'resource_providers', provider.id, clientGeneration, () => providerGenerationConflict(provider.uuid));
+    checkGeneration(provider, clientGeneration);
+    return bumpGeneration(tx, 'resource_providers', provider.id, clientGeneration, () => changedConcurrently(provider.uuid));
   }
   return bumpGeneration(
     tx,
     'resource_providers',
     provider.id,
     provider.generation,
-    () => new RetryableConflict(`provider ${provider.uuid} changed concurrently`, () => providerGenerationConflict(provider.uuid)),
+    () => new RetryableConflict(`provider ${provider.uuid} changed concurrently`, () => changedConcurrently(provider.uuid)),
   );
 }
 
@@ -162,34 +163,21 @@ export interface NewProvider {
   parentUuid: string | null;
 }
 
-const duplicateName = (name: string) => placementError(409, `Conflicting resource provider name: ${name} already exists.`, CODES.duplicateName);
-const duplicateUuid = (uuid: string) => placementError(409, `Conflicting resource provider uuid: ${uuid} already exists.`);
-
-export async function createProvider(database: Database, input: NewProvider): Promise<ProviderView> {
-  try {
-    return await transaction(database, (tx) => insertProvider(tx, input));
-  } catch (err) {
-    // Two creators raced past the checks in insertProvider; the loser sees the constraint instead.
-    if (isUniqueViolation(err)) {
-      const byUuid = await findProvider(database, input.uuid);
-      throw byUuid ? duplicateUuid(input.uuid) : duplicateName(input.name);
-    }
-    throw err;
-  }
-}
+export const nameTaken = (name: string) => new DomainError('provider_name_taken', { name }, `a provider named ${name} exists`);
+export const uuidTaken = (uuid: string) => new DomainError('provider_uuid_taken', { uuid }, `a provider ${uuid} exists`);
+/** `problem`: self, missing, unparent, reparent or loop. */
+const invalidParent = (uuid: string, name: string, problem: string) =>
+  new DomainError('invalid_parent', { uuid, name, problem }, `provider ${uuid}: parent not acceptable (${problem})`);
 
 /** Create a provider inside a caller's transaction (createProvider, and the bare-metal node mirror). */
 export async function insertProvider(tx: Tx, input: NewProvider): Promise<ProviderView> {
-  const failure = (reason: string) => placementError(400, `Unable to create resource provider "${input.name}", ${input.uuid}: ${reason}`);
-  if (input.parentUuid === input.uuid) {
-    throw failure('parent provider UUID cannot be same as UUID. Please set parent provider UUID to None.');
-  }
-  if (await tx.db.selectFrom('resource_providers').select('id').where('uuid', '=', input.uuid).executeTakeFirst()) throw duplicateUuid(input.uuid);
-  if (await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst()) throw duplicateName(input.name);
+  if (input.parentUuid === input.uuid) throw invalidParent(input.uuid, input.name, 'self');
+  if (await tx.db.selectFrom('resource_providers').select('id').where('uuid', '=', input.uuid).executeTakeFirst()) throw uuidTaken(input.uuid);
+  if (await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst()) throw nameTaken(input.name);
   let parent: ProviderView | undefined;
   if (input.parentUuid) {
     parent = await findAndLockProvider(tx, input.parentUuid);
-    if (!parent) throw failure('parent provider UUID does not exist.');
+    if (!parent) throw invalidParent(input.uuid, input.name, 'missing');
   }
   const now = tx.clock.nowIso();
   const inserted = await tx.db
@@ -216,47 +204,39 @@ export interface ProviderUpdate {
   parentUuid?: string | null;
 }
 
-export async function updateProvider(database: Database, uuid: string, input: ProviderUpdate, mv: Microversion): Promise<ProviderView> {
-  const failure = (reason: string) => placementError(400, `Unable to save resource provider ${uuid}: Object action update failed because: ${reason}`);
-  try {
-    return await transaction(database, async (tx) => {
-      const provider = await lockProvider(tx, uuid);
-      const changes: { name?: string; parent_provider_id?: number | null; updated_at: string } = { updated_at: tx.clock.nowIso() };
-      if (input.name !== provider.name) {
-        const clash = await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst();
-        if (clash) throw duplicateName(input.name);
-        changes.name = input.name;
-      }
-      let newRoot: number | undefined;
-      if (input.parentUuid !== undefined && input.parentUuid !== provider.parent_provider_uuid) {
-        const reparentAllowed = mv.atLeast('1.37');
-        if (input.parentUuid === null) {
-          if (!reparentAllowed) throw failure('un-parenting a provider is not currently allowed.');
-          changes.parent_provider_id = null;
-          newRoot = provider.id;
-        } else {
-          if (provider.parent_provider_uuid !== null && !reparentAllowed) throw failure('re-parenting a provider is not currently allowed.');
-          const parent = await findAndLockProvider(tx, input.parentUuid);
-          if (!parent) throw failure('parent provider UUID does not exist.');
-          if (await isInSubtree(tx, parent.id, provider.id)) throw failure('creating loop in the provider tree is not allowed.');
-          changes.parent_provider_id = parent.id;
-          newRoot = parent.root_provider_id;
-        }
-      }
-      await tx.db.updateTable('resource_providers').set(changes).where('id', '=', provider.id).execute();
-      if (changes.parent_provider_id !== undefined) {
-        const subtree = await subtreeIds(tx, provider.id);
-        if (newRoot !== provider.root_provider_id) {
-          await tx.db.updateTable('resource_providers').set({ root_provider_id: newRoot! }).where('id', 'in', subtree).execute();
-        }
-        noteProvidersChanged(tx, subtree);
-      }
-      return (await findProvider(tx, uuid))!;
-    });
-  } catch (err) {
-    if (isUniqueViolation(err)) throw duplicateName(input.name);
-    throw err;
+/** Rename and/or re-parent a provider (`reparentAllowed`: 1.37+ may re-parent and un-parent). */
+export async function changeProvider(tx: Tx, uuid: string, input: ProviderUpdate, reparentAllowed: boolean): Promise<ProviderView> {
+  const provider = await lockProvider(tx, uuid);
+  const changes: { name?: string; parent_provider_id?: number | null; updated_at: string } = { updated_at: tx.clock.nowIso() };
+  if (input.name !== provider.name) {
+    const clash = await tx.db.selectFrom('resource_providers').select('id').where('name', '=', input.name).executeTakeFirst();
+    if (clash) throw nameTaken(input.name);
+    changes.name = input.name;
   }
+  let newRoot: number | undefined;
+  if (input.parentUuid !== undefined && input.parentUuid !== provider.parent_provider_uuid) {
+    if (input.parentUuid === null) {
+      if (!reparentAllowed) throw invalidParent(uuid, provider.name, 'unparent');
+      changes.parent_provider_id = null;
+      newRoot = provider.id;
+    } else {
+      if (provider.parent_provider_uuid !== null && !reparentAllowed) throw invalidParent(uuid, provider.name, 'reparent');
+      const parent = await findAndLockProvider(tx, input.parentUuid);
+      if (!parent) throw invalidParent(uuid, provider.name, 'missing');
+      if (await isInSubtree(tx, parent.id, provider.id)) throw invalidParent(uuid, provider.name, 'loop');
+      changes.parent_provider_id = parent.id;
+      newRoot = parent.root_provider_id;
+    }
+  }
+  await tx.db.updateTable('resource_providers').set(changes).where('id', '=', provider.id).execute();
+  if (changes.parent_provider_id !== undefined) {
+    const subtree = await subtreeIds(tx, provider.id);
+    if (newRoot !== provider.root_provider_id) {
+      await tx.db.updateTable('resource_providers').set({ root_provider_id: newRoot! }).where('id', 'in', subtree).execute();
+    }
+    noteProvidersChanged(tx, subtree);
+  }
+  return (await findProvider(tx, uuid))!;
 }
 
 /** ids of a provider and all its descendants */
@@ -278,22 +258,14 @@ async function isInSubtree(db: Db, candidateId: number, subtreeRootId: number): 
   return (await subtreeIds(db, subtreeRootId)).includes(candidateId);
 }
 
-export async function deleteProvider(database: Database, uuid: string): Promise<void> {
-  await transaction(database, (tx) => deleteProviderInTx(tx, uuid));
-}
-
-/** Delete a provider inside a caller's transaction (deleteProvider, and the bare-metal node mirror). */
-export async function deleteProviderInTx(tx: Tx, uuid: string): Promise<void> {
+/** Delete a provider (refused while it has allocations or children). */
+export async function deleteProvider(tx: Tx, uuid: string): Promise<void> {
   const provider = await findAndLockProvider(tx, uuid);
-  if (!provider) throw providerNotFound(uuid, ' for delete');
+  if (!provider) throw providerNotFound(uuid);
   const allocation = await tx.db.selectFrom('allocations').select('id').where('resource_provider_id', '=', provider.id).limit(1).executeTakeFirst();
-  if (allocation) {
-    throw placementError(409, `Unable to delete resource provider ${uuid}: Resource provider has allocations.`, CODES.providerInUse);
-  }
+  if (allocation) throw new DomainError('provider_has_allocations', { uuid }, `provider ${uuid} has allocations`);
   const child = await tx.db.selectFrom('resource_providers').select('id').where('parent_provider_id', '=', provider.id).limit(1).executeTakeFirst();
-  if (child) {
-    throw placementError(409, `Unable to delete parent resource provider ${uuid}: It has child resource providers.`, CODES.cannotDeleteParent);
-  }
+  if (child) throw new DomainError('provider_has_children', { uuid }, `provider ${uuid} has children`);
   await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).execute();
   await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
   await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();

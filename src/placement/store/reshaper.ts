@@ -5,19 +5,13 @@
 //   2. the allocations are replaced as by POST /allocations, capacity checked;
 //   3. each provider is cut down to exactly the desired inventories, which must fit what is now
 //      allocated on them.
-import type { Database } from '../../db/database.js';
+import { DomainError } from '../../core/errors.js';
 import { lockRows } from '../../db/sql-helpers.js';
-import { transaction } from '../../db/transaction.js';
-import { CODES, placementError } from '../errors.js';
-import { type ConsumerAllocations, replaceAllocationsInTx } from './allocations.js';
-import {
-  type InventoryRecord,
-  checkUsageFits,
-  currentInventories,
-  resolveInventoryClasses,
-  writeInventoryRows,
-} from './inventories.js';
-import { bumpProvider, findProvider, providerGenerationConflict } from './providers.js';
+import type { Tx } from '../../db/transaction.js';
+import { type ConsumerAllocations, writeAllocations } from './allocations.js';
+import { type InventoryRecord, checkRemovalsUnused, currentInventories, resolveInventoryClasses, writeInventoryRows } from './inventories.js';
+import type { NameCache } from './names.js';
+import { bumpProvider, checkGeneration, findProvider } from './providers.js';
 
 export interface ProviderReshape {
   providerUuid: string;
@@ -25,43 +19,39 @@ export interface ProviderReshape {
   inventories: Map<string, InventoryRecord>;
 }
 
-export async function reshape(database: Database, providers: ProviderReshape[], allocations: ConsumerAllocations[]): Promise<void> {
-  await transaction(database, async (tx) => {
-    // Consumers are locked before providers everywhere; do the same here.
-    const consumerUuids = [...new Set(allocations.map((a) => a.consumerUuid))].sort();
-    if (consumerUuids.length && tx.dialect === 'postgres') {
-      await tx.db.selectFrom('consumers').select('id').where('uuid', 'in', consumerUuids).orderBy('uuid').forUpdate().execute();
-    }
-    const found = [];
-    for (const p of providers) {
-      const provider = await findProvider(tx, p.providerUuid);
-      if (!provider) {
-        throw placementError(400, `Resource provider ${p.providerUuid} in inventories not found.`, CODES.providerNotFound);
-      }
-      found.push({ ...p, provider });
-    }
-    await lockRows(tx, 'resource_providers', found.map((f) => f.provider.id));
+export async function reshape(tx: Tx, names: NameCache, providers: ProviderReshape[], allocations: ConsumerAllocations[]): Promise<void> {
+  // Consumers are locked before providers everywhere; do the same here.
+  const consumerUuids = [...new Set(allocations.map((a) => a.consumerUuid))].sort();
+  if (consumerUuids.length && tx.dialect === 'postgres') {
+    await tx.db.selectFrom('consumers').select('id').where('uuid', 'in', consumerUuids).orderBy('uuid').forUpdate().execute();
+  }
+  const found = [];
+  for (const p of providers) {
+    const provider = await findProvider(tx, p.providerUuid);
+    if (!provider) throw new DomainError('reshape_provider_missing', { uuid: p.providerUuid }, `no resource provider ${p.providerUuid}`);
+    found.push({ ...p, provider });
+  }
+  await lockRows(tx, 'resource_providers', found.map((f) => f.provider.id));
 
-    const plans = [];
-    for (const { provider: stale, generation, inventories } of found) {
-      const provider = (await findProvider(tx, stale.uuid))!;
-      if (provider.generation !== generation) throw providerGenerationConflict(provider.uuid, provider.generation, generation);
-      const current = await currentInventories(tx, provider.id);
-      const union = new Map(inventories);
-      for (const [name, inv] of current) if (!union.has(name)) union.set(name, inv);
-      const classIds = await resolveInventoryClasses(tx, provider, union);
-      await writeInventoryRows(tx, provider, current, union, classIds);
-      await bumpProvider(tx, provider);
-      plans.push({ provider, desired: inventories, classIds });
-    }
+  const plans = [];
+  for (const { provider: stale, generation, inventories } of found) {
+    const provider = (await findProvider(tx, stale.uuid))!;
+    checkGeneration(provider, generation);
+    const current = await currentInventories(tx, provider.id);
+    const union = new Map(inventories);
+    for (const [name, inv] of current) if (!union.has(name)) union.set(name, inv);
+    const classIds = await resolveInventoryClasses(tx, provider, union);
+    await writeInventoryRows(tx, provider, current, union, classIds);
+    await bumpProvider(tx, provider);
+    plans.push({ provider, desired: inventories, classIds });
+  }
 
-    await replaceAllocationsInTx(tx, allocations, { missingProviderCode: CODES.providerNotFound });
+  await writeAllocations(tx, names, allocations);
 
-    for (const { provider, desired, classIds } of plans) {
-      const union = await currentInventories(tx, provider.id);
-      checkUsageFits(provider, union, desired);
-      await writeInventoryRows(tx, provider, union, desired, classIds);
-      await bumpProvider(tx, (await findProvider(tx, provider.uuid))!);
-    }
-  });
+  for (const { provider, desired, classIds } of plans) {
+    const union = await currentInventories(tx, provider.id);
+    checkRemovalsUnused(provider, union, desired);
+    await writeInventoryRows(tx, provider, union, desired, classIds);
+    await bumpProvider(tx, (await findProvider(tx, provider.uuid))!);
+  }
 }

@@ -1,11 +1,11 @@
 // Traits: standard (os-traits) and CUSTOM_*; a provider's set of traits changes as a whole and
 // bumps its generation.
-import type { Database, Db } from '../../db/database.js';
-import { type Tx, transaction } from '../../db/transaction.js';
-import { placementError } from '../errors.js';
+import { DomainError } from '../../core/errors.js';
+import type { Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
 import { idsByName } from './names.js';
 import { noteProvidersChanged } from './provider-index.js';
-import { type ProviderView, bumpProvider, lockProvider, requireProvider } from './providers.js';
+import { type ProviderView, bumpProvider, requireProvider } from './providers.js';
 
 export interface TraitQuery {
   names?: string[];
@@ -33,28 +33,27 @@ export async function traitExists(db: Db, name: string): Promise<boolean> {
 }
 
 /** Create a custom trait; false when it already existed. */
-export async function ensureTrait(database: Database, name: string): Promise<boolean> {
-  return transaction(database, async (tx) => {
-    const now = tx.clock.nowIso();
-    const result = await tx.db
-      .insertInto('traits')
-      .values({ name, is_standard: 0, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
-  });
+export async function insertTrait(tx: Tx, name: string): Promise<boolean> {
+  const now = tx.clock.nowIso();
+  const result = await tx.db
+    .insertInto('traits')
+    .values({ name, is_standard: 0, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-export async function deleteTrait(database: Database, name: string): Promise<void> {
-  await transaction(database, async (tx) => {
-    const trait = await tx.db.selectFrom('traits').select(['id', 'is_standard']).where('name', '=', name).executeTakeFirst();
-    if (!trait) throw placementError(404, `No such trait(s): ${name}.`);
-    if (trait.is_standard) throw placementError(400, `Cannot delete standard trait ${name}.`);
-    const used = await tx.db.selectFrom('resource_provider_traits').select('resource_provider_id').where('trait_id', '=', trait.id).limit(1).executeTakeFirst();
-    if (used) throw placementError(409, `The trait ${name} is in use by a resource provider.`);
-    await tx.db.deleteFrom('traits').where('id', '=', trait.id).execute();
-    noteProvidersChanged(tx, 'all'); // every process forgets the names it knew
-  });
+export const traitNotFound = (name: string) => new DomainError('trait_not_found', { name }, `no trait ${name}`);
+
+/** Delete a custom trait no provider has. */
+export async function deleteTrait(tx: Tx, name: string): Promise<void> {
+  const trait = await tx.db.selectFrom('traits').select(['id', 'is_standard']).where('name', '=', name).executeTakeFirst();
+  if (!trait) throw traitNotFound(name);
+  if (trait.is_standard) throw new DomainError('trait_is_standard', { name }, `${name} is a standard trait`);
+  const used = await tx.db.selectFrom('resource_provider_traits').select('resource_provider_id').where('trait_id', '=', trait.id).limit(1).executeTakeFirst();
+  if (used) throw new DomainError('trait_in_use', { name }, `trait ${name} is in use`);
+  await tx.db.deleteFrom('traits').where('id', '=', trait.id).execute();
+  noteProvidersChanged(tx, 'all'); // every process forgets the names it knew
 }
 
 export async function providerTraits(db: Db, providerId: number): Promise<string[]> {
@@ -73,23 +72,11 @@ export async function readProviderTraits(db: Db, uuid: string): Promise<{ provid
   return { provider, traits: await providerTraits(db, provider.id) };
 }
 
-export const traitsGenerationConflict = () =>
-  placementError(409, "Resource provider's generation already changed. Please update the generation and try again.", 'placement.concurrent_update');
-
-/** Replace a provider's traits (an empty list removes them all); returns the new generation. */
-export async function setProviderTraits(database: Database, uuid: string, names: string[], clientGeneration?: number): Promise<number> {
-  return transaction(database, async (tx) => {
-    const provider = await lockProvider(tx, uuid);
-    if (clientGeneration !== undefined && clientGeneration !== provider.generation) throw traitsGenerationConflict();
-    return replaceProviderTraits(tx, provider, names);
-  });
-}
-
 /** Replace the traits of a provider locked by the caller's transaction; bumps its generation. */
 export async function replaceProviderTraits(tx: Tx, provider: ProviderView, names: string[]): Promise<number> {
   const ids = await idsByName(tx, 'traits', names);
   const missing = [...new Set(names)].filter((n) => !ids.has(n));
-  if (missing.length) throw placementError(400, `No such trait(s): ${missing.join(', ')}`);
+  if (missing.length) throw new DomainError('unknown_traits', { names: missing }, `no traits ${missing.join(', ')}`);
   await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
   const rows = [...new Set(ids.values())].map((trait_id) => ({ resource_provider_id: provider.id, trait_id }));
   if (rows.length) await tx.db.insertInto('resource_provider_traits').values(rows).execute();

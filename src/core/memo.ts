@@ -1,0 +1,16 @@
+// The one cache of a pure function's answers, for hot paths that compute the same small thing
+// over and over (a microversion literal parsed, a claim statement per shape, a name quoted as
+// JSON). It holds no state anyone could observe — the answer is the same with or without it — and
+// it is bounded: past `max` keys it starts afresh.
+
+export function memo<K, V>(fn: (key: K) => V, max: number): (key: K) => V {
+  const known = new Map<K, V>();
+  return (key) => {
+    let value = known.get(key);
+    if (value === undefined) {
+      if (known.size >= max) known.clear();
+      known.set(key, (value = fn(key)));
+    }
+    return value;
+  };
+}
