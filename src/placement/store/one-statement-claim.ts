@@ -16,6 +16,7 @@
 // would also accept, or step aside.
 import { nowIso } from '../../core/clock.js';
 import type { Database } from '../../db/database.js';
+import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import { statement } from '../../db/statement.js';
 import { transaction } from '../../db/transaction.js';
 import type { ConsumerAllocations } from './allocations.js';
@@ -136,8 +137,15 @@ export async function claimNewConsumers(database: Database, writes: ConsumerAllo
       { oneStatement: true, maxAttempts: 1 },
     );
     return true;
-  } catch {
-    // Refused, or lost a race (deadlock, serialization): the general write decides and answers.
+  } catch (err) {
+    // A database fault after the statement was sent (commit_unknown: it may have committed), or
+    // one the general write could not wait out either (a timeout, a full disk), is the answer.
+    // Stepping aside then would report a claim that may be in place as not done: the general
+    // write would meet the outage and answer a plain 503, or find the consumer and answer 409.
+    const fault = classifyFault(err);
+    if (fault && !isRetryableFault(fault)) throw fault;
+    // Refused, lost a race (deadlock, serialization), or no connection was made (nothing was
+    // sent; the general write retries it): the general write decides and answers.
     return false;
   }
 }
