@@ -346,7 +346,8 @@ export async function importAllocations(database: Database, poolName: string, it
     for (let i = 0; i < rows.length; i += 1000) await tx.db.insertInto('ids_allocations').values(rows.slice(i, i + 1000)).execute();
     for (const { c } of accepted) pool.used += c.block;
     pool.allocationCount += accepted.length;
-    pool.dirty = accepted.length > 0;
+    // Leases expired above may already have changed the pool: only ever raise the flag here.
+    if (accepted.length > 0) pool.dirty = true;
     await flushPool(tx, pool);
     return { imported: accepted.length, unchanged, conflicts };
   });
