@@ -1,7 +1,7 @@
 // The identifier API: its route table and what it tells the request pipeline (src/http/): route
 // (404/405 with Allow) → Accept (406) → handler (content type 415, JSON syntax and schema 400,
-// If-Match 400) → response with ETag/Location/Link. Every failure leaves as RFC 9457
-// problem+json via errors.ts, domain errors through its `translate`.
+// If-Match 400, a stale version 412) → response with ETag/Location/Link. Every failure leaves as
+// RFC 9457 problem+json via errors.ts, domain errors through its `translate`.
 import type { ApiDefinition } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
 import { accepts } from '../placement/errors.js';
