@@ -48,7 +48,7 @@ export interface Config {
   allocationWorkers: number;
   /** identifier API: JSON file naming the external inventories (and plugin modules) */
   idsConfig: string | null;
-  /** identifier API: first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs) */
+  /** identifier API: bound of the first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs; each wait is random below it) */
   idsRetryBaseMs: number;
   /** identifier API: longest delay between two delivery attempts, ms */
   idsRetryMaxMs: number;
@@ -136,7 +136,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
   { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
   { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
-  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: first retry delay of an external deallocation (doubles each time)', parse: int('ids retry base', 1, 3_600_000) },
+  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: bound of the first retry delay of an external deallocation (doubles each time; waits are random below it)', parse: int('ids retry base', 1, 3_600_000) },
   { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
   { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
   { key: 'dbConnectTimeout', flag: '--db-connect-timeout <seconds>', env: 'ALLOT_DB_CONNECT_TIMEOUT', description: 'PostgreSQL: longest wait for a connection; a write retries a lost connection for as long', parse: seconds('db connect timeout', 0.1, 600) },

@@ -1,12 +1,12 @@
 // The identifier API: its route table and what it tells the request pipeline (src/http/): route
 // (404/405 with Allow) → Accept (406) → handler (content type 415, JSON syntax and schema 400,
-// If-Match 412/400) → response with ETag/Location/Link. Every failure leaves as RFC 9457
-// problem+json via errors.ts.
+// If-Match 400, a stale version 412) → response with ETag/Location/Link. Every failure leaves as
+// RFC 9457 problem+json via errors.ts, domain errors through its `translate`.
 import type { ApiDefinition } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
 import { accepts } from '../placement/errors.js';
 import type { IdsContext } from './context.js';
-import { idsError, renderProblem } from './errors.js';
+import { idsError, renderProblem, translate } from './errors.js';
 import { type Endpoint, IdsRequest, type IdsResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
 import * as meta from './routes/meta.js';
@@ -53,5 +53,6 @@ export const idsApi: ApiDefinition<IdsContext, IdsRequest, IdsResponse> = {
   decorate(_req, response, reply) {
     if (response.etag !== undefined) reply.header('etag', `"${response.etag}"`);
   },
+  translate,
   render: renderProblem,
 };

@@ -9,8 +9,7 @@ import type { BaremetalContext } from '../baremetal/routes/common.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
-import type { IdsContext } from '../ids/context.js';
-import { loadRuntime } from '../ids/runtime.js';
+import { type IdsContext, createIdsContext } from '../ids/context.js';
 import { type PlacementContext, createPlacementContext } from '../placement/context.js';
 import { HealthChecks, Readiness } from './health.js';
 
@@ -31,7 +30,7 @@ export interface AppContext {
 
 export async function createContext(config: Config, log: Logger, database: Database): Promise<AppContext> {
   const readiness = new Readiness();
-  const ids: IdsContext = { database, runtime: await loadRuntime(config.idsConfig, log) };
+  const ids = await createIdsContext(config, log, database);
   const placement = createPlacementContext(database, config, log);
   return {
     config,
@@ -45,7 +44,7 @@ export async function createContext(config: Config, log: Logger, database: Datab
     ids,
     close: async () => {
       await placement.close();
-      await ids.runtime.close();
+      await ids.close();
     },
   };
 }
