@@ -21,7 +21,7 @@ function testFiles(dir: string): string[] {
 
 const filters = process.argv.slice(2);
 const files = testFiles(path.join(root, 'test'))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .filter((f) => filters.length === 0 || filters.some((x) => path.relative(root, f).includes(x)))
   .sort();
 if (files.length === 0) {
   console.error('no test files match');

@@ -4,7 +4,7 @@
 // RFC 9457 problem+json via errors.ts, domain errors through its `translate`.
 import type { ApiDefinition } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
-import { accepts } from '../placement/errors.js';
+import { accepts } from '../http/accept.js';
 import type { IdsContext } from './context.js';
 import { idsError, renderProblem, translate } from './errors.js';
 import { type Endpoint, IdsRequest, type IdsResponse } from './request.js';
