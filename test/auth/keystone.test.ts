@@ -351,6 +351,13 @@ describe('the openstack CLI through Keystone\'s catalog, with passwords', () => 
     await assert.rejects(osc('p1-member', 'resource', 'provider', 'list'), /Forbidden|403|does not allow/);
   });
 
+  test('allot ids with a token', async () => {
+    const cli = new URL('../../dist/cli/main.js', import.meta.url).pathname;
+    const { stdout } = await exec(process.execPath, [cli, 'ids', '--url', server.url, '--token', tokens['p1-reader'], 'pools', 'list']);
+    assert.ok(Array.isArray(JSON.parse(stdout)));
+    await assert.rejects(exec(process.execPath, [cli, 'ids', '--url', server.url, 'pools', 'list']), /401 ids\.unauthorized/);
+  });
+
   test('baremetal node and allocation commands as the system administrator', async () => {
     const node = await osc('sys-admin', 'baremetal', 'node', 'create', '--driver', 'fake-hardware', '--name', 'cli-node', '--resource-class', 'bm-cli');
     assert.equal(node.name, 'cli-node');

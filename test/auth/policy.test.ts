@@ -3,7 +3,7 @@
 // control; and that every route of the three APIs names a rule that exists. Pure code (the HTTP
 // behaviour is in noauth.test.ts and keystone.test.ts).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -154,6 +154,11 @@ describe('every route names a rule its API has', () => {
       }
     });
   }
+});
+
+test('docs/auth.md lists every default rule', () => {
+  const doc = readFileSync(new URL('../../docs/auth.md', import.meta.url), 'utf8');
+  for (const rules of Object.values(DEFAULT_RULES)) for (const r of rules) assert.ok(doc.includes(`\`${r.name}\``), `docs/auth.md does not list ${r.name}`);
 });
 
 describe('the policy file', () => {
