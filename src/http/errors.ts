@@ -11,7 +11,7 @@ export class ApiError extends Error {
     message: string,
     /** extra fields an API may render (RFC 9457 extensions, allowed methods, …) */
     readonly extra: Record<string, unknown> = {},
-    /** response headers that go with this error whatever the API's format (`WWW-Authenticate`, `Retry-After`) */
+    /** response headers that go with this error whatever the API's format (`WWW-Authenticate`) */
     readonly headers: Record<string, string> = {},
   ) {
     super(message);

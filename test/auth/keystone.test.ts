@@ -3,7 +3,7 @@
 // API's format, each role's access on the three APIs, the validation cache (one Keystone request
 // per token, shared by concurrent first uses; a revoked token refused once its entry ages out),
 // Keystone stopped or silent → 503 and back, allot's own password never in its log, and the real
-// `openstack` CLI going through Keystone's catalog with passwords.
+// `openstack` CLI and openstacksdk going through Keystone's catalog with passwords.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import http from 'node:http';
@@ -27,7 +27,8 @@ let ks: RealKeystone & { stop(): Promise<void> };
 const tokens = {} as Record<Persona | 'p2-member', string>;
 
 function keystoneConfig(overrides: Partial<Config> = {}): Partial<Config> {
-  return { auth: 'keystone', keystoneUrl: ks.url, keystoneUsername: 'allot', keystonePassword: ks.users.allot!.password, keystoneProject: 'service', ...overrides };
+  // A generous timeout: on a loaded test machine a Keystone just resumed can take seconds to answer.
+  return { auth: 'keystone', keystoneUrl: ks.url, keystoneUsername: 'allot', keystonePassword: ks.users.allot!.password, keystoneProject: 'service', keystoneTimeout: 30_000, ...overrides };
 }
 
 function call(server: TestServer, api: Api, method: string, path: string, token?: string, body?: unknown): Promise<HttpResponse> {
@@ -307,8 +308,8 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
 
   test("wrong service credentials: 503 saying so, and allot's password appears in no log line", async () => {
     const wrong = 'not-the-allot-password-4f1c';
-    const bad = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'debug', '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service'], { ALLOT_KEYSTONE_PASSWORD: wrong });
-    const good = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'trace', '--auth', 'keystone', '--keystone-url', `${ks.url}/`, '--keystone-username', 'allot', '--keystone-project', 'service', '--keystone-password', ks.users.allot!.password]);
+    const bad = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'debug', '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service', '--keystone-timeout', '30'], { ALLOT_KEYSTONE_PASSWORD: wrong });
+    const good = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'trace', '--auth', 'keystone', '--keystone-url', `${ks.url}/`, '--keystone-username', 'allot', '--keystone-project', 'service', '--keystone-timeout', '30', '--keystone-password', ks.users.allot!.password]);
     try {
       const refused = await request('GET', `${bad.url}/placement/resource_providers`, undefined, { headers: { 'x-auth-token': tokens.admin } });
       assert.equal(refused.status, 503);
@@ -365,5 +366,29 @@ describe('the openstack CLI through Keystone\'s catalog, with passwords', () => 
     const allocation = await osc('sys-admin', 'baremetal', 'allocation', 'create', '--resource-class', 'bm-cli', '--name', 'cli-alloc');
     assert.equal(allocation.name, 'cli-alloc');
     await assert.rejects(osc('p1-member', 'baremetal', 'node', 'list'), /Forbidden|403|denied/);
+  });
+
+  test("openstacksdk's conn.placement and conn.baremetal, from a clouds.yaml", async () => {
+    const script = [
+      'import json, openstack',
+      "nova = openstack.connect(cloud='nova')",
+      "nova.placement.create_resource_provider(name='sdk-rp')",
+      "sysadmin = openstack.connect(cloud='sys-admin')",
+      "sysadmin.baremetal.create_node(driver='fake-hardware', name='sdk-node', resource_class='bm-sdk')",
+      "allocation = sysadmin.baremetal.create_allocation(resource_class='bm-sdk', name='sdk-alloc')",
+      'try:',
+      "    list(openstack.connect(cloud='p1-member').placement.resource_providers())",
+      "    refused = None",
+      'except openstack.exceptions.HttpException as e:',
+      '    refused = e.status_code',
+      'print(json.dumps({"providers": sorted(r.name for r in nova.placement.resource_providers()),',
+      '                  "nodes": [n.name for n in sysadmin.baremetal.nodes()], "allocation": allocation.name, "refused": refused}))',
+    ].join('\n');
+    const { stdout } = await exec('/usr/bin/python3', ['-c', script], { env: { ...process.env, OS_CLIENT_CONFIG_FILE: ks.cloudsYaml } });
+    const out = JSON.parse(stdout);
+    assert.ok(out.providers.includes('sdk-rp'));
+    assert.ok(out.nodes.includes('sdk-node'));
+    assert.equal(out.allocation, 'sdk-alloc');
+    assert.equal(out.refused, 403);
   });
 });
