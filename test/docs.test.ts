@@ -23,6 +23,7 @@ function documentedDefaults(spec: OptionSpec): string[] {
   const value = (defaultConfig() as unknown as Record<string, unknown>)[spec.key];
   if (spec.key === 'conductorId') return ['`hostname-pid`'];
   if (value === null || (Array.isArray(value) && value.length === 0)) return ['off', 'none'];
+  if (typeof value === 'boolean') return value ? ['on', '`true`'] : ['off', '`false`'];
   if (spec.flag.includes('<seconds>')) return [`\`${Number(value) / 1000}\``];
   return [`\`${String(value)}\``];
 }
@@ -34,7 +35,8 @@ function optionRows(text: string): Array<{ flag: string; env: string; def: strin
     .filter((line) => line.startsWith('| `--'))
     .map((line) => {
       const cells = line.split('|').map((c) => c.trim());
-      return { flag: cells[1]!.replace(/`/g, ''), env: cells[2]!.replace(/`/g, ''), def: cells[3]! };
+      // `--x` or `--x` / `--no-x`: the first names the option
+      return { flag: cells[1]!.split(' / ')[0]!.replace(/`/g, ''), env: cells[2]!.replace(/`/g, ''), def: cells[3]! };
     });
 }
 

@@ -46,6 +46,7 @@ export const PROBLEM_CODES = {
   'ids.instance_exists': 'a service instance with this id exists with other content',
   'ids.inventory_unavailable': 'the external inventory failed or answered nonsense',
   'ids.inventory_timeout': 'the external inventory did not answer in time',
+  'ids.identity_unavailable': 'the identity service (Keystone) cannot be asked who the caller is: unreachable, failing, or refusing allot',
   'ids.database_unavailable': 'the database is unreachable, read-only (failing over), too slow, or lost the connection while committing (read back before retrying); see Retry-After',
   'ids.storage_full': "the database's disk is full; writes work again once space is freed",
   'ids.internal_error': 'an unexpected error; the request id identifies it in the log',
@@ -277,6 +278,7 @@ const FROM_PIPELINE: Record<string, ProblemCode> = {
   [HTTP.uriTooLong]: 'ids.uri_too_long',
   [HTTP.headersTooLarge]: 'ids.headers_too_large',
   [HTTP.internal]: 'ids.internal_error',
+  [HTTP.identityUnavailable]: 'ids.identity_unavailable',
 };
 
 function codeFor(err: ApiError): string {

@@ -3,7 +3,7 @@
 // external inventories, …). Handlers and workers get their domain's part; `close()` stops what
 // the context started. Nothing of this lives in module-level variables.
 import type { Logger } from 'pino';
-import { NoAuth } from '../auth/noauth.js';
+import { createAccessControl } from '../auth/access.js';
 import { BaremetalRuntime } from '../baremetal/runtime.js';
 import type { BaremetalContext } from '../baremetal/routes/common.js';
 import type { Config } from '../config.js';
@@ -30,6 +30,7 @@ export interface AppContext {
 
 export async function createContext(config: Config, log: Logger, database: Database): Promise<AppContext> {
   const readiness = new Readiness();
+  const access = createAccessControl(config, log, database.clock);
   const ids = await createIdsContext(config, log, database);
   const placement = createPlacementContext(database, config, log);
   return {
@@ -38,7 +39,7 @@ export async function createContext(config: Config, log: Logger, database: Datab
     database,
     readiness,
     health: new HealthChecks(database, readiness, config.healthTimeout),
-    access: new NoAuth(),
+    access,
     placement,
     baremetal: { rt: new BaremetalRuntime({ config, database, log, placement }) },
     ids,
