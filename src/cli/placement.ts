@@ -162,15 +162,16 @@ export function registerPlacementCommands(program: Command): void {
       .argument('<resource-class>', 'e.g. VCPU'),
   ).action(
     a(async ({ client, out }, o, rp: string, rc: string) => {
-      const given: P.Inventory = { total: o.total } as P.Inventory;
+      const given: Partial<P.Inventory> = {};
       for (const [flag, field] of [
+        ['total', 'total'],
         ['reserved', 'reserved'],
         ['minUnit', 'min_unit'],
         ['maxUnit', 'max_unit'],
         ['stepSize', 'step_size'],
         ['allocationRatio', 'allocation_ratio'],
       ] as const) {
-        if (o[flag] !== undefined) (given as unknown as Record<string, number>)[field] = o[flag];
+        if (o[flag] !== undefined) given[field] = o[flag];
       }
       const result = await client.placement.updateInventories(
         rp,
