@@ -5,7 +5,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AllotClient } from '../client/index.js';
 import { keystonePasswordToken } from '../client/keystone.js';
 import type { TokenProvider } from '../client/http.js';
-import { UsageError } from './exit.js';
+import { EXIT_CODES_HELP, UsageError } from './exit.js';
 import { OUTPUT_FORMATS, Printer, outputFormat } from './output.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8778';
@@ -47,6 +47,7 @@ export function addConnectionOptions(cmd: Command, options: { microversion?: str
     .addOption(new Option('--timeout <seconds>', 'longest wait for one HTTP call').env('ALLOT_TIMEOUT').default(30).argParser(positiveSeconds))
     .addOption(new Option('-o, --output <format>', 'table (default on a terminal), json (default otherwise) or yaml').choices(OUTPUT_FORMATS).env('ALLOT_OUTPUT'));
   if (options.microversion) cmd.addOption(new Option('--microversion <version>', `${options.microversion} microversion to use (default: the newest both sides know)`));
+  cmd.addHelpText('after', `\n${EXIT_CODES_HELP}\n`);
   return cmd;
 }
 
