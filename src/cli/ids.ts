@@ -2,6 +2,7 @@
 // follow every page. Bulk work (imports, batches beyond one request) shows a progress bar on a
 // terminal.
 import { Argument, type Command, Option } from 'commander';
+import { AllotApiError } from '../client/errors.js';
 import { BATCH_MAX_ITEMS, IMPORT_MAX_ITEMS } from '../client/ids.js';
 import type * as I from '../client/ids-types.js';
 import { type CliContext, act, addConnectionOptions, collect, integer, keyValues, readJsonFile } from './connection.js';
@@ -246,7 +247,12 @@ export function registerIdsCommands(program: Command): void {
             const chunk = items.slice(start, start + BATCH_MAX_ITEMS);
             const result = await client.ids.allocateBatch(chunk, { dryRun: o.dryRun }).catch((err: unknown) => {
               if (done.length) out.print(done, allocationRows);
-              throw err instanceof Error && start > 0 ? Object.assign(err, { message: `${err.message} [items ${start}–${start + chunk.length - 1}; the ${done.length} before stay allocated]` }) : err;
+              if (!(err instanceof AllotApiError) || start === 0) throw err;
+              // say where in the file it failed, and that earlier requests' allocations stay
+              const body = (err.body ?? {}) as { detail?: string; index?: number };
+              const where = typeof body.index === 'number' ? `item ${start + body.index} of the file` : `items ${start}–${start + chunk.length - 1} of the file`;
+              const detail = (body.detail ?? err.message).replace(/^allocations\[\d+\]: /, '');
+              throw new AllotApiError(err.status, err.code, `${detail} (${where}; the ${done.length} allocated before stay allocated)`, err.requestId, err.api, err.request, err.body);
             });
             done.push(...result.allocations);
             progress.advance(chunk.length);

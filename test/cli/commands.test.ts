@@ -152,6 +152,18 @@ for (const dialect of DIALECTS) {
       const skipped = await allot('ids', 'pools', 'import', 'vni', importFile, '--skip-conflicts', '--batch-size', '500');
       assert.deepEqual([skipped.imported, skipped.conflicts.length, skipped.conflicts[0].index], [1200, 1, 1200]);
       assert.equal((await allot('ids', 'pools', 'show', 'vni')).utilization.allocations, 1450);
+
+      // a large batch stops at the first request that fails; what earlier requests took is printed
+      const stopFile = path.join(dir, `batch-stop-${dialect}.json`);
+      const stopItems: Array<Record<string, unknown>> = Array.from({ length: 250 }, (_, i) => ({ pool: 'vni', owner: `late-${i}` }));
+      stopItems[150] = { pool: 'vni', owner: 'late-150', value: values[0] }; // held by wire-0
+      writeFileSync(stopFile, JSON.stringify(stopItems));
+      const stopped = await runCli(server.url, ['ids', 'allocations', 'batch', stopFile]);
+      assert.equal(stopped.code, 5, stopped.stderr);
+      assert.equal((JSON.parse(stopped.stdout) as unknown[]).length, 100);
+      assert.match(stopped.stderr, /^allot: .*held by owner "wire-0" \(item 150 of the file; the 100 allocated before stay allocated\) \(HTTP 409 ids\.value_in_use, request /);
+      assert.equal((await allot('ids', 'allocations', 'list', '--owner', 'late-0')).length, 1);
+      assert.equal((await allot('ids', 'allocations', 'list', '--owner', 'late-100')).length, 0, 'the failing request took nothing');
     });
 
     test('usage errors exit 2 before anything is sent; an unreachable server exits 3', async () => {
