@@ -34,7 +34,7 @@ export function renderTable(view: TableView): string {
   const cells = view.rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)[c]).replace(/\n/g, ' ')));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
   const line = (values: string[]) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd();
-  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n') + '\n';
+  return `${[line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')}\n`;
 }
 
 /** One object as field/value rows. */

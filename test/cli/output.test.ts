@@ -26,7 +26,7 @@ describe('output', () => {
         { name: 'compute-22', total: 8, traits: [], extra: null },
       ],
     });
-    assert.equal(text, ['name        total  traits  extra', '----------  -----  ------  ----------', 'cn1         16     A, B    {"rack":1}', 'compute-22  8'].join('\n') + '\n');
+    assert.equal(text, `${['name        total  traits  extra', '----------  -----  ------  ----------', 'cn1         16     A, B    {"rack":1}', 'compute-22  8'].join('\n')}\n`);
     assert.equal(renderTable({ rows: [] }), '(none)\n');
   });
 
@@ -66,6 +66,7 @@ describe('output', () => {
     assert.equal(prettyLine(line, false), '03:04:05.678 INFO  allot ready db=sqlite:./allot.db workers=["a","b"]\n');
     const err = JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { type: 'Error', message: 'boom here', stack: 'Error: boom here\n    at x' } });
     assert.equal(prettyLine(err, false), '00:00:00.000 ERROR failed err="boom here"\n    Error: boom here\n        at x\n');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour escapes
     assert.match(prettyLine(line, true), /\u001b\[32mINFO \u001b\[0m/, 'colored level on a color terminal');
     assert.equal(usePrettyLogs('auto', { isTTY: true }), true);
     assert.equal(usePrettyLogs('auto', { isTTY: false }), false);
@@ -81,7 +82,7 @@ describe('output', () => {
         const timer = setTimeout(() => reject(new Error(`no readable "allot ready" line:\n${out}`)), 60_000);
         proc.stdout.on('data', (chunk: Buffer) => {
           out += chunk.toString();
-          if (/ INFO  allot ready /.test(out)) {
+          if (/ INFO {2}allot ready /.test(out)) {
             clearTimeout(timer);
             resolve();
           }
