@@ -4,11 +4,11 @@
 // /baremetal on the main port and at / on --baremetal-port.
 import type { ApiDefinition } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
-import { renderError } from './errors.js';
+import type { BaremetalContext } from './context.js';
+import { renderError, translate } from './errors.js';
 import { negotiate, versionRangeHeaders } from './microversion.js';
 import { type Endpoint, IronicRequest, type IronicResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
-import type { BaremetalContext } from './routes/common.js';
 import * as conductors from './routes/conductors.js';
 import * as nodes from './routes/nodes.js';
 import { root, v1 } from './routes/root.js';
@@ -47,5 +47,6 @@ export const baremetalApi: ApiDefinition<BaremetalContext, IronicRequest, Ironic
     return mv;
   },
   request: (parts) => new IronicRequest(parts),
+  translate,
   render: renderError,
 };

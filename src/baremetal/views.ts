@@ -2,25 +2,10 @@
 // keyed by the version that introduced each), their order (Ironic's), links, and `fields`
 // selection. Pure formatting of rows the store read.
 import type { Microversion } from '../core/microversion.js';
+import { INTERFACES } from './core/rules.js';
 import { badRequest, notAcceptable } from './errors.js';
 import type { AllocationRecord } from './store/allocations.js';
 import type { NodeRecord } from './store/nodes.js';
-
-/** fake-hardware's hardware interfaces: the default first, then the others it can be given. */
-export const INTERFACES: Record<string, readonly string[]> = {
-  bios_interface: ['fake', 'no-bios'],
-  boot_interface: ['fake'],
-  console_interface: ['fake', 'no-console'],
-  deploy_interface: ['fake'],
-  inspect_interface: ['fake', 'no-inspect'],
-  management_interface: ['fake'],
-  network_interface: ['noop'],
-  power_interface: ['fake'],
-  raid_interface: ['fake', 'no-raid'],
-  rescue_interface: ['fake', 'no-rescue'],
-  storage_interface: ['noop'],
-  vendor_interface: ['fake', 'no-vendor'],
-};
 
 const json = (text: string): unknown => JSON.parse(text);
 /** Timestamps as Ironic writes them: microseconds and an explicit UTC offset. */

@@ -4,8 +4,7 @@
 // the context started. Nothing of this lives in module-level variables.
 import type { Logger } from 'pino';
 import { NoAuth } from '../auth/noauth.js';
-import { BaremetalRuntime } from '../baremetal/runtime.js';
-import type { BaremetalContext } from '../baremetal/routes/common.js';
+import { type BaremetalContext, createBaremetalContext } from '../baremetal/context.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
@@ -41,7 +40,7 @@ export async function createContext(config: Config, log: Logger, database: Datab
     health: new HealthChecks(database, readiness, config.healthTimeout),
     access: new NoAuth(),
     placement,
-    baremetal: { rt: new BaremetalRuntime({ config, database, log, placement }) },
+    baremetal: createBaremetalContext(config, database, log, placement),
     ids,
     close: async () => {
       await placement.close();

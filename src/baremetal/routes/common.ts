@@ -1,16 +1,10 @@
 // Parsing shared by the bare-metal routes: paging parameters (limit, marker, sort_key, sort_dir)
 // and the `next` link, booleans and UUIDs in query strings, version-gated parameters.
-import type { JsonSchema } from '../../core/json-schema.js';
-import { isUuid, normalizeUuid } from '../../core/uuid.js';
-import { BOOL_WORDS, CUSTOM_TRAIT_PATTERN, STANDARD_TRAITS, parseBool } from '../core.js';
-import type { BaremetalRuntime } from '../runtime.js';
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { BOOL_WORDS, parseBool } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { IronicRequest } from '../request.js';
 import type { SortDir } from '../store/paging.js';
-
-export interface BaremetalContext {
-  rt: BaremetalRuntime;
-}
 
 /** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
 export const MAX_LIMIT = 1000;
@@ -36,7 +30,7 @@ export function parsePage(args: Record<string, string>, sortKeys: readonly strin
   if (!sortKeys.includes(sortKey)) throw badRequest(`The sort_key value "${sortKey}" is an invalid field for sorting`);
   let marker: string | undefined;
   if (args.marker !== undefined) {
-    if (!isUuid(args.marker)) throw badRequest(`Expected UUID for marker: ${args.marker}`);
+    if (!isUuidLike(args.marker)) throw badRequest(`Expected UUID for marker: ${args.marker}`);
     marker = normalizeUuid(args.marker);
   }
   return { limit, sortKey, sortDir, ...(marker ? { marker } : {}) };
@@ -68,7 +62,7 @@ export function queryBool(args: Record<string, string>, name: string): boolean |
 export function queryUuid(args: Record<string, string>, name: string): string | undefined {
   const raw = args[name];
   if (raw === undefined) return undefined;
-  if (!isUuid(raw)) throw badRequest(`Expected UUID for ${name}: ${raw}`);
+  if (!isUuidLike(raw)) throw badRequest(`Expected UUID for ${name}: ${raw}`);
   return normalizeUuid(raw);
 }
 
@@ -77,14 +71,6 @@ export function requireParamVersions(req: IronicRequest, args: Record<string, st
   const tooNew = Object.keys(args).filter((k) => since[k] !== undefined && !req.mv.atLeast(since[k]!));
   if (tooNew.length) throw notAcceptable(`The parameter(s) ${tooNew.join(', ')} need a newer API version.`);
 }
-
-/** A trait: one of the standard (os-traits) names or CUSTOM_[A-Z0-9_]+, at most 255 characters. */
-export const TRAIT_SCHEMA: JsonSchema = {
-  anyOf: [
-    { type: 'string', enum: [...STANDARD_TRAITS] },
-    { type: 'string', pattern: CUSTOM_TRAIT_PATTERN, maxLength: 255 },
-  ],
-};
 
 /** The body of a 202/204 verb that takes no document (or an empty one). */
 export function emptyBody(req: IronicRequest): void {

@@ -1,13 +1,15 @@
 // /v1/nodes and its sub-resources: list (and detail), create, show, JSON-patch, delete; states
 // (show, provision, power), maintenance, traits, and the node's allocation.
-import type { JsonSchema } from '../../core/json-schema.js';
-import { PROVISION_STATES } from '../core.js';
-import { badRequest, nodeNotFound, notFound } from '../errors.js';
+import { DomainError } from '../../core/errors.js';
+import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
+import { POWER_TARGETS, PROVISION_STATES, VERB_SINCE } from '../core/states.js';
+import type { BaremetalContext } from '../context.js';
+import { badRequest, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import { deleteNodeAllocation } from '../services/allocations.js';
 import {
-  NODE_CREATE_SCHEMA,
-  type NodeCreate,
   addNodeTrait,
   createNode,
   deleteNode,
@@ -18,26 +20,19 @@ import {
   setNodeTraits,
   setPowerState,
   setProvisionState,
-  type ProvisionRequest,
-} from '../node-service.js';
-import { PATCH_SCHEMA, type PatchOp } from '../patch.js';
-import { aliveConductors } from '../store/conductors.js';
-import { type NodeFilters, type NodeRecord, findNode, listNodes } from '../store/nodes.js';
+} from '../services/nodes.js';
 import { findAllocation } from '../store/allocations.js';
+import { aliveConductors } from '../store/conductors.js';
+import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
 import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, allocationView, ironicTime, nodeView, parseFields } from '../views.js';
-import { type BaremetalContext, TRAIT_SCHEMA, emptyBody, nextLink, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
-import { deleteNodeAllocation } from '../allocation-service.js';
+import { emptyBody, nextLink, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
 
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.rt.conductorId });
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
-async function requireNode(req: IronicRequest, ctx: BaremetalContext): Promise<NodeRecord> {
-  const ident = req.param('node');
-  const node = await findNode(ctx.rt.database, ident);
-  if (!node) throw nodeNotFound(ident);
-  return node;
-}
+const requireNode = (req: IronicRequest, ctx: BaremetalContext): Promise<NodeRecord> => findRequired(ctx.database, req.param('node'));
 
 const FILTER_SINCE: Record<string, string> = {
   fields: '1.8',
@@ -123,17 +118,16 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
     // every live conductor services every node in allot; a dead or unknown one services none
-    const alive = await aliveConductors(ctx.rt.database, ctx.rt.config.heartbeatTimeout);
-    if (!alive.includes(args.conductor) && args.conductor !== ctx.rt.conductorId) filters.none = true;
+    const alive = await aliveConductors(ctx.database, ctx.config.heartbeatTimeout);
+    if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
   const page = parsePage(args, SORT_KEYS);
   let after: { value: unknown; id: number } | undefined;
   if (page.marker) {
-    const marker = await findNode(ctx.rt.database, page.marker);
-    if (!marker) throw nodeNotFound(page.marker);
+    const marker = await findRequired(ctx.database, page.marker);
     after = { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id };
   }
-  const nodes = await listNodes(ctx.rt.database, filters, { ...page, ...(after ? { after } : {}) });
+  const nodes = await listNodes(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
   const shown = fields ?? (detail ? undefined : NODE_LIST_FIELDS);
   const body: Record<string, unknown> = { nodes: nodes.map((n) => nodeView(n, view(req, ctx), shown)) };
   const next = nextLink(req, detailPath ? 'nodes/detail' : 'nodes', page, nodes.length, nodes[nodes.length - 1]?.uuid);
@@ -147,8 +141,10 @@ export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
 export const create: E = {
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<NodeCreate>(NODE_CREATE_SCHEMA, 'node');
-    const node = await createNode(ctx.rt, body, req.mv);
+    const body = req.json<Record<string, unknown>>(schemas.nodeCreate, 'node');
+    const { uuid, fields } = createFields(body, req.mv);
+    // before 1.11 nodes were born available (and, with no power state, still unallocatable)
+    const node = await createNode(ctx, { uuid, fields, provisionState: req.mv.atLeast('1.11') ? 'enroll' : 'available' });
     return { status: 201, body: nodeView(node, view(req, ctx)), location: `${req.baseUrl}/v1/nodes/${node.uuid}` };
   },
 };
@@ -165,8 +161,20 @@ export const show: E = {
 export const patch: E = {
   async handle(req, ctx) {
     req.queryArgs([]);
-    const ops = req.json<PatchOp[]>(PATCH_SCHEMA, 'patch');
-    const node = await patchNode(ctx.rt, req.param('node'), ops, req.mv);
+    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    for (const op of ops) {
+      const field = rootField(op);
+      if (!PATCHABLE.includes(field)) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
+    }
+    checkFieldVersions([...new Set(ops.map(rootField))], req.mv);
+    const ident = req.param('node');
+    const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
+    const edit = (before: Record<string, unknown>) => {
+      const after = applyPatch(before, ops);
+      checkSchema(schemas.node, after, 'patch');
+      return patchedFields(before, after, ident);
+    };
+    const node = await patchNode(ctx, ident, edit, typeof newClass === 'string' && newClass.length <= 80 ? newClass : null);
     return { body: nodeView(node, view(req, ctx)) };
   },
 };
@@ -174,7 +182,7 @@ export const patch: E = {
 export const remove: E = {
   async handle(req, ctx) {
     req.queryArgs([]);
-    await deleteNode(ctx.rt, req.param('node'));
+    await deleteNode(ctx, req.param('node'));
     return {};
   },
 };
@@ -211,28 +219,27 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
   return body as Record<string, unknown>;
 }
 
-const PROVISION_SCHEMA: JsonSchema = {
-  type: 'object',
-  properties: {
-    target: { type: 'string' },
-    configdrive: { type: ['string', 'object', 'null'] },
-    clean_steps: { type: ['array', 'null'], items: { type: 'object' } },
-    deploy_steps: { type: ['array', 'null'], items: { type: 'object' } },
-    rescue_password: { type: ['string', 'null'] },
-    disable_ramdisk: { type: ['boolean', 'null'] },
-  },
-};
-
 export const provision: E = {
   async handle(req, ctx) {
-    const args = verbArgs(req, Object.keys(PROVISION_SCHEMA.properties!));
+    const args = verbArgs(req, Object.keys(schemas.provision.properties!));
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema(PROVISION_SCHEMA, args, 'body');
-    const request: ProvisionRequest = { target: args.target as string };
-    for (const k of ['configdrive', 'clean_steps', 'deploy_steps', 'rescue_password', 'disable_ramdisk'] as const) {
-      if (args[k] !== undefined && args[k] !== null) (request as unknown as Record<string, unknown>)[k] = args[k];
+    checkSchema(schemas.provision, args, 'body');
+    const given = (k: string) => args[k] !== undefined && args[k] !== null;
+    const target = args.target as string;
+    const since = VERB_SINCE[target];
+    if (since && !req.mv.atLeast(since)) throw notAcceptable(`The "${target}" verb needs API version ${since} or later.`);
+    if (given('clean_steps') && target !== 'clean') throw badRequest('"clean_steps" is only valid when setting target provision state to clean');
+    if (target === 'clean' && !args.clean_steps) throw badRequest('"clean_steps" is required when setting target provision state to clean');
+    if (given('deploy_steps') && !['active', 'deploy', 'rebuild'].includes(target)) {
+      throw badRequest(`"deploy_steps" is only valid when setting target provision state to active or rebuild`);
     }
-    await setProvisionState(ctx.rt, req.param('node'), request, req.mv);
+    if (given('configdrive') && !['active', 'deploy', 'rebuild'].includes(target)) {
+      throw badRequest(`Adding a config drive is only supported when setting provision state to active or rebuild`);
+    }
+    if (given('rescue_password') && target !== 'rescue') throw badRequest('"rescue_password" is only valid when setting target provision state to rescue');
+    if (target === 'rescue' && !args.rescue_password) throw badRequest('A non-empty "rescue_password" is required when setting target provision state to rescue');
+    if (given('disable_ramdisk') && target !== 'clean') throw badRequest('"disable_ramdisk" is only valid when setting target provision state to clean');
+    await setProvisionState(ctx, req.param('node'), target);
     return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
   },
 };
@@ -241,8 +248,13 @@ export const power: E = {
   async handle(req, ctx) {
     const args = verbArgs(req, ['target', 'timeout']);
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema({ type: 'object', properties: { target: { type: 'string' }, timeout: { type: ['integer', 'null'] } } }, args, 'body');
-    await setPowerState(ctx.rt, req.param('node'), args.target as string, (args.timeout as number | null | undefined) ?? undefined, req.mv);
+    checkSchema(schemas.power, args, 'body');
+    const target = args.target as string;
+    const timeout = (args.timeout as number | null | undefined) ?? undefined;
+    if (timeout !== undefined && !req.mv.atLeast('1.27')) throw notAcceptable('The "timeout" parameter needs API version 1.27 or later.');
+    if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw badRequest('timeout has to be positive integer');
+    const spec = POWER_TARGETS[target];
+    await setPowerState(ctx, req.param('node'), target, spec === undefined || req.mv.atLeast(spec.since));
     return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
   },
 };
@@ -250,8 +262,8 @@ export const power: E = {
 export const maintenanceOn: E = {
   async handle(req, ctx) {
     const args = verbArgs(req, ['reason']);
-    checkSchema({ type: 'object', properties: { reason: { type: ['string', 'null'] } } }, args, 'body');
-    await setMaintenance(ctx.rt, req.param('node'), true, (args.reason as string | null | undefined) ?? null);
+    checkSchema(schemas.maintenance, args, 'body');
+    await setMaintenance(ctx, req.param('node'), true, (args.reason as string | null | undefined) ?? null);
     return { status: 202 };
   },
 };
@@ -259,7 +271,7 @@ export const maintenanceOn: E = {
 export const maintenanceOff: E = {
   async handle(req, ctx) {
     req.queryArgs([]);
-    await setMaintenance(ctx.rt, req.param('node'), false, null);
+    await setMaintenance(ctx, req.param('node'), false, null);
     return { status: 202 };
   },
 };
@@ -280,11 +292,8 @@ export const setTraits: E = {
   ...TRAITS_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<{ traits: string[] }>(
-      { type: 'object', properties: { traits: { type: 'array', items: TRAIT_SCHEMA } }, required: ['traits'], additionalProperties: false },
-      'body',
-    );
-    await setNodeTraits(ctx.rt, req.param('node'), body.traits);
+    const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
+    await setNodeTraits(ctx, req.param('node'), body.traits);
     return { status: 204 };
   },
 };
@@ -293,7 +302,7 @@ export const removeTraits: E = {
   ...TRAITS_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    await removeAllNodeTraits(ctx.rt, req.param('node'));
+    await removeAllNodeTraits(ctx, req.param('node'));
     return { status: 204 };
   },
 };
@@ -304,8 +313,8 @@ export const addTrait: E = {
     req.queryArgs([]);
     emptyBody(req);
     const trait = req.param('trait');
-    checkSchema(TRAIT_SCHEMA, trait, 'trait');
-    await addNodeTrait(ctx.rt, req.param('node'), trait);
+    checkSchema(schemas.trait, trait, 'trait');
+    await addNodeTrait(ctx, req.param('node'), trait);
     return { status: 204, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/traits/${trait}` };
   },
 };
@@ -314,12 +323,14 @@ export const removeTrait: E = {
   ...TRAITS_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    await removeNodeTrait(ctx.rt, req.param('node'), req.param('trait'));
+    await removeNodeTrait(ctx, req.param('node'), req.param('trait'));
     return { status: 204 };
   },
 };
 
 // ---- the node's allocation -------------------------------------------------------------------
+
+const noAllocation = (ident: string) => new DomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
 
 const ALLOCATIONS_SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
 
@@ -331,13 +342,13 @@ export const allocation: E = {
     const node = await requireNode(req, ctx);
     if (node.allocation_uuid === null) {
       // an instance_uuid set directly (without an allocation) is the spec's 400
-      if (node.instance_uuid !== null && !(await findAllocation(ctx.rt.database, node.instance_uuid))) {
+      if (node.instance_uuid !== null && !(await findAllocation(ctx.database, node.instance_uuid))) {
         throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
       }
-      throw notFound(`Allocation for node ${req.param('node')} was not found`);
+      throw noAllocation(req.param('node'));
     }
-    const found = await findAllocation(ctx.rt.database, node.allocation_uuid);
-    if (!found) throw notFound(`Allocation for node ${req.param('node')} was not found`);
+    const found = await findAllocation(ctx.database, node.allocation_uuid);
+    if (!found) throw noAllocation(req.param('node'));
     return { body: allocationView(found, view(req, ctx), fields) };
   },
 };
@@ -346,7 +357,7 @@ export const removeAllocation: E = {
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    await deleteNodeAllocation(ctx.rt, req.param('node'));
+    await deleteNodeAllocation(ctx, req.param('node'));
     return {};
   },
 };
