@@ -5,5 +5,5 @@ import { createIdsWorkers } from '../ids/workers.js';
 import type { AppContext } from './context.js';
 
 export function createWorkers(app: AppContext): BackgroundWorker[] {
-  return [createBaremetalWorker(app.baremetal), ...createIdsWorkers(app, app.ids.runtime)];
+  return [createBaremetalWorker(app.baremetal), ...createIdsWorkers(app.ids)];
 }
