@@ -48,7 +48,7 @@ const backfill = (p: Params, reason: string) => `Cannot backfill an allocation f
 const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
   // nodes
   // a node named in an allocation's body or filter is the request's fault (400), elsewhere a 404
-  node_not_found: (p, op) => [op.route === '/v1/allocations' ? 400 : 404, `Node ${p.ident} could not be found.`],
+  node_not_found: (p, op) => [op.route === '/v1/allocations' || op.route === '/allocations' ? 400 : 404, `Node ${p.ident} could not be found.`],
   node_locked: (p) => [409, `Node ${p.node} is locked by host ${p.host}, please retry after the current operation is completed.`],
   node_uuid_taken: (p) => [409, `A node with UUID ${p.uuid} already exists.`],
   node_name_taken: (p) => [409, `A node with name ${p.name} already exists.`],
