@@ -25,8 +25,12 @@ export const CODES = {
 /** An Ironic fault (faultcode Client for 4xx, Server for 5xx), for a request the route refuses. */
 export const ironicError = (status: HttpStatus, message: string, code: string = CODES.client) => new ApiError(status, code, message);
 export const badRequest = (message: string) => ironicError(400, message);
-/** Ironic answers 406 "Request not acceptable." for a field or parameter newer than the request. */
-export const notAcceptable = (detail?: string) => ironicError(406, detail ? `Request not acceptable. ${detail}` : 'Request not acceptable.');
+/**
+ * Ironic's 406 for a field, parameter or verb newer than the request: "Request not acceptable.",
+ * naming the version where Ironic names it (most list filters).
+ */
+export const notAcceptable = (minimal?: string) =>
+  ironicError(406, minimal ? `Request not acceptable. The minimal required API version should be ${minimal}` : 'Request not acceptable.');
 
 /**
  * A web-framework error (routing, method, version negotiation). `versionRangeOnly` marks the 406
@@ -74,7 +78,7 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
   node_in_maintenance: (p) => [400, `The provisioning operation can't be performed on node ${p.node} because it's in maintenance mode.`],
   invalid_provision_action: (p) => [400, `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state}".`],
   invalid_power_action: (p) => [400, `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state ?? 'None'}".`],
-  power_target_too_new: (p) => [406, `Request not acceptable. The "${p.target}" power target needs API version ${p.since} or later.`],
+  power_target_too_new: () => [406, 'Request not acceptable.'],
   // JSON Patch
   patch_failed: (p) => [400, `Couldn't apply patch '${pyRepr(p.op)}'. Reason: ${p.reason}`],
   patch_value_missing: (p) => [400, `'add' and 'replace' operations need a value: ${pyRepr(p.op)}`],

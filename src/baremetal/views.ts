@@ -25,6 +25,16 @@ const links = (base: string, kind: string, id: string, sub = '') => [
   { href: `${base}/${kind}/${id}${sub}`, rel: 'bookmark' },
 ];
 
+/**
+ * A node's provision state as an older version names it (Ironic's update_state_in_older_versions):
+ * before 1.2 `available` was no state at all (null), before 1.39 `inspect wait` was `inspecting`.
+ */
+export function provisionStateAt(state: string, mv: Microversion): string | null {
+  if (state === 'available' && !mv.atLeast('1.2')) return null;
+  if (state === 'inspect wait' && !mv.atLeast('1.39')) return 'inspecting';
+  return state;
+}
+
 type NodeField = [name: string, since: string, value: (n: NodeRecord, c: ViewContext) => unknown];
 
 const iface = (name: string) => (n: NodeRecord) => (json(n.interfaces) as Record<string, string>)[name] ?? INTERFACES[name]![0];
@@ -69,7 +79,7 @@ export const NODE_FIELDS: readonly NodeField[] = [
   ['properties', '1.1', (n) => json(n.properties)],
   ['protected', '1.48', (n) => n.protected === 1],
   ['protected_reason', '1.48', (n) => n.protected_reason],
-  ['provision_state', '1.1', (n) => n.provision_state],
+  ['provision_state', '1.1', (n, c) => provisionStateAt(n.provision_state, c.mv)],
   ['provision_updated_at', '1.1', (n) => ironicTime(n.provision_updated_at)],
   ['raid_config', '1.12', () => ({})],
   ['raid_interface', '1.31', iface('raid_interface')],
@@ -153,6 +163,6 @@ export function parseFields(raw: string | undefined, table: readonly [string, st
   const bad = names.filter((n) => !table.some(([name]) => name === n));
   if (bad.length) throw badRequest(`Field(s) "${bad.join(', ')}" are not valid`);
   const tooNew = names.filter((n) => !mv.atLeast(table.find(([name]) => name === n)![1]));
-  if (tooNew.length) throw notAcceptable(`The field(s) ${tooNew.join(', ')} need a newer API version.`);
+  if (tooNew.length) throw notAcceptable();
   return names;
 }

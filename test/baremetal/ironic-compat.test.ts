@@ -59,5 +59,175 @@ for (const dialect of DIALECTS) {
       assert.equal(bad.status, 400, bad.text);
       assert.equal((await api.delete('/v1/nodes/untyped')).status, 204);
     });
+
+    test('an identifier that is neither a uuid nor a name is a 400 in Ironic\'s words and envelope', async () => {
+      const framework = (description: string) => ({ code: 400, title: 'Bad Request', description });
+      const faultOf = (faultstring: string) => ({ faultcode: 'Client', faultstring, debuginfo: null });
+      const cases: [string, string, unknown, object][] = [
+        ['GET', '/v1/nodes/bad!', undefined, framework('Expected UUID or name for node: bad!')],
+        ['GET', '/v1/nodes/bad%20name', undefined, framework('Expected UUID or name for node: bad name')],
+        ['GET', `/v1/nodes/${'x'.repeat(256)}`, undefined, framework(`Expected UUID or name for node: ${'x'.repeat(256)}`)],
+        ['PATCH', '/v1/nodes/bad!', [], framework('Expected UUID or name for node: bad!')],
+        ['DELETE', '/v1/nodes/bad!', undefined, framework('Expected UUID or name for node: bad!')],
+        ['GET', '/v1/nodes/bad!/traits', undefined, framework('Expected UUID or name for node: bad!')],
+        ['PUT', '/v1/nodes/bad!/traits/CUSTOM_A', undefined, framework('Expected UUID or name for node: bad!')],
+        ['GET', '/v1/nodes/bad!/allocation', undefined, framework('Expected UUID or name for node: bad!')],
+        ['DELETE', '/v1/nodes/bad!/allocation', undefined, framework('Expected UUID or name for node: bad!')],
+        ['GET', '/v1/nodes/bad!/states', undefined, faultOf('Expected UUID or name for node_ident: bad!')],
+        ['PUT', '/v1/nodes/bad!/states/power', { target: 'power on' }, faultOf('Expected UUID or name for node_ident: bad!')],
+        ['PUT', '/v1/nodes/bad!/states/provision', { target: 'manage' }, faultOf('Expected UUID or name for node_ident: bad!')],
+        ['PUT', '/v1/nodes/bad!/maintenance', {}, faultOf('Expected UUID or name for node_ident: bad!')],
+        ['GET', '/v1/allocations/bad!', undefined, faultOf('Expected UUID or name for allocation_ident: bad!')],
+        ['DELETE', '/v1/allocations/bad!', undefined, faultOf('Expected UUID or name for allocation_ident: bad!')],
+        ['PATCH', '/v1/allocations/bad!', [], faultOf('Expected a logical name or UUID but received bad!.')],
+        ['GET', '/v1/allocations?node=bad!', undefined, faultOf('Expected UUID or name for node: bad!')],
+        ['POST', '/v1/allocations', { node: 'bad!' }, faultOf('Expected a logical name or UUID but received bad!.')],
+      ];
+      for (const [method, path, body, expected] of cases) {
+        const res = await api.call(method, path, body);
+        assert.equal(res.status, 400, `${method} ${path}: ${res.text}`);
+        assert.deepEqual(fault(res), expected, `${method} ${path}`);
+      }
+      // names that are valid but unknown stay 404s
+      assert.equal((await api.get('/v1/nodes/no-such-node')).status, 404);
+      assert.equal((await api.get('/v1/allocations/no-such-allocation')).status, 404);
+      // versions: before 1.5 a name is not an identifier (not found); before 1.10 it must be a hostname
+      assert.equal((await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'named-node' })).status, 201);
+      const old = await api.at('1.4').get('/v1/nodes/named-node');
+      assert.equal(old.status, 404);
+      assert.equal(fault(old).faultstring, 'Node named-node could not be found.');
+      assert.equal((await api.at('1.5').get('/v1/nodes/named-node')).status, 200);
+      assert.deepEqual(fault(await api.at('1.9').get('/v1/nodes/a_b~c')), faultOf('Expected a logical name or UUID but received a_b~c.'));
+      assert.equal(fault(await api.at('1.10').get('/v1/nodes/a_b~c')).faultstring, 'Node a_b~c could not be found.');
+      assert.equal((await api.delete('/v1/nodes/named-node')).status, 204);
+    });
+
+    test('older microversions are answered as Ironic answers them', async () => {
+      const framework = (code: number, description: string) => ({ code, title: code === 404 ? 'Not Found' : 'Method Not Allowed', description });
+      const faultOf = (faultstring: string) => ({ faultcode: 'Client', faultstring, debuginfo: null });
+      // before 1.2 an available node has no provision state (NOSTATE)
+      const old = await api.at('1.1').post('/v1/nodes', { driver: 'fake-hardware' });
+      assert.equal(old.status, 201, old.text);
+      assert.equal(old.body.provision_state, null);
+      assert.equal((await api.at('1.1').get(`/v1/nodes/${old.body.uuid}/states`)).body.provision_state, null);
+      assert.equal((await api.at('1.2').get(`/v1/nodes/${old.body.uuid}`)).body.provision_state, 'available');
+      assert.equal((await api.delete(`/v1/nodes/${old.body.uuid}`)).status, 204);
+
+      assert.equal((await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'versioned' })).status, 201);
+      // traits before 1.37: GET 406, PUT the node controller's 405, DELETE not found
+      const traits = await api.at('1.36').get('/v1/nodes/versioned/traits');
+      assert.equal(traits.status, 406);
+      assert.deepEqual(fault(traits), faultOf('Request not acceptable.'));
+      for (const path of ['/v1/nodes/versioned/traits', '/v1/nodes/versioned/traits/CUSTOM_A']) {
+        const put = await api.at('1.36').put(path, path.endsWith('traits') ? { traits: ['CUSTOM_A'] } : undefined);
+        assert.equal(put.status, 405, put.text);
+        assert.equal(put.headers.get('allow'), 'DELETE, GET, PATCH, POST');
+        assert.deepEqual(fault(put), framework(405, ''));
+        const del = await api.at('1.36').delete(path);
+        assert.equal(del.status, 404);
+        assert.deepEqual(fault(del), faultOf('Resource could not be found.'));
+      }
+      assert.equal((await api.at('1.37').get('/v1/nodes/versioned/traits')).status, 200);
+      // conductors before 1.49
+      assert.deepEqual(fault(await api.at('1.48').get('/v1/conductors')), faultOf('Resource could not be found.'));
+      // the node's allocation before 1.52: the framework's bare 404
+      for (const method of ['GET', 'DELETE']) {
+        const res = await api.at('1.51').call(method, '/v1/nodes/versioned/allocation');
+        assert.equal(res.status, 404);
+        assert.deepEqual(fault(res), framework(404, ''));
+      }
+      // allocations before 1.52: writes are 405s without Allow; PATCH before 1.57 in Ironic's envelope
+      for (const [method, path, body] of [
+        ['POST', '/v1/allocations', { resource_class: 'x' }],
+        ['DELETE', '/v1/allocations/x', undefined],
+        ['PATCH', '/v1/allocations/x', []],
+      ] as const) {
+        const res = await api.at('1.51').call(method, path, body);
+        assert.equal(res.status, 405, `${method} ${path}`);
+        assert.equal(res.headers.get('allow'), null);
+        assert.deepEqual(fault(res), framework(405, 'The API version does not allow allocations'));
+      }
+      const patch = await api.at('1.56').patch('/v1/allocations/x', []);
+      assert.equal(patch.status, 405);
+      assert.equal(patch.headers.get('allow'), null);
+      assert.deepEqual(fault(patch), faultOf('The API version does not allow updating allocations'));
+      // a filter or field newer than the request: 406, naming the version where Ironic names it
+      const named: [string, string, string][] = [
+        ['driver=fake-hardware', '1.15', '1.16'],
+        ['resource_class=x', '1.20', '1.21'],
+        ['fault=power%20failure', '1.41', '1.42'],
+        ['conductor_group=x', '1.45', '1.46'],
+        ['conductor=x', '1.48', '1.49'],
+        ['owner=x', '1.49', '1.50'],
+        ['lessee=x', '1.64', '1.65'],
+        ['shard=x', '1.81', '1.82'],
+        ['sharded=true', '1.81', '1.82'],
+      ];
+      for (const [query, version, since] of named) {
+        const res = await api.at(version).get(`/v1/nodes?${query}`);
+        assert.equal(res.status, 406, query);
+        assert.deepEqual(fault(res), faultOf(`Request not acceptable. The minimal required API version should be ${since}`), query);
+      }
+      for (const [path, version] of [
+        ['/v1/nodes?fields=uuid', '1.7'],
+        ['/v1/nodes?provision_state=enroll', '1.8'],
+        ['/v1/nodes?fields=owner', '1.49'],
+        ['/v1/nodes/versioned?fields=traits', '1.36'],
+        ['/v1/allocations?owner=x', '1.59'],
+        ['/v1/allocations?fields=owner', '1.59'],
+      ] as const) {
+        const res = await api.at(version).get(path);
+        assert.equal(res.status, 406, path);
+        assert.deepEqual(fault(res), faultOf('Request not acceptable.'), path);
+      }
+      assert.deepEqual(fault(await api.at('1.59').post('/v1/allocations', { resource_class: 'x', owner: 'o' })), faultOf('Request not acceptable.'));
+      assert.deepEqual(fault(await api.at('1.49').post('/v1/nodes', { driver: 'fake-hardware', owner: 'x' })), faultOf('Request not acceptable.'));
+      assert.deepEqual(fault(await api.at('1.26').put('/v1/nodes/versioned/states/power', { target: 'soft power off' })), faultOf('Request not acceptable.'));
+      assert.deepEqual(fault(await api.at('1.26').put('/v1/nodes/versioned/states/power', { target: 'power on', timeout: 5 })), faultOf('Request not acceptable.'));
+      // ?detail before 1.43 is a 400; description_contains and retired are not version-checked (as in Ironic)
+      assert.deepEqual(fault(await api.at('1.42').get('/v1/nodes?detail=true')), faultOf('Invalid query parameter ?detail=True received.'));
+      assert.equal((await api.at('1.50').get('/v1/nodes?description_contains=zzz')).status, 200);
+      assert.equal((await api.at('1.60').get('/v1/nodes?retired=true')).status, 200);
+      assert.equal((await api.delete('/v1/nodes/versioned')).status, 204);
+    });
+
+    test('every filter of nodes and allocations is validated', async () => {
+      const faultOf = (faultstring: string) => ({ faultcode: 'Client', faultstring, debuginfo: null });
+      const bad: [string, string][] = [
+        ['/v1/nodes?fault=bogus', `Unrecognized fault "bogus" is specified, allowed faults are ('power failure', 'clean failure', 'rescue abort failure')`],
+        ['/v1/nodes?provision_state=bogus', 'Provision state "bogus" is not valid'],
+        ['/v1/nodes?chassis_uuid=nope', 'Expected UUID for chassis_uuid: nope'],
+        ['/v1/nodes?instance_uuid=nope', 'Expected UUID for instance_uuid: nope'],
+        ['/v1/nodes?sort_key=traits', 'The sort_key value traits is an invalid field for sorting'],
+        ['/v1/allocations?sort_key=traits', 'The sort_key value traits is an invalid field for sorting'],
+        ['/v1/allocations?sort_key=candidate_nodes', 'The sort_key value candidate_nodes is an invalid field for sorting'],
+      ];
+      for (const [path, message] of bad) {
+        const res = await api.get(path);
+        assert.equal(res.status, 400, `${path}: ${res.text}`);
+        assert.deepEqual(fault(res), faultOf(message), path);
+      }
+      for (const name of ['maintenance', 'associated', 'retired', 'sharded', 'detail']) {
+        const res = await api.get(`/v1/nodes?${name}=maybe`);
+        assert.equal(res.status, 400, name);
+        assert.match(fault(res).faultstring!, new RegExp(`^Invalid ${name}: Unrecognized value 'maybe'`));
+      }
+      for (const path of ['/v1/nodes?limit=abc', '/v1/nodes?limit=0', '/v1/nodes?sort_dir=up', '/v1/nodes?marker=nope', '/v1/nodes?bogus=1', '/v1/allocations?state=bogus', '/v1/allocations?limit=abc', '/v1/allocations?marker=nope', '/v1/allocations?bogus=1']) {
+        assert.equal((await api.get(path)).status, 400, path);
+      }
+      // a well-formed chassis uuid names a chassis that does not exist (allot serves none)
+      const chassis = await api.get('/v1/nodes?chassis_uuid=11111111-2222-3333-4444-555555555555');
+      assert.equal(chassis.status, 404);
+      assert.deepEqual(fault(chassis), faultOf('Chassis 11111111-2222-3333-4444-555555555555 could not be found.'));
+      // valid values filter: fault, and project (owner or lessee)
+      assert.deepEqual((await api.get('/v1/nodes?fault=power%20failure')).body, { nodes: [] });
+      for (const [name, fields] of [['owned', { owner: 'p1' }], ['leased', { lessee: 'p1' }], ['other', { owner: 'p2' }]] as const) {
+        assert.equal((await api.post('/v1/nodes', { driver: 'fake-hardware', name, ...fields })).status, 201);
+      }
+      const project = await api.get('/v1/nodes?project=p1&sort_key=name');
+      assert.equal(project.status, 200, project.text);
+      assert.deepEqual(project.body.nodes.map((n: { name: string }) => n.name), ['leased', 'owned']);
+      for (const name of ['owned', 'leased', 'other']) assert.equal((await api.delete(`/v1/nodes/${name}`)).status, 204);
+    });
   });
 }

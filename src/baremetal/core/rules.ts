@@ -19,6 +19,11 @@ export function isUuidOrName(ident: string): boolean {
   return isUuidLike(ident) || (ident.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(ident));
 }
 
+/** Node names before 1.10: hostnames (RFC 952/1123 as Ironic's old check reads them). */
+export function isHostnameSafe(name: string): boolean {
+  return name.length <= 255 && /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9\-_]{0,62}[a-z0-9])*\.?$/.test(name);
+}
+
 // ---- traits ----------------------------------------------------------------------------------
 
 export const CUSTOM_TRAIT_PATTERN = '^CUSTOM_[A-Z0-9_]+$';

@@ -1,8 +1,9 @@
 // Parsing shared by the bare-metal routes: paging parameters (limit, marker, sort_key, sort_dir)
 // and the `next` link, booleans and UUIDs in query strings, version-gated parameters.
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
-import { BOOL_WORDS, parseBool } from '../core/rules.js';
-import { badRequest, notAcceptable } from '../errors.js';
+import { BOOL_WORDS, isHostnameSafe, isUuidOrName, parseBool } from '../core/rules.js';
+import { badRequest, frameworkError, notAcceptable } from '../errors.js';
+import { nodeNotFound } from '../store/nodes.js';
 import type { IronicRequest } from '../request.js';
 import type { SortDir } from '../store/paging.js';
 
@@ -66,10 +67,15 @@ export function queryUuid(args: Record<string, string>, name: string): string | 
   return normalizeUuid(raw);
 }
 
+/** Query parameters newer than 1.1: the version of each, and whether Ironic's 406 names that version. */
+export type ParamVersions = Record<string, { since: string; named?: boolean }>;
+
 /** 406 for a query parameter newer than the request (Ironic's answer for versioned filters). */
-export function requireParamVersions(req: IronicRequest, args: Record<string, string>, since: Record<string, string>): void {
-  const tooNew = Object.keys(args).filter((k) => since[k] !== undefined && !req.mv.atLeast(since[k]!));
-  if (tooNew.length) throw notAcceptable(`The parameter(s) ${tooNew.join(', ')} need a newer API version.`);
+export function requireParamVersions(req: IronicRequest, args: Record<string, string>, versions: ParamVersions): void {
+  for (const key of Object.keys(args)) {
+    const v = versions[key];
+    if (v && !req.mv.atLeast(v.since)) throw notAcceptable(v.named ? v.since : undefined);
+  }
 }
 
 /** The body of a 202/204 verb that takes no document (or an empty one). */
@@ -80,3 +86,32 @@ export function emptyBody(req: IronicRequest): void {
   const keys = Object.keys(body);
   if (keys.length) throw badRequest(`Schema error for body: Additional properties are not allowed (${keys.map((k) => `'${k}'`).join(', ')} ${keys.length === 1 ? 'was' : 'were'} unexpected)`);
 }
+
+/**
+ * The node a path names, checked as Ironic checks it before looking: neither a uuid nor a logical
+ * name is a 400 "Expected UUID or name for <arg>: …" — in the web framework's envelope where
+ * Ironic's argument is `node` (the node and its traits and allocation), in Ironic's own where it
+ * is `node_ident` (states and maintenance). Before 1.5 names did not exist (a name is not found);
+ * before 1.10 a name had to be a hostname.
+ */
+export function nodeIdent(req: IronicRequest, arg: 'node' | 'node_ident'): string {
+  const ident = req.param('node');
+  if (!isUuidOrName(ident)) {
+    const message = `Expected UUID or name for ${arg}: ${ident}`;
+    throw arg === 'node' ? frameworkError(400, message) : badRequest(message);
+  }
+  if (isUuidLike(ident)) return ident;
+  if (!req.mv.atLeast('1.5')) throw nodeNotFound(ident);
+  if (!req.mv.atLeast('1.10') && !isHostnameSafe(ident)) throw badRequest(invalidUuidOrName(ident));
+  return ident;
+}
+
+/** The allocation a path names: neither a uuid nor a logical name is Ironic's 400 (`patch`: PATCH's wording). */
+export function allocationIdent(req: IronicRequest, patch = false): string {
+  const ident = req.param('allocation');
+  if (!isUuidOrName(ident)) throw badRequest(patch ? invalidUuidOrName(ident) : `Expected UUID or name for allocation_ident: ${ident}`);
+  return ident;
+}
+
+/** Ironic's InvalidUuidOrName. */
+export const invalidUuidOrName = (ident: string) => `Expected a logical name or UUID but received ${ident}.`;

@@ -6,7 +6,8 @@ import { type ConductorRow, findConductor, listConductors } from '../store/condu
 import { ironicTime } from '../views.js';
 
 type E = Endpoint;
-const SINCE = { since: '1.49' } as const;
+/** Before 1.49 Ironic answers as for any resource it does not know, in its own envelope. */
+const SINCE: Pick<E, 'since' | 'tooOld'> = { since: '1.49', tooOld: () => ironicError(404, 'Resource could not be found.') };
 
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
   const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= ctx.clock.nowMs() - ctx.config.heartbeatTimeout;

@@ -51,7 +51,7 @@ export function checkFieldVersions(fields: string[], mv: Microversion): void {
     const since = nodeFieldSince(f);
     return since !== undefined && !mv.atLeast(since);
   });
-  if (tooNew.length) throw notAcceptable(`The field(s) ${tooNew.join(', ')} need a newer API version.`);
+  if (tooNew.length) throw notAcceptable();
 }
 
 export function checkDriver(driver: string, group: string): void {

@@ -4,7 +4,7 @@ import { DomainError } from '../../core/errors.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { POWER_TARGETS, PROVISION_STATES, VERB_SINCE } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
-import { badRequest, notAcceptable } from '../errors.js';
+import { badRequest, ironicError, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
@@ -24,34 +24,50 @@ import {
 import { findAllocation } from '../store/allocations.js';
 import { aliveConductors } from '../store/conductors.js';
 import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
-import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, allocationView, ironicTime, nodeView, parseFields } from '../views.js';
-import { emptyBody, nextLink, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, allocationView, ironicTime, nodeView, parseFields, provisionStateAt } from '../views.js';
+import { type ParamVersions, emptyBody, nextLink, nodeIdent, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
 
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
-const requireNode = (req: IronicRequest, ctx: BaremetalContext): Promise<NodeRecord> => findRequired(ctx.database, req.param('node'));
+const requireNode = (ctx: BaremetalContext, ident: string): Promise<NodeRecord> => findRequired(ctx.database, ident);
 
-const FILTER_SINCE: Record<string, string> = {
-  fields: '1.8',
-  provision_state: '1.9',
-  driver: '1.16',
-  resource_class: '1.21',
-  fault: '1.42',
-  detail: '1.43',
-  conductor_group: '1.46',
-  conductor: '1.49',
-  owner: '1.50',
-  description_contains: '1.51',
-  retired: '1.61',
-  lessee: '1.65',
-  shard: '1.82',
-  sharded: '1.82',
+/**
+ * The node list's versioned parameters as Ironic checks them (api/controllers/v1/utils.py):
+ * most filters name their version in the 406. Ironic does not check `description_contains`
+ * (1.51) or `retired` (1.61) against the version, nor does allot; `detail` (1.43) is a 400.
+ */
+const PARAM_VERSIONS: ParamVersions = {
+  fields: { since: '1.8' },
+  provision_state: { since: '1.9' },
+  driver: { since: '1.16', named: true },
+  resource_class: { since: '1.21', named: true },
+  fault: { since: '1.42', named: true },
+  conductor_group: { since: '1.46', named: true },
+  conductor: { since: '1.49', named: true },
+  owner: { since: '1.50', named: true },
+  lessee: { since: '1.65', named: true },
+  shard: { since: '1.82', named: true },
+  sharded: { since: '1.82', named: true },
 };
-const FILTERS = ['instance_uuid', 'maintenance', 'associated', ...Object.keys(FILTER_SINCE).filter((k) => k !== 'fields' && k !== 'detail')];
+const FILTERS = [
+  'instance_uuid',
+  'chassis_uuid',
+  'maintenance',
+  'associated',
+  'description_contains',
+  'retired',
+  'project',
+  ...Object.keys(PARAM_VERSIONS).filter((k) => k !== 'fields'),
+];
+/** Ironic's node faults (ironic/common/faults.py), in its order. */
+const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
 const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
+
+/** Fields a node list may not be sorted by (Ironic's invalid_sort_key_list). */
+const UNSORTABLE = ['properties', 'driver_info', 'extra', 'instance_info', 'driver_internal_info', 'clean_step', 'deploy_step', 'raid_config', 'target_raid_config', 'traits', 'network_data'];
 
 /** Columns a node list may be sorted by (not documents, not traits). */
 const SORT_KEYS = [
@@ -88,13 +104,22 @@ const SORT_KEYS = [
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const allowed = detailPath ? [...FILTERS, ...PAGING] : [...FILTERS, ...PAGING, 'fields', 'detail'];
   const args = req.queryArgs(allowed);
-  requireParamVersions(req, args, FILTER_SINCE);
-  const detail = detailPath || queryBool(args, 'detail') === true;
+  requireParamVersions(req, args, PARAM_VERSIONS);
+  const detailArg = queryBool(args, 'detail');
+  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
+  const detail = detailPath || detailArg === true;
   if (!detailPath && args.detail !== undefined && args.fields !== undefined && detail) throw badRequest('Can not specify ?detail=True and fields in the same request.');
   const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
   if (args.provision_state !== undefined && !(PROVISION_STATES as readonly string[]).includes(args.provision_state)) {
     throw badRequest(`Provision state "${args.provision_state}" is not valid`);
   }
+  if (args.fault !== undefined && !FAULTS.includes(args.fault)) {
+    throw badRequest(`Unrecognized fault "${args.fault}" is specified, allowed faults are (${FAULTS.map((f) => `'${f}'`).join(', ')})`);
+  }
+  // allot serves no chassis (yet): a well-formed chassis uuid names one that does not exist
+  const chassis = queryUuid(args, 'chassis_uuid');
+  if (chassis !== undefined) throw ironicError(404, `Chassis ${chassis} could not be found.`);
+  if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key)) throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
   const filters: NodeFilters = {};
   const instanceUuid = queryUuid(args, 'instance_uuid');
   if (instanceUuid !== undefined) filters.instanceUuid = instanceUuid;
@@ -114,6 +139,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.fault !== undefined) filters.fault = args.fault;
   if (args.owner !== undefined) filters.owner = args.owner;
   if (args.lessee !== undefined) filters.lessee = args.lessee;
+  if (args.project !== undefined) filters.project = args.project;
   if (args.description_contains !== undefined) filters.descriptionContains = args.description_contains;
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
@@ -151,15 +177,17 @@ export const create: E = {
 
 export const show: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, FILTER_SINCE);
+    requireParamVersions(req, args, PARAM_VERSIONS);
     const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
-    return { body: nodeView(await requireNode(req, ctx), view(req, ctx), fields) };
+    return { body: nodeView(await requireNode(ctx, ident), view(req, ctx), fields) };
   },
 };
 
 export const patch: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
     for (const op of ops) {
@@ -167,7 +195,6 @@ export const patch: E = {
       if (!PATCHABLE.includes(field)) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
     }
     checkFieldVersions([...new Set(ops.map(rootField))], req.mv);
-    const ident = req.param('node');
     const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
     const edit = (before: Record<string, unknown>) => {
       const after = applyPatch(before, ops);
@@ -181,8 +208,9 @@ export const patch: E = {
 
 export const remove: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    await deleteNode(ctx, req.param('node'));
+    await deleteNode(ctx, ident);
     return {};
   },
 };
@@ -191,13 +219,14 @@ export const remove: E = {
 
 export const states: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const n = await requireNode(req, ctx);
+    const n = await requireNode(ctx, ident);
     const body: Record<string, unknown> = {
       console_enabled: false,
       last_error: n.last_error,
       power_state: n.power_state,
-      provision_state: n.provision_state,
+      provision_state: provisionStateAt(n.provision_state, req.mv),
       target_power_state: n.target_power_state,
       target_provision_state: n.target_provision_state,
       provision_updated_at: ironicTime(n.provision_updated_at),
@@ -221,13 +250,14 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
 
 export const provision: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     const args = verbArgs(req, Object.keys(schemas.provision.properties!));
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
     checkSchema(schemas.provision, args, 'body');
     const given = (k: string) => args[k] !== undefined && args[k] !== null;
     const target = args.target as string;
     const since = VERB_SINCE[target];
-    if (since && !req.mv.atLeast(since)) throw notAcceptable(`The "${target}" verb needs API version ${since} or later.`);
+    if (since && !req.mv.atLeast(since)) throw notAcceptable();
     if (given('clean_steps') && target !== 'clean') throw badRequest('"clean_steps" is only valid when setting target provision state to clean');
     if (target === 'clean' && !args.clean_steps) throw badRequest('"clean_steps" is required when setting target provision state to clean');
     if (given('deploy_steps') && !['active', 'deploy', 'rebuild'].includes(target)) {
@@ -239,91 +269,103 @@ export const provision: E = {
     if (given('rescue_password') && target !== 'rescue') throw badRequest('"rescue_password" is only valid when setting target provision state to rescue');
     if (target === 'rescue' && !args.rescue_password) throw badRequest('A non-empty "rescue_password" is required when setting target provision state to rescue');
     if (given('disable_ramdisk') && target !== 'clean') throw badRequest('"disable_ramdisk" is only valid when setting target provision state to clean');
-    await setProvisionState(ctx, req.param('node'), target);
-    return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
+    await setProvisionState(ctx, ident, target);
+    return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };
   },
 };
 
 export const power: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     const args = verbArgs(req, ['target', 'timeout']);
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
     checkSchema(schemas.power, args, 'body');
     const target = args.target as string;
     const timeout = (args.timeout as number | null | undefined) ?? undefined;
-    if (timeout !== undefined && !req.mv.atLeast('1.27')) throw notAcceptable('The "timeout" parameter needs API version 1.27 or later.');
+    if (timeout !== undefined && !req.mv.atLeast('1.27')) throw notAcceptable();
     if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw badRequest('timeout has to be positive integer');
     const spec = POWER_TARGETS[target];
-    await setPowerState(ctx, req.param('node'), target, spec === undefined || req.mv.atLeast(spec.since));
-    return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
+    await setPowerState(ctx, ident, target, spec === undefined || req.mv.atLeast(spec.since));
+    return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };
   },
 };
 
 export const maintenanceOn: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     const args = verbArgs(req, ['reason']);
     checkSchema(schemas.maintenance, args, 'body');
-    await setMaintenance(ctx, req.param('node'), true, (args.reason as string | null | undefined) ?? null);
+    await setMaintenance(ctx, ident, true, (args.reason as string | null | undefined) ?? null);
     return { status: 202 };
   },
 };
 
 export const maintenanceOff: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    await setMaintenance(ctx, req.param('node'), false, null);
+    await setMaintenance(ctx, ident, false, null);
     return { status: 202 };
   },
 };
 
 // ---- traits ----------------------------------------------------------------------------------
 
-const TRAITS_SINCE = { since: '1.37' } as const;
+// Before 1.37 Ironic has no traits controller and the path falls through to the node's: GET is
+// a 406, a write the node controller's 405, DELETE its "not found".
+const TRAITS_READ: Pick<E, 'since' | 'tooOld'> = { since: '1.37', tooOld: () => notAcceptable() };
+const TRAITS_WRITE: Pick<E, 'since' | 'tooOld'> = { since: '1.37', tooOld: { status: 405, allow: 'DELETE, GET, PATCH, POST' } };
+const TRAITS_DELETE: Pick<E, 'since' | 'tooOld'> = { since: '1.37', tooOld: () => ironicError(404, 'Resource could not be found.') };
 
 export const traits: E = {
-  ...TRAITS_SINCE,
+  ...TRAITS_READ,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    return { body: { traits: (await requireNode(req, ctx)).traits } };
+    return { body: { traits: (await requireNode(ctx, ident)).traits } };
   },
 };
 
 export const setTraits: E = {
-  ...TRAITS_SINCE,
+  ...TRAITS_WRITE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
-    await setNodeTraits(ctx, req.param('node'), body.traits);
+    await setNodeTraits(ctx, ident, body.traits);
     return { status: 204 };
   },
 };
 
 export const removeTraits: E = {
-  ...TRAITS_SINCE,
+  ...TRAITS_DELETE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    await removeAllNodeTraits(ctx, req.param('node'));
+    await removeAllNodeTraits(ctx, ident);
     return { status: 204 };
   },
 };
 
 export const addTrait: E = {
-  ...TRAITS_SINCE,
+  ...TRAITS_WRITE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     emptyBody(req);
     const trait = req.param('trait');
     checkSchema(schemas.trait, trait, 'trait');
-    await addNodeTrait(ctx, req.param('node'), trait);
-    return { status: 204, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/traits/${trait}` };
+    await addNodeTrait(ctx, ident, trait);
+    return { status: 204, location: `${req.baseUrl}/v1/nodes/${ident}/traits/${trait}` };
   },
 };
 
 export const removeTrait: E = {
-  ...TRAITS_SINCE,
+  ...TRAITS_DELETE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    await removeNodeTrait(ctx, req.param('node'), req.param('trait'));
+    await removeNodeTrait(ctx, ident, req.param('trait'));
     return { status: 204 };
   },
 };
@@ -332,23 +374,25 @@ export const removeTrait: E = {
 
 const noAllocation = (ident: string) => new DomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
 
-const ALLOCATIONS_SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
+/** Before 1.52 the node has no allocation sub-resource: the framework's bare 404. */
+const ALLOCATIONS_SINCE = { since: '1.52' } as const;
 
 export const allocation: E = {
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     const args = req.queryArgs(['fields']);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    const node = await requireNode(req, ctx);
+    const node = await requireNode(ctx, ident);
     if (node.allocation_uuid === null) {
       // an instance_uuid set directly (without an allocation) is the spec's 400
       if (node.instance_uuid !== null && !(await findAllocation(ctx.database, node.instance_uuid))) {
         throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
       }
-      throw noAllocation(req.param('node'));
+      throw noAllocation(ident);
     }
     const found = await findAllocation(ctx.database, node.allocation_uuid);
-    if (!found) throw noAllocation(req.param('node'));
+    if (!found) throw noAllocation(ident);
     return { body: allocationView(found, view(req, ctx), fields) };
   },
 };
@@ -356,8 +400,9 @@ export const allocation: E = {
 export const removeAllocation: E = {
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    await deleteNodeAllocation(ctx, req.param('node'));
+    await deleteNodeAllocation(ctx, ident);
     return {};
   },
 };

@@ -104,6 +104,8 @@ export interface NodeFilters {
   fault?: string;
   owner?: string;
   lessee?: string;
+  /** owned or leased by this project */
+  project?: string;
   descriptionContains?: string;
   retired?: boolean;
   shards?: string[];
@@ -125,6 +127,10 @@ export async function listNodes(db: Db, f: NodeFilters, page: Page): Promise<Nod
   if (f.fault !== undefined) q = q.where('t.fault', '=', f.fault);
   if (f.owner !== undefined) q = q.where('t.owner', '=', f.owner);
   if (f.lessee !== undefined) q = q.where('t.lessee', '=', f.lessee);
+  if (f.project !== undefined) {
+    const project = f.project;
+    q = q.where((w) => w.or([w('t.owner', '=', project), w('t.lessee', '=', project)]));
+  }
   if (f.retired !== undefined) q = q.where('t.retired', '=', f.retired ? 1 : 0);
   if (f.shards !== undefined) q = q.where('t.shard', 'in', f.shards.length ? f.shards : ['']);
   if (f.sharded !== undefined) q = q.where('t.shard', f.sharded ? 'is not' : 'is', null);
