@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { IronicClient, fault } from './helpers.js';
+import { IronicClient, allocationSettled, availableNode, fault, nodeSettled } from './helpers.js';
 
 for (const dialect of DIALECTS) {
   describe(`bare-metal: Ironic's answers found from outside (${dialect})`, () => {
@@ -228,6 +228,99 @@ for (const dialect of DIALECTS) {
       assert.equal(project.status, 200, project.text);
       assert.deepEqual(project.body.nodes.map((n: { name: string }) => n.name), ['leased', 'owned']);
       for (const name of ['owned', 'leased', 'other']) assert.equal((await api.delete(`/v1/nodes/${name}`)).status, 204);
+    });
+
+    test('a PATCH answers with the reservation it held (as Ironic, changing instance_uuid or anything else)', async () => {
+      const node = await availableNode(api, { name: 'reserved', resource_class: 'reserved' });
+      const instance = '11111111-2222-3333-4444-55555555aaaa';
+      const set = await api.patch('/v1/nodes/reserved', [{ op: 'add', path: '/instance_uuid', value: instance }]);
+      assert.equal(set.status, 200, set.text);
+      assert.equal(set.body.instance_uuid, instance);
+      const conductor = set.body.conductor;
+      assert.equal(typeof conductor, 'string');
+      assert.equal(set.body.reservation, conductor);
+      // released once the change committed
+      assert.equal((await api.get('/v1/nodes/reserved')).body.reservation, null);
+      const cleared = await api.patch('/v1/nodes/reserved', [{ op: 'remove', path: '/instance_uuid' }]);
+      assert.equal(cleared.body.instance_uuid, null);
+      assert.equal(cleared.body.reservation, conductor);
+      assert.equal((await nodeSettled(api, node.uuid)).reservation, null);
+      assert.equal((await api.delete('/v1/nodes/reserved')).status, 204);
+    });
+
+    test('un-retire and un-protect clear the reason, even when the request names it', async () => {
+      const node = await availableNode(api, { name: 'reasons', resource_class: 'reasons' });
+      assert.equal((await api.put('/v1/nodes/reasons/states/provision', { target: 'active' })).status, 202);
+      assert.equal((await nodeSettled(api, node.uuid)).provision_state, 'active');
+      const patch = async (ops: unknown[]) => {
+        const res = await api.patch('/v1/nodes/reasons', ops);
+        return res.status === 200 ? { status: 200, retired: [res.body.retired, res.body.retired_reason], protected: [res.body.protected, res.body.protected_reason] } : { status: res.status, message: fault(res).faultstring };
+      };
+      for (const flag of ['retired', 'protected'] as const) {
+        const reason = `${flag}_reason`;
+        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: true }, { op: 'add', path: `/${reason}`, value: 'old' }]))[flag as 'retired'], [true, 'old']);
+        // the reason set earlier goes with the flag
+        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: false }]))[flag as 'retired'], [false, null]);
+        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: true }, { op: 'add', path: `/${reason}`, value: 'again' }]))[flag as 'retired'], [true, 'again']);
+        // a reason named with the clearing is cleared too
+        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: false }, { op: 'add', path: `/${reason}`, value: 'named' }]))[flag as 'retired'], [false, null]);
+        // a reason alone, without the flag, is still refused
+        assert.deepEqual(await patch([{ op: 'add', path: `/${reason}`, value: 'alone' }]), { status: 400, message: `The ${reason} field can only be set when ${flag} is True` });
+        // while the flag is set, the reason may change on its own
+        await patch([{ op: 'add', path: `/${flag}`, value: true }]);
+        assert.deepEqual((await patch([{ op: 'add', path: `/${reason}`, value: 'changed' }]))[flag as 'retired'], [true, 'changed']);
+        await patch([{ op: 'add', path: `/${flag}`, value: false }]);
+      }
+      assert.equal((await api.put('/v1/nodes/reasons/states/provision', { target: 'deleted' })).status, 202);
+      await nodeSettled(api, node.uuid);
+      assert.equal((await api.delete('/v1/nodes/reasons')).status, 204);
+    });
+
+    /** enroll → manageable → available, without a power state yet */
+    async function providedNode(client: IronicClient, name: string, resourceClass: string): Promise<string> {
+      const created = await client.post('/v1/nodes', { driver: 'fake-hardware', name, resource_class: resourceClass });
+      assert.equal(created.status, 201, created.text);
+      for (const target of ['manage', 'provide']) {
+        assert.equal((await client.put(`/v1/nodes/${name}/states/provision`, { target })).status, 202);
+        await nodeSettled(client, name);
+      }
+      return created.body.uuid;
+    }
+
+    test('by default a power change settles at once: power off, then allocate immediately (openstacksdk)', async () => {
+      const uuid = await providedNode(api, 'sdk-node', 'sdk');
+      assert.equal((await api.put('/v1/nodes/sdk-node/states/power', { target: 'power off' })).status, 202);
+      const created = await api.post('/v1/allocations', { resource_class: 'sdk', name: 'sdk-allocation' });
+      assert.equal(created.status, 201, created.text);
+      const done = await allocationSettled(api, 'sdk-allocation');
+      assert.equal(done.state, 'active', done.last_error);
+      assert.equal(done.node_uuid, uuid);
+      assert.equal((await api.delete('/v1/allocations/sdk-allocation')).status, 204);
+    });
+
+    test('a node mid power transition becomes a candidate once it settles (slow simulated hardware)', async () => {
+      const slow = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 1500 });
+      try {
+        const client = new IronicClient(`${slow.url}/baremetal`);
+        const uuid = await providedNode(client, 'slow-node', 'slow');
+        assert.equal((await client.put('/v1/nodes/slow-node/states/power', { target: 'power off' })).status, 202);
+        const created = await client.post('/v1/allocations', { resource_class: 'slow', name: 'slow-allocation' });
+        assert.equal(created.status, 201, created.text);
+        // the allocation was made while the node had no power state yet
+        const during = (await client.get('/v1/nodes/slow-node')).body;
+        assert.deepEqual([during.power_state, during.target_power_state], [null, 'power off']);
+        assert.equal((await client.get('/v1/allocations/slow-allocation')).body.state, 'allocating');
+        const done = await allocationSettled(client, 'slow-allocation');
+        assert.equal(done.state, 'active', done.last_error);
+        assert.equal(done.node_uuid, uuid);
+        // with nothing settling, an allocation that matches no node still fails at once
+        assert.equal((await client.post('/v1/allocations', { resource_class: 'none-such', name: 'unmatched' })).status, 201);
+        const failed = await allocationSettled(client, 'unmatched');
+        assert.equal(failed.state, 'error');
+        assert.match(failed.last_error, /no available nodes match the resource class none-such/);
+      } finally {
+        await slow.close();
+      }
     });
   });
 }

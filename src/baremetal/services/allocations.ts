@@ -28,6 +28,7 @@ import {
   lockAllocation,
   updateAllocation,
 } from '../store/allocations.js';
+import { candidateQuery, nodesSettlingPower } from '../store/candidates.js';
 import { type NodeRecord, findNodeById, instanceUuidTaken, lockNode, nodeNotFound, requireNode, reserveForAllocation, resolveNodes, updateNode } from '../store/nodes.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate, instanceAssociated, nodeAssociated } from './nodes.js';
@@ -234,7 +235,9 @@ export type Attempt =
   | { kind: 'gone' }
   | { kind: 'failed'; reason: string }
   /** every candidate was taken or changed under us before we could reserve it; search again */
-  | { kind: 'retry'; suitable: number };
+  | { kind: 'retry'; suitable: number }
+  /** none now, but nodes whose power state is settling may be: search again soon, else fail with `reason` */
+  | { kind: 'wait'; reason: string };
 
 class Unsuitable extends Error {}
 class Gone extends Error {}
@@ -244,7 +247,10 @@ export async function attemptAllocation(ctx: BaremetalContext, allocationId: num
   const allocation = await findAllocationById(ctx.database, allocationId);
   if (!allocation || allocation.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId) return { kind: 'gone' };
   const found = await ctx.backend.candidates(ctx.database, allocation);
-  if ('reason' in found) return { kind: 'failed', reason: found.reason };
+  if ('reason' in found) {
+    if (await nodesSettlingPower(ctx.database, candidateQuery(allocation))) return { kind: 'wait', reason: found.reason };
+    return { kind: 'failed', reason: found.reason };
+  }
   for (const candidate of candidateOrder(found.nodes, allocation.name)) {
     const outcome = await transaction(ctx.database, (tx) => claimNode(tx, ctx, allocation, candidate.id)).catch((err) => {
       if (err instanceof Unsuitable) return 'unsuitable' as const;

@@ -22,7 +22,7 @@ import { deleteProvider, findAndLockProvider, insertProvider, listProviders } fr
 import { providerTraits, replaceProviderTraits } from '../../placement/store/traits.js';
 import { STANDARD_TRAITS, placementResourceClass } from '../core/rules.js';
 import type { AllocationRecord } from '../store/allocations.js';
-import { type Candidate, type CandidateQuery, eligibleNodes, nodesWithTraits } from '../store/candidates.js';
+import { type Candidate, candidateQuery, eligibleNodes, nodesWithTraits } from '../store/candidates.js';
 import type { NodeRecord } from '../store/nodes.js';
 
 export type CandidateResult = { nodes: Candidate[] } | { reason: string };
@@ -47,8 +47,7 @@ export interface AllocationBackend {
 
 /** Stage 1, shared: nodes in a state to take the allocation (the spec's filter, without traits). */
 function eligible(db: Db, a: AllocationRecord): Promise<Candidate[]> {
-  const query: CandidateQuery = { resourceClass: a.resource_class ?? '', candidates: JSON.parse(a.candidate_nodes) as string[], owner: a.owner };
-  return eligibleNodes(db, query);
+  return eligibleNodes(db, candidateQuery(a));
 }
 
 function noneMatch(a: AllocationRecord): { reason: string } {

@@ -230,17 +230,21 @@ export async function patchNode(ctx: BaremetalContext, ident: string, edit: (doc
       if (changed('protected') && after.protected && !['active', 'rescue'].includes(node.provision_state)) {
         throw new DomainError('protect_not_allowed', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} cannot be protected in ${node.provision_state}`);
       }
-      if (after.protected_reason && !after.protected) throw new DomainError('reason_without_flag', { flag: 'protected' }, 'protected_reason needs protected');
+      // un-protecting clears the reason, even one the request names (Ironic's _check_update_protected)
+      const reason = changed('protected') && !after.protected ? null : after.protected_reason;
+      if (reason && !after.protected) throw new DomainError('reason_without_flag', { flag: 'protected' }, 'protected_reason needs protected');
       changes.protected = after.protected ? 1 : 0;
-      changes.protected_reason = after.protected ? after.protected_reason : null;
+      changes.protected_reason = reason;
     }
     if (changed('retired') || changed('retired_reason')) {
       if (changed('retired') && after.retired && node.provision_state === 'available') {
         throw new DomainError('retire_not_allowed', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} cannot be retired while available`);
       }
-      if (after.retired_reason && !after.retired) throw new DomainError('reason_without_flag', { flag: 'retired' }, 'retired_reason needs retired');
+      // un-retiring clears the reason, even one the request names (Ironic's _check_update_retired)
+      const reason = changed('retired') && !after.retired ? null : after.retired_reason;
+      if (reason && !after.retired) throw new DomainError('reason_without_flag', { flag: 'retired' }, 'retired_reason needs retired');
       changes.retired = after.retired ? 1 : 0;
-      changes.retired_reason = after.retired ? after.retired_reason : null;
+      changes.retired_reason = reason;
     }
 
     if (changed('resource_class')) {
@@ -268,7 +272,11 @@ export async function patchNode(ctx: BaremetalContext, ident: string, edit: (doc
     await updateNode(tx, node.id, changes);
     const updated = (await lockNode(tx, node.id))!;
     if (changes.resource_class !== undefined) await ctx.backend.nodeChanged(tx, updated);
-    return updated;
+    // The answer is the node as this conductor held it while changing it: Ironic's update runs
+    // under the node's lock and answers before releasing it, so clients see `reservation` set
+    // (and may wait for it to clear, e.g. while instance_uuid changes). Here the row lock of this
+    // transaction is that lock; it is released at commit, so the row itself never shows it.
+    return { ...updated, reservation: ctx.conductorId };
   }).catch((err) => {
     if (isUniqueViolation(err)) throw new DomainError('node_changed_concurrently', {}, 'a name or instance_uuid of the patch was taken concurrently');
     throw err;

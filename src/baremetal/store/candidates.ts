@@ -2,6 +2,7 @@
 // backend ends with it): nodes in a state to take an allocation, then those with every trait.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import type { AllocationRecord } from './allocations.js';
 
 export interface Candidate {
   id: number;
@@ -17,15 +18,33 @@ export interface CandidateQuery {
   owner: string | null;
 }
 
+/** What an allocation asks of its node, as the search reads it. */
+export function candidateQuery(a: AllocationRecord): CandidateQuery {
+  return { resourceClass: a.resource_class ?? '', candidates: JSON.parse(a.candidate_nodes) as string[], owner: a.owner };
+}
+
 /** Nodes in a state to take an allocation now: the spec's filter, without traits. */
 export async function eligibleNodes(db: Db, q: CandidateQuery): Promise<Candidate[]> {
+  return matching(db, q).where('power_state', 'is not', null).orderBy('id').execute();
+}
+
+/**
+ * How many nodes would be eligible but for a power state still settling (none yet, a power change
+ * under way): they become candidates in a moment, so an allocation waits for them rather than
+ * failing (openstacksdk powers a node off and creates its allocation at once).
+ */
+export async function nodesSettlingPower(db: Db, q: CandidateQuery): Promise<number> {
+  const rows = await matching(db, q).where('power_state', 'is', null).where('target_power_state', 'is not', null).execute();
+  return rows.length;
+}
+
+function matching(db: Db, q: CandidateQuery) {
   let query = db.db
     .selectFrom('baremetal_nodes')
     .select(['id', 'uuid', 'name'])
     .where('provision_state', '=', 'available')
     .where('maintenance', '=', 0)
     .where('retired', '=', 0)
-    .where('power_state', 'is not', null)
     .where('instance_uuid', 'is', null)
     .where('resource_class', '=', q.resourceClass);
   if (q.candidates.length) query = query.where('uuid', 'in', [...q.candidates]);
@@ -33,7 +52,7 @@ export async function eligibleNodes(db: Db, q: CandidateQuery): Promise<Candidat
     const owner = q.owner;
     query = query.where((eb) => eb.or([eb('owner', '=', owner), eb('lessee', '=', owner)]));
   }
-  return query.orderBy('id').execute();
+  return query;
 }
 
 /** Of these node ids, those that have every one of the traits. */

@@ -2,9 +2,10 @@
 // process"): what is done with each allocation id in the context's queue, `allocationWorkers` at
 // a time. Each is tried until it is active, failed or gone; when every candidate was taken or
 // changed under us (another worker won it, or it is busy in a power transition), it is tried
-// again after a short random pause, so racing workers spread out. It fails only when a fresh
-// search finds no candidate at all (the error says which filter emptied the list) or when
-// retries run out. A database fault (unreachable, failing over) fails nothing: the allocation
+// again after a short random pause, so racing workers spread out. A search that finds nothing
+// while some node that would match is still settling its power state (a power change under way)
+// waits for it the same way. It fails only when a fresh search finds no candidate at all and
+// nothing is settling (the error says which filter emptied the list) or when retries run out. A database fault (unreachable, failing over) fails nothing: the allocation
 // waits with backoff until the database answers, and is tried again.
 import { backoffDelay } from '../../core/backoff.js';
 import { classifyFault } from '../../db/faults.js';
@@ -26,13 +27,20 @@ export function allocationWork(ctx: BaremetalContext): Work<number> {
     // the spec's allocation is asynchronous; a configured delay keeps it `allocating` for a while
     // so that races, deletes and take-over can be observed
     await pause(ctx.config.allocationDelay, stopping);
-    const deadline = ctx.clock.nowMs() + RETRY_WINDOW_MS;
+    // a node mid power transition is waited for at most as long as a transition takes, on top
+    const deadline = ctx.clock.nowMs() + RETRY_WINDOW_MS + ctx.config.transitionTime;
     let faults = 0;
     for (let round = 1; !stopping.aborted; round++) {
       try {
         const attempt = await attemptAllocation(ctx, id);
         if (attempt.kind === 'done' || attempt.kind === 'gone') return;
         if (attempt.kind === 'failed') return void (await failAllocation(ctx, await uuidOf(id), attempt.reason));
+        if (attempt.kind === 'wait') {
+          // nodes are settling into candidates (a power change under way): look again shortly
+          if (ctx.clock.nowMs() > deadline) return void (await failAllocation(ctx, await uuidOf(id), attempt.reason));
+          await pause(backoffDelay(round, RACE_BACKOFF), stopping);
+          continue;
+        }
         if (ctx.clock.nowMs() > deadline) return void (await failAllocation(ctx, await uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`));
         // everything we tried was held by someone else: back off with jitter, then search again
         await pause(backoffDelay(round, RACE_BACKOFF), stopping);
