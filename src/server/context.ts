@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { createAccessControl } from '../auth/access.js';
 import { type BaremetalContext, createBaremetalContext } from '../baremetal/context.js';
+import { nodeProviderOwner } from '../baremetal/services/backend.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
@@ -32,6 +33,8 @@ export async function createContext(config: Config, log: Logger, database: Datab
   const access = createAccessControl(config, log, database.clock);
   const ids = await createIdsContext(config, log, database);
   const placement = createPlacementContext(database, config, log);
+  // the bare-metal node providers of the placement backend are the bare-metal service's alone
+  if (config.baremetalBackend === 'placement') placement.owners.push(nodeProviderOwner);
   return {
     config,
     log,

@@ -12,7 +12,7 @@ import type { BaremetalBackendName } from '../../config.js';
 import { DomainError } from '../../core/errors.js';
 import type { Database, Db } from '../../db/database.js';
 import type { Tx } from '../../db/transaction.js';
-import type { PlacementContext } from '../../placement/context.js';
+import type { PlacementContext, ProviderOwner } from '../../placement/context.js';
 import * as classes from '../../placement/services/resource-classes.js';
 import * as placementTraits from '../../placement/services/traits.js';
 import { readConsumer, writeAllocations } from '../../placement/store/allocations.js';
@@ -23,7 +23,7 @@ import { providerTraits, replaceProviderTraits } from '../../placement/store/tra
 import { STANDARD_TRAITS, placementResourceClass } from '../core/rules.js';
 import type { AllocationRecord } from '../store/allocations.js';
 import { type Candidate, candidateQuery, eligibleNodes, nodesWithTraits } from '../store/candidates.js';
-import type { NodeRecord } from '../store/nodes.js';
+import { type NodeRecord, nodeUuidsAmong } from '../store/nodes.js';
 
 export type CandidateResult = { nodes: Candidate[] } | { reason: string };
 
@@ -156,3 +156,13 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
 export function backendNamed(name: BaremetalBackendName, placement: PlacementContext): AllocationBackend {
   return name === 'placement' ? placementBackend(placement) : databaseBackend;
 }
+
+/**
+ * With the placement backend, the node providers belong to the bare-metal service: a Placement
+ * API client may not allocate them (nor change a bare-metal allocation's consumer), so the node's
+ * bare-metal allocation is its only owner. Registered with Placement at start (server/context.ts).
+ */
+export const nodeProviderOwner: ProviderOwner = {
+  name: 'the bare-metal service (allocate the node through POST /v1/allocations)',
+  owned: (db, providerUuids) => nodeUuidsAmong(db, providerUuids),
+};

@@ -216,3 +216,10 @@ export async function allNodeClasses(db: Db): Promise<Array<{ id: number; resour
 export async function traitsInUse(db: Db): Promise<string[]> {
   return (await db.db.selectFrom('baremetal_node_traits').select('trait').distinct().execute()).map((r) => r.trait);
 }
+
+/** Of these uuids, those that are nodes' (in the placement backend, their providers' uuids). */
+export async function nodeUuidsAmong(db: Db, uuids: readonly string[]): Promise<string[]> {
+  if (!uuids.length) return [];
+  const rows = await db.db.selectFrom('baremetal_nodes').select('uuid').where('uuid', 'in', [...uuids]).execute();
+  return rows.map((r) => r.uuid);
+}
