@@ -113,13 +113,28 @@ export function nodeFieldSince(name: string): string | undefined {
   return NODE_FIELDS.find(([n]) => n === name)?.[1];
 }
 
-/** A node as the API shows it; `fields` (already checked) limits it, links always included. */
+/** Fields Ironic's API fills in after the node's own (they follow `links`). */
+const API_FILLED = ['conductor', 'allocation_uuid', 'chassis_uuid'];
+
+/**
+ * A node as the API shows it; `fields` (already checked) limits it, links always included. With
+ * `fields`, in Ironic's order: uuid, created_at, updated_at, the other fields in the order asked,
+ * links, then conductor, allocation_uuid, chassis_uuid.
+ */
 export function nodeView(n: NodeRecord, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, since, value] of NODE_FIELDS) {
-    if (!c.mv.atLeast(since)) continue;
-    if (fields && name !== 'links' && !fields.includes(name)) continue;
-    out[name] = value(n, c);
+  const byName = new Map(NODE_FIELDS.map((f) => [f[0], f]));
+  const order = fields
+    ? [
+        ...['uuid', 'created_at', 'updated_at'].filter((f) => fields.includes(f)),
+        ...fields.filter((f) => !['uuid', 'created_at', 'updated_at', 'links', ...API_FILLED].includes(f)),
+        'links',
+        ...API_FILLED.filter((f) => fields.includes(f)),
+      ]
+    : NODE_FIELDS.map((f) => f[0]);
+  for (const name of order) {
+    const [, since, value] = byName.get(name)!;
+    if (c.mv.atLeast(since)) out[name] = value(n, c);
   }
   return out;
 }

@@ -322,5 +322,18 @@ for (const dialect of DIALECTS) {
         await slow.close();
       }
     });
+
+    test("keys come in Ironic's order: node lists, selected fields, conductors", async () => {
+      assert.equal((await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'ordered', resource_class: 'ordered' })).status, 201);
+      const listed = (await api.get('/v1/nodes?resource_class=ordered')).body.nodes[0];
+      assert.deepEqual(Object.keys(listed), ['uuid', 'instance_uuid', 'maintenance', 'power_state', 'provision_state', 'name', 'links']);
+      const selected = (await api.get('/v1/nodes?resource_class=ordered&fields=chassis_uuid,name,conductor,power_state,uuid')).body.nodes[0];
+      assert.deepEqual(Object.keys(selected), ['uuid', 'name', 'power_state', 'links', 'conductor', 'chassis_uuid']);
+      assert.deepEqual(Object.keys((await api.get('/v1/conductors')).body.conductors[0]), ['hostname', 'conductor_group', 'links', 'alive']);
+      const detail = (await api.get('/v1/conductors?detail=true')).body.conductors[0];
+      assert.deepEqual(Object.keys(detail), ['created_at', 'updated_at', 'hostname', 'conductor_group', 'drivers', 'links', 'alive']);
+      assert.deepEqual(Object.keys((await api.get(`/v1/conductors/${detail.hostname}`)).body), Object.keys(detail));
+      assert.equal((await api.delete('/v1/nodes/ordered')).status, 204);
+    });
   });
 }

@@ -11,12 +11,15 @@ const SINCE: Pick<E, 'since' | 'tooOld'> = { since: '1.49', tooOld: () => ironic
 
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
   const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= ctx.clock.nowMs() - ctx.config.heartbeatTimeout;
-  const out: Record<string, unknown> = { hostname: c.hostname, conductor_group: '', alive };
-  if (detail) Object.assign(out, { drivers: ['fake-hardware'], created_at: ironicTime(c.created_at), updated_at: ironicTime(c.heartbeat_at) });
+  // in Ironic's key order
+  const out: Record<string, unknown> = detail ? { created_at: ironicTime(c.created_at), updated_at: ironicTime(c.heartbeat_at) } : {};
+  Object.assign(out, { hostname: c.hostname, conductor_group: '' });
+  if (detail) out.drivers = ['fake-hardware'];
   out.links = [
     { href: `${req.baseUrl}/v1/conductors/${c.hostname}`, rel: 'self' },
     { href: `${req.baseUrl}/conductors/${c.hostname}`, rel: 'bookmark' },
   ];
+  out.alive = alive;
   return out;
 }
 
