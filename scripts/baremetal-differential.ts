@@ -129,6 +129,29 @@ const SCENARIOS: Scenario[] = [
     ],
   },
   {
+    // every field of every resource at every version (Ironic's version table), on one node and
+    // one (failed) allocation
+    name: 'every version',
+    steps: ({ s }) => [
+      { method: 'POST', path: '/v1/nodes', body: { ...FAKE, name: `all-${s}`, resource_class: `all-${s}` }, only: ['name'] },
+      { method: 'POST', path: '/v1/allocations', body: { resource_class: `none-${s}`, name: `all-a-${s}` }, only: ['name'] },
+      { method: 'GET', path: `/v1/allocations/all-a-${s}`, settle: true },
+      ...Array.from({ length: 82 }, (_, i) => `1.${i + 1}`).flatMap((version): Step[] => [
+        { method: 'GET', path: `/v1/nodes/all-${s}`, version },
+        { method: 'GET', path: `/v1/nodes/all-${s}/states`, version },
+        { method: 'GET', path: `/v1/nodes?resource_class=all-${s}`, version },
+        { method: 'GET', path: `/v1/nodes/detail?resource_class=all-${s}`, version },
+        { method: 'GET', path: `/v1/nodes/all-${s}/traits`, version },
+        { method: 'GET', path: `/v1/nodes/all-${s}/allocation`, version },
+        { method: 'GET', path: `/v1/allocations/all-a-${s}`, version },
+        { method: 'GET', path: `/v1/allocations?resource_class=none-${s}`, version },
+        { method: 'GET', path: '/v1/conductors', version },
+      ]),
+      { method: 'DELETE', path: `/v1/allocations/all-a-${s}` },
+      { method: 'DELETE', path: `/v1/nodes/all-${s}` },
+    ],
+  },
+  {
     name: 'empty Content-Type',
     steps: ({ s }) => [
       { method: 'POST', path: '/v1/nodes', raw: JSON.stringify({ ...FAKE, name: `ct-${s}` }), headers: { 'content-type': '' }, only: ['name', 'driver'] },

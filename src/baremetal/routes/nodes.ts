@@ -4,7 +4,8 @@ import { DomainError } from '../../core/errors.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { POWER_TARGETS, PROVISION_STATES, VERB_SINCE } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
-import { badRequest, ironicError, notAcceptable } from '../errors.js';
+import { ApiError } from '../../http/errors.js';
+import { CODES, badRequest, ironicError, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
@@ -311,25 +312,34 @@ export const maintenanceOff: E = {
 
 // ---- traits ----------------------------------------------------------------------------------
 
-// Before 1.37 Ironic has no traits controller and the path falls through to the node's: GET is
-// a 406, a write the node controller's 405, DELETE its "not found".
-const TRAITS_READ: Pick<E, 'since' | 'tooOld'> = { since: '1.37', tooOld: () => notAcceptable() };
-const TRAITS_WRITE: Pick<E, 'since' | 'tooOld'> = { since: '1.37', tooOld: { status: 405, allow: 'DELETE, GET, PATCH, POST' } };
-const TRAITS_DELETE: Pick<E, 'since' | 'tooOld'> = { since: '1.37', tooOld: () => ironicError(404, 'Resource could not be found.') };
+/**
+ * Before 1.37 Ironic has no traits controller and the path falls through to the node's, which
+ * checks the identifier first and then answers GET with a 406 (once the node is found), PUT with
+ * its 405 and DELETE with "Resource could not be found.".
+ */
+async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<void> {
+  if (req.mv.atLeast('1.37')) return;
+  if (req.method === 'GET') {
+    await requireNode(ctx, ident);
+    throw notAcceptable();
+  }
+  if (req.method === 'PUT') throw new ApiError(405, CODES.framework, '', {}, { allow: 'DELETE, GET, PATCH, POST' });
+  throw ironicError(404, 'Resource could not be found.');
+}
 
 export const traits: E = {
-  ...TRAITS_READ,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
     return { body: { traits: (await requireNode(ctx, ident)).traits } };
   },
 };
 
 export const setTraits: E = {
-  ...TRAITS_WRITE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
     const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
     await setNodeTraits(ctx, ident, body.traits);
@@ -338,9 +348,9 @@ export const setTraits: E = {
 };
 
 export const removeTraits: E = {
-  ...TRAITS_DELETE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
     await removeAllNodeTraits(ctx, ident);
     return { status: 204 };
@@ -348,9 +358,9 @@ export const removeTraits: E = {
 };
 
 export const addTrait: E = {
-  ...TRAITS_WRITE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
     emptyBody(req);
     const trait = req.param('trait');
@@ -361,9 +371,9 @@ export const addTrait: E = {
 };
 
 export const removeTrait: E = {
-  ...TRAITS_DELETE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
     await removeNodeTrait(ctx, ident, req.param('trait'));
     return { status: 204 };

@@ -246,10 +246,13 @@ class Gone extends Error {}
 export async function attemptAllocation(ctx: BaremetalContext, allocationId: number): Promise<Attempt> {
   const allocation = await findAllocationById(ctx.database, allocationId);
   if (!allocation || allocation.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId) return { kind: 'gone' };
-  const found = await ctx.backend.candidates(ctx.database, allocation);
+  let found = await ctx.backend.candidates(ctx.database, allocation);
   if ('reason' in found) {
     if (await nodesSettlingPower(ctx.database, candidateQuery(allocation))) return { kind: 'wait', reason: found.reason };
-    return { kind: 'failed', reason: found.reason };
+    // a node may have settled between the search and the count (two reads, two snapshots on
+    // PostgreSQL): a search after the count sees it
+    found = await ctx.backend.candidates(ctx.database, allocation);
+    if ('reason' in found) return { kind: 'failed', reason: found.reason };
   }
   for (const candidate of candidateOrder(found.nodes, allocation.name)) {
     const outcome = await transaction(ctx.database, (tx) => claimNode(tx, ctx, allocation, candidate.id)).catch((err) => {
