@@ -182,7 +182,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'heartbeatInterval', flag: '--heartbeat-interval <seconds>', env: 'ALLOT_HEARTBEAT_INTERVAL', description: 'how often this conductor writes its heartbeat', parse: seconds('heartbeat interval', 0.01, 3600) },
   { key: 'heartbeatTimeout', flag: '--heartbeat-timeout <seconds>', env: 'ALLOT_HEARTBEAT_TIMEOUT', description: 'a conductor silent this long is dead and its work is taken over', parse: seconds('heartbeat timeout', 0.05, 86400) },
   { key: 'takeoverInterval', flag: '--takeover-interval <seconds>', env: 'ALLOT_TAKEOVER_INTERVAL', description: 'how often to take over work of dead conductors; 0 disables', parse: seconds('takeover interval', 0, 86400) },
-  { key: 'transitionTime', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition', parse: seconds('transition time', 0, 3600) },
+  { key: 'transitionTime', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition (default 0.01; raise it to watch nodes in their transitional states)', parse: seconds('transition time', 0, 3600) },
   { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
   { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
   { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
@@ -241,7 +241,9 @@ export function defaultConfig(): Config {
     heartbeatInterval: 10_000,
     heartbeatTimeout: 60_000,
     takeoverInterval: 60_000,
-    transitionTime: 500,
+    // Ironic's fake hardware settles a power or provision change within milliseconds; clients
+    // (openstacksdk) power a node off and allocate it at once. Slower simulation: --transition-time.
+    transitionTime: 10,
     allocationDelay: 0,
     allocationWorkers: 8,
     idsConfig: null,

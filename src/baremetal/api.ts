@@ -4,18 +4,17 @@
 // /baremetal on the main port and at / on --baremetal-port.
 import type { ApiDefinition } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
-import { renderError } from './errors.js';
+import type { BaremetalContext } from './context.js';
+import { renderError, translate } from './errors.js';
 import { negotiate, versionRangeHeaders } from './microversion.js';
 import { type Endpoint, IronicRequest, type IronicResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
-import type { BaremetalContext } from './routes/common.js';
 import * as conductors from './routes/conductors.js';
 import * as nodes from './routes/nodes.js';
 import { root, v1 } from './routes/root.js';
 
-export const baremetalRoutes: RouteTable<Endpoint> = {
-  '/': { GET: { ...root, public: true } },
-  '/v1': { GET: { ...v1, public: true } },
+/** The resources of v1 (and their policies). */
+const v1Routes: RouteTable<Endpoint> = {
   // Until project scoping (owner/lessee) lands, lists and new allocations take the system-wide rules.
   '/v1/nodes': { GET: { ...nodes.list, policy: 'baremetal:node:list_all' }, POST: { ...nodes.create, policy: 'baremetal:node:create' } },
   '/v1/nodes/detail': { GET: { ...nodes.detail, policy: 'baremetal:node:list_all' } },
@@ -41,6 +40,19 @@ export const baremetalRoutes: RouteTable<Endpoint> = {
   '/v1/conductors/:hostname': { GET: { ...conductors.show, policy: 'baremetal:conductor:get' } },
 };
 
+/**
+ * Ironic also serves every v1 resource at the root of the API (`/nodes/…` is `/v1/nodes/…`): its
+ * `bookmark` links point there and clients follow them. Same endpoints, same version rules.
+ */
+const bookmarkRoutes: RouteTable<Endpoint> = Object.fromEntries(Object.entries(v1Routes).map(([path, methods]) => [path.slice('/v1'.length), methods]));
+
+export const baremetalRoutes: RouteTable<Endpoint> = {
+  '/': { GET: { ...root, public: true } },
+  '/v1': { GET: { ...v1, public: true } },
+  ...v1Routes,
+  ...bookmarkRoutes,
+};
+
 export const baremetalApi: ApiDefinition<BaremetalContext, IronicRequest, IronicResponse> = {
   name: 'baremetal',
   routes: baremetalRoutes,
@@ -56,5 +68,6 @@ export const baremetalApi: ApiDefinition<BaremetalContext, IronicRequest, Ironic
     return mv;
   },
   request: (parts) => new IronicRequest(parts),
+  translate,
   render: renderError,
 };

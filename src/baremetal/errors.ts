@@ -1,4 +1,4 @@
-// Ironic's wire format for errors, the one place an ApiError becomes a bare-metal response.
+// Ironic's wire format for errors, the one place an error becomes a bare-metal response.
 // The body is always {"error_message": "<a JSON document as a string>"}; the inner document is
 // one of two shapes, as the reference Ironic answers:
 //   - Ironic's own faults:      {"faultcode": "Client"|"Server", "faultstring": …, "debuginfo": null}
@@ -6,7 +6,13 @@
 //     for routing, method and version errors (`frameworkError`).
 // The inner document is written the way Python's json.dumps writes it (", " and ": " separators,
 // non-ASCII escaped), because that is what clients have always seen.
+//
+// Services and stores raise domain errors (a stable code and the facts); `translate` below is the
+// one table that gives each its status and Ironic's words. Routes refuse malformed requests with
+// the helpers here directly.
 import { STATUS_CODES } from 'node:http';
+import { DomainError } from '../core/errors.js';
+import { pyRepr } from '../core/json-schema.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
 import type { ErrorContext, RenderedError } from '../http/pipeline.js';
 
@@ -14,20 +20,17 @@ import type { ErrorContext, RenderedError } from '../http/pipeline.js';
 export const CODES = {
   client: 'baremetal.client',
   framework: 'baremetal.framework',
-  notFound: 'baremetal.not_found',
-  conflict: 'baremetal.conflict',
-  locked: 'baremetal.node_locked',
-  invalidState: 'baremetal.invalid_state',
-  server: 'baremetal.server',
 } as const;
 
-/** An Ironic fault (faultcode Client for 4xx, Server for 5xx). */
+/** An Ironic fault (faultcode Client for 4xx, Server for 5xx), for a request the route refuses. */
 export const ironicError = (status: HttpStatus, message: string, code: string = CODES.client) => new ApiError(status, code, message);
 export const badRequest = (message: string) => ironicError(400, message);
-export const notFound = (message: string) => ironicError(404, message, CODES.notFound);
-export const conflict = (message: string, code: string = CODES.conflict) => ironicError(409, message, code);
-/** Ironic answers 406 "Request not acceptable." for a field or parameter newer than the request. */
-export const notAcceptable = (detail?: string) => ironicError(406, detail ? `Request not acceptable. ${detail}` : 'Request not acceptable.');
+/**
+ * Ironic's 406 for a field, parameter or verb newer than the request: "Request not acceptable.",
+ * naming the version where Ironic names it (most list filters).
+ */
+export const notAcceptable = (minimal?: string) =>
+  ironicError(406, minimal ? `Request not acceptable. The minimal required API version should be ${minimal}` : 'Request not acceptable.');
 
 /**
  * A web-framework error (routing, method, version negotiation). `versionRangeOnly` marks the 406
@@ -36,10 +39,88 @@ export const notAcceptable = (detail?: string) => ironicError(406, detail ? `Req
 export const frameworkError = (status: HttpStatus, description: string, extra: { versionRangeOnly?: boolean; allow?: string[] } = {}) =>
   new ApiError(status, CODES.framework, description, extra);
 
-export const nodeNotFound = (ident: string) => notFound(`Node ${ident} could not be found.`);
-export const allocationNotFound = (ident: string) => notFound(`Allocation ${ident} could not be found.`);
-export const nodeLocked = (node: string, host: string) =>
-  conflict(`Node ${node} is locked by host ${host}, please retry after the current operation is completed.`, CODES.locked);
+// ---- domain errors ---------------------------------------------------------------------------
+
+// biome-ignore lint/suspicious/noExplicitAny: each entry reads the params its code carries
+type Params = Record<string, any>;
+type Wording = [HttpStatus, string];
+
+const allowedStates = (p: Params) => (p.allowed as string[]).join(', ');
+const backfill = (p: Params, reason: string) => `Cannot backfill an allocation for node ${p.node}: ${reason}`;
+
+/** Each domain code of the bare-metal services, worded as Ironic words it. */
+const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
+  // nodes
+  // a node named in an allocation's body or filter is the request's fault (400), elsewhere a 404
+  node_not_found: (p, op) => [op.route === '/v1/allocations' || op.route === '/allocations' ? 400 : 404, `Node ${p.ident} could not be found.`],
+  node_locked: (p) => [409, `Node ${p.node} is locked by host ${p.host}, please retry after the current operation is completed.`],
+  node_uuid_taken: (p) => [409, `A node with UUID ${p.uuid} already exists.`],
+  node_name_taken: (p) => [409, `A node with name ${p.name} already exists.`],
+  node_changed_concurrently: () => [409, 'The node was changed concurrently (a name or instance_uuid now in use); retry.'],
+  instance_associated: (p) => [409, `Instance ${p.instance} is already associated with a node, it cannot be associated with this other node ${p.node}`],
+  node_associated: (p) => [409, `Node ${p.node} is associated with instance ${p.instance}.`],
+  update_not_allowed: (p) => {
+    if (p.what === 'interfaces') return [409, `Node ${p.node} can not have ${p.fields.join(', ')} updated unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`];
+    if (p.what === 'resource_class') return [409, `Node ${p.node} can not have resource_class updated unless it is in one of allowed (${allowedStates(p)}) states.`];
+    return [409, `Node ${p.node} with an allocation can not have instance_uuid removed unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`];
+  },
+  resource_class_allocated: (p) => [409, `Node ${p.node} can not have resource_class updated while it has an allocation (${p.allocation}).`],
+  protect_not_allowed: (p) => [409, `Node ${p.node} can only be made protected in provision states 'active' or 'rescue', the current state is '${p.state}'`],
+  retire_not_allowed: (p) => [409, `Node ${p.node} can not have 'retired' set in provision state '${p.state}', the current state is '${p.state}'`],
+  reason_without_flag: (p) => [400, `The ${p.flag}_reason field can only be set when ${p.flag} is True`],
+  node_protected: (p) => [403, `Node ${p.node} is protected and cannot be undeployed, rebuilt or deleted`],
+  delete_not_allowed: (p) => [
+    409,
+    `Can not delete node "${p.node}" while it is in provision state "${p.state}". Valid provision states to perform deletion are: "${allowedStates(p)}", or set the node into maintenance mode`,
+  ],
+  too_many_traits: (p) => [400, `Could not modify traits for node ${p.node} as it would exceed the maximum number of traits per node (${p.count} vs. ${p.max})`],
+  node_trait_not_found: (p) => [404, `Node ${p.node} doesn't have a trait '${p.trait}'`],
+  node_in_maintenance: (p) => [400, `The provisioning operation can't be performed on node ${p.node} because it's in maintenance mode.`],
+  invalid_provision_action: (p) => [400, `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state}".`],
+  invalid_power_action: (p) => [400, `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state ?? 'None'}".`],
+  power_target_too_new: () => [406, 'Request not acceptable.'],
+  // JSON Patch
+  patch_failed: (p) => [400, `Couldn't apply patch '${pyRepr(p.op)}'. Reason: ${p.reason}`],
+  patch_value_missing: (p) => [400, `'add' and 'replace' operations need a value: ${pyRepr(p.op)}`],
+  // allocations
+  allocation_not_found: (p) => [404, `Allocation ${p.ident} could not be found.`],
+  allocation_uuid_taken: (p) => [409, `An allocation with UUID ${p.uuid} already exists.`],
+  allocation_name_taken: (p) => [409, p.name === null ? 'An allocation with that name already exists.' : `An allocation with name ${p.name} already exists.`],
+  allocation_uuid_is_instance: (p) => [409, `Instance ${p.uuid} is already associated with a node; an allocation cannot have that UUID.`],
+  allocation_changed_concurrently: () => [409, 'The allocation changed concurrently; retry.'],
+  candidate_nodes_not_found: (p) => [400, `Nodes cannot be found: ${p.idents.join(', ')}`],
+  node_allocation_not_found: (p) => [404, `Allocation for node ${p.ident} was not found`],
+  deallocation_refused: (p) => [
+    409,
+    p.reason === 'active'
+      ? `Cannot remove allocation ${p.allocation} for node ${p.node}, because the node is active (and maintenance mode is off)`
+      : `Cannot remove allocation ${p.allocation} for node ${p.node}, because the node is in state ${p.state} where updates are not allowed (and maintenance mode is off)`,
+  ],
+  backfill_node_allocated: (p) => [409, backfill(p, `it already has allocation ${p.allocation}.`)],
+  backfill_node_not_active: (p) => [409, backfill(p, `Node must be in the "active" state, but the current state is "${p.state}"`)],
+  backfill_mismatch: (p) => {
+    const problems: string[] = [];
+    if (p.resourceClass) problems.push(`Resource class ${p.resourceClass[0]} does not match the requested resource class ${p.resourceClass[1]}`);
+    if (p.traits) problems.push(`List of traits ${JSON.stringify(p.traits[0])} does not match the requested traits ${JSON.stringify(p.traits[1])}`);
+    if (p.candidates) problems.push(`Candidate nodes must be empty or contain the target node, but got ${JSON.stringify(p.candidates)}`);
+    return [400, backfill(p, problems.join('; '))];
+  },
+  backfill_no_room: (p) => [409, backfill(p, 'its resource provider in Placement has no room (something else holds it).')],
+  backfill_changed_concurrently: (p) => [409, backfill(p, 'it changed concurrently; retry.')],
+  // a write that lost its race more often than --max-attempts allows
+  concurrent_update: (p) => [409, `The change conflicted with ${p.what}; retry the request.`],
+};
+
+/** A domain error as Ironic answers it; null for anything else. */
+export function translate(err: unknown, context: ErrorContext): ApiError | null {
+  if (!(err instanceof DomainError)) return null;
+  const word = DOMAIN[err.code];
+  if (!word) return null;
+  const [status, message] = word(err.params, context);
+  return new ApiError(status, `baremetal.${err.code}`, message);
+}
+
+// ---- rendering -------------------------------------------------------------------------------
 
 /** The pipeline's refusals that Ironic's web framework (not Ironic itself) answers, and what they say. */
 const FRAMEWORK: Record<string, (err: ApiError) => string> = {

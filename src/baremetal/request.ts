@@ -4,7 +4,7 @@ import { type JsonSchema, bestMatch, pyRepr, validate } from '../core/json-schem
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import { badRequest, frameworkError } from './errors.js';
-import type { BaremetalContext } from './routes/common.js';
+import type { BaremetalContext } from './context.js';
 
 export type IronicResponse = ApiResponse;
 export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse>;

@@ -2,25 +2,10 @@
 // keyed by the version that introduced each), their order (Ironic's), links, and `fields`
 // selection. Pure formatting of rows the store read.
 import type { Microversion } from '../core/microversion.js';
+import { INTERFACES } from './core/rules.js';
 import { badRequest, notAcceptable } from './errors.js';
 import type { AllocationRecord } from './store/allocations.js';
 import type { NodeRecord } from './store/nodes.js';
-
-/** fake-hardware's hardware interfaces: the default first, then the others it can be given. */
-export const INTERFACES: Record<string, readonly string[]> = {
-  bios_interface: ['fake', 'no-bios'],
-  boot_interface: ['fake'],
-  console_interface: ['fake', 'no-console'],
-  deploy_interface: ['fake'],
-  inspect_interface: ['fake', 'no-inspect'],
-  management_interface: ['fake'],
-  network_interface: ['noop'],
-  power_interface: ['fake'],
-  raid_interface: ['fake', 'no-raid'],
-  rescue_interface: ['fake', 'no-rescue'],
-  storage_interface: ['noop'],
-  vendor_interface: ['fake', 'no-vendor'],
-};
 
 const json = (text: string): unknown => JSON.parse(text);
 /** Timestamps as Ironic writes them: microseconds and an explicit UTC offset. */
@@ -39,6 +24,16 @@ const links = (base: string, kind: string, id: string, sub = '') => [
   { href: `${base}/v1/${kind}/${id}${sub}`, rel: 'self' },
   { href: `${base}/${kind}/${id}${sub}`, rel: 'bookmark' },
 ];
+
+/**
+ * A node's provision state as an older version names it (Ironic's update_state_in_older_versions):
+ * before 1.2 `available` was no state at all (null), before 1.39 `inspect wait` was `inspecting`.
+ */
+export function provisionStateAt(state: string, mv: Microversion): string | null {
+  if (state === 'available' && !mv.atLeast('1.2')) return null;
+  if (state === 'inspect wait' && !mv.atLeast('1.39')) return 'inspecting';
+  return state;
+}
 
 type NodeField = [name: string, since: string, value: (n: NodeRecord, c: ViewContext) => unknown];
 
@@ -84,7 +79,7 @@ export const NODE_FIELDS: readonly NodeField[] = [
   ['properties', '1.1', (n) => json(n.properties)],
   ['protected', '1.48', (n) => n.protected === 1],
   ['protected_reason', '1.48', (n) => n.protected_reason],
-  ['provision_state', '1.1', (n) => n.provision_state],
+  ['provision_state', '1.1', (n, c) => provisionStateAt(n.provision_state, c.mv)],
   ['provision_updated_at', '1.1', (n) => ironicTime(n.provision_updated_at)],
   ['raid_config', '1.12', () => ({})],
   ['raid_interface', '1.31', iface('raid_interface')],
@@ -118,13 +113,28 @@ export function nodeFieldSince(name: string): string | undefined {
   return NODE_FIELDS.find(([n]) => n === name)?.[1];
 }
 
-/** A node as the API shows it; `fields` (already checked) limits it, links always included. */
+/** Fields Ironic's API fills in after the node's own (they follow `links`). */
+const API_FILLED = ['conductor', 'allocation_uuid', 'chassis_uuid'];
+
+/**
+ * A node as the API shows it; `fields` (already checked) limits it, links always included. With
+ * `fields`, in Ironic's order: uuid, created_at, updated_at, the other fields in the order asked,
+ * links, then conductor, allocation_uuid, chassis_uuid.
+ */
 export function nodeView(n: NodeRecord, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, since, value] of NODE_FIELDS) {
-    if (!c.mv.atLeast(since)) continue;
-    if (fields && name !== 'links' && !fields.includes(name)) continue;
-    out[name] = value(n, c);
+  const byName = new Map(NODE_FIELDS.map((f) => [f[0], f]));
+  const order = fields
+    ? [
+        ...['uuid', 'created_at', 'updated_at'].filter((f) => fields.includes(f)),
+        ...fields.filter((f) => !['uuid', 'created_at', 'updated_at', 'links', ...API_FILLED].includes(f)),
+        'links',
+        ...API_FILLED.filter((f) => fields.includes(f)),
+      ]
+    : NODE_FIELDS.map((f) => f[0]);
+  for (const name of order) {
+    const [, since, value] = byName.get(name)!;
+    if (c.mv.atLeast(since)) out[name] = value(n, c);
   }
   return out;
 }
@@ -168,6 +178,6 @@ export function parseFields(raw: string | undefined, table: readonly [string, st
   const bad = names.filter((n) => !table.some(([name]) => name === n));
   if (bad.length) throw badRequest(`Field(s) "${bad.join(', ')}" are not valid`);
   const tooNew = names.filter((n) => !mv.atLeast(table.find(([name]) => name === n)![1]));
-  if (tooNew.length) throw notAcceptable(`The field(s) ${tooNew.join(', ')} need a newer API version.`);
+  if (tooNew.length) throw notAcceptable();
   return names;
 }

@@ -23,8 +23,12 @@ export type Step = 'authenticate' | 'negotiate' | 'route' | 'method' | 'gate' | 
 export interface Endpoint<C, R extends ApiRequest = ApiRequest, S extends ApiResponse = ApiResponse> {
   /** lowest microversion that has this endpoint */
   since?: string;
-  /** what an older version gets (default 404 with no message) */
-  tooOld?: { status: 404 | 405; message?: string };
+  /**
+   * what an older version gets: a routing error (default 404 with no message; a 405 lists the
+   * path's other methods in Allow unless `allow` says otherwise, null for none), or the API's own
+   * error for that version
+   */
+  tooOld?: { status: 404 | 405; message?: string; allow?: string | null } | ((mv: Microversion) => ApiError);
   /** served without authentication (version documents at the root) */
   public?: boolean;
   /** served without microversion negotiation (Ironic's root document) */
@@ -277,7 +281,8 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
             const endpoint = m.found ? m.endpoint : undefined;
             if (endpoint?.since && mv && !mv.atLeast(endpoint.since)) {
               const tooOld = endpoint.tooOld ?? { status: 404 };
-              if (tooOld.status === 405 && m.found) reply.header('allow', m.allowed.filter((x: Method) => x !== req.method).join(', '));
+              if (typeof tooOld === 'function') throw tooOld(mv);
+              if (tooOld.status === 405 && m.found && tooOld.allow !== null) reply.header('allow', tooOld.allow ?? m.allowed.filter((x: Method) => x !== req.method).join(', '));
               throw httpError(tooOld.status, tooOld.status === 405 ? HTTP.methodNotAllowed : HTTP.notFound, tooOld.message ?? '', { versionGate: true });
             }
             break;

@@ -3,15 +3,29 @@
 // providers that allocation candidates are searched in.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
+import type { Database, Db } from '../db/database.js';
 import { NameCache } from './store/names.js';
 import { ProviderIndex } from './store/provider-index.js';
+
+/**
+ * Another service of this process that owns some resource providers outright (the bare-metal
+ * service's node providers): Placement API clients may not write allocations on them, nor change
+ * the allocations of consumers that hold them. The owner writes its own claims below the API.
+ */
+export interface ProviderOwner {
+  /** for the error: "the bare-metal service" */
+  readonly name: string;
+  /** of these provider uuids, the ones this owner holds */
+  owned(db: Db, providerUuids: readonly string[]): Promise<string[]>;
+}
 
 export interface PlacementContext {
   database: Database;
   config: Config;
   names: NameCache;
   index: ProviderIndex;
+  /** registered at start by the services that own providers (server/context.ts) */
+  owners: ProviderOwner[];
   /** stop following the database (the index's notifications) */
   close(): Promise<void>;
 }
@@ -19,7 +33,7 @@ export interface PlacementContext {
 export function createPlacementContext(database: Database, config: Config, log: Logger): PlacementContext {
   const names = new NameCache();
   const index = new ProviderIndex(database, names, log);
-  return { database, config, names, index, close: () => index.close() };
+  return { database, config, names, index, owners: [], close: () => index.close() };
 }
 
 /** The latest of some ISO timestamps, for `last-modified`; null (meaning now) when there are none. */

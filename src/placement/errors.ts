@@ -135,6 +135,12 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
     `Unable to allocate inventory: Unable to create allocation for '${p.class}' on resource provider '${p.provider}'. The requested amount would exceed the capacity.`,
   ],
   concurrent_update: (p) => [409, CODES.concurrentUpdate, `The change conflicted with ${p.what}; retry the request.`],
+  // allot: providers another service of this process owns (the bare-metal service's nodes)
+  provider_owned: (p) => [
+    409,
+    CODES.undefined,
+    `Unable to allocate inventory: resource provider(s) ${p.providers.map((u: string) => `'${u}'`).join(', ')} belong to ${p.owner}; allocations on them are made through that service.`,
+  ],
 };
 
 const PARENT_PROBLEMS: Record<string, string> = {

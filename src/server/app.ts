@@ -93,6 +93,9 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
 
   server.addHook('onRequest', async (req) => {
     if (req.url.length > MAX_URL_LENGTH) throw httpError(414, HTTP.uriTooLong, `The URL is longer than ${MAX_URL_LENGTH} characters.`);
+    // A blank Content-Type says nothing: treat it as absent so that each API applies its own rule
+    // for a body without a type (Ironic reads it as JSON) instead of the framework's 415.
+    if (typeof req.headers['content-type'] === 'string' && req.headers['content-type'].trim() === '') delete req.headers['content-type'];
   });
   server.addHook('onResponse', async (req, reply) => {
     const level = reply.statusCode >= 500 ? 'error' : 'debug';

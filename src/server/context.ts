@@ -4,8 +4,8 @@
 // the context started. Nothing of this lives in module-level variables.
 import type { Logger } from 'pino';
 import { createAccessControl } from '../auth/access.js';
-import { BaremetalRuntime } from '../baremetal/runtime.js';
-import type { BaremetalContext } from '../baremetal/routes/common.js';
+import { type BaremetalContext, createBaremetalContext } from '../baremetal/context.js';
+import { nodeProviderOwner } from '../baremetal/services/backend.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
@@ -33,6 +33,8 @@ export async function createContext(config: Config, log: Logger, database: Datab
   const access = createAccessControl(config, log, database.clock);
   const ids = await createIdsContext(config, log, database);
   const placement = createPlacementContext(database, config, log);
+  // the bare-metal node providers of the placement backend are the bare-metal service's alone
+  if (config.baremetalBackend === 'placement') placement.owners.push(nodeProviderOwner);
   return {
     config,
     log,
@@ -41,7 +43,7 @@ export async function createContext(config: Config, log: Logger, database: Datab
     health: new HealthChecks(database, readiness, config.healthTimeout),
     access,
     placement,
-    baremetal: { rt: new BaremetalRuntime({ config, database, log, placement }) },
+    baremetal: createBaremetalContext(config, database, log, placement),
     ids,
     close: async () => {
       await placement.close();

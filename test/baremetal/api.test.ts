@@ -62,7 +62,8 @@ for (const dialect of DIALECTS) {
       assert.equal(post.status, 405);
       const patch = await api.at('1.56').patch('/v1/allocations/x', []);
       assert.equal(patch.status, 405);
-      assert.equal(fault(patch).description, 'The API version does not allow updating allocations');
+      // once allocations exist, Ironic's own envelope says why
+      assert.deepEqual(fault(patch), { faultcode: 'Client', faultstring: 'The API version does not allow updating allocations', debuginfo: null });
     });
 
     test('errors are Ironic fault documents inside error_message', async () => {
@@ -138,7 +139,7 @@ for (const dialect of DIALECTS) {
         ['/v1/allocations?limit=-1', /^Limit must be positive$/],
         ['/v1/allocations?limit=0', /^Limit must be positive$/],
         ['/v1/allocations?limit=abc', /^Expected an integer for limit: abc$/],
-        ['/v1/allocations?sort_key=traits', /^The sort_key value "traits" is an invalid field for sorting$/],
+        ['/v1/allocations?sort_key=traits', /^The sort_key value traits is an invalid field for sorting$/],
         ['/v1/allocations?sort_dir=up', /^Invalid sort direction: up/],
         ['/v1/allocations?fields=bogus', /^Field\(s\) "bogus" are not valid$/],
         ['/v1/allocations?marker=nope', /^Expected UUID for marker: nope$/],

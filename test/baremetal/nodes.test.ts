@@ -170,7 +170,8 @@ for (const dialect of DIALECTS) {
       assert.match(fault(tooMany).faultstring!, /exceed the maximum number of traits per node \(51 vs\. 50\)/);
       assert.equal((await api.delete('/v1/nodes/t1/traits')).status, 204);
       assert.deepEqual((await api.get('/v1/nodes/t1/traits')).body.traits, []);
-      assert.equal((await api.at('1.36').get('/v1/nodes/t1/traits')).status, 404);
+      // before 1.37 a GET of the traits is Ironic's 406 (ironic-compat.test.ts has every method)
+      assert.equal((await api.at('1.36').get('/v1/nodes/t1/traits')).status, 406);
     });
 
     test('a node is locked while it moves: transitional state, target, reservation, 409 for another action', async () => {

@@ -1,7 +1,8 @@
 // The placement backend: nodes are resource providers of allot's own Placement, a node
 // allocation is a Placement allocation whose consumer is the allocation's uuid, and the two can
-// never disagree — including when a Placement client claims a node's provider directly, and when
-// a database that grew under the `database` backend is switched to `placement`.
+// never disagree — a Placement client cannot write allocations on a node's provider (so it can
+// never become a node's second owner), and a database that grew under the `database` backend
+// can be switched to `placement`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -47,33 +48,72 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test("a Placement consumer holding a node's provider keeps the node from being allocated", async () => {
+    test("a Placement client cannot make a second owner of a node: writes on node providers are refused", async () => {
       const server = await startServer({ db: await databaseUrl('held'), transitionTime: 20, baremetalBackend: 'placement' });
       try {
         const api = new IronicClient(`${server.url}/baremetal`);
         const placement = new PlacementClient(server.placementUrl);
-        const held = await availableNode(api, { name: 'held', resource_class: 'held' });
+        const taken = await availableNode(api, { name: 'taken', resource_class: 'held' });
         const free = await availableNode(api, { name: 'free', resource_class: 'held' });
+        const owned = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held', candidate_nodes: ['taken'] })).body.uuid);
+        assert.equal(owned.state, 'active');
+        assert.equal(owned.node_uuid, taken.uuid);
+        // a foreign provider, to show that ordinary Placement writes still work
+        const other = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
+        assert.equal((await placement.post('/resource_providers', { name: 'other', uuid: other })).status, 200);
+        assert.equal((await placement.put(`/resource_providers/${other}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 4 } } })).status, 200);
+
         const consumer = '5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
-        const claim = await placement.put(`/allocations/${consumer}`, {
-          allocations: { [held.uuid]: { resources: { CUSTOM_HELD: 1 } } },
-          project_id: 'p',
-          user_id: 'u',
-          consumer_generation: null,
-          consumer_type: 'INSTANCE',
-        });
-        assert.equal(claim.status, 204, claim.text);
-        // the allocation named like the held node would prefer it, but Placement says it is full
-        const a = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held', name: 'held' })).body.uuid);
-        assert.equal(a.state, 'active');
-        assert.equal(a.node_uuid, free.uuid);
-        const b = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held' })).body.uuid);
-        assert.equal(b.state, 'error');
-        assert.match(b.last_error, /no available nodes match the resource class held/);
-        // usage matches node state exactly
-        assert.deepEqual((await placement.get(`/resource_providers/${free.uuid}/usages`)).body.usages, { CUSTOM_HELD: 1 });
-        assert.deepEqual((await placement.get(`/allocations/${a.uuid}`)).body.allocations[free.uuid].resources, { CUSTOM_HELD: 1 });
-        assert.equal((await api.get(`/v1/nodes/${held.uuid}`)).body.instance_uuid, null);
+        const put = (allocations: Record<string, unknown>, generation: number | null = null) =>
+          placement.put(`/allocations/${consumer}`, { allocations, project_id: 'p', user_id: 'u', consumer_generation: generation, consumer_type: 'INSTANCE' });
+        const refused = (res: { status: number; body: any; text: string }, uuids: string[]) => {
+          assert.equal(res.status, 409, res.text);
+          assert.equal(res.body.errors[0].code, 'placement.undefined_code');
+          for (const uuid of uuids) assert.match(res.body.errors[0].detail, new RegExp(`'${uuid}'`));
+          assert.match(res.body.errors[0].detail, /belong to the bare-metal service/);
+        };
+        // the allocated node's provider: raising its capacity first does not help
+        const inventory = (await placement.get(`/resource_providers/${taken.uuid}/inventories`)).body;
+        assert.equal(
+          (await placement.put(`/resource_providers/${taken.uuid}/inventories`, { ...inventory, inventories: { CUSTOM_HELD: { total: 1, allocation_ratio: 2 } } })).status,
+          200,
+        );
+        refused(await put({ [taken.uuid]: { resources: { CUSTOM_HELD: 1 } } }), [taken.uuid]);
+        // a free node's provider, alone or among others; in POST /allocations; in /reshaper
+        refused(await put({ [free.uuid]: { resources: { CUSTOM_HELD: 1 } }, [other]: { resources: { VCPU: 1 } } }), [free.uuid]);
+        refused(
+          await placement.post('/allocations', { [consumer]: { allocations: { [free.uuid]: { resources: { CUSTOM_HELD: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' } }),
+          [free.uuid],
+        );
+        const otherGeneration = (await placement.get(`/resource_providers/${other}`)).body.generation;
+        const reshape = await placement.post(
+          '/reshaper',
+          {
+            inventories: { [other]: { resource_provider_generation: otherGeneration, inventories: { VCPU: { total: 4 } } } },
+            allocations: { [consumer]: { allocations: { [free.uuid]: { resources: { CUSTOM_HELD: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' } },
+          },
+          { headers: { 'x-roles': 'service' } },
+        );
+        refused(reshape, [free.uuid]);
+        // the bare-metal allocation's consumer cannot be moved or deleted through Placement either
+        refused(await placement.put(`/allocations/${owned.uuid}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: 1, consumer_type: 'INSTANCE' }), [taken.uuid]);
+        refused(await placement.delete(`/allocations/${owned.uuid}`), [taken.uuid]);
+        // ordinary consumers on ordinary providers are unaffected
+        assert.equal((await put({ [other]: { resources: { VCPU: 1 } } })).status, 204);
+
+        // one owner per node, and Placement agrees with the nodes
+        assert.deepEqual((await placement.get(`/resource_providers/${taken.uuid}/allocations`)).body.allocations, { [owned.uuid]: { resources: { CUSTOM_HELD: 1 } } });
+        assert.deepEqual((await placement.get(`/resource_providers/${free.uuid}/allocations`)).body.allocations, {});
+        const next = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held' })).body.uuid);
+        assert.equal(next.state, 'active');
+        assert.equal(next.node_uuid, free.uuid);
+        const none = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held' })).body.uuid);
+        assert.equal(none.state, 'error');
+        assert.match(none.last_error, /no available nodes match the resource class held/);
+        assert.deepEqual((await placement.get(`/resource_providers/${free.uuid}/allocations`)).body.allocations, { [next.uuid]: { resources: { CUSTOM_HELD: 1 } } });
+        // releasing through the bare-metal API still works
+        assert.equal((await api.delete(`/v1/allocations/${owned.uuid}`)).status, 204);
+        assert.deepEqual((await placement.get(`/resource_providers/${taken.uuid}/allocations`)).body.allocations, {});
       } finally {
         await server.close();
       }

@@ -1,16 +1,11 @@
 // Parsing shared by the bare-metal routes: paging parameters (limit, marker, sort_key, sort_dir)
 // and the `next` link, booleans and UUIDs in query strings, version-gated parameters.
-import type { JsonSchema } from '../../core/json-schema.js';
-import { isUuid, normalizeUuid } from '../../core/uuid.js';
-import { BOOL_WORDS, CUSTOM_TRAIT_PATTERN, STANDARD_TRAITS, parseBool } from '../core.js';
-import type { BaremetalRuntime } from '../runtime.js';
-import { badRequest, notAcceptable } from '../errors.js';
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { BOOL_WORDS, isHostnameSafe, isUuidOrName, parseBool } from '../core/rules.js';
+import { badRequest, frameworkError, notAcceptable } from '../errors.js';
+import { nodeNotFound } from '../store/nodes.js';
 import type { IronicRequest } from '../request.js';
 import type { SortDir } from '../store/paging.js';
-
-export interface BaremetalContext {
-  rt: BaremetalRuntime;
-}
 
 /** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
 export const MAX_LIMIT = 1000;
@@ -36,7 +31,7 @@ export function parsePage(args: Record<string, string>, sortKeys: readonly strin
   if (!sortKeys.includes(sortKey)) throw badRequest(`The sort_key value "${sortKey}" is an invalid field for sorting`);
   let marker: string | undefined;
   if (args.marker !== undefined) {
-    if (!isUuid(args.marker)) throw badRequest(`Expected UUID for marker: ${args.marker}`);
+    if (!isUuidLike(args.marker)) throw badRequest(`Expected UUID for marker: ${args.marker}`);
     marker = normalizeUuid(args.marker);
   }
   return { limit, sortKey, sortDir, ...(marker ? { marker } : {}) };
@@ -68,24 +63,20 @@ export function queryBool(args: Record<string, string>, name: string): boolean |
 export function queryUuid(args: Record<string, string>, name: string): string | undefined {
   const raw = args[name];
   if (raw === undefined) return undefined;
-  if (!isUuid(raw)) throw badRequest(`Expected UUID for ${name}: ${raw}`);
+  if (!isUuidLike(raw)) throw badRequest(`Expected UUID for ${name}: ${raw}`);
   return normalizeUuid(raw);
 }
 
-/** 406 for a query parameter newer than the request (Ironic's answer for versioned filters). */
-export function requireParamVersions(req: IronicRequest, args: Record<string, string>, since: Record<string, string>): void {
-  const tooNew = Object.keys(args).filter((k) => since[k] !== undefined && !req.mv.atLeast(since[k]!));
-  if (tooNew.length) throw notAcceptable(`The parameter(s) ${tooNew.join(', ')} need a newer API version.`);
-}
+/** Query parameters newer than 1.1: the version of each, and whether Ironic's 406 names that version. */
+export type ParamVersions = Record<string, { since: string; named?: boolean }>;
 
-/** A trait: one of the standard (os-traits) names or CUSTOM_[A-Z0-9_]+, at most 255 characters. */
-/** Ironic's own, keyword for keyword (which error a bad trait reports depends on the order). */
-export const TRAIT_SCHEMA: JsonSchema = {
-  type: 'string',
-  minLength: 1,
-  maxLength: 255,
-  anyOf: [{ pattern: CUSTOM_TRAIT_PATTERN }, { enum: [...STANDARD_TRAITS] }],
-};
+/** 406 for a query parameter newer than the request (Ironic's answer for versioned filters). */
+export function requireParamVersions(req: IronicRequest, args: Record<string, string>, versions: ParamVersions): void {
+  for (const key of Object.keys(args)) {
+    const v = versions[key];
+    if (v && !req.mv.atLeast(v.since)) throw notAcceptable(v.named ? v.since : undefined);
+  }
+}
 
 /** The body of a 202/204 verb that takes no document (or an empty one). */
 export function emptyBody(req: IronicRequest): void {
@@ -95,3 +86,32 @@ export function emptyBody(req: IronicRequest): void {
   const keys = Object.keys(body);
   if (keys.length) throw badRequest(`Schema error for body: Additional properties are not allowed (${keys.map((k) => `'${k}'`).join(', ')} ${keys.length === 1 ? 'was' : 'were'} unexpected)`);
 }
+
+/**
+ * The node a path names, checked as Ironic checks it before looking: neither a uuid nor a logical
+ * name is a 400 "Expected UUID or name for <arg>: …" — in the web framework's envelope where
+ * Ironic's argument is `node` (the node and its traits and allocation), in Ironic's own where it
+ * is `node_ident` (states and maintenance). Before 1.5 names did not exist (a name is not found);
+ * before 1.10 a name had to be a hostname.
+ */
+export function nodeIdent(req: IronicRequest, arg: 'node' | 'node_ident'): string {
+  const ident = req.param('node');
+  if (!isUuidOrName(ident)) {
+    const message = `Expected UUID or name for ${arg}: ${ident}`;
+    throw arg === 'node' ? frameworkError(400, message) : badRequest(message);
+  }
+  if (isUuidLike(ident)) return ident;
+  if (!req.mv.atLeast('1.5')) throw nodeNotFound(ident);
+  if (!req.mv.atLeast('1.10') && !isHostnameSafe(ident)) throw badRequest(invalidUuidOrName(ident));
+  return ident;
+}
+
+/** The allocation a path names: neither a uuid nor a logical name is Ironic's 400 (`patch`: PATCH's wording). */
+export function allocationIdent(req: IronicRequest, patch = false): string {
+  const ident = req.param('allocation');
+  if (!isUuidOrName(ident)) throw badRequest(patch ? invalidUuidOrName(ident) : `Expected UUID or name for allocation_ident: ${ident}`);
+  return ident;
+}
+
+/** Ironic's InvalidUuidOrName. */
+export const invalidUuidOrName = (ident: string) => `Expected a logical name or UUID but received ${ident}.`;

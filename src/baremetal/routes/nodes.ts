@@ -1,13 +1,16 @@
 // /v1/nodes and its sub-resources: list (and detail), create, show, JSON-patch, delete; states
 // (show, provision, power), maintenance, traits, and the node's allocation.
-import type { JsonSchema } from '../../core/json-schema.js';
-import { PROVISION_STATES } from '../core.js';
-import { badRequest, nodeNotFound, notFound } from '../errors.js';
+import { DomainError } from '../../core/errors.js';
+import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
+import { POWER_TARGETS, PROVISION_STATES, VERB_SINCE } from '../core/states.js';
+import type { BaremetalContext } from '../context.js';
+import { ApiError } from '../../http/errors.js';
+import { CODES, badRequest, ironicError, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import { deleteNodeAllocation } from '../services/allocations.js';
 import {
-  NODE_CREATE_SCHEMA,
-  type NodeCreate,
   addNodeTrait,
   createNode,
   deleteNode,
@@ -18,45 +21,54 @@ import {
   setNodeTraits,
   setPowerState,
   setProvisionState,
-  type ProvisionRequest,
-} from '../node-service.js';
-import { PATCH_SCHEMA, type PatchOp } from '../patch.js';
-import { aliveConductors } from '../store/conductors.js';
-import { type NodeFilters, type NodeRecord, findNode, listNodes } from '../store/nodes.js';
+} from '../services/nodes.js';
 import { findAllocation } from '../store/allocations.js';
-import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, allocationView, ironicTime, nodeView, parseFields } from '../views.js';
-import { type BaremetalContext, TRAIT_SCHEMA, emptyBody, nextLink, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
-import { deleteNodeAllocation } from '../allocation-service.js';
+import { aliveConductors } from '../store/conductors.js';
+import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
+import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, allocationView, ironicTime, nodeView, parseFields, provisionStateAt } from '../views.js';
+import { type ParamVersions, emptyBody, nextLink, nodeIdent, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
 
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.rt.conductorId });
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
-async function requireNode(req: IronicRequest, ctx: BaremetalContext): Promise<NodeRecord> {
-  const ident = req.param('node');
-  const node = await findNode(ctx.rt.database, ident);
-  if (!node) throw nodeNotFound(ident);
-  return node;
-}
+const requireNode = (ctx: BaremetalContext, ident: string): Promise<NodeRecord> => findRequired(ctx.database, ident);
 
-const FILTER_SINCE: Record<string, string> = {
-  fields: '1.8',
-  provision_state: '1.9',
-  driver: '1.16',
-  resource_class: '1.21',
-  fault: '1.42',
-  detail: '1.43',
-  conductor_group: '1.46',
-  conductor: '1.49',
-  owner: '1.50',
-  description_contains: '1.51',
-  retired: '1.61',
-  lessee: '1.65',
-  shard: '1.82',
-  sharded: '1.82',
+/**
+ * The node list's versioned parameters as Ironic checks them (api/controllers/v1/utils.py):
+ * most filters name their version in the 406. Ironic does not check `description_contains`
+ * (1.51) or `retired` (1.61) against the version, nor does allot; `detail` (1.43) is a 400.
+ */
+const PARAM_VERSIONS: ParamVersions = {
+  fields: { since: '1.8' },
+  provision_state: { since: '1.9' },
+  driver: { since: '1.16', named: true },
+  resource_class: { since: '1.21', named: true },
+  fault: { since: '1.42', named: true },
+  conductor_group: { since: '1.46', named: true },
+  conductor: { since: '1.49', named: true },
+  owner: { since: '1.50', named: true },
+  lessee: { since: '1.65', named: true },
+  shard: { since: '1.82', named: true },
+  sharded: { since: '1.82', named: true },
 };
-const FILTERS = ['instance_uuid', 'maintenance', 'associated', ...Object.keys(FILTER_SINCE).filter((k) => k !== 'fields' && k !== 'detail')];
+const FILTERS = [
+  'instance_uuid',
+  'chassis_uuid',
+  'maintenance',
+  'associated',
+  'description_contains',
+  'retired',
+  'project',
+  ...Object.keys(PARAM_VERSIONS).filter((k) => k !== 'fields'),
+];
+/** Ironic's node faults (ironic/common/faults.py), in its order. */
+const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
 const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
+
+/** Fields a node list may not be sorted by (Ironic's invalid_sort_key_list). */
+const UNSORTABLE = ['properties', 'driver_info', 'extra', 'instance_info', 'driver_internal_info', 'clean_step', 'deploy_step', 'raid_config', 'target_raid_config', 'traits', 'network_data'];
 
 /** Columns a node list may be sorted by (not documents, not traits). */
 const SORT_KEYS = [
@@ -93,13 +105,22 @@ const SORT_KEYS = [
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const allowed = detailPath ? [...FILTERS, ...PAGING] : [...FILTERS, ...PAGING, 'fields', 'detail'];
   const args = req.queryArgs(allowed);
-  requireParamVersions(req, args, FILTER_SINCE);
-  const detail = detailPath || queryBool(args, 'detail') === true;
+  requireParamVersions(req, args, PARAM_VERSIONS);
+  const detailArg = queryBool(args, 'detail');
+  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
+  const detail = detailPath || detailArg === true;
   if (!detailPath && args.detail !== undefined && args.fields !== undefined && detail) throw badRequest('Can not specify ?detail=True and fields in the same request.');
   const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
   if (args.provision_state !== undefined && !(PROVISION_STATES as readonly string[]).includes(args.provision_state)) {
     throw badRequest(`Provision state "${args.provision_state}" is not valid`);
   }
+  if (args.fault !== undefined && !FAULTS.includes(args.fault)) {
+    throw badRequest(`Unrecognized fault "${args.fault}" is specified, allowed faults are (${FAULTS.map((f) => `'${f}'`).join(', ')})`);
+  }
+  // allot serves no chassis (yet): a well-formed chassis uuid names one that does not exist
+  const chassis = queryUuid(args, 'chassis_uuid');
+  if (chassis !== undefined) throw ironicError(404, `Chassis ${chassis} could not be found.`);
+  if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key)) throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
   const filters: NodeFilters = {};
   const instanceUuid = queryUuid(args, 'instance_uuid');
   if (instanceUuid !== undefined) filters.instanceUuid = instanceUuid;
@@ -119,21 +140,21 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.fault !== undefined) filters.fault = args.fault;
   if (args.owner !== undefined) filters.owner = args.owner;
   if (args.lessee !== undefined) filters.lessee = args.lessee;
+  if (args.project !== undefined) filters.project = args.project;
   if (args.description_contains !== undefined) filters.descriptionContains = args.description_contains;
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
     // every live conductor services every node in allot; a dead or unknown one services none
-    const alive = await aliveConductors(ctx.rt.database, ctx.rt.config.heartbeatTimeout);
-    if (!alive.includes(args.conductor) && args.conductor !== ctx.rt.conductorId) filters.none = true;
+    const alive = await aliveConductors(ctx.database, ctx.config.heartbeatTimeout);
+    if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
   const page = parsePage(args, SORT_KEYS);
   let after: { value: unknown; id: number } | undefined;
   if (page.marker) {
-    const marker = await findNode(ctx.rt.database, page.marker);
-    if (!marker) throw nodeNotFound(page.marker);
+    const marker = await findRequired(ctx.database, page.marker);
     after = { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id };
   }
-  const nodes = await listNodes(ctx.rt.database, filters, { ...page, ...(after ? { after } : {}) });
+  const nodes = await listNodes(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
   const shown = fields ?? (detail ? undefined : NODE_LIST_FIELDS);
   const body: Record<string, unknown> = { nodes: nodes.map((n) => nodeView(n, view(req, ctx), shown)) };
   const next = nextLink(req, detailPath ? 'nodes/detail' : 'nodes', page, nodes.length, nodes[nodes.length - 1]?.uuid);
@@ -147,34 +168,50 @@ export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
 export const create: E = {
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<NodeCreate>(NODE_CREATE_SCHEMA, 'node');
-    const node = await createNode(ctx.rt, body, req.mv);
+    const body = req.json<Record<string, unknown>>(schemas.nodeCreate, 'node');
+    const { uuid, fields } = createFields(body, req.mv);
+    // before 1.11 nodes were born available (and, with no power state, still unallocatable)
+    const node = await createNode(ctx, { uuid, fields, provisionState: req.mv.atLeast('1.11') ? 'enroll' : 'available' });
     return { status: 201, body: nodeView(node, view(req, ctx)), location: `${req.baseUrl}/v1/nodes/${node.uuid}` };
   },
 };
 
 export const show: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, FILTER_SINCE);
+    requireParamVersions(req, args, PARAM_VERSIONS);
     const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
-    return { body: nodeView(await requireNode(req, ctx), view(req, ctx), fields) };
+    return { body: nodeView(await requireNode(ctx, ident), view(req, ctx), fields) };
   },
 };
 
 export const patch: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    const ops = req.json<PatchOp[]>(PATCH_SCHEMA, 'patch');
-    const node = await patchNode(ctx.rt, req.param('node'), ops, req.mv);
+    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    for (const op of ops) {
+      const field = rootField(op);
+      if (!PATCHABLE.includes(field)) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
+    }
+    checkFieldVersions([...new Set(ops.map(rootField))], req.mv);
+    const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
+    const edit = (before: Record<string, unknown>) => {
+      const after = applyPatch(before, ops);
+      checkSchema(schemas.node, after, 'patch');
+      return patchedFields(before, after, ident);
+    };
+    const node = await patchNode(ctx, ident, edit, typeof newClass === 'string' && newClass.length <= 80 ? newClass : null);
     return { body: nodeView(node, view(req, ctx)) };
   },
 };
 
 export const remove: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    await deleteNode(ctx.rt, req.param('node'));
+    await deleteNode(ctx, ident);
     return {};
   },
 };
@@ -183,13 +220,14 @@ export const remove: E = {
 
 export const states: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const n = await requireNode(req, ctx);
+    const n = await requireNode(ctx, ident);
     const body: Record<string, unknown> = {
       console_enabled: false,
       last_error: n.last_error,
       power_state: n.power_state,
-      provision_state: n.provision_state,
+      provision_state: provisionStateAt(n.provision_state, req.mv),
       target_power_state: n.target_power_state,
       target_provision_state: n.target_provision_state,
       provision_updated_at: ironicTime(n.provision_updated_at),
@@ -211,133 +249,160 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
   return body as Record<string, unknown>;
 }
 
-const PROVISION_SCHEMA: JsonSchema = {
-  type: 'object',
-  properties: {
-    target: { type: 'string' },
-    configdrive: { type: ['string', 'object', 'null'] },
-    clean_steps: { type: ['array', 'null'], items: { type: 'object' } },
-    deploy_steps: { type: ['array', 'null'], items: { type: 'object' } },
-    rescue_password: { type: ['string', 'null'] },
-    disable_ramdisk: { type: ['boolean', 'null'] },
-  },
-};
-
 export const provision: E = {
   async handle(req, ctx) {
-    const args = verbArgs(req, Object.keys(PROVISION_SCHEMA.properties!));
+    const ident = nodeIdent(req, 'node_ident');
+    const args = verbArgs(req, Object.keys(schemas.provision.properties!));
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema(PROVISION_SCHEMA, args, 'body');
-    const request: ProvisionRequest = { target: args.target as string };
-    for (const k of ['configdrive', 'clean_steps', 'deploy_steps', 'rescue_password', 'disable_ramdisk'] as const) {
-      if (args[k] !== undefined && args[k] !== null) (request as unknown as Record<string, unknown>)[k] = args[k];
+    checkSchema(schemas.provision, args, 'body');
+    const given = (k: string) => args[k] !== undefined && args[k] !== null;
+    const target = args.target as string;
+    const since = VERB_SINCE[target];
+    if (since && !req.mv.atLeast(since)) throw notAcceptable();
+    if (given('clean_steps') && target !== 'clean') throw badRequest('"clean_steps" is only valid when setting target provision state to clean');
+    if (target === 'clean' && !args.clean_steps) throw badRequest('"clean_steps" is required when setting target provision state to clean');
+    if (given('deploy_steps') && !['active', 'deploy', 'rebuild'].includes(target)) {
+      throw badRequest(`"deploy_steps" is only valid when setting target provision state to active or rebuild`);
     }
-    await setProvisionState(ctx.rt, req.param('node'), request, req.mv);
-    return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
+    if (given('configdrive') && !['active', 'deploy', 'rebuild'].includes(target)) {
+      throw badRequest(`Adding a config drive is only supported when setting provision state to active or rebuild`);
+    }
+    if (given('rescue_password') && target !== 'rescue') throw badRequest('"rescue_password" is only valid when setting target provision state to rescue');
+    if (target === 'rescue' && !args.rescue_password) throw badRequest('A non-empty "rescue_password" is required when setting target provision state to rescue');
+    if (given('disable_ramdisk') && target !== 'clean') throw badRequest('"disable_ramdisk" is only valid when setting target provision state to clean');
+    await setProvisionState(ctx, ident, target);
+    return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };
   },
 };
 
 export const power: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     const args = verbArgs(req, ['target', 'timeout']);
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema({ type: 'object', properties: { target: { type: 'string' }, timeout: { type: ['integer', 'null'] } } }, args, 'body');
-    await setPowerState(ctx.rt, req.param('node'), args.target as string, (args.timeout as number | null | undefined) ?? undefined, req.mv);
-    return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
+    checkSchema(schemas.power, args, 'body');
+    const target = args.target as string;
+    const timeout = (args.timeout as number | null | undefined) ?? undefined;
+    if (timeout !== undefined && !req.mv.atLeast('1.27')) throw notAcceptable();
+    if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw badRequest('timeout has to be positive integer');
+    const spec = POWER_TARGETS[target];
+    await setPowerState(ctx, ident, target, spec === undefined || req.mv.atLeast(spec.since));
+    return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };
   },
 };
 
 export const maintenanceOn: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     const args = verbArgs(req, ['reason']);
-    checkSchema({ type: 'object', properties: { reason: { type: ['string', 'null'] } } }, args, 'body');
-    await setMaintenance(ctx.rt, req.param('node'), true, (args.reason as string | null | undefined) ?? null);
+    checkSchema(schemas.maintenance, args, 'body');
+    await setMaintenance(ctx, ident, true, (args.reason as string | null | undefined) ?? null);
     return { status: 202 };
   },
 };
 
 export const maintenanceOff: E = {
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    await setMaintenance(ctx.rt, req.param('node'), false, null);
+    await setMaintenance(ctx, ident, false, null);
     return { status: 202 };
   },
 };
 
 // ---- traits ----------------------------------------------------------------------------------
 
-const TRAITS_SINCE = { since: '1.37' } as const;
+/**
+ * Before 1.37 Ironic has no traits controller and the path falls through to the node's, which
+ * checks the identifier first and then answers GET with a 406 (once the node is found), PUT with
+ * its 405 and DELETE with "Resource could not be found.".
+ */
+async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<void> {
+  if (req.mv.atLeast('1.37')) return;
+  if (req.method === 'GET') {
+    await requireNode(ctx, ident);
+    throw notAcceptable();
+  }
+  if (req.method === 'PUT') throw new ApiError(405, CODES.framework, '', {}, { allow: 'DELETE, GET, PATCH, POST' });
+  throw ironicError(404, 'Resource could not be found.');
+}
 
 export const traits: E = {
-  ...TRAITS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
-    return { body: { traits: (await requireNode(req, ctx)).traits } };
+    return { body: { traits: (await requireNode(ctx, ident)).traits } };
   },
 };
 
 export const setTraits: E = {
-  ...TRAITS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
-    const body = req.json<{ traits: string[] }>(
-      { type: 'object', properties: { traits: { type: 'array', items: TRAIT_SCHEMA } }, required: ['traits'], additionalProperties: false },
-      'body',
-    );
-    await setNodeTraits(ctx.rt, req.param('node'), body.traits);
+    const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
+    await setNodeTraits(ctx, ident, body.traits);
     return { status: 204 };
   },
 };
 
 export const removeTraits: E = {
-  ...TRAITS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
-    await removeAllNodeTraits(ctx.rt, req.param('node'));
+    await removeAllNodeTraits(ctx, ident);
     return { status: 204 };
   },
 };
 
 export const addTrait: E = {
-  ...TRAITS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
     emptyBody(req);
     const trait = req.param('trait');
-    checkSchema(TRAIT_SCHEMA, trait, 'trait');
-    await addNodeTrait(ctx.rt, req.param('node'), trait);
-    return { status: 204, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/traits/${trait}` };
+    checkSchema(schemas.trait, trait, 'trait');
+    await addNodeTrait(ctx, ident, trait);
+    return { status: 204, location: `${req.baseUrl}/v1/nodes/${ident}/traits/${trait}` };
   },
 };
 
 export const removeTrait: E = {
-  ...TRAITS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
-    await removeNodeTrait(ctx.rt, req.param('node'), req.param('trait'));
+    await removeNodeTrait(ctx, ident, req.param('trait'));
     return { status: 204 };
   },
 };
 
 // ---- the node's allocation -------------------------------------------------------------------
 
-const ALLOCATIONS_SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
+const noAllocation = (ident: string) => new DomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
+
+/** Before 1.52 the node has no allocation sub-resource: the framework's bare 404. */
+const ALLOCATIONS_SINCE = { since: '1.52' } as const;
 
 export const allocation: E = {
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     const args = req.queryArgs(['fields']);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    const node = await requireNode(req, ctx);
+    const node = await requireNode(ctx, ident);
     if (node.allocation_uuid === null) {
       // an instance_uuid set directly (without an allocation) is the spec's 400
-      if (node.instance_uuid !== null && !(await findAllocation(ctx.rt.database, node.instance_uuid))) {
+      if (node.instance_uuid !== null && !(await findAllocation(ctx.database, node.instance_uuid))) {
         throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
       }
-      throw notFound(`Allocation for node ${req.param('node')} was not found`);
+      throw noAllocation(ident);
     }
-    const found = await findAllocation(ctx.rt.database, node.allocation_uuid);
-    if (!found) throw notFound(`Allocation for node ${req.param('node')} was not found`);
+    const found = await findAllocation(ctx.database, node.allocation_uuid);
+    if (!found) throw noAllocation(ident);
     return { body: allocationView(found, view(req, ctx), fields) };
   },
 };
@@ -345,8 +410,9 @@ export const allocation: E = {
 export const removeAllocation: E = {
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    await deleteNodeAllocation(ctx.rt, req.param('node'));
+    await deleteNodeAllocation(ctx, ident);
     return {};
   },
 };

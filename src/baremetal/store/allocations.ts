@@ -2,7 +2,8 @@
 // allocation is guarded by `conductor_affinity = <me>` (the spec's "HA and take over"), so a
 // conductor that lost the allocation to a take-over can never overwrite the new owner's work.
 import type { Insertable } from 'kysely';
-import { isUuid, normalizeUuid } from '../../core/uuid.js';
+import { DomainError } from '../../core/errors.js';
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely } from '../../db/database.js';
 import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
 import type { Tx } from '../../db/transaction.js';
@@ -36,11 +37,20 @@ async function withTraits(db: Db, rows: Array<BaremetalAllocationRow & { node_uu
   return rows.map((r) => ({ ...r, traits: traits.get(r.id) ?? [] }));
 }
 
-/** An allocation by uuid (any spelling of one) or by name. */
+/** An allocation by uuid (any spelling oslo's is_uuid_like accepts) or by name. */
 export async function findAllocation(db: Db, ident: string): Promise<AllocationRecord | undefined> {
   const q = selectAllocations(db.db);
-  const row = await (isUuid(ident) ? q.where('t.uuid', '=', normalizeUuid(ident)) : q.where('t.name', '=', ident)).executeTakeFirst();
+  const row = await (isUuidLike(ident) ? q.where('t.uuid', '=', normalizeUuid(ident)) : q.where('t.name', '=', ident)).executeTakeFirst();
   return row ? (await withTraits(db, [row]))[0] : undefined;
+}
+
+export const allocationNotFound = (ident: string) => new DomainError('allocation_not_found', { ident }, `no allocation ${ident}`);
+
+/** An allocation that exists; `allocation_not_found` otherwise. */
+export async function requireAllocation(db: Db, ident: string): Promise<AllocationRecord> {
+  const allocation = await findAllocation(db, ident);
+  if (!allocation) throw allocationNotFound(ident);
+  return allocation;
 }
 
 export async function findAllocationById(db: Db, id: number): Promise<AllocationRecord | undefined> {
@@ -52,7 +62,7 @@ export async function findAllocationById(db: Db, id: number): Promise<Allocation
 export async function lockAllocation(tx: Tx, ident: string | number): Promise<AllocationRecord | undefined> {
   if (tx.dialect === 'postgres') {
     let q = tx.db.selectFrom('baremetal_allocations').select('id');
-    q = typeof ident === 'number' ? q.where('id', '=', ident) : isUuid(ident) ? q.where('uuid', '=', normalizeUuid(ident)) : q.where('name', '=', ident);
+    q = typeof ident === 'number' ? q.where('id', '=', ident) : isUuidLike(ident) ? q.where('uuid', '=', normalizeUuid(ident)) : q.where('name', '=', ident);
     const locked = await q.forUpdate().executeTakeFirst();
     if (!locked) return undefined;
     return findAllocationById(tx, locked.id);
@@ -81,6 +91,20 @@ export async function insertAllocation(tx: Tx, values: Insertable<BaremetalAlloc
   const unique = [...new Set(traits)];
   if (unique.length) await tx.db.insertInto('baremetal_allocation_traits').values(unique.map((trait) => ({ allocation_id: row.id, trait }))).execute();
   return row.id;
+}
+
+/** PATCH (1.57): a new name and extra. */
+export async function updateAllocation(tx: Tx, id: number, changes: { name: string | null; extra: string }): Promise<void> {
+  await tx.db
+    .updateTable('baremetal_allocations')
+    .set({ ...changes, updated_at: tx.clock.nowIso() })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** An allocation's uuid by id (for the worker's failure message), if it still exists. */
+export async function allocationUuid(db: Db, id: number): Promise<string | undefined> {
+  return (await db.db.selectFrom('baremetal_allocations').select('uuid').where('id', '=', id).executeTakeFirst())?.uuid;
 }
 
 export async function deleteAllocationRow(tx: Tx, id: number): Promise<void> {

@@ -5,10 +5,12 @@
 import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import { transaction } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
-import { type ConsumerAllocations, deleteConsumer, writeAllocations } from '../store/allocations.js';
+import { DomainError } from '../../core/errors.js';
+import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
 import { oneStatementClaim } from '../store/one-statement-claim.js';
 
 export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
+  await refuseOwnedProviders(ctx, writes.map((w) => w.consumerUuid), writes.flatMap((w) => [...w.allocations.keys()]));
   const claim = await oneStatementClaim(ctx.database, ctx.names, writes);
   if (claim) {
     try {
@@ -29,6 +31,23 @@ export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]
 }
 
 /** Remove every allocation of a consumer. */
-export function removeConsumer(ctx: PlacementContext, consumerUuid: string): Promise<void> {
-  return transaction(ctx.database, (tx) => deleteConsumer(tx, consumerUuid));
+export async function removeConsumer(ctx: PlacementContext, consumerUuid: string): Promise<void> {
+  await refuseOwnedProviders(ctx, [consumerUuid], []);
+  await transaction(ctx.database, (tx) => deleteConsumer(tx, consumerUuid));
+}
+
+/**
+ * Refuse (409) an API write that would put allocations on a provider another service owns, or
+ * change the allocations of a consumer that holds one. Checked before the write: which providers
+ * are owned never changes while they exist (a node's provider is made with the node), and only
+ * the owner itself writes allocations on them.
+ */
+export async function refuseOwnedProviders(ctx: PlacementContext, consumerUuids: readonly string[], providerUuids: readonly string[]): Promise<void> {
+  if (!ctx.owners.length) return;
+  const touched = [...new Set([...providerUuids, ...(await providersOfConsumers(ctx.database, consumerUuids))])];
+  if (!touched.length) return;
+  for (const owner of ctx.owners) {
+    const owned = await owner.owned(ctx.database, touched);
+    if (owned.length) throw new DomainError('provider_owned', { providers: owned.sort(), owner: owner.name }, `providers ${owned.join(', ')} belong to ${owner.name}`);
+  }
 }

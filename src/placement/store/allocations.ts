@@ -412,3 +412,17 @@ export async function providerAllocations(db: Db, providerId: number) {
   }
   return { allocations: out, lastModified };
 }
+
+/** The providers the current allocations of these consumers are on. */
+export async function providersOfConsumers(db: Db, consumerUuids: readonly string[]): Promise<string[]> {
+  if (!consumerUuids.length) return [];
+  const rows = await db.db
+    .selectFrom('allocations as a')
+    .innerJoin('consumers as c', 'c.id', 'a.consumer_id')
+    .innerJoin('resource_providers as rp', 'rp.id', 'a.resource_provider_id')
+    .select('rp.uuid')
+    .distinct()
+    .where('c.uuid', 'in', [...consumerUuids])
+    .execute();
+  return rows.map((r) => r.uuid);
+}

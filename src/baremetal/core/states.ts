@@ -1,8 +1,5 @@
-// Pure bare-metal logic, no I/O: the provision state machine of the fake-hardware driver, power
-// targets, name and trait rules, Placement resource class names, and the allocation candidate
-// order. Everything here is a fact of the Ironic API (states, verbs, wording) or allot's choice,
-// stated where it is made.
-import standardTraits from '../placement/data/standard-traits.json' with { type: 'json' };
+// The fake-hardware driver's states, pure: the provision state machine (Ironic's, restricted to
+// what hardware that never fails and never waits for a ramdisk can do) and the power targets.
 
 // ---- provision states ------------------------------------------------------------------------
 
@@ -168,68 +165,16 @@ export const POWER_TARGETS: Record<string, { result: 'power on' | 'power off'; s
   'soft rebooting': { result: 'power on', since: '1.27' },
 };
 
-// ---- names and traits ------------------------------------------------------------------------
-
-const UUID_LIKE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
+// ---- deallocation ----------------------------------------------------------------------------
 
 /**
- * A node or allocation name: RFC 3986 unreserved characters (1.10+), at most 255, and not a UUID
- * (a name that looks like a UUID could not be told from one in a URL).
+ * Why a node's allocation may not be removed now (the spec's DELETE 409 rules), or null when it
+ * may: a node in maintenance always may; one moving (outside the states where updates are allowed)
+ * or deployed may not.
  */
-export function isValidName(name: string): boolean {
-  return name.length > 0 && name.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(name) && !UUID_LIKE.test(name);
-}
-
-export const CUSTOM_TRAIT_PATTERN = '^CUSTOM_[A-Z0-9_]+$';
-export const STANDARD_TRAITS: readonly string[] = standardTraits.traits;
-/** Ironic's limit on traits per node. */
-export const MAX_TRAITS_PER_NODE = 50;
-
-// ---- Placement mirror ------------------------------------------------------------------------
-
-/**
- * The Placement resource class of a node's resource class, as Nova's Ironic driver names it:
- * `CUSTOM_` + the name in upper case with anything but A-Z, 0-9 and _ replaced by _.
- */
-export function placementResourceClass(resourceClass: string): string {
-  return `CUSTOM_${resourceClass.toUpperCase().replace(/[^A-Z0-9_]/g, '_')}`;
-}
-
-// ---- allocation ------------------------------------------------------------------------------
-
-/**
- * The order in which an allocation tries its candidates: shuffled, so that concurrent allocations
- * do not all fight over the first node, and (1.79 behaviour, which allot always applies) a node
- * whose name equals the allocation's name first.
- */
-export function candidateOrder<T extends { name: string | null }>(nodes: T[], allocationName: string | null, random: () => number = Math.random): T[] {
-  const out = [...nodes];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  if (allocationName !== null) {
-    const i = out.findIndex((n) => n.name === allocationName);
-    if (i > 0) out.unshift(...out.splice(i, 1));
-  }
-  return out;
-}
-
-/** The sentence of `last_error` for an allocation that failed: Ironic's wording. */
-export function allocationFailure(uuid: string, reason: string): string {
-  return `Failed to process allocation ${uuid}: ${reason}.`;
-}
-
-/** Booleans in query strings and JSON patches, as oslo's strutils accepts them. */
-const TRUE = ['1', 't', 'true', 'on', 'y', 'yes'];
-const FALSE = ['0', 'f', 'false', 'off', 'n', 'no'];
-export function parseBool(value: unknown): boolean | null {
-  if (typeof value === 'boolean') return value;
-  if (typeof value !== 'string') return null;
-  const v = value.trim().toLowerCase();
-  if (TRUE.includes(v)) return true;
-  if (FALSE.includes(v)) return false;
+export function deallocationRefusal(node: { maintenance: number; provision_state: string; target_provision_state: string | null }): 'moving' | 'active' | null {
+  if (node.maintenance === 1) return null;
+  if (node.target_provision_state !== null && !DEALLOCATE_ALLOWED_TRANSITIONAL.includes(node.provision_state)) return 'moving';
+  if (node.provision_state === 'active') return 'active';
   return null;
 }
-/** The accepted words, sorted, for error messages. */
-export const BOOL_WORDS: readonly string[] = [...TRUE, ...FALSE].sort();

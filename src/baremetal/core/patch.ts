@@ -2,9 +2,8 @@
 // remove; paths of word characters and dashes; a patch is applied to the resource's API document
 // and the result is then validated like a create. Removing a top-level field sets it to null
 // (the caller turns null into the field's default: {} for documents). Pure; no I/O.
-import type { JsonSchema } from '../core/json-schema.js';
-import { pyRepr } from '../core/json-schema.js';
-import { badRequest } from './errors.js';
+import { DomainError } from '../../core/errors.js';
+import { pyRepr } from '../../core/json-schema.js';
 
 export interface PatchOp {
   op: 'add' | 'replace' | 'remove';
@@ -12,30 +11,15 @@ export interface PatchOp {
   value?: unknown;
 }
 
-export const PATCH_SCHEMA: JsonSchema = {
-  type: 'array',
-  items: {
-    type: 'object',
-    // Ironic's schema, in Ironic's order (the order decides which of two errors is reported)
-    properties: {
-      path: { type: 'string', pattern: '^(/[\\w-]+)+$' },
-      op: { type: 'string', enum: ['add', 'replace', 'remove'] },
-      value: {},
-    },
-    additionalProperties: false,
-    required: ['op', 'path'],
-  },
-};
-
 /** The top-level field a patch operation touches (`/extra/foo` → `extra`). */
 export const rootField = (op: PatchOp): string => op.path.split('/')[1]!;
 
-/** Apply the operations in order to a copy of `doc`. Errors are 400s worded as Ironic words them. */
+/** Apply the operations in order to a copy of `doc`; an operation that cannot apply is a DomainError (`patch_failed`). */
 export function applyPatch(doc: Record<string, unknown>, ops: PatchOp[]): Record<string, unknown> {
   const out = structuredClone(doc);
   for (const op of ops) {
-    const fail = (reason: string) => badRequest(`Couldn't apply patch '${pyRepr(op)}'. Reason: ${reason}`);
-    if ((op.op === 'add' || op.op === 'replace') && !('value' in op)) throw badRequest(`'add' and 'replace' operations need a value: ${pyRepr(op)}`);
+    const fail = (reason: string) => new DomainError('patch_failed', { op, reason }, `couldn't apply patch ${pyRepr(op)}: ${reason}`);
+    if ((op.op === 'add' || op.op === 'replace') && !('value' in op)) throw new DomainError('patch_value_missing', { op }, `'add' and 'replace' operations need a value: ${pyRepr(op)}`);
     const segments = op.path.split('/').slice(1);
     if (segments.length === 1) {
       // top level: every patchable field is in the document (null when unset)

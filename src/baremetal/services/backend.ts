@@ -8,28 +8,22 @@
 //                uuid, written in the same transaction as the node and allocation rows. So
 //                Placement usage and node state cannot disagree, and a consumer that claims the
 //                node's provider through the Placement API takes the node out of the pool.
-import { sql } from 'kysely';
-import type { BaremetalBackendName } from '../config.js';
-import { DomainError } from '../core/errors.js';
-import type { Database, Db } from '../db/database.js';
-import type { Tx } from '../db/transaction.js';
-import type { PlacementContext } from '../placement/context.js';
-import * as classes from '../placement/services/resource-classes.js';
-import * as placementTraits from '../placement/services/traits.js';
-import { readConsumer, writeAllocations } from '../placement/store/allocations.js';
-import { changeInventories, currentInventories } from '../placement/store/inventories.js';
-import { idByName, idsByName } from '../placement/store/names.js';
-import { deleteProvider, findAndLockProvider, insertProvider, listProviders } from '../placement/store/providers.js';
-import { providerTraits, replaceProviderTraits } from '../placement/store/traits.js';
-import { placementResourceClass, STANDARD_TRAITS } from './core.js';
-import type { AllocationRecord } from './store/allocations.js';
-import type { NodeRecord } from './store/nodes.js';
-
-export interface Candidate {
-  id: number;
-  uuid: string;
-  name: string | null;
-}
+import type { BaremetalBackendName } from '../../config.js';
+import { DomainError } from '../../core/errors.js';
+import type { Database, Db } from '../../db/database.js';
+import type { Tx } from '../../db/transaction.js';
+import type { PlacementContext, ProviderOwner } from '../../placement/context.js';
+import * as classes from '../../placement/services/resource-classes.js';
+import * as placementTraits from '../../placement/services/traits.js';
+import { readConsumer, writeAllocations } from '../../placement/store/allocations.js';
+import { changeInventories, currentInventories } from '../../placement/store/inventories.js';
+import { idByName, idsByName } from '../../placement/store/names.js';
+import { deleteProvider, findAndLockProvider, insertProvider, listProviders } from '../../placement/store/providers.js';
+import { providerTraits, replaceProviderTraits } from '../../placement/store/traits.js';
+import { STANDARD_TRAITS, placementResourceClass } from '../core/rules.js';
+import type { AllocationRecord } from '../store/allocations.js';
+import { type Candidate, candidateQuery, eligibleNodes, nodesWithTraits } from '../store/candidates.js';
+import { type NodeRecord, nodeUuidsAmong } from '../store/nodes.js';
 
 export type CandidateResult = { nodes: Candidate[] } | { reason: string };
 
@@ -51,24 +45,9 @@ export interface AllocationBackend {
   holdsClaim(db: Db, allocationUuid: string): Promise<boolean>;
 }
 
-/** Stage 1, shared: nodes in a state to take an allocation (the spec's filter, without traits). */
-async function eligibleNodes(db: Db, a: AllocationRecord): Promise<Candidate[]> {
-  let q = db.db
-    .selectFrom('baremetal_nodes')
-    .select(['id', 'uuid', 'name'])
-    .where('provision_state', '=', 'available')
-    .where('maintenance', '=', 0)
-    .where('retired', '=', 0)
-    .where('power_state', 'is not', null)
-    .where('instance_uuid', 'is', null)
-    .where('resource_class', '=', a.resource_class ?? '');
-  const candidates = JSON.parse(a.candidate_nodes) as string[];
-  if (candidates.length) q = q.where('uuid', 'in', candidates);
-  if (a.owner !== null) {
-    const owner = a.owner;
-    q = q.where((eb) => eb.or([eb('owner', '=', owner), eb('lessee', '=', owner)]));
-  }
-  return q.orderBy('id').execute();
+/** Stage 1, shared: nodes in a state to take the allocation (the spec's filter, without traits). */
+function eligible(db: Db, a: AllocationRecord): Promise<Candidate[]> {
+  return eligibleNodes(db, candidateQuery(a));
 }
 
 function noneMatch(a: AllocationRecord): { reason: string } {
@@ -85,26 +64,11 @@ const noTraits = (a: AllocationRecord) => ({ reason: `no suitable nodes have the
 export const databaseBackend: AllocationBackend = {
   name: 'database',
   async candidates(db, a) {
-    const eligible = await eligibleNodes(db, a);
-    if (!eligible.length) return noneMatch(a);
-    if (!a.traits.length) return { nodes: eligible };
-    const withTraits = new Set(
-      (
-        await db.db
-          .selectFrom('baremetal_node_traits')
-          .select('node_id')
-          .where('trait', 'in', a.traits)
-          .where(
-            'node_id',
-            'in',
-            eligible.map((n) => n.id),
-          )
-          .groupBy('node_id')
-          .having(sql<number>`count(*)`, '=', a.traits.length)
-          .execute()
-      ).map((r) => r.node_id),
-    );
-    const nodes = eligible.filter((n) => withTraits.has(n.id));
+    const found = await eligible(db, a);
+    if (!found.length) return noneMatch(a);
+    if (!a.traits.length) return { nodes: found };
+    const withTraits = await nodesWithTraits(db, found.map((n) => n.id), a.traits);
+    const nodes = found.filter((n) => withTraits.has(n.id));
     return nodes.length ? { nodes } : noTraits(a);
   },
   async claim() {
@@ -123,13 +87,13 @@ export const databaseBackend: AllocationBackend = {
 const PLACEMENT_USER = 'allot-baremetal';
 
 /** What a Placement claim refuses when the node's provider cannot take this allocation now. */
-const NOT_CLAIMABLE = new Set(['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing', 'consumer_generation_conflict', 'unknown_resource_class']);
+const NOT_CLAIMABLE: readonly string[] = ['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing', 'consumer_generation_conflict', 'unknown_resource_class'];
 
 export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
   async candidates(db, a) {
-    const eligible = await eligibleNodes(db, a);
-    if (!eligible.length) return noneMatch(a);
+    const found = await eligible(db, a);
+    if (!found.length) return noneMatch(a);
     const classId = await idByName(db, 'resource_classes', placementResourceClass(a.resource_class ?? ''));
     const traitIds = await idsByName(db, 'traits', a.traits);
     // A trait Placement does not know is a trait no provider has.
@@ -137,7 +101,7 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
     if (traitIds.size < new Set(a.traits).size) return noTraits(a);
     const roomy = await listProviders(db, { resources: new Map([[classId, 1]]), requiredTraits: [...traitIds.values()] });
     const uuids = new Set(roomy.map((p) => p.uuid));
-    const nodes = eligible.filter((n) => uuids.has(n.uuid));
+    const nodes = found.filter((n) => uuids.has(n.uuid));
     if (nodes.length) return { nodes };
     return a.traits.length ? noTraits(a) : noneMatch(a);
   },
@@ -155,7 +119,7 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
       return true;
     } catch (err) {
       // no room (someone holds the provider), no provider, or a consumer of that uuid exists
-      if (err instanceof DomainError && NOT_CLAIMABLE.has(err.code)) return false;
+      if (err instanceof DomainError && NOT_CLAIMABLE.includes(err.code)) return false;
       throw err;
     }
   },
@@ -192,3 +156,13 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
 export function backendNamed(name: BaremetalBackendName, placement: PlacementContext): AllocationBackend {
   return name === 'placement' ? placementBackend(placement) : databaseBackend;
 }
+
+/**
+ * With the placement backend, the node providers belong to the bare-metal service: a Placement
+ * API client may not allocate them (nor change a bare-metal allocation's consumer), so the node's
+ * bare-metal allocation is its only owner. Registered with Placement at start (server/context.ts).
+ */
+export const nodeProviderOwner: ProviderOwner = {
+  name: 'the bare-metal service (allocate the node through POST /v1/allocations)',
+  owned: (db, providerUuids) => nodeUuidsAmong(db, providerUuids),
+};

@@ -1,0 +1,43 @@
+// What the bare-metal handlers, services and workers of one process share, made once at start
+// (server/context.ts): the database (and its clock), the configuration, this process's name as a
+// conductor, the allocation backend, the queue of allocations this process works and the timers
+// of the node transitions it finishes. The workers (workers/index.ts) attach the work to the
+// queue and the timers when they start.
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Clock } from '../core/clock.js';
+import type { Database } from '../db/database.js';
+import type { PlacementContext } from '../placement/context.js';
+import { type AllocationBackend, backendNamed } from './services/backend.js';
+import { WorkQueue } from './workers/queue.js';
+import { TransitionTimers } from './workers/timers.js';
+
+export interface BaremetalContext {
+  readonly database: Database;
+  readonly clock: Clock;
+  readonly config: Config;
+  readonly log: Logger;
+  /** this process's name among the conductors (`reservation`, `conductor_affinity`) */
+  readonly conductorId: string;
+  readonly backend: AllocationBackend;
+  /** ids of the allocations this process works (services/allocations.ts → workers/allocation-worker.ts) */
+  readonly allocations: WorkQueue<number>;
+  /** ids of the nodes whose transition this conductor finishes */
+  readonly transitions: TransitionTimers;
+  /** this conductor's row, written once before it takes work under its name */
+  readonly registration: { done: Promise<void> | null };
+}
+
+export function createBaremetalContext(config: Config, database: Database, log: Logger, placement: PlacementContext): BaremetalContext {
+  return {
+    database,
+    clock: database.clock,
+    config,
+    log: log.child({ api: 'baremetal', conductor: config.conductorId }),
+    conductorId: config.conductorId,
+    backend: backendNamed(config.baremetalBackend, placement),
+    allocations: new WorkQueue(config.allocationWorkers),
+    transitions: new TransitionTimers(),
+    registration: { done: null },
+  };
+}
