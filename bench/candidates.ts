@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { openDatabase } from '../src/db/database.js';
+import { openDatabase } from '../src/db/open.js';
 import { migrate } from '../src/db/migrate.js';
 import { transaction } from '../src/db/transaction.js';
 import type { CandidateRequest } from '../src/placement/candidates/model.js';

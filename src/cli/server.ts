@@ -65,7 +65,7 @@ export function registerServerCommands(program: Command): void {
       const { config } = resolveConfig(opts);
       const wait = Number(opts.wait);
       if (!Number.isFinite(wait) || wait < 0) throw new UsageError('--wait must be a number of seconds');
-      const [{ pino }, { openDatabase }, { prepareDatabase }] = await Promise.all([import('pino'), import('../db/database.js'), import('../server/start.js')]);
+      const [{ pino }, { openDatabase }, { prepareDatabase }] = await Promise.all([import('pino'), import('../db/open.js'), import('../server/start.js')]);
       const log = pino({ level: 'warn' });
       const database = await openDatabase(config.db, databaseOptions(config));
       const deadline = Date.now() + wait * 1000;

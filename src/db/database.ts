@@ -7,15 +7,9 @@
 // the work a `Tx` with the full builder. Everything a process keeps per database — the SQLite
 // group committer, the names of prepared statements, the retry policy, the clock — lives on this
 // handle, made once at start, not in module-level variables.
-import { type FileHandle, open, statfs } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
-import { type Clock, systemClock } from '../core/clock.js';
-import { DatabaseFault, classifyFault } from './faults.js';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../core/clock.js';
 import type { Schema } from './schema.js';
-import { type CommitTopic, type Writer, directWriter, groupCommitter } from './transaction.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -102,10 +96,47 @@ export interface Database extends Db {
   close(): Promise<void>;
 }
 
-// PostgreSQL returns int8 (COUNT, SUM) as strings to avoid precision loss; every count and
-// amount in allot fits in a double exactly (Placement caps amounts at 2^31-1), so parse them.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
+declare const inTransaction: unique symbol;
+/** A handle bound to one connection inside an open transaction: writes and locking reads demand one. */
+export interface Tx extends Db {
+  readonly [inTransaction]: true;
+  /** the full builder, writes included */
+  readonly db: Kysely<Schema>;
+  /** the database this transaction belongs to (for per-database caches and notifications) */
+  readonly database: Database;
+  /** run `fn` once the transaction has committed (not when it rolls back) */
+  afterCommit(fn: () => void): void;
+  /** this transaction's record under `topic`, made on first use; its listeners get it after the commit */
+  record<T>(topic: CommitTopic<T>): T;
+}
+
+/**
+ * What a transaction says it changed, for whoever keeps a picture of the database that must
+ * follow it (the candidates' provider index). Stores record facts on the Tx; the listeners
+ * registered with `onCommit` get the record once the transaction has committed — a store needs
+ * no reference to the caches, and a rolled-back change reaches nobody.
+ */
+export interface CommitTopic<T> {
+  readonly name: string;
+  create(): T;
+}
+
+export interface TransactionOptions {
+  /** total attempts including the first (default: the database's maxAttempts) */
+  maxAttempts?: number;
+  /**
+   * PostgreSQL: the work sends exactly one statement, which PostgreSQL runs as a transaction of
+   * its own; no BEGIN or COMMIT is sent, saving two round trips. (SQLite: no difference.)
+   */
+  oneStatement?: boolean;
+}
+
+/** How a database's writes are run: each on its own connection, or grouped into shared commits. */
+export interface Writer {
+  run<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions): Promise<T>;
+  /** stop taking work once what was submitted has run */
+  drain?(): Promise<void>;
+}
 
 export function dialectOf(url: string): DialectName {
   if (url.startsWith('sqlite:')) return 'sqlite';
@@ -115,290 +146,4 @@ export function dialectOf(url: string): DialectName {
 
 export function maskUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
-}
-
-export async function openDatabase(url: string, options: DatabaseOptions = {}): Promise<Database> {
-  const dialect = dialectOf(url);
-  if (dialect === 'sqlite') return openSqlite(url.slice('sqlite:'.length), options);
-  return openPostgres(url, options);
-}
-
-function openSqlite(path: string, options: DatabaseOptions): Database {
-  const file = path === '' ? ':memory:' : path;
-  const raw = new BetterSqlite3(file);
-  const busyTimeoutMs = options.busyTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs;
-  raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  if (file !== ':memory:') raw.pragma('journal_mode = WAL');
-  const sync = options.sqliteSync ?? 'full';
-  // 'full' is NORMAL plus our own fsync of the WAL after each commit, off the event loop.
-  const flusher = sync === 'full' && file !== ':memory:' ? walFlusher(`${file}-wal`) : null;
-  raw.pragma(`synchronous = ${flusher ? 'NORMAL' : sync.toUpperCase()}`);
-  raw.pragma('foreign_keys = ON');
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  const database: Database = {
-    db,
-    dialect: 'sqlite',
-    clock: options.clock ?? systemClock,
-    maxAttempts: attemptsOf(options),
-    writer: groupCommitter(() => database),
-    preparedNames: new Map(),
-    commitListeners: new Map(),
-    displayUrl: `sqlite:${file}`,
-    connectTimeoutMs: busyTimeoutMs,
-    ...(flusher && { flushCommits: flusher.flush }),
-    ...(file !== ':memory:' && {
-      freeBytes: async () => {
-        const fs = await statfs(dirname(file));
-        return fs.bavail * fs.bsize;
-      },
-    }),
-    close: async () => {
-      await db.destroy();
-      await flusher?.close();
-    },
-  };
-  return database;
-}
-
-function attemptsOf(options: DatabaseOptions): number {
-  return Math.max(1, Math.floor(options.maxAttempts ?? 10));
-}
-
-/**
- * With synchronous=FULL, SQLite fsyncs the WAL inside COMMIT, and better-sqlite3 runs COMMIT on
- * the event loop: the whole server stalls for the fsync (about a millisecond) on every commit.
- * Instead the connection runs at NORMAL — in WAL mode that syncs at checkpoints only — and the
- * transaction helper calls `flush` after each COMMIT: an fdatasync of the WAL on libuv's thread
- * pool, which the replies wait for. An acknowledged write is then exactly as durable as with
- * FULL, and the server keeps working during the sync. Calls coalesce: a call made while a sync is
- * running waits for the next one, which covers every commit made before it started.
- */
-function walFlusher(walPath: string) {
-  let handle: Promise<FileHandle> | null = null;
-  let running: Promise<void> | null = null;
-  let next: Promise<void> | null = null;
-  const syncOnce = async () => {
-    handle ??= open(walPath, 'r+');
-    try {
-      await (await handle).datasync();
-    } catch (err) {
-      handle = null; // open again next time
-      throw err;
-    }
-  };
-  const flush = (): Promise<void> => {
-    if (!running) {
-      running = syncOnce().finally(() => (running = null));
-      return running;
-    }
-    next ??= running
-      .catch(() => {})
-      .then(() => {
-        next = null;
-        return flush();
-      });
-    return next;
-  };
-  return {
-    flush,
-    close: async () => {
-      await running?.catch(() => {});
-      await (await handle?.catch(() => null))?.close();
-    },
-  };
-}
-
-/**
- * Kysely prepares every query anew; preparing costs about as much as running a small statement.
- * Our queries come from a fixed set of shapes, so keep the prepared statements (bounded).
- */
-function withStatementCache(raw: BetterSqlite3.Database) {
-  const cache = new Map<string, BetterSqlite3.Statement>();
-  return {
-    prepare(sqlText: string) {
-      let stmt = cache.get(sqlText);
-      if (!stmt) {
-        stmt = raw.prepare(sqlText);
-        if (cache.size >= 2000) cache.delete(cache.keys().next().value!);
-        cache.set(sqlText, stmt);
-      }
-      return stmt;
-    },
-    close: () => raw.close(),
-  };
-}
-
-/**
- * PostgreSQL parses and plans an unnamed statement every time it runs. The hot-path statements
- * (db/statement.ts) are a small fixed set of texts, so each gets a name and is prepared once per
- * connection; past this many texts, new ones run unnamed (the set should never get there).
- */
-const MAX_NAMED_STATEMENTS = 1000;
-export function prepareOnPostgres(database: Database, text: string): void {
-  const names = database.preparedNames;
-  if (!names.has(text) && names.size < MAX_NAMED_STATEMENTS) names.set(text, `allot_${names.size + 1}`);
-}
-
-/** Server-side limits every allot connection runs with, and TCP keepalives to notice a dead peer. */
-function connectionConfig(url: string, options: DatabaseOptions): pg.ClientConfig {
-  const t = { ...DATABASE_TIMEOUT_DEFAULTS, ...definedOnly(options) };
-  return {
-    connectionString: url,
-    application_name: 'allot',
-    connectionTimeoutMillis: t.connectTimeoutMs,
-    statement_timeout: t.statementTimeoutMs,
-    idle_in_transaction_session_timeout: t.idleInTransactionTimeoutMs,
-    keepAlive: true,
-    keepAliveInitialDelayMillis: t.keepAliveMs,
-  };
-}
-
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** How long after statement_timeout the client stops waiting for a server that does not answer. */
-const CLIENT_GRACE_MS = 2_000;
-
-/**
- * Make a pooled connection safe to lose at any moment, and fast:
- * - it always has an 'error' listener: node-postgres emits 'error' on a client whose socket dies
- *   (a restart, a failover, pg_terminate_backend) even while it is checked out, and an 'error'
- *   event without a listener ends the process. The query in flight fails on its own; the pool
- *   drops the dead client when it comes back.
- * - every query has a deadline: a server that stops answering (frozen host, lost packets) would
- *   otherwise hold the request forever. Past the deadline the connection is ended, so the pool
- *   never hands it out again.
- * - a query failing with a fault that condemns the connection (read-only server, shutdown) ends
- *   it too: the next transaction gets a fresh connection, through the load balancer to the
- *   current primary.
- * - registered hot-path texts run as named (prepared) statements.
- */
-function guardConnection(client: pg.PoolClient, statementTimeoutMs: number, names: Map<string, string>): void {
-  client.on('error', () => {});
-  const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  const retire = () => void client.end().catch(() => {});
-  (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
-    if (callback !== undefined || typeof text !== 'string') return query(text, values, callback);
-    const name = names.get(text);
-    const running = name ? query({ name, text, values }) : query(text, values);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        retire();
-        reject(new DatabaseFault('timeout', 'The database did not answer in time.'));
-      }, statementTimeoutMs + CLIENT_GRACE_MS);
-    });
-    running.catch(() => {}); // its failure after the deadline has nobody left to hear it
-    return Promise.race([running, deadline]).then(
-      (result) => {
-        clearTimeout(timer);
-        return result;
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        const fault = classifyFault(err);
-        if (fault && fault.kind !== 'storage_full') retire();
-        throw err;
-      },
-    );
-  };
-}
-
-async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
-  const config = connectionConfig(url, options);
-  const statementTimeoutMs = Number(config.statement_timeout);
-  // Two waits, two bounds: making a connection is bounded by the connect timeout (a server that
-  // does not answer), waiting for a busy pool to free one by the statement timeout (load: the
-  // connections are in use by statements that are themselves bounded so).
-  const connectTimeoutMs = Number(config.connectionTimeoutMillis);
-  class BoundedClient extends pg.Client {
-    constructor(c?: pg.ClientConfig) {
-      super({ ...c, connectionTimeoutMillis: connectTimeoutMs });
-    }
-  }
-  const pool = new pg.Pool({ ...config, Client: BoundedClient, connectionTimeoutMillis: statementTimeoutMs, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
-  const preparedNames = new Map<string, string>();
-  pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, preparedNames));
-  // An idle client that loses its server emits 'error' on the pool; the pool drops it.
-  pool.on('error', () => {});
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  const listeners: Array<{ stop(): Promise<void> }> = [];
-  return {
-    db,
-    dialect: 'postgres',
-    clock: options.clock ?? systemClock,
-    maxAttempts: attemptsOf(options),
-    writer: directWriter,
-    preparedNames,
-    commitListeners: new Map(),
-    displayUrl: maskUrl(url),
-    connectTimeoutMs: Number(config.connectionTimeoutMillis),
-    listen: (channel, onMessage, onReset) => void listeners.push(listenForever(config, channel, onMessage, onReset)),
-    notify: async (channel, payload) => {
-      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
-    },
-    close: async () => {
-      await Promise.all(listeners.map((l) => l.stop()));
-      await db.destroy();
-    },
-  };
-}
-
-/** How often an idle LISTEN connection is checked: a silently dead one would lose every notification. */
-const LISTEN_PING_MS = 15_000;
-
-/** LISTEN on a dedicated connection, reconnecting (with backoff) until stopped. */
-function listenForever(config: pg.ClientConfig, channel: string, onMessage: (payload: string) => void, onReset: () => void) {
-  let stopped = false;
-  let client: pg.Client | null = null;
-  let retryTimer: NodeJS.Timeout | null = null;
-  let pingTimer: NodeJS.Timeout | null = null;
-  let delay = 100;
-  const connect = async () => {
-    if (stopped) return;
-    const c = new pg.Client(config);
-    client = c;
-    const retry = () => {
-      if (stopped || client !== c) return;
-      client = null;
-      if (pingTimer) clearInterval(pingTimer);
-      c.end().catch(() => {});
-      retryTimer = setTimeout(connect, delay);
-      delay = Math.min(delay * 2, 5_000);
-    };
-    c.on('error', retry);
-    c.on('end', retry);
-    c.on('notification', (n) => {
-      if (n.channel === channel) onMessage(n.payload ?? '');
-    });
-    try {
-      await c.connect();
-      await c.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
-      delay = 100;
-      // A ping that does not come back in time means the peer is gone: start over.
-      pingTimer = setInterval(() => {
-        const timeout = setTimeout(retry, Number(config.connectionTimeoutMillis ?? 5_000));
-        c.query('select 1').then(
-          () => clearTimeout(timeout),
-          () => {
-            clearTimeout(timeout);
-            retry();
-          },
-        );
-      }, LISTEN_PING_MS);
-      onReset();
-    } catch {
-      retry();
-    }
-  };
-  void connect();
-  return {
-    stop: async () => {
-      stopped = true;
-      if (retryTimer) clearTimeout(retryTimer);
-      if (pingTimer) clearInterval(pingTimer);
-      await client?.end().catch(() => {});
-    },
-  };
 }

@@ -1,7 +1,7 @@
 // The one optimistic-concurrency helper: move a row's generation (or version) from `expected` to
 // `expected + 1`, or report that someone else moved it first.
 import { writeStatement } from './statement.js';
-import type { Tx } from './transaction.js';
+import type { Tx } from './database.js';
 
 /** Each versioned table and the name of its counter column. */
 const VERSION_COLUMNS = {

@@ -1,5 +1,5 @@
 // Small pieces of SQL that differ between the dialects, kept in one place.
-import type { Tx } from './transaction.js';
+import type { Tx } from './database.js';
 
 /** Is this a unique-constraint violation (two writers created the same name/uuid)? */
 export function isUniqueViolation(err: unknown): boolean {

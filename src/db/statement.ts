@@ -8,8 +8,9 @@
 // builders. Make constant texts once, at module level; a text built per call (an IN list of n
 // placeholders) costs one small string rewrite.
 import { CompiledQuery, type RawBuilder } from 'kysely';
-import { type Database, type Db, kyselyOf, prepareOnPostgres } from './database.js';
-import type { Tx } from './transaction.js';
+import { type Database, type Db, kyselyOf, type Tx } from './database.js';
+import { prepareOnPostgres } from './open.js';
+
 
 export interface Statement<R, H extends Db> {
   /** all rows */

@@ -24,34 +24,11 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import { RetryableConflict, concurrentUpdate } from '../core/errors.js';
-import { type Database, type Db, kyselyOf } from './database.js';
+import { type CommitTopic, type Database, type Tx, type TransactionOptions, type Writer, kyselyOf } from './database.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
 
-declare const inTransaction: unique symbol;
-/** A handle bound to one connection inside an open transaction: writes and locking reads demand one. */
-export interface Tx extends Db {
-  readonly [inTransaction]: true;
-  /** the full builder, writes included */
-  readonly db: Kysely<Schema>;
-  /** the database this transaction belongs to (for per-database caches and notifications) */
-  readonly database: Database;
-  /** run `fn` once the transaction has committed (not when it rolls back) */
-  afterCommit(fn: () => void): void;
-  /** this transaction's record under `topic`, made on first use; its listeners get it after the commit */
-  record<T>(topic: CommitTopic<T>): T;
-}
 
-/**
- * What a transaction says it changed, for whoever keeps a picture of the database that must
- * follow it (the candidates' provider index). Stores record facts on the Tx; the listeners
- * registered with `onCommit` get the record once the transaction has committed — a store needs
- * no reference to the caches, and a rolled-back change reaches nobody.
- */
-export interface CommitTopic<T> {
-  readonly name: string;
-  create(): T;
-}
 
 /** Call `listener` with the record of every committed transaction that recorded under `topic`. */
 export function onCommit<T>(database: Database, topic: CommitTopic<T>, listener: (record: T) => void): () => void {
@@ -86,15 +63,6 @@ function newTx(database: Database, conn: Kysely<Schema>) {
   };
 }
 
-export interface TransactionOptions {
-  /** total attempts including the first (default: the database's maxAttempts) */
-  maxAttempts?: number;
-  /**
-   * PostgreSQL: the work sends exactly one statement, which PostgreSQL runs as a transaction of
-   * its own; no BEGIN or COMMIT is sent, saving two round trips. (SQLite: no difference.)
-   */
-  oneStatement?: boolean;
-}
 
 /** Most calls one SQLite batch may hold; bounds the latency a batch adds to its last call. */
 const MAX_BATCH = 64;
@@ -121,12 +89,6 @@ function exhausted(err: unknown): Error {
   return concurrentUpdate();
 }
 
-/** How a database's writes are run: each on its own connection, or grouped into shared commits. */
-export interface Writer {
-  run<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions): Promise<T>;
-  /** stop taking work once what was submitted has run */
-  drain?(): Promise<void>;
-}
 
 /** The one door every write goes through. */
 export function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {

@@ -2,9 +2,10 @@
 // `/readyz`, the process has finished starting and a write commits now (not a standby or a demoted
 // primary, not a full disk). Both answer within `--health-timeout`, whatever the database does.
 import type { Database } from '../db/database.js';
+import { transaction } from '../db/transaction.js';
 import { classifyFault } from '../db/faults.js';
 import { readStatement } from '../db/statement.js';
-import { transaction } from '../db/transaction.js';
+
 
 const SELECT_1 = readStatement('select 1');
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/open.js';
 import { migrate } from '../../src/db/migrate.js';
 import { transaction } from '../../src/db/transaction.js';
 import { syncStandardNames } from '../../src/placement/services/standard-names.js';

@@ -13,7 +13,8 @@
 import { DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import { type Tx, transaction } from '../../db/transaction.js';
+import type { Tx } from '../../db/database.js';
+import { transaction } from '../../db/transaction.js';
 import { allocationFailure, candidateOrder, stillSuitable } from '../core/allocation.js';
 import { deallocationRefusal } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';

@@ -10,8 +10,8 @@
 //                node's provider through the Placement API takes the node out of the pool.
 import type { BaremetalBackendName } from '../../config.js';
 import { DomainError } from '../../core/errors.js';
-import type { Database, Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Database, Db, Tx } from '../../db/database.js';
+
 import type { PlacementContext, ProviderOwner } from '../../placement/context.js';
 import * as classes from '../../placement/services/resource-classes.js';
 import * as placementTraits from '../../placement/services/traits.js';

@@ -7,7 +7,8 @@
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import { type Tx, transaction } from '../../db/transaction.js';
+import type { Tx } from '../../db/database.js';
+import { transaction } from '../../db/transaction.js';
 import { INTERFACES, MAX_TRAITS_PER_NODE } from '../core/rules.js';
 import { DELETE_ALLOWED_STATES, POWER_TARGETS, TEARS_DOWN, UPDATE_ALLOWED_STATES, provisionTransition } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';

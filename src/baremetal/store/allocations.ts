@@ -4,9 +4,9 @@
 import type { Insertable } from 'kysely';
 import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
-import type { Db, ReadOnlyKysely } from '../../db/database.js';
+import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { type Page, applyPage } from './paging.js';
 
 export type AllocationState = 'allocating' | 'active' | 'error';

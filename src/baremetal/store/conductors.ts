@@ -1,7 +1,7 @@
 // SQL for conductors: every allot process registers itself and writes a heartbeat; a conductor
 // that is offline or whose heartbeat is older than the timeout is dead, and its work is taken over.
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
 export interface ConductorRow {

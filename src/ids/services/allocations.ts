@@ -3,7 +3,8 @@
 // the lease-expiry pass of the worker.
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
-import { type Tx, transaction } from '../../db/transaction.js';
+import type { Tx } from '../../db/database.js';
+import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
 import { blockSize, parseRequestedValue } from '../core/pool-space.js';

@@ -9,8 +9,9 @@
 // sends the deallocation for that owner anyway.
 import { DomainError } from '../../core/errors.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
-import type { Db } from '../../db/database.js';
-import { type Tx, transaction } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+import { transaction } from '../../db/transaction.js';
+
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
 import { type InstanceState, type Lifecycle, afterAttributeUpdate, afterTerminate, isLive, requireAllowed } from '../core/lifecycle.js';

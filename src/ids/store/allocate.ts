@@ -5,8 +5,8 @@
 import { randomInt } from 'node:crypto';
 import type { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import type { IdsAllocationTable } from '../../db/schema.js';
 import type { Selectable } from 'kysely';
 import { idsDomainError } from '../core/domain-errors.js';

@@ -2,9 +2,9 @@
 // bulk inserts of an import, and the questions the services ask (which pools have leases past due,
 // what an owner holds).
 import { RetryableConflict } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { idsDomainError } from '../core/domain-errors.js';
 import type { AllocationRow } from './allocate.js';
 

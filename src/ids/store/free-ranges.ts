@@ -3,9 +3,9 @@
 // allocated: "the span at or after X", "the span holding X", "the first span that can hold an
 // aligned block of 2^k" (one LIMIT 1 probe per k' ≥ k on the (aligned, first) index).
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { rawRead } from '../../db/statement.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { type Band, type BandedSpan, maxAlignedLog2, splitByBand } from '../core/ranges.js';
 import { type Span, fromKey, keyOf } from '../core/values.js';
 

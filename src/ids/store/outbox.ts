@@ -4,9 +4,9 @@
 // same entry; SQLite: its single writer). A claim is a lease: a process that dies mid-delivery
 // leaves its entries to be claimed again when the lease runs out (deallocation is idempotent).
 import { type Selectable, sql } from 'kysely';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import type { IdsOutboxTable } from '../../db/schema.js';
-import type { Tx } from '../../db/transaction.js';
+
 import type { HoldingRow } from './service-instances.js';
 
 export type OutboxRow = Selectable<IdsOutboxTable>;

@@ -4,11 +4,11 @@
 // moves the pool's generation with a compare-and-set and stores its counters.
 import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import type { IdsPoolTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, deserializeSpace } from '../core/pool-space.js';
 

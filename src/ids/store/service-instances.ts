@@ -1,11 +1,11 @@
 // SQL of service instances and of their holdings in external inventories.
 import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import type { IdsExternalHoldingTable, IdsServiceInstanceTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { idsDomainError } from '../core/domain-errors.js';
 
 export type InstanceRow = Selectable<IdsServiceInstanceTable>;

@@ -2,10 +2,10 @@
 // external inventory keyed by another attribute, or an external inventory that owns the allocation).
 import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import type { IdsAllocationSpecTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { idsDomainError } from '../core/domain-errors.js';
 import type { Strategy } from '../core/pool-space.js';
 

@@ -2,6 +2,7 @@
 // and traits (os-traits) to exist. Safe when several processes start together.
 import type { Database } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
+
 import { STANDARD_RESOURCE_CLASSES, STANDARD_TRAITS, insertStandardNames } from '../store/names.js';
 
 export async function syncStandardNames(database: Database): Promise<void> {

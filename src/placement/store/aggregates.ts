@@ -1,7 +1,7 @@
 // Aggregates a provider is a member of. Before 1.19 replacing them did not bump the provider's
 // generation (and took none from the client); from 1.19 it does both.
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import { noteProvidersChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider, requireProvider } from './providers.js';
 

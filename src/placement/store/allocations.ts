@@ -12,10 +12,10 @@
 // statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-claim.ts).
 import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
 import { DomainError, RetryableConflict } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import { placeholders, writeStatement } from '../../db/statement.js';
-import type { Tx } from '../../db/transaction.js';
+
 import type { NameCache } from './names.js';
 import { noteProvidersChanged, noteUsageChanged } from './provider-index.js';
 

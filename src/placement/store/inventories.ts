@@ -5,8 +5,8 @@
 // consumers leave, and new claims on it fail.
 import type { InventoryLimits } from '../../core/capacity.js';
 import { DomainError } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import { idsByName } from './names.js';
 import { type ProviderView, bumpProvider, checkGeneration, requireProvider } from './providers.js';
 

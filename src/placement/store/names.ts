@@ -1,7 +1,7 @@
 // Resource classes and traits by name. The standard ones (os-resource-classes, os-traits) are
 // written at start-up so every Placement client finds them; CUSTOM_* ones are created by users.
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import { placeholders, readStatement } from '../../db/statement.js';
 import standardClasses from '../data/standard-resource-classes.json' with { type: 'json' };
 import standardTraits from '../data/standard-traits.json' with { type: 'json' };

@@ -15,9 +15,9 @@
 // answer. So this path never refuses anything itself: it can only accept what the general path
 // would also accept, or step aside.
 import { memo } from '../../core/memo.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
-import type { Tx } from '../../db/transaction.js';
+
 import type { ConsumerAllocations } from './allocations.js';
 import type { NameCache } from './names.js';
 import { noteUsageChanged } from './provider-index.js';

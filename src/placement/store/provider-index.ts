@@ -13,9 +13,10 @@
 // passed, the whole index is re-read.
 type Logger = { info(details: object, message: string): void };
 import { randomUUID } from 'node:crypto';
-import type { Database } from '../../db/database.js';
+import type { CommitTopic, Database, Tx } from '../../db/database.js';
+import { onCommit } from '../../db/transaction.js';
 import { readStatement } from '../../db/statement.js';
-import { type CommitTopic, type Tx, onCommit } from '../../db/transaction.js';
+
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
 import type { NameCache } from './names.js';
 

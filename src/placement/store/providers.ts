@@ -2,11 +2,11 @@
 // re-parenting and deleting. Every change to what a provider offers bumps its generation here.
 import { sql } from 'kysely';
 import { DomainError, RetryableConflict } from '../../core/errors.js';
-import type { Db, ReadOnlyKysely } from '../../db/database.js';
+import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import { lockRows } from '../../db/sql-helpers.js';
 import { rawRead } from '../../db/statement.js';
-import type { Tx } from '../../db/transaction.js';
+
 import { noteProvidersChanged } from './provider-index.js';
 
 export interface ProviderView {

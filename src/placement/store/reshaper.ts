@@ -7,7 +7,7 @@
 //      allocated on them.
 import { DomainError } from '../../core/errors.js';
 import { lockRows } from '../../db/sql-helpers.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Tx } from '../../db/database.js';
 import { type ConsumerAllocations, writeAllocations } from './allocations.js';
 import { type InventoryRecord, checkRemovalsUnused, currentInventories, resolveInventoryClasses, writeInventoryRows } from './inventories.js';
 import type { NameCache } from './names.js';

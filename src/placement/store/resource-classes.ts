@@ -1,7 +1,7 @@
 // Resource classes: the standard ones (read-only) and CUSTOM_* ones users create, rename and delete.
 import { DomainError } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import { noteProvidersChanged } from './provider-index.js';
 
 export interface ResourceClassRow {

@@ -1,8 +1,8 @@
 // Traits: standard (os-traits) and CUSTOM_*; a provider's set of traits changes as a whole and
 // bumps its generation.
 import { DomainError } from '../../core/errors.js';
-import type { Db } from '../../db/database.js';
-import type { Tx } from '../../db/transaction.js';
+import type { Db, Tx } from '../../db/database.js';
+
 import { idsByName } from './names.js';
 import { noteProvidersChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider, requireProvider } from './providers.js';
