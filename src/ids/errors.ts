@@ -32,6 +32,7 @@ export const PROBLEM_CODES = {
   'ids.value_in_use': 'the requested value is held by another owner',
   'ids.value_outside_pool': 'the requested value is not in any range of the pool',
   'ids.value_excluded': 'the requested value is excluded from the pool',
+  'ids.value_held_by_instance': 'the value is referred to by an attribute set of a live service instance; release it with ?force=true to take it anyway',
   'ids.idempotency_mismatch': 'the owner and purpose already hold a value, requested with different parameters',
   'ids.import_conflicts': 'an import would conflict with what is held; nothing was imported',
   'ids.precondition_failed': 'If-Match does not name the current version',
@@ -110,6 +111,14 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     members: (p) => ({ allocation_id: p.allocation_id }),
   },
   allocation_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `allocation ${p.id} not found` },
+  value_held_by_instance: {
+    status: 409,
+    code: 'ids.value_held_by_instance',
+    detail: (p) =>
+      `${q(p.value)} in pool ${p.pool} is attribute ${p.attribute} of the ${p.sets.join(', ')} set(s) of service instance ${p.instance}; ` +
+      'releasing it would let another owner take a value the instance uses (add ?force=true to release it anyway)',
+    members: (p) => ({ instance: p.instance, attribute: p.attribute, sets: p.sets }),
+  },
   not_reserved: { status: 409, code: 'ids.invalid_state', detail: () => 'ttl_seconds extends a reservation; this allocation is not (or no longer) reserved' },
   version_mismatch: {
     status: 412,

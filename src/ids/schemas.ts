@@ -151,6 +151,9 @@ export const poolAllocationListQuery = query({
   state: allocationListQuery.properties!.state!,
 });
 export const freeRangeQuery = query({ band: { type: 'string', enum: ['auto', 'static'] } });
+export const releaseQuery = query({
+  force: { type: 'string', enum: ['true', 'false'], description: 'release even a value that attribute sets of a live service instance refer to (recorded on the instance)' },
+});
 export const emptyQuery: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
 // --- allocation specs and service instances ---
@@ -337,6 +340,21 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       active_attributes: { type: ['object', 'null'] },
       rollback_attributes: { type: ['object', 'null'] },
       last_error: { type: ['string', 'null'] },
+      forced_releases: {
+        type: 'array',
+        description: 'values released with ?force=true while a set referred to them, since the last validation (which takes each again if free, else allocates another)',
+        items: {
+          type: 'object',
+          properties: {
+            allocation_id: { type: 'string' },
+            pool: { type: 'string' },
+            attribute: { type: 'string' },
+            value: { type: ['integer', 'string'] },
+            sets: { type: 'array', items: { type: 'string', enum: ['candidate', 'active', 'rollback'] } },
+            released_at: { type: 'string' },
+          },
+        },
+      },
       pending_deallocations: { type: 'integer' },
     },
   },

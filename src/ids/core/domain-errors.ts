@@ -31,6 +31,8 @@ export interface IdsDomainErrors {
   /** the request at `index` of a batch failed with `error`; nothing of the batch was kept */
   in_batch: { index: number; error: DomainError };
   allocation_not_found: { id: string };
+  /** releasing the allocation would free a value that attribute sets of a live instance refer to */
+  value_held_by_instance: { pool: string; value: WireValue; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
   not_reserved: Record<string, never>;
   /** the client's version (If-Match) is not the current one */
   version_mismatch: { current: number };

@@ -8,8 +8,11 @@ import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
 import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, whyNotFree } from '../store/allocate.js';
+import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
+import { type InstanceState, isLive } from '../core/lifecycle.js';
+import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, valueOf, whyNotFree } from '../store/allocate.js';
 import * as store from '../store/allocations.js';
+import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
 import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolRefById } from '../store/pools.js';
 
@@ -114,9 +117,18 @@ async function lockAllocation(tx: Tx, id: string): Promise<{ pool: LockedPool; r
   return { pool, row };
 }
 
-export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null): Promise<void> {
+/**
+ * Release an allocation. A value that attribute sets of a live service instance refer to is
+ * refused (`value_held_by_instance`) unless `force`; a forced release is recorded on the
+ * instance (its version moves) so that its next validation notices.
+ */
+export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null, force = false): Promise<void> {
   // The expiry of leases found on the way must be kept even when this release is refused.
   const refusal = await transaction(ctx.database, async (tx) => {
+    // Lock order everywhere: the instance, then its pools (as every change of an instance does).
+    const owner = (await store.findAllocation(tx, id))?.owner;
+    const instanceId = owner === undefined ? null : instanceOfOwner(owner);
+    const instance = instanceId === null ? undefined : await instances.lockInstanceIfPresent(tx, instanceId);
     let locked;
     try {
       locked = await lockAllocation(tx, id);
@@ -126,6 +138,20 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
     if (ifMatch !== null && ifMatch !== locked.row.version) {
       await flushPool(tx, locked.pool);
       return idsDomainError('version_mismatch', { current: locked.row.version });
+    }
+    if (instance && locked.row.owner === owner && isLive(instance.state as InstanceState)) {
+      const value = valueOf(locked.pool, locked.row);
+      const sets = setsReferencing(instance, locked.row.purpose, value);
+      if (sets.length > 0) {
+        const facts = { pool: locked.pool.name, value, allocation_id: locked.row.id, instance: instance.id, attribute: locked.row.purpose };
+        if (!force) {
+          await flushPool(tx, locked.pool);
+          return idsDomainError('value_held_by_instance', { ...facts, sets });
+        }
+        const { instance: _, ...released } = facts;
+        const record: ForcedRelease = { ...released, sets, released_at: tx.clock.nowIso(), key: locked.row.first_key };
+        await instances.saveInstance(tx, instance, { forced_releases: JSON.stringify([...forcedReleasesOf(instance.forced_releases), record]) });
+      }
     }
     await releaseInPool(tx, locked.pool, locked.row);
     await flushPool(tx, locked.pool);

@@ -13,11 +13,12 @@ import type { Db } from '../../db/database.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
+import { forcedReleasesOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
 import { type InstanceState, type Lifecycle, afterAttributeUpdate, afterTerminate, isLive, requireAllowed } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
 import { type AllocationRequest, releaseInPool, valueOf } from '../store/allocate.js';
-import { allocationsOfOwner } from '../store/allocations.js';
+import { allocationsOfOwner, ownerAt } from '../store/allocations.js';
 import { enqueueDeallocation } from '../store/outbox.js';
 import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
@@ -26,12 +27,11 @@ import { allocateInTx } from './allocations.js';
 
 export type Attributes = Record<string, JsonValue>;
 
-/** The owner of an instance's pool allocations. */
-const ownerOf = (instanceId: string) => `service-instance/${instanceId}`;
+const ownerOf = ownerOfInstance;
 
 /** An attribute set as stored (JSON text, or null for no set). */
 export const attributeSet = (text: string | null): Attributes | null => (text === null ? null : (JSON.parse(text) as Attributes));
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const same = sameJson;
 
 /** An instance with what its view needs: its spec and its undelivered deallocations. */
 export interface InstanceDetails {
@@ -98,6 +98,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
       rollback: null,
       last_error: null,
       terminated_at: null,
+      forced_releases: null,
     });
     return { ...(await details(tx, await store.readInstance(tx, id), spec)), created: true };
   });
@@ -258,6 +259,13 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
       if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
       requireAllowed(locked.state as InstanceState, 'validate');
       const next: Attributes = { ...candidate, ...found };
+      // Values released by force since the last validation: taken again below when still free,
+      // replaced by a fresh allocation when another owner took them meanwhile.
+      for (const f of forcedReleasesOf(locked.forced_releases)) {
+        if (!same(next[f.attribute], f.value)) continue;
+        const holder = await ownerAt(tx, f.pool, f.key);
+        if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
+      }
       const requests: Array<{ attr: string; req: AllocationRequest }> = [];
       for (const [attr, s] of Object.entries(lockedSpec.attributes)) {
         if (s.from !== 'pool') continue;
@@ -280,7 +288,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
         results.forEach((r, i) => (next[requests[i]!.attr] = valueOf(r.pool, r.row)));
       }
       for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
-      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null };
+      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null };
     });
   } catch (err) {
     // The instance keeps what its client was told (the problem's detail) as last_error.
