@@ -197,6 +197,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   },
   no_rollback_set: { status: 409, code: 'ids.invalid_state', detail: () => 'There is no rollback set to return to', members: (p) => ({ state: p.state }) },
   changed_during_validation: { status: 409, code: 'ids.concurrent_update', detail: () => 'The instance changed while it was being validated; validate again' },
+  owner_key_too_long: {
+    status: 400,
+    code: 'ids.invalid_request',
+    detail: (p) => `Attribute ${p.owner_attribute} (the owner of ${p.attribute} in its inventory) is ${p.length} characters long; an owner key has at most ${p.max}`,
+    members: (p) => ({ attribute: p.owner_attribute }),
+  },
   missing_lookup_key: {
     status: 422,
     code: 'ids.missing_attribute',

@@ -3,10 +3,16 @@
 // accident; columns hold every value the API accepts; malformed ranges are refused; idempotent
 // repeats compare the whole request.
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 import { IdsClient } from './helpers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 function problem(res: { status: number; headers: Headers; body: any; text: string }, status: number, code: string) {
   assert.equal(res.status, status, res.text);
@@ -19,7 +25,9 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let api: IdsClient;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), idsWorkerIntervalMs: 60_000 });
+      const config = path.join(mkdtempSync(path.join(os.tmpdir(), 'allot-ids-safety-')), 'ids.json');
+      writeFileSync(config, JSON.stringify({ inventories: { odd: { module: path.join(here, 'fixtures/odd-inventory.mjs') } } }));
+      server = await startServer({ db: await freshDatabaseUrl(dialect), idsConfig: config, idsWorkerIntervalMs: 60_000 });
       api = new IdsClient(server.url);
     });
     after(() => server.close());
@@ -101,6 +109,124 @@ for (const dialect of DIALECTS) {
       // Once the instance is terminated its values are free to release as any other.
       await api.delete(`/service-instances/${id}`);
       assert.equal((await api.all(`/pools/small/allocations`)).length, 0);
+    });
+  
+    test('IPv6 pools hold every value the API accepts: explicit prefixes, ::/0, a /0 block', async () => {
+      assert.equal((await api.post('/pools', { name: 'v6-prefixes', kind: 'prefix', ranges: ['2001:db8::/32'], prefix_length: 64 })).status, 201);
+      const explicit = await api.post('/pools/v6-prefixes/allocations', { owner: 'a', value: '2001:db8:0:5::/64' });
+      assert.equal(explicit.status, 201, explicit.text);
+      assert.equal(explicit.body.value, '2001:db8:0:5::/64');
+      const repeat = await api.post('/pools/v6-prefixes/allocations', { owner: 'a', value: '2001:db8:0:5::/64' });
+      assert.equal(repeat.status, 200, 'an idempotent repeat of an explicit IPv6 prefix');
+      assert.equal(repeat.body.id, explicit.body.id);
+      assert.equal((await api.post('/pools/v6-prefixes/allocations', { owner: 'b', value: '2001:db8:ffff:ffff::/64' })).status, 201);
+      assert.equal((await api.post('/pools/v6-prefixes/imports', { items: [{ owner: 'c', value: '2001:db8:ffff:fffe::/64' }] })).body.imported, 1);
+
+      const all = await api.post('/pools', { name: 'v6-all', kind: 'address', ranges: ['::/0'] });
+      assert.equal(all.status, 201, all.text);
+      assert.equal(all.body.utilization.total, (1n << 128n).toString());
+      assert.equal(all.body.utilization.largest_free_block, (1n << 128n).toString());
+      assert.equal((await api.post('/pools/v6-all/allocations', { owner: 'a', strategy: 'highest' })).body.value, 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff');
+      assert.equal((await api.post('/pools/v6-all/allocations', { owner: 'b', value: '::' })).body.value, '::');
+      const used = (await api.get('/pools/v6-all')).body.utilization;
+      assert.deepEqual([used.used, used.largest_free_block], ['2', ((1n << 128n) - 2n).toString()]);
+
+      const whole = await api.post('/pools', { name: 'v6-whole', kind: 'prefix', ranges: ['::/0'], prefix_length: 48 });
+      assert.equal(whole.status, 201, whole.text);
+      const block = await api.post('/pools/v6-whole/allocations', { owner: 'everything', prefix_length: 0 });
+      assert.equal(block.status, 201, block.text);
+      assert.equal(block.body.value, '::/0');
+      assert.equal((await api.get('/pools/v6-whole')).body.utilization.free, '0');
+      assert.equal((await api.delete(`/allocations/${block.body.id}`)).status, 204);
+      assert.equal((await api.get('/pools/v6-whole')).body.utilization.largest_free_block, (1n << 128n).toString());
+    });
+
+    test('what the database cannot store is a 4xx before it gets there: NUL anywhere, long owner keys, odd inventory answers', async () => {
+      const H = { headers: { 'content-type': 'application/json' } };
+      for (const raw of ['{"owner":"a\\u0000b"}', '{"owner":"x","metadata":{"k\\u0000":1}}', '{"owner":"x","purpose":"\\u0000"}']) {
+        problem(await api.call('POST', '/pools/tiny/allocations', undefined, { ...H, raw }), 400, 'ids.invalid_request');
+      }
+      problem(await api.get('/allocations?owner=a%00b'), 400, 'ids.invalid_request');
+      assert.equal((await api.get('/pools/a%00b')).status, 404);
+      problem(await api.call('POST', '/service-instances', undefined, { ...H, raw: '{"allocation_spec":"tiny-wire","attributes":{"n":"\\u0000"}}' }), 400, 'ids.invalid_request');
+
+      assert.equal(
+        (await api.post('/allocation-specs', { name: 'odd', attributes: { found: { from: 'lookup', inventory: 'odd', key_attribute: 'key' }, slot: { from: 'inventory', inventory: 'odd', owner_attribute: 'customer' } } })).status,
+        201,
+      );
+      const long = 'c'.repeat(256);
+      const tooLong = await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: long } });
+      problem(tooLong, 400, 'ids.invalid_request');
+      assert.equal(tooLong.body.attribute, 'customer');
+      problem(await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: { nested: long } } }), 400, 'ids.invalid_request');
+      const fits = (await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: 'c'.repeat(255) } })).body;
+      assert.equal((await api.post(`/service-instances/${fits.id}/validate`)).body.candidate_attributes.slot, 255);
+      problem(await api.patch(`/service-instances/${fits.id}`, { attributes: { customer: long } }), 400, 'ids.invalid_request');
+
+      for (const key of ['nul', 'deep']) {
+        const odd = (await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key, customer: 'c' } })).body;
+        const res = await api.post(`/service-instances/${odd.id}/validate`);
+        problem(res, 502, 'ids.inventory_unavailable');
+        assert.equal(res.body.inventory, 'odd');
+        const after = (await api.get(`/service-instances/${odd.id}`)).body;
+        assert.equal(after.candidate_validated, false);
+        assert.match(after.last_error, /answered a value that/);
+      }
+    });
+  
+    test('deeply nested JSON is a 400 in each API\'s format, also where JSON is stored and echoed; the deepest accepted round-trips', async () => {
+      const nest = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+      const deep = nest(5000);
+      const json = { 'content-type': 'application/json' };
+      const send = (method: string, url: string, body: string | undefined, headers: Record<string, string> = {}) =>
+        fetch(`${server.url}${url}`, { method, headers: { ...json, ...headers }, body }).then(async (r) => ({ status: r.status, contentType: r.headers.get('content-type') ?? '', text: await r.text() }));
+
+      // identifiers: metadata of an allocation (create, PATCH), of a pool; attribute sets of an instance
+      const alloc = (await api.post('/pools/small/allocations', { owner: 'meta' })).body;
+      const idsCases: Array<[string, string, string]> = [
+        ['POST', '/ids/v1/pools/small/allocations', `{"owner":"deep","metadata":${deep}}`],
+        ['PATCH', `/ids/v1/allocations/${alloc.id}`, `{"metadata":${deep}}`],
+        ['POST', '/ids/v1/pools', `{"name":"deep","kind":"integer","ranges":["1-2"],"metadata":${deep}}`],
+        ['POST', '/ids/v1/service-instances', `{"allocation_spec":"small-wire","attributes":{"x":${deep}}}`],
+        ['POST', '/ids/v1/allocations', `{"allocations":[{"pool":"small","owner":"deep","metadata":${deep}}]}`],
+      ];
+      for (const [method, url, body] of idsCases) {
+        const res = await send(method, url, body);
+        assert.equal(res.status, 400, `${method} ${url}: ${res.text.slice(0, 200)}`);
+        assert.match(res.contentType, /problem\+json/);
+        assert.match(JSON.parse(res.text).detail, /nested more than 64 levels/);
+      }
+      // the deepest body accepted (64 levels) is stored and echoed whole, also inside a list page
+      const deepest = JSON.parse(nest(62));
+      const stored = await api.patch(`/allocations/${alloc.id}`, { metadata: deepest });
+      assert.equal(stored.status, 200, stored.text);
+      assert.deepEqual((await api.get(`/allocations/${alloc.id}`)).body.metadata, deepest);
+      assert.deepEqual((await api.all('/allocations?owner=meta'))[0].metadata, deepest);
+      const instance = await api.post('/service-instances', { allocation_spec: 'small-wire', attributes: { x: JSON.parse(nest(61)) } });
+      assert.equal(instance.status, 201, instance.text);
+      assert.deepEqual((await api.get(`/service-instances/${instance.body.id}`)).body.candidate_attributes.x, JSON.parse(nest(61)));
+
+      // bare metal: a node's extra (create and JSON patch) — Ironic's error envelope
+      const bm = { 'x-openstack-ironic-api-version': '1.82' };
+      const node = await send('POST', '/baremetal/v1/nodes', JSON.stringify({ driver: 'fake-hardware', name: 'deep-node' }), bm);
+      assert.equal(node.status, 201, node.text);
+      for (const [method, url, body] of [
+        ['POST', '/baremetal/v1/nodes', `{"driver":"fake-hardware","extra":${deep}}`],
+        ['PATCH', '/baremetal/v1/nodes/deep-node', `[{"op":"add","path":"/extra/x","value":${deep}}]`],
+      ] as const) {
+        const res = await send(method, url, body, bm);
+        assert.equal(res.status, 400, `${method} ${url}: ${res.text.slice(0, 200)}`);
+        assert.equal(typeof JSON.parse(res.text).error_message, 'string');
+      }
+      const patched = await send('PATCH', '/baremetal/v1/nodes/deep-node', JSON.stringify([{ op: 'add', path: '/extra/x', value: JSON.parse(nest(60)) }]), bm);
+      assert.equal(patched.status, 200, patched.text.slice(0, 300));
+      assert.deepEqual(JSON.parse((await send('GET', '/baremetal/v1/nodes/deep-node', undefined, bm)).text).extra.x, JSON.parse(nest(60)));
+
+      // placement: allocations of a consumer — Placement's error envelope
+      const pl = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
+      const res = await send('PUT', '/placement/allocations/6b5a4d3c-2e1f-4a0b-9c8d-7e6f5a4b3c2d', `{"allocations":${deep},"project_id":"p","user_id":"u","consumer_generation":null}`, pl);
+      assert.equal(res.status, 400, res.text.slice(0, 200));
+      assert.equal(JSON.parse(res.text).errors[0].status, 400);
     });
   });
 }

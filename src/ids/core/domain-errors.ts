@@ -69,6 +69,8 @@ export interface IdsDomainErrors {
   candidate_not_validated: { state: string };
   no_rollback_set: { state: string };
   changed_during_validation: Record<string, never>;
+  /** an attribute used as an inventory's owner key is longer than an owner key can be */
+  owner_key_too_long: { attribute: string; owner_attribute: string; length: number; max: number };
   missing_lookup_key: { attribute: string; key_attribute: string };
   missing_owner_attribute: { attribute: string; owner_attribute: string; inventory: string };
   lookup_not_found: { inventory: string; attribute: string; key: unknown };

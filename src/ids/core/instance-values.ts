@@ -11,6 +11,12 @@ export const ownerOfInstance = (instanceId: string) => `${OWNER_PREFIX}${instanc
 /** The instance that owns allocations of this owner, or null for any other owner. */
 export const instanceOfOwner = (owner: string): string | null => (owner.startsWith(OWNER_PREFIX) ? owner.slice(OWNER_PREFIX.length) : null);
 
+/** An inventory's owner key (an attribute's value) is stored in a varchar(255) column (migration 003). */
+export const MAX_OWNER_KEY = 255;
+
+/** The owner key an attribute value gives: a string as is, anything else as JSON. */
+export const ownerKeyOf = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
 export type SetName = 'candidate' | 'active' | 'rollback';
 
 export interface InstanceSets {

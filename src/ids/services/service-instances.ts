@@ -13,7 +13,7 @@ import type { Db } from '../../db/database.js';
 import { type Tx, transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
-import { forcedReleasesOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
+import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
 import { type InstanceState, type Lifecycle, afterAttributeUpdate, afterTerminate, isLive, requireAllowed } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
@@ -53,6 +53,17 @@ function checkWritable(spec: Spec, attributes: Attributes, allowPoolValues: bool
   }
 }
 
+/** Owner attributes must fit an owner key (checked when written, before validation stores them). */
+function checkOwnerKeys(spec: Spec, attributes: Attributes): void {
+  for (const [name, s] of Object.entries(spec.attributes)) {
+    if (s.from !== 'inventory' || !s.owner_attribute) continue;
+    const v = attributes[s.owner_attribute];
+    if (v === undefined || v === null) continue;
+    const length = ownerKeyOf(v).length;
+    if (length > MAX_OWNER_KEY) throw idsDomainError('owner_key_too_long', { attribute: name, owner_attribute: s.owner_attribute, length, max: MAX_OWNER_KEY });
+  }
+}
+
 export interface InstanceInput {
   id?: string;
   service_type?: string;
@@ -71,6 +82,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
     const spec = await findSpec(tx, input.allocation_spec);
     if (!spec) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
     checkWritable(spec, input.attributes, true);
+    checkOwnerKeys(spec, input.attributes);
     const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
     const lifecycle = input.lifecycle ?? 'simple';
     const serviceType = input.service_type ?? spec.name;
@@ -149,6 +161,7 @@ export function updateAttributes(ctx: IdsContext, id: string, attributes: Attrib
       if (v === null) delete next[k];
       else next[k] = v;
     }
+    checkOwnerKeys(spec, next);
     return { candidate: JSON.stringify(next), candidate_validated: 0, state: afterAttributeUpdate(row.state as InstanceState) };
   });
 }
@@ -242,7 +255,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
         if (s.owner_attribute) {
           const v = candidate[s.owner_attribute];
           if (v === undefined || v === null) throw idsDomainError('missing_owner_attribute', { attribute: attr, owner_attribute: s.owner_attribute, inventory: s.inventory });
-          ownerKey = typeof v === 'string' ? v : JSON.stringify(v);
+          ownerKey = ownerKeyOf(v);
         }
         ownerKeys.set(attr, ownerKey);
         const holding = await store.findHolding(ctx.database, id, attr, ownerKey);
