@@ -83,6 +83,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     members: (p) => ({ allocations: p.allocations }),
   },
   invalid_pool_definition: { status: 422, code: 'ids.invalid_pool_definition', detail: (p) => p.reason },
+  malformed_range: {
+    status: 400,
+    code: 'ids.invalid_request',
+    detail: (p) => `${p.field}[${p.index}] ${q(p.value)} ${p.reason}`,
+    members: (p) => ({ errors: [{ pointer: `/${p.field}/${p.index}`, detail: `${q(p.value)} ${p.reason}` }] }),
+  },
   // values and allocations
   invalid_value: { status: 422, code: 'ids.invalid_value', detail: (p) => p.reason },
   pool_exhausted: {

@@ -228,5 +228,38 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 400, res.text.slice(0, 200));
       assert.equal(JSON.parse(res.text).errors[0].status, 400);
     });
+  
+    test('malformed ranges are a 400 naming the field and the value, and nothing is stored', async () => {
+      const cases: Array<[Record<string, unknown>, string, unknown, RegExp]> = [
+        [{ kind: 'integer', ranges: ['1-2-3'] }, '/ranges/0', '1-2-3', /not a range of the form/],
+        [{ kind: 'integer', ranges: ['1-10', '20-'] }, '/ranges/1', '20-', /not a range of the form/],
+        [{ kind: 'integer', ranges: ['10-1'] }, '/ranges/0', '10-1', /ends reversed: lower 10 is above upper 1/],
+        [{ kind: 'integer', ranges: [{ lower: 9, upper: 3 }] }, '/ranges/0', { lower: 9, upper: 3 }, /ends reversed/],
+        [{ kind: 'address', ranges: ['10.0.0.9-10.0.0.1'] }, '/ranges/0', '10.0.0.9-10.0.0.1', /ends reversed: lower 10\.0\.0\.9 is above upper 10\.0\.0\.1/],
+        [{ kind: 'address', ranges: ['10.0.0.1-10.0.0.5-10.0.0.9'] }, '/ranges/0', '10.0.0.1-10.0.0.5-10.0.0.9', /not a range of the form/],
+        [{ kind: 'integer', ranges: ['1-10', '5-20'] }, '/ranges/1', '5-20', /overlaps ranges\[0\] \("1-10"\)/],
+        [{ kind: 'integer', ranges: ['50-60', '1-10', 55] }, '/ranges/2', 55, /overlaps ranges\[0\]/],
+        [{ kind: 'address', ranges: ['10.0.0.0/24', '10.0.0.128/25'] }, '/ranges/1', '10.0.0.128/25', /overlaps ranges\[0\]/],
+        [{ kind: 'integer', ranges: ['1-10'], excluded: [3, '50-60'] }, '/excluded/1', '50-60', /lies outside every range/],
+        [{ kind: 'integer', ranges: ['1-10'], excluded: ['8-15'] }, '/excluded/0', '8-15', /reaches outside the ranges/],
+        [{ kind: 'integer', ranges: ['1-10'], static: ['9-11'] }, '/static/0', '9-11', /reaches outside the ranges/],
+        [{ kind: 'integer', ranges: ['1-10'], excluded: ['7-2'] }, '/excluded/0', '7-2', /ends reversed/],
+      ];
+      for (const [definition, pointer, value, reason] of cases) {
+        const res = await api.post('/pools', { name: 'malformed', ...definition });
+        problem(res, 400, 'ids.invalid_request');
+        assert.deepEqual(res.body.errors.map((e: any) => e.pointer), [pointer], res.text);
+        assert.ok(res.body.detail.includes(JSON.stringify(value)), res.text);
+        assert.match(res.body.detail, reason);
+      }
+      assert.equal((await api.get('/pools/malformed')).status, 404);
+      // the same rules on a change of the ranges, and adjacent ranges stay fine
+      assert.equal((await api.post('/pools', { name: 'adjacent', kind: 'integer', ranges: ['1-10', '11-20'] })).status, 201);
+      const changed = await api.patch('/pools/adjacent', { ranges: ['1-10', '10-20'] });
+      problem(changed, 400, 'ids.invalid_request');
+      assert.deepEqual(changed.body.errors, [{ pointer: '/ranges/1', detail: '"10-20" overlaps ranges[0] ("1-10")' }]);
+      problem(await api.patch('/pools/adjacent', { excluded: ['30'] }), 400, 'ids.invalid_request');
+      assert.equal((await api.get('/pools/adjacent')).body.generation, 0, 'refused changes changed nothing');
+    });
   });
 }

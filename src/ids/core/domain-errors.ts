@@ -20,6 +20,8 @@ export interface IdsDomainErrors {
   pool_not_empty: { pool: string; allocations: number };
   pool_change_strands_allocations: { count: number; allocations: Array<{ id: string; owner: string; purpose: string; value: WireValue }> };
   invalid_pool_definition: { reason: string };
+  /** item `index` of `field` (ranges, excluded, static) is not a range, or does not fit with the others */
+  malformed_range: { field: string; index: number; value: unknown; reason: string };
   // values and allocations
   invalid_value: { reason: string };
   pool_exhausted: { pool: string; size: string };
