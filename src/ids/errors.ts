@@ -113,8 +113,8 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   idempotency_mismatch: {
     status: 409,
     code: 'ids.idempotency_mismatch',
-    detail: (p) => `Owner ${q(p.owner)} with purpose ${q(p.purpose)} already holds ${q(p.held)} in pool ${p.pool}, requested with other parameters`,
-    members: (p) => ({ allocation_id: p.allocation_id }),
+    detail: (p) => `Owner ${q(p.owner)} with purpose ${q(p.purpose)} already holds ${q(p.held)} in pool ${p.pool}, requested with other parameters (${p.differs.join(', ')})`,
+    members: (p) => ({ allocation_id: p.allocation_id, differs: p.differs }),
   },
   allocation_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `allocation ${p.id} not found` },
   value_held_by_instance: {

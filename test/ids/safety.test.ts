@@ -261,5 +261,53 @@ for (const dialect of DIALECTS) {
       problem(await api.patch('/pools/adjacent', { excluded: ['30'] }), 400, 'ids.invalid_request');
       assert.equal((await api.get('/pools/adjacent')).body.generation, 0, 'refused changes changed nothing');
     });
+  
+    test('an idempotent repeat must be the same request: every parameter but an omitted value is compared', async () => {
+      assert.equal((await api.post('/pools', { name: 'idem', kind: 'integer', ranges: ['1-1000'] })).status, 201);
+      const request = { owner: 'svc', purpose: 'p', strategy: 'highest', ttl_seconds: 600, metadata: { site: 'ams1', tags: ['a', 'b'] } };
+      const first = await api.post('/pools/idem/allocations', request);
+      assert.equal(first.status, 201, first.text);
+      assert.equal(first.body.value, 1000);
+      // the same request (object keys in another order are the same metadata): the same answer
+      const same = await api.post('/pools/idem/allocations', { metadata: { tags: ['a', 'b'], site: 'ams1' }, ttl_seconds: 600, strategy: 'highest', purpose: 'p', owner: 'svc' });
+      assert.equal(same.status, 200, same.text);
+      assert.equal(same.body.id, first.body.id);
+      // naming the value it holds is the same request; leaving out the value too
+      assert.equal((await api.post('/pools/idem/allocations', { ...request, value: 1000 })).status, 200);
+      const differing: Array<[Record<string, unknown>, string[]]> = [
+        [{ ...request, ttl_seconds: 60 }, ['ttl_seconds']],
+        [{ owner: 'svc', purpose: 'p', strategy: 'highest', metadata: request.metadata }, ['ttl_seconds']],
+        [{ ...request, metadata: { site: 'fra1', tags: ['a', 'b'] } }, ['metadata']],
+        [{ ...request, metadata: { site: 'ams1', tags: ['b', 'a'] } }, ['metadata']],
+        [{ ...request, metadata: undefined }, ['metadata']],
+        [{ ...request, strategy: 'lowest' }, ['strategy']],
+        [{ ...request, strategy: undefined }, ['strategy']],
+        [{ ...request, value: 999 }, ['value']],
+        [{ ...request, count: 2 }, ['count']],
+        [{ ...request, strategy: 'random', ttl_seconds: 5, metadata: {} }, ['strategy', 'ttl_seconds', 'metadata']],
+      ];
+      for (const [body, differs] of differing) {
+        const res = await api.post('/pools/idem/allocations', body);
+        problem(res, 409, 'ids.idempotency_mismatch');
+        assert.deepEqual(res.body.differs, differs, JSON.stringify(body));
+        assert.equal(res.body.allocation_id, first.body.id);
+        assert.match(res.body.detail, new RegExp(`\\(${differs.join(', ')}\\)`));
+      }
+      // the batch form and a dry run compare the same way
+      problem(await api.post('/allocations', { allocations: [{ pool: 'idem', ...request, ttl_seconds: 1 }] }), 409, 'ids.idempotency_mismatch');
+      problem(await api.post('/pools/idem/allocations', { ...request, metadata: {}, dry_run: true }), 409, 'ids.idempotency_mismatch');
+      assert.equal((await api.post('/pools/idem/allocations', { ...request, dry_run: true })).body.id, first.body.id);
+      // what the allocation became later (confirmed, metadata replaced) does not change what the request was
+      const etag = (await api.get(`/allocations/${first.body.id}`)).headers.get('etag')!;
+      assert.equal((await api.patch(`/allocations/${first.body.id}`, { state: 'allocated', metadata: { other: 1 } }, { headers: { 'if-match': etag } })).status, 200);
+      const retried = await api.post('/pools/idem/allocations', request);
+      assert.equal(retried.status, 200, retried.text);
+      assert.deepEqual([retried.body.state, retried.body.metadata], ['allocated', { other: 1 }]);
+      assert.equal((await api.all('/pools/idem/allocations')).length, 1, 'never a second value');
+      // an imported value: a repeat compares with what the import said
+      assert.equal((await api.post('/pools/idem/imports', { items: [{ owner: 'old', value: 7, metadata: { from: 'ipam' } }] })).body.imported, 1);
+      assert.equal((await api.post('/pools/idem/allocations', { owner: 'old', metadata: { from: 'ipam' } })).body.value, 7);
+      assert.deepEqual((await api.post('/pools/idem/allocations', { owner: 'old' })).body.differs, ['metadata']);
+    });
   });
 }

@@ -29,7 +29,8 @@ export interface IdsDomainErrors {
   value_excluded: { pool: string; value: WireValue };
   value_in_use: { pool: string; value: WireValue; allocation_id: string; owner: string; purpose: string };
   value_crosses_static_band: { pool: string; value: WireValue };
-  idempotency_mismatch: { pool: string; owner: string; purpose: string; held: WireValue; allocation_id: string };
+  /** `differs`: the request's parameters that are not those of the request that made the allocation */
+  idempotency_mismatch: { pool: string; owner: string; purpose: string; held: WireValue; allocation_id: string; differs: readonly string[] };
   /** the request at `index` of a batch failed with `error`; nothing of the batch was kept */
   in_batch: { index: number; error: DomainError };
   allocation_not_found: { id: string };

@@ -10,7 +10,7 @@ import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
 import { type InstanceState, isLive } from '../core/lifecycle.js';
-import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, valueOf, whyNotFree } from '../store/allocate.js';
+import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, requestParams, valueOf, whyNotFree } from '../store/allocate.js';
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
@@ -293,7 +293,7 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
         expires_at: null,
         version: 1,
         source: 'import',
-        request_hash: JSON.stringify({ block: c.block.toString(), value: c.span.first.toString() }),
+        request_hash: requestParams({ metadata: c.item.metadata }, c.block, c.span),
         metadata: JSON.stringify(c.item.metadata ?? {}),
         created_at: now,
         updated_at: now,
