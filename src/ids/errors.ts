@@ -28,7 +28,7 @@ export const PROBLEM_CODES = {
   'ids.invalid_value': 'a value, count or prefix length does not fit the pool kind',
   'ids.pool_exists': 'a pool of this name exists with another definition',
   'ids.pool_in_use': 'the pool still has allocations',
-  'ids.pool_exhausted': 'no free block of the requested size in the automatic band',
+  'ids.pool_exhausted': 'no free block of the requested size in the automatic band, or an external inventory has nothing left (`inventory`)',
   'ids.value_in_use': 'the requested value is held by another owner',
   'ids.value_outside_pool': 'the requested value is not in any range of the pool',
   'ids.value_excluded': 'the requested value is excluded from the pool',
@@ -171,6 +171,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     code: 'ids.inventory_timeout',
     detail: (p) => `Inventory ${p.inventory} did not answer ${p.operation} within ${p.timeout_ms} ms`,
     members: (p) => ({ inventory: p.inventory }),
+  },
+  inventory_exhausted: {
+    status: 409,
+    code: 'ids.pool_exhausted',
+    detail: (p) => `Inventory ${p.inventory} has no ${p.attribute} left to allocate (${p.reason})`,
+    members: (p) => ({ inventory: p.inventory, attribute: p.attribute }),
   },
   inventory_failed: {
     status: 502,

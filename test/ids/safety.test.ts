@@ -4,15 +4,48 @@
 // repeats compare the whole request.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 import { IdsClient } from './helpers.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+/**
+ * An HTTP inventory with one value to give: the first owner gets 42, every later one is told
+ * "nothing left" (409); owners named fail-… get a 500 and hang-… no answer at all.
+ */
+async function scarceHttpInventory() {
+  const given = new Map<string, number>();
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const send = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      if (req.method !== 'POST' || req.url !== '/allocations') return send(404, { error: 'no such endpoint' });
+      const { owner } = JSON.parse(body) as { owner: string };
+      if (owner.startsWith('fail-')) return send(500, { error: 'broken' });
+      if (owner.startsWith('hang-')) return;
+      if (!given.has(owner) && given.size > 0) return send(409, { error: 'nothing left' });
+      given.set(owner, 42);
+      send(201, { value: 42 });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
 
 function problem(res: { status: number; headers: Headers; body: any; text: string }, status: number, code: string) {
   assert.equal(res.status, status, res.text);
@@ -24,13 +57,29 @@ for (const dialect of DIALECTS) {
   describe(`identifier safety (${dialect})`, () => {
     let server: TestServer;
     let api: IdsClient;
+    let scarce: Awaited<ReturnType<typeof scarceHttpInventory>>;
+    let table: pg.Client;
     before(async () => {
+      scarce = await scarceHttpInventory();
+      const tableUrl = await freshDatabaseUrl('postgres');
+      table = new pg.Client({ connectionString: tableUrl });
+      await table.connect();
+      await table.query('CREATE TABLE allocation (attribute text NOT NULL, owner text NOT NULL, allocated_value integer NOT NULL, UNIQUE (attribute, owner), UNIQUE (attribute, allocated_value))');
       const config = path.join(mkdtempSync(path.join(os.tmpdir(), 'allot-ids-safety-')), 'ids.json');
-      writeFileSync(config, JSON.stringify({ inventories: { odd: { module: path.join(here, 'fixtures/odd-inventory.mjs') } } }));
+      const inventories = {
+        odd: { module: path.join(here, 'fixtures/odd-inventory.mjs') },
+        'scarce-http': { type: 'http', url: scarce.url, timeout_ms: 300 },
+        'scarce-table': { type: 'postgres-table', url: tableUrl, first: 1, last: 1 },
+      };
+      writeFileSync(config, JSON.stringify({ inventories }));
       server = await startServer({ db: await freshDatabaseUrl(dialect), idsConfig: config, idsWorkerIntervalMs: 60_000 });
       api = new IdsClient(server.url);
     });
-    after(() => server.close());
+    after(async () => {
+      await server.close();
+      await scarce.close();
+      await table.end();
+    });
 
     const allocationOf = async (owner: string, pool: string) => {
       const items = await api.all(`/pools/${pool}/allocations?owner=${encodeURIComponent(owner)}`);
@@ -308,6 +357,33 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.post('/pools/idem/imports', { items: [{ owner: 'old', value: 7, metadata: { from: 'ipam' } }] })).body.imported, 1);
       assert.equal((await api.post('/pools/idem/allocations', { owner: 'old', metadata: { from: 'ipam' } })).body.value, 7);
       assert.deepEqual((await api.post('/pools/idem/allocations', { owner: 'old' })).body.differs, ['metadata']);
+    });
+  
+    test('an external inventory with nothing left is 409 ids.pool_exhausted naming it; failures and timeouts stay 502/504', async () => {
+      for (const inventory of ['scarce-http', 'scarce-table']) {
+        const spec = `from-${inventory}`;
+        assert.equal((await api.post('/allocation-specs', { name: spec, attributes: { slot: { from: 'inventory', inventory, owner_attribute: 'customer' } } })).status, 201);
+        const validate = async (customer: string) => {
+          const id = (await api.post('/service-instances', { allocation_spec: spec, attributes: { customer } })).body.id;
+          return { id, res: await api.post(`/service-instances/${id}/validate`) };
+        };
+        const first = await validate('first');
+        assert.equal(first.res.status, 200, first.res.text);
+        assert.equal(first.res.body.candidate_attributes.slot, inventory === 'scarce-http' ? 42 : 1);
+
+        const second = await validate('second');
+        problem(second.res, 409, 'ids.pool_exhausted');
+        assert.equal(second.res.body.inventory, inventory);
+        assert.equal(second.res.body.attribute, 'slot');
+        assert.match(second.res.body.detail, new RegExp(`Inventory ${inventory} has no slot left`));
+        const after = (await api.get(`/service-instances/${second.id}`)).body;
+        assert.equal(after.candidate_validated, false);
+        assert.match(after.last_error, /has no slot left/);
+      }
+      const failed = (await api.post('/service-instances', { allocation_spec: 'from-scarce-http', attributes: { customer: 'fail-1' } })).body.id;
+      problem(await api.post(`/service-instances/${failed}/validate`), 502, 'ids.inventory_unavailable');
+      const hung = (await api.post('/service-instances', { allocation_spec: 'from-scarce-http', attributes: { customer: 'hang-1' } })).body.id;
+      problem(await api.post(`/service-instances/${hung}/validate`), 504, 'ids.inventory_timeout');
     });
   });
 }

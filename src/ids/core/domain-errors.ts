@@ -61,6 +61,8 @@ export interface IdsDomainErrors {
   inventory_lacks_operation: { inventory: string; operation: string; attribute?: string };
   inventory_timeout: { inventory: string; operation: string; timeout_ms: number };
   inventory_failed: { inventory: string; operation: string; reason: string };
+  /** the inventory answered that it has nothing left to allocate */
+  inventory_exhausted: { inventory: string; attribute: string; reason: string };
   // service instances
   instance_not_found: { id: string };
   /** a new instance names an allocation spec that does not exist */

@@ -15,7 +15,7 @@ import { jsonProblem } from '../../http/body.js';
 import { idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { createHttpInventory } from './http-inventory.js';
 import { createPostgresTableInventory } from './postgres-table-inventory.js';
-import { type ExternalInventory, type InventoryCall, type InventoryFactory, InventoryError } from './types.js';
+import { type ExternalInventory, type InventoryCall, type InventoryFactory, InventoryError, isExhausted } from './types.js';
 
 export interface InventoryEntry {
   name: string;
@@ -66,6 +66,7 @@ export class Inventories {
       answer = await Promise.race([fn.call(e.inventory, arg, { ...call, signal: controller.signal }), timeout]);
     } catch (err) {
       if (isIdsError(err, 'inventory_timeout')) throw err;
+      if (isExhausted(err)) throw idsDomainError('inventory_exhausted', { inventory: name, attribute: call.attribute, reason: (err as Error).message });
       throw idsDomainError('inventory_failed', { inventory: name, operation: op, reason: (err as Error).message });
     } finally {
       clearTimeout(timer);
