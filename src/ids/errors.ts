@@ -201,6 +201,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     detail: (p) => `${p.action.replace('_', ' ')} is not allowed in state ${p.state} (allowed in: ${p.allowed.join(', ')})`,
     members: (p) => ({ state: p.state }),
   },
+  unknown_lifecycle: {
+    status: 422,
+    code: 'ids.invalid_request',
+    detail: (p) => `No lifecycle named ${q(p.lifecycle)} (known: ${p.known.join(', ')})`,
+    members: (p) => ({ lifecycle: p.lifecycle }),
+  },
   candidate_not_validated: {
     status: 409,
     code: 'ids.invalid_state',

@@ -71,6 +71,8 @@ export interface IdsDomainErrors {
   instance_created_concurrently: { id: string };
   attribute_read_only: { attribute: string; from: string };
   action_not_allowed: { action: InstanceAction; state: InstanceState; allowed: readonly InstanceState[] };
+  /** a new instance names a lifecycle that is neither built in nor loaded from --ids-lifecycles */
+  unknown_lifecycle: { lifecycle: string; known: readonly string[] };
   candidate_not_validated: { state: string };
   no_rollback_set: { state: string };
   changed_during_validation: Record<string, never>;

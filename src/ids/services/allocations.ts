@@ -9,8 +9,8 @@ import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
 import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
-import { type InstanceState, isLive } from '../core/lifecycle.js';
-import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, requestParams, valueOf, whyNotFree } from '../store/allocate.js';
+import { isLive } from '../core/lifecycle.js';
+import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, requestParams, allocationValue, whyNotFree } from '../store/allocate.js';
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
@@ -129,7 +129,7 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
     const owner = (await store.findAllocation(tx, id))?.owner;
     const instanceId = owner === undefined ? null : instanceOfOwner(owner);
     const instance = instanceId === null ? undefined : await instances.lockInstanceIfPresent(tx, instanceId);
-    let locked;
+    let locked: { pool: LockedPool; row: AllocationRow };
     try {
       locked = await lockAllocation(tx, id);
     } catch (err) {
@@ -139,8 +139,8 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
       await flushPool(tx, locked.pool);
       return idsDomainError('version_mismatch', { current: locked.row.version });
     }
-    if (instance && locked.row.owner === owner && isLive(instance.state as InstanceState)) {
-      const value = valueOf(locked.pool, locked.row);
+    if (instance && locked.row.owner === owner && isLive(instance.state)) {
+      const value = allocationValue(locked.pool, locked.row);
       const sets = setsReferencing(instance, locked.row.purpose, value);
       if (sets.length > 0) {
         const facts = { pool: locked.pool.name, value, allocation_id: locked.row.id, instance: instance.id, attribute: locked.row.purpose };

@@ -14,10 +14,10 @@ import { type Tx, transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
 import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
-import { type InstanceState, type Lifecycle, afterAttributeUpdate, afterTerminate, isLive, requireAllowed } from '../core/lifecycle.js';
+import { DEALLOCATING, type InstanceAction, TERMINATED, type Transition, isLive } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
-import { type AllocationRequest, releaseInPool, valueOf } from '../store/allocate.js';
+import { type AllocationRequest, releaseInPool, allocationValue } from '../store/allocate.js';
 import { allocationsOfOwner, ownerAt } from '../store/allocations.js';
 import { enqueueDeallocation } from '../store/outbox.js';
 import { flushPool, lockPoolById } from '../store/pools.js';
@@ -68,7 +68,7 @@ export interface InstanceInput {
   id?: string;
   service_type?: string;
   allocation_spec: string;
-  lifecycle?: Lifecycle;
+  lifecycle?: string;
   attributes: Attributes;
 }
 
@@ -85,6 +85,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
     checkOwnerKeys(spec, input.attributes);
     const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
     const lifecycle = input.lifecycle ?? 'simple';
+    const definition = ctx.lifecycles.get(lifecycle);
     const serviceType = input.service_type ?? spec.name;
     const existing = await store.findInstance(tx, id);
     if (existing) {
@@ -102,7 +103,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
       service_type: serviceType,
       spec_id: spec.id,
       lifecycle,
-      state: 'start',
+      state: definition.initial,
       version: 1,
       candidate: JSON.stringify(input.attributes),
       candidate_validated: 0,
@@ -131,6 +132,12 @@ export async function listInstances(ctx: IdsContext, filter: { state?: string; s
 /** The columns to change, or null for nothing to do (no version bump). */
 type Change = (tx: Tx, row: store.InstanceRow, spec: Spec) => Promise<Partial<store.InstanceRow> | null>;
 
+/** The transition of the instance's lifecycle that `action` takes now (`action_not_allowed` if none). */
+const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceAction): Transition => ctx.lifecycles.transition(row.lifecycle, row.state, action);
+
+/** The state after a transition: its `to`, or the state it started from. */
+const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
+
 /** Lock, check If-Match, apply a change, bump the version, reconcile holdings. */
 async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply: Change): Promise<InstanceDetails> {
   return transaction(ctx.database, async (tx) => {
@@ -140,9 +147,10 @@ async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply
     const changes = await apply(tx, row, spec);
     if (changes === null) return details(tx, row, spec);
     let saved = await store.saveInstance(tx, row, changes);
-    const terminating = saved.state === 'terminated' || saved.state === 'deallocating';
+    const terminating = !isLive(saved.state);
     await reconcileHoldings(tx, saved, spec, terminating);
-    if (saved.state === 'deallocating' && afterTerminate(saved.lifecycle as Lifecycle, await store.pendingDeallocations(tx, id)) === 'terminated') {
+    // Terminate waits in `deallocating` only when the lifecycle says so and deallocations are owed.
+    if (saved.state === DEALLOCATING && !(ctx.lifecycles.get(saved.lifecycle).wait_for_deallocation && (await store.pendingDeallocations(tx, id)) > 0)) {
       await store.markTerminated(tx, id);
       saved = await store.readInstance(tx, id);
     }
@@ -153,7 +161,7 @@ async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply
 /** JSON merge patch (RFC 7396) of the candidate set; null removes an attribute. */
 export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row, spec) => {
-    requireAllowed(row.state as InstanceState, 'update_attributes');
+    const t = transitionOf(ctx, row, 'update_attributes');
     checkWritable(spec, attributes, false);
     const base = attributeSet(row.candidate) ?? attributeSet(row.active) ?? {};
     const next: Attributes = { ...base };
@@ -162,39 +170,40 @@ export function updateAttributes(ctx: IdsContext, id: string, attributes: Attrib
       else next[k] = v;
     }
     checkOwnerKeys(spec, next);
-    return { candidate: JSON.stringify(next), candidate_validated: 0, state: afterAttributeUpdate(row.state as InstanceState) };
+    return { candidate: JSON.stringify(next), candidate_validated: 0, state: stateAfter(t, row) };
   });
 }
 
 export function promote(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, 'promote');
-    if (row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
-    return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: 'up' };
+    const t = transitionOf(ctx, row, 'promote');
+    if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
+    if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
+    return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
   });
 }
 
 export function rollback(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, 'rollback');
+    const t = transitionOf(ctx, row, 'rollback');
     if (row.rollback === null) throw idsDomainError('no_rollback_set', { state: row.state });
-    return { active: row.rollback, rollback: row.active };
+    return { active: row.rollback, rollback: row.active, state: stateAfter(t, row) };
   });
 }
 
 export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
-    if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: 'up' };
-    return { rollback: null };
+    const t = transitionOf(ctx, row, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
+    if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
+    return { rollback: null, state: stateAfter(t, row) };
   });
 }
 
 export function terminate(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, 'terminate');
-    if (row.state === 'terminated' || row.state === 'deallocating') return null;
-    return { state: 'deallocating', candidate_validated: 0 };
+    transitionOf(ctx, row, 'terminate');
+    if (row.state === TERMINATED || row.state === DEALLOCATING) return null;
+    return { state: DEALLOCATING, candidate_validated: 0 };
   });
 }
 
@@ -213,7 +222,7 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
     const pool = await lockPoolById(tx, poolId);
     for (const a of byPool.get(poolId)!) {
       const attr = spec.attributes[a.purpose];
-      if (!(attr?.from === 'pool' && referenced(a.purpose, valueOf(pool, a)))) await releaseInPool(tx, pool, a);
+      if (!(attr?.from === 'pool' && referenced(a.purpose, allocationValue(pool, a)))) await releaseInPool(tx, pool, a);
     }
     await flushPool(tx, pool);
   }
@@ -233,7 +242,7 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
 export async function validate(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   const row = await store.readInstance(ctx.database, id);
   if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
-  requireAllowed(row.state as InstanceState, 'validate');
+  transitionOf(ctx, row, 'validate');
   const spec = await specById(ctx.database, row.spec_id);
   const candidate = attributeSet(row.candidate) ?? {};
   const active = attributeSet(row.active);
@@ -270,7 +279,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
 
     return await change(ctx, id, null, async (tx, locked, lockedSpec) => {
       if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
-      requireAllowed(locked.state as InstanceState, 'validate');
+      const t = transitionOf(ctx, locked, 'validate');
       const next: Attributes = { ...candidate, ...found };
       // Values released by force since the last validation: taken again below when still free,
       // replaced by a fresh allocation when another owner took them meanwhile.
@@ -298,10 +307,10 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
       }
       if (requests.length) {
         const results = await allocateInTx(tx, requests.map((r) => r.req), 'service-instance');
-        results.forEach((r, i) => (next[requests[i]!.attr] = valueOf(r.pool, r.row)));
+        for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
       }
       for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
-      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null };
+      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
     });
   } catch (err) {
     // The instance keeps what its client was told (the problem's detail) as last_error.
@@ -316,7 +325,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
 async function recordPendingHolding(ctx: IdsContext, instanceId: string, attribute: string, inventory: string, ownerKey: string): Promise<void> {
   await transaction(ctx.database, async (tx) => {
     const row = await store.lockInstance(tx, instanceId);
-    if (!isLive(row.state as InstanceState)) requireAllowed(row.state as InstanceState, 'validate');
+    if (!isLive(row.state)) transitionOf(ctx, row, 'validate');
     if (!(await store.findHolding(tx, instanceId, attribute, ownerKey))) await store.insertPendingHolding(tx, instanceId, attribute, inventory, ownerKey);
   });
 }

@@ -106,7 +106,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   if (existing) {
     const differs = differences(pool.space, existing, params);
     if (differs.length > 0) {
-      throw idsDomainError('idempotency_mismatch', { pool: pool.name, owner: req.owner, purpose, held: valueOf(pool, existing), allocation_id: existing.id, differs });
+      throw idsDomainError('idempotency_mismatch', { pool: pool.name, owner: req.owner, purpose, held: allocationValue(pool, existing), allocation_id: existing.id, differs });
     }
     return { row: existing, created: false };
   }
@@ -144,7 +144,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
 }
 
 /** An allocation's value as the client writes it. */
-export const valueOf = (pool: PoolRef, row: AllocationRow) => formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2));
+export const allocationValue = (pool: PoolRef, row: AllocationRow) => formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2));
 
 interface Choice {
   row: FreeRow;
