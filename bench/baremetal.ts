@@ -1,16 +1,23 @@
 // Bare-metal allocation throughput, end to end: clients POST /v1/allocations and poll until the
 // allocation is active; allocations per second = allocations / wall time. One allot process
 // (in this process, as `allot serve` would run it) per database × backend × concurrency, with
-// fresh nodes each round and no simulated delays. Prints one JSON document.
+// fresh nodes each round and no simulated delays; with --vs-real the same workload also runs
+// against the real Ironic (Debian's python3-ironic, started by ../shared/reference/ironic/
+// real_ironic.py: API and conductor in one process, fake hardware, SQLite). Prints one JSON
+// document (and writes it to --out).
 //
 //   npm run bench:baremetal
 //   npm run bench:baremetal -- --allocations 300 --concurrency 1,8,32 --dialects sqlite --backends database --sqlite-sync normal
+//   npm run bench:baremetal -- --vs-real --real-allocations 40
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
 import { startAllot } from '../src/server/start.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
@@ -22,6 +29,11 @@ const { values } = parseArgs({
     dialects: { type: 'string', default: 'sqlite,postgres' },
     backends: { type: 'string', default: 'database,placement' },
     'sqlite-sync': { type: 'string', default: 'full' },
+    'vs-real': { type: 'boolean', default: false },
+    /** the real Ironic allocates a few per second: fewer allocations keep its rounds short */
+    'real-allocations': { type: 'string', default: '40' },
+    'real-ironic': { type: 'string', default: fileURLToPath(new URL('../../shared/reference/ironic/real_ironic.py', import.meta.url)) },
+    out: { type: 'string' },
   },
 });
 const ALLOCATIONS = Number(values.allocations);
@@ -36,9 +48,67 @@ const POLL_MS = 5;
 const HEADERS = { 'x-openstack-ironic-api-version': '1.82', 'content-type': 'application/json', accept: 'application/json' };
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(base + path, { method, headers: HEADERS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  const res = await send(fetch, { method, url: base + path, headers: HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: res.text ? JSON.parse(res.text) : undefined };
+}
+
+/** A bare-metal API to measure: started fresh for each round, stopped after it. */
+interface Target {
+  name: string;
+  db: string;
+  backend: string;
+  allocations: number;
+  start(concurrency: number): Promise<{ base: string; close(): Promise<void> }>;
+}
+
+function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'placement', database: () => Promise<string>): Target {
+  return {
+    name: 'allot',
+    db: dialect,
+    backend,
+    allocations: ALLOCATIONS,
+    async start(concurrency) {
+      const running = await startAllot({
+        ...defaultConfig(),
+        db: await database(),
+        port: 0,
+        logLevel: 'silent',
+        baremetalBackend: backend,
+        sqliteSync: SQLITE_SYNC,
+        transitionTime: 0,
+        allocationDelay: 0,
+        conductorId: `bench-${process.pid}`,
+        allocationWorkers: Math.max(8, Math.min(concurrency, 64)),
+        poolSize: Math.max(10, Math.min(concurrency, 64) + 8),
+      });
+      await running.ready;
+      return { base: `${running.urls.main}/baremetal`, close: () => running.close() };
+    },
+  };
+}
+
+const execFileP = promisify(execFile);
+
+function realIronicTarget(): Target {
+  const script = values['real-ironic']!;
+  return {
+    name: 'real-ironic',
+    db: 'sqlite',
+    backend: 'ironic',
+    allocations: Number(values['real-allocations']),
+    async start() {
+      const stateDir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-ironic-'));
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      await execFileP('/usr/bin/python3', [script, 'start', '--state-dir', stateDir, '--port', String(port)], { timeout: 180_000 });
+      return {
+        base: `http://127.0.0.1:${port}`,
+        close: async () => {
+          await execFileP('/usr/bin/python3', [script, 'stop', '--state-dir', stateDir], { timeout: 60_000 }).catch(() => {});
+          rmSync(stateDir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
 }
 
 /** Poll one resource until `done` (node set-up only). */
@@ -76,23 +146,10 @@ async function makeNodes(base: string, rc: string, count: number, parallel = 16)
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const round = (n: number) => Math.round(n * 10) / 10;
 
-async function measure(db: string, dialect: string, backend: 'database' | 'placement', concurrency: number) {
-  const running = await startAllot({
-    ...defaultConfig(),
-    db,
-    port: 0,
-    logLevel: 'silent',
-    baremetalBackend: backend,
-    sqliteSync: SQLITE_SYNC,
-    transitionTime: 0,
-    allocationDelay: 0,
-    conductorId: `bench-${process.pid}`,
-    // the worker pool keeps up with the clients; the database pool with the workers
-    allocationWorkers: Math.max(8, Math.min(concurrency, 64)),
-    poolSize: Math.max(10, Math.min(concurrency, 64) + 8),
-  });
-  await running.ready;
-  const base = `${running.urls.main}/baremetal`;
+async function measure(target: Target, concurrency: number) {
+  const ALLOCATIONS = target.allocations;
+  const running = await target.start(concurrency);
+  const base = running.base;
   try {
     const rc = `bench-${concurrency}`;
     await makeNodes(base, rc, ALLOCATIONS);
@@ -141,8 +198,9 @@ async function measure(db: string, dialect: string, backend: 'database' | 'place
     latencies.sort((a, b) => a - b);
     serverSide.sort((a, b) => a - b);
     return {
-      db: dialect,
-      backend,
+      target: target.name,
+      db: target.db,
+      backend: target.backend,
       concurrency,
       allocations: ALLOCATIONS,
       failed,
@@ -162,15 +220,21 @@ const results = [];
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-'));
 const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
 const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
+const targets: Target[] = [];
+for (const dialect of DIALECTS)
+  for (const backend of BACKENDS) {
+    let round = 0;
+    const database = async () =>
+      dialect === 'sqlite' ? `sqlite:${path.join(dir, `${backend}-${++round}.db`)}` : await createTestDatabase(pgAdmin!, 'allot_bench');
+    targets.push(allotTarget(dialect, backend, database));
+  }
+if (values['vs-real']) targets.push(realIronicTarget());
 try {
-  for (const dialect of DIALECTS) {
-    for (const backend of BACKENDS) {
-      for (const concurrency of CONCURRENCY) {
-        const db = dialect === 'sqlite' ? `sqlite:${path.join(dir, `${backend}-${concurrency}.db`)}` : await createTestDatabase(pgAdmin!, 'allot_bench');
-        const result = await measure(db, dialect, backend, concurrency);
-        results.push(result);
-        process.stderr.write(`${JSON.stringify(result)}\n`);
-      }
+  for (const target of targets) {
+    for (const concurrency of CONCURRENCY) {
+      const result = await measure(target, concurrency);
+      results.push(result);
+      process.stderr.write(`${JSON.stringify(result)}\n`);
     }
   }
 } finally {
@@ -178,16 +242,12 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-console.log(
-  JSON.stringify(
-    {
-      benchmark: 'baremetal-allocations',
-      what: `each client: POST /v1/allocations, wait until it is active (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot process; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}`,
-      loadAverage: os.loadavg().map(round),
-      machine: { cpus: os.cpus().length, node: process.version },
-      results,
-    },
-    null,
-    2,
-  ),
-);
+const document = {
+  benchmark: 'baremetal-allocations',
+  what: `each client: POST /v1/allocations, wait until it is active (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot process; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}`,
+  loadAverage: os.loadavg().map(round),
+  machine: { cpus: os.cpus().length, node: process.version },
+  results,
+};
+if (values.out) writeFileSync(values.out, `${JSON.stringify(document, null, 2)}\n`);
+console.log(JSON.stringify(document, null, 2));

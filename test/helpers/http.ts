@@ -30,25 +30,16 @@ export async function request<T = any>(method: string, url: string, body?: unkno
   return { status: res.status, body: parsed as T, headers: res.headers, text };
 }
 
-/** A Placement client at one microversion, authenticated as admin (noauth2). */
-export class PlacementClient {
+/** Raw requests to one API: its base URL and the headers every request carries. */
+export class ApiProbe {
   constructor(
     readonly baseUrl: string,
-    readonly microversion = '1.39',
-    readonly token = 'admin',
+    readonly headers: Record<string, string> = {},
   ) {}
 
-  at(microversion: string): PlacementClient {
-    return new PlacementClient(this.baseUrl, microversion, this.token);
-  }
-
   call<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
-    return request<T>(method, this.baseUrl + path, body, {
-      ...options,
-      headers: { 'x-auth-token': this.token, 'openstack-api-version': `placement ${this.microversion}`, ...options.headers },
-    });
+    return request<T>(method, this.baseUrl + path, body, { ...options, headers: { ...this.headers, ...options.headers } });
   }
-
   get<T = any>(path: string, options?: RequestOptions) {
     return this.call<T>('GET', path, undefined, options);
   }
@@ -58,7 +49,25 @@ export class PlacementClient {
   put<T = any>(path: string, body?: unknown, options?: RequestOptions) {
     return this.call<T>('PUT', path, body, options);
   }
+  patch<T = any>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.call<T>('PATCH', path, body, options);
+  }
   delete<T = any>(path: string, options?: RequestOptions) {
     return this.call<T>('DELETE', path, undefined, options);
+  }
+}
+
+/** Placement at one microversion, authenticated as admin (noauth). */
+export class PlacementClient extends ApiProbe {
+  constructor(
+    baseUrl: string,
+    readonly microversion = '1.39',
+    readonly token = 'admin',
+  ) {
+    super(baseUrl, { 'x-auth-token': token, 'openstack-api-version': `placement ${microversion}` });
+  }
+
+  at(microversion: string): PlacementClient {
+    return new PlacementClient(this.baseUrl, microversion, this.token);
   }
 }
