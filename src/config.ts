@@ -51,6 +51,8 @@ export interface Config {
   allocationWorkers: number;
   /** identifier API: JSON file naming the external inventories (and plugin modules) */
   idsConfig: string | null;
+  /** identifier API: YAML (or JSON) file of service-instance lifecycle definitions, besides the built-in ones */
+  idsLifecycles: string | null;
   /** identifier API: bound of the first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs; each wait is random below it) */
   idsRetryBaseMs: number;
   /** identifier API: longest delay between two delivery attempts, ms */
@@ -186,6 +188,13 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
   { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
   { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
+  {
+    key: 'idsLifecycles',
+    flag: '--ids-lifecycles <file>',
+    env: 'ALLOT_IDS_LIFECYCLES',
+    description: 'identifier API: YAML file of service-instance lifecycles (states and transitions) besides simple and simple_with_deallocation; checked at start',
+    parse: String,
+  },
   { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: bound of the first retry delay of an external deallocation (doubles each time; waits are random below it)', parse: int('ids retry base', 1, 3_600_000) },
   { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
   { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
@@ -247,6 +256,7 @@ export function defaultConfig(): Config {
     allocationDelay: 0,
     allocationWorkers: 8,
     idsConfig: null,
+    idsLifecycles: null,
     idsRetryBaseMs: 1000,
     idsRetryMaxMs: 300_000,
     idsWorkerIntervalMs: 1000,

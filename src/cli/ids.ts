@@ -296,7 +296,7 @@ export function registerIdsCommands(program: Command): void {
   instances
     .command('list')
     .description('list service instances')
-    .addOption(new Option('--state <state>', 'only in this state').choices(['start', 'up', 'update', 'deallocating', 'terminated']))
+    .option('--state <state>', 'only in this state (built in: start, up, update, deallocating, terminated; or a state of a loaded lifecycle)')
     .option('--service-type <type>', 'only of this service type')
     .action(a(async ({ client, out }, o) => out.print(await client.ids.listAllInstances({ state: o.state, service_type: o.serviceType }), instanceRows)));
   instances
@@ -309,7 +309,7 @@ export function registerIdsCommands(program: Command): void {
     .description('create a service instance (state start)')
     .requiredOption('--spec <name>', 'allocation spec')
     .option('--attr <name=value>', 'an attribute (repeatable; value is JSON or text)', collect)
-    .addOption(new Option('--lifecycle <lifecycle>', 'simple or simple_with_deallocation').choices(['simple', 'simple_with_deallocation']))
+    .option('--lifecycle <lifecycle>', 'simple (default), simple_with_deallocation, or one the server loaded from --ids-lifecycles')
     .option('--service-type <type>', 'service type')
     .option('--id <uuid>', 'choose the id (creation becomes idempotent)')
     .action(

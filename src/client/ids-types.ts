@@ -158,7 +158,8 @@ export interface Spec extends SpecCreate {
   [field: string]: unknown;
 }
 
-export type InstanceState = 'start' | 'up' | 'update' | 'deallocating' | 'terminated';
+/** The built-in lifecycles' states; a lifecycle loaded from --ids-lifecycles has its own. */
+export type InstanceState = 'start' | 'up' | 'update' | 'deallocating' | 'terminated' | (string & {});
 
 export interface InstanceCreate {
   allocation_spec: string;
@@ -166,14 +167,15 @@ export interface InstanceCreate {
   /** client-chosen id: creation becomes idempotent */
   id?: string;
   service_type?: string;
-  lifecycle?: 'simple' | 'simple_with_deallocation';
+  /** simple (default), simple_with_deallocation, or one the server loaded from --ids-lifecycles */
+  lifecycle?: string;
 }
 
 export interface Instance {
   id: string;
   service_type: string;
   allocation_spec: string;
-  lifecycle: 'simple' | 'simple_with_deallocation';
+  lifecycle: string;
   state: InstanceState;
   version: number;
   candidate_attributes: Record<string, unknown> | null;

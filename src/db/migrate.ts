@@ -12,6 +12,7 @@ import * as baremetal from './migrations/002-baremetal.js';
 import * as ids from './migrations/003-ids.js';
 import * as claimCheck from './migrations/004-claim-check.js';
 import * as health from './migrations/005-health.js';
+import * as idsSafety from './migrations/006-ids-safety.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -22,6 +23,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['003-ids', ids],
   ['004-claim-check', claimCheck],
   ['005-health', health],
+  ['006-ids-safety', idsSafety],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

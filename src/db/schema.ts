@@ -277,6 +277,8 @@ export interface IdsServiceInstanceTable {
   rollback: string | null;
   last_error: string | null;
   terminated_at: string | null;
+  /** JSON list of ForcedRelease (src/ids/store/service-instances.ts), or null */
+  forced_releases: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -28,17 +28,27 @@ export function readJson(body: Buffer): unknown {
 }
 
 function checkShape(data: unknown): void {
+  const problem = jsonProblem(data);
+  if (problem) throw httpError(400, HTTP.badJson, `The request body ${problem.message}.`, { reason: problem.reason });
+}
+
+/**
+ * Why a parsed JSON document cannot be kept (NUL, lone surrogate, a number too large, nested
+ * deeper than MAX_DEPTH), or null when it can. Also for JSON that comes from elsewhere (an
+ * external inventory's answer) before it is stored.
+ */
+export function jsonProblem(data: unknown): { reason: string; message: string } | null {
   const stack: Array<[unknown, number]> = [[data, 1]];
   while (stack.length) {
     const [value, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\0')) throw httpError(400, HTTP.badJson, 'The request body holds a NUL character in a string.', { reason: 'nul' });
-      if (!value.isWellFormed()) throw httpError(400, HTTP.badJson, 'The request body holds a lone surrogate (\\ud800-\\udfff) in a string.', { reason: 'surrogate' });
+      if (value.includes('\0')) return { reason: 'nul', message: 'holds a NUL character in a string' };
+      if (!value.isWellFormed()) return { reason: 'surrogate', message: 'holds a lone surrogate (\\ud800-\\udfff) in a string' };
       continue;
     }
-    if (typeof value === 'number' && !Number.isFinite(value)) throw httpError(400, HTTP.badJson, 'The request body holds a number too large to represent.', { reason: 'number' });
+    if (typeof value === 'number' && !Number.isFinite(value)) return { reason: 'number', message: 'holds a number too large to represent' };
     if (value === null || typeof value !== 'object') continue;
-    if (depth > MAX_DEPTH) throw httpError(400, HTTP.badJson, `The request body is nested more than ${MAX_DEPTH} levels deep.`, { reason: 'depth' });
+    if (depth > MAX_DEPTH) return { reason: 'depth', message: `is nested more than ${MAX_DEPTH} levels deep` };
     if (Array.isArray(value)) {
       for (const child of value) stack.push([child, depth + 1]);
     } else {
@@ -47,4 +57,5 @@ function checkShape(data: unknown): void {
       }
     }
   }
+  return null;
 }

@@ -28,10 +28,11 @@ export const PROBLEM_CODES = {
   'ids.invalid_value': 'a value, count or prefix length does not fit the pool kind',
   'ids.pool_exists': 'a pool of this name exists with another definition',
   'ids.pool_in_use': 'the pool still has allocations',
-  'ids.pool_exhausted': 'no free block of the requested size in the automatic band',
+  'ids.pool_exhausted': 'no free block of the requested size in the automatic band, or an external inventory has nothing left (`inventory`)',
   'ids.value_in_use': 'the requested value is held by another owner',
   'ids.value_outside_pool': 'the requested value is not in any range of the pool',
   'ids.value_excluded': 'the requested value is excluded from the pool',
+  'ids.value_held_by_instance': 'the value is referred to by an attribute set of a live service instance; release it with ?force=true to take it anyway',
   'ids.idempotency_mismatch': 'the owner and purpose already hold a value, requested with different parameters',
   'ids.import_conflicts': 'an import would conflict with what is held; nothing was imported',
   'ids.precondition_failed': 'If-Match does not name the current version',
@@ -82,6 +83,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     members: (p) => ({ allocations: p.allocations }),
   },
   invalid_pool_definition: { status: 422, code: 'ids.invalid_pool_definition', detail: (p) => p.reason },
+  malformed_range: {
+    status: 400,
+    code: 'ids.invalid_request',
+    detail: (p) => `${p.field}[${p.index}] ${q(p.value)} ${p.reason}`,
+    members: (p) => ({ errors: [{ pointer: `/${p.field}/${p.index}`, detail: `${q(p.value)} ${p.reason}` }] }),
+  },
   // values and allocations
   invalid_value: { status: 422, code: 'ids.invalid_value', detail: (p) => p.reason },
   pool_exhausted: {
@@ -106,10 +113,18 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   idempotency_mismatch: {
     status: 409,
     code: 'ids.idempotency_mismatch',
-    detail: (p) => `Owner ${q(p.owner)} with purpose ${q(p.purpose)} already holds ${q(p.held)} in pool ${p.pool}, requested with other parameters`,
-    members: (p) => ({ allocation_id: p.allocation_id }),
+    detail: (p) => `Owner ${q(p.owner)} with purpose ${q(p.purpose)} already holds ${q(p.held)} in pool ${p.pool}, requested with other parameters (${p.differs.join(', ')})`,
+    members: (p) => ({ allocation_id: p.allocation_id, differs: p.differs }),
   },
   allocation_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `allocation ${p.id} not found` },
+  value_held_by_instance: {
+    status: 409,
+    code: 'ids.value_held_by_instance',
+    detail: (p) =>
+      `${q(p.value)} in pool ${p.pool} is attribute ${p.attribute} of the ${p.sets.join(', ')} set(s) of service instance ${p.instance}; ` +
+      'releasing it would let another owner take a value the instance uses (add ?force=true to release it anyway)',
+    members: (p) => ({ instance: p.instance, attribute: p.attribute, sets: p.sets }),
+  },
   not_reserved: { status: 409, code: 'ids.invalid_state', detail: () => 'ttl_seconds extends a reservation; this allocation is not (or no longer) reserved' },
   version_mismatch: {
     status: 412,
@@ -157,6 +172,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     detail: (p) => `Inventory ${p.inventory} did not answer ${p.operation} within ${p.timeout_ms} ms`,
     members: (p) => ({ inventory: p.inventory }),
   },
+  inventory_exhausted: {
+    status: 409,
+    code: 'ids.pool_exhausted',
+    detail: (p) => `Inventory ${p.inventory} has no ${p.attribute} left to allocate (${p.reason})`,
+    members: (p) => ({ inventory: p.inventory, attribute: p.attribute }),
+  },
   inventory_failed: {
     status: 502,
     code: 'ids.inventory_unavailable',
@@ -180,6 +201,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     detail: (p) => `${p.action.replace('_', ' ')} is not allowed in state ${p.state} (allowed in: ${p.allowed.join(', ')})`,
     members: (p) => ({ state: p.state }),
   },
+  unknown_lifecycle: {
+    status: 422,
+    code: 'ids.invalid_request',
+    detail: (p) => `No lifecycle named ${q(p.lifecycle)} (known: ${p.known.join(', ')})`,
+    members: (p) => ({ lifecycle: p.lifecycle }),
+  },
   candidate_not_validated: {
     status: 409,
     code: 'ids.invalid_state',
@@ -188,6 +215,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   },
   no_rollback_set: { status: 409, code: 'ids.invalid_state', detail: () => 'There is no rollback set to return to', members: (p) => ({ state: p.state }) },
   changed_during_validation: { status: 409, code: 'ids.concurrent_update', detail: () => 'The instance changed while it was being validated; validate again' },
+  owner_key_too_long: {
+    status: 400,
+    code: 'ids.invalid_request',
+    detail: (p) => `Attribute ${p.owner_attribute} (the owner of ${p.attribute} in its inventory) is ${p.length} characters long; an owner key has at most ${p.max}`,
+    members: (p) => ({ attribute: p.owner_attribute }),
+  },
   missing_lookup_key: {
     status: 422,
     code: 'ids.missing_attribute',

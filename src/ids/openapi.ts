@@ -45,7 +45,13 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1/allocations/{id}': {
     GET: { summary: 'an allocation', ok: [200], response: 'Allocation', errors: [404] },
     PATCH: { summary: 'confirm a reservation, extend its lease, replace metadata', body: s.allocationPatchSchema, ok: [200], response: 'Allocation', ifMatch: true, errors: [400, 404, 409, 412] },
-    DELETE: { summary: 'release (the value is free again at once)', ok: [204], ifMatch: true, errors: [404, 412] },
+    DELETE: {
+      summary: 'release (the value is free again at once); a value a live service instance refers to is 409 ids.value_held_by_instance unless ?force=true',
+      query: s.releaseQuery,
+      ok: [204],
+      ifMatch: true,
+      errors: [400, 404, 409, 412],
+    },
   },
   '/v1/allocation-specs': {
     GET: { summary: 'list allocation specs', query: s.specListQuery, ok: [200], response: 'SpecPage' },

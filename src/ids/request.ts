@@ -26,7 +26,7 @@ export class IdsRequest extends ApiRequest {
   /** The JSON body, checked for content type, syntax and schema. */
   json<T>(schema: JsonSchema): T {
     const contentType = this.header('content-type');
-    const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+    const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
     if (!mediaType || !JSON_TYPES.includes(mediaType)) {
       throw idsError(415, 'ids.unsupported_media_type', `Send the body as application/json${contentType ? `, not ${contentType}` : ''}`);
     }

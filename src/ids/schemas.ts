@@ -151,6 +151,9 @@ export const poolAllocationListQuery = query({
   state: allocationListQuery.properties!.state!,
 });
 export const freeRangeQuery = query({ band: { type: 'string', enum: ['auto', 'static'] } });
+export const releaseQuery = query({
+  force: { type: 'string', enum: ['true', 'false'], description: 'release even a value that attribute sets of a live service instance refer to (recorded on the instance)' },
+});
 export const emptyQuery: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
 // --- allocation specs and service instances ---
@@ -211,7 +214,7 @@ export const instanceCreateSchema: JsonSchema = {
     id: { type: 'string', format: 'uuid', description: 'client-chosen id: creating it again with the same content answers the existing instance' },
     service_type: { type: 'string', minLength: 1, maxLength: 100 },
     allocation_spec: name,
-    lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
+    lifecycle: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,39}$', description: 'simple (default), simple_with_deallocation, or one loaded from --ids-lifecycles' },
     attributes,
   },
   required: ['allocation_spec', 'attributes'],
@@ -226,7 +229,7 @@ export const instancePatchSchema: JsonSchema = {
 };
 
 export const instanceListQuery = query({
-  state: { type: 'string', enum: ['start', 'up', 'update', 'deallocating', 'terminated'] },
+  state: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,39}$', description: "a state of the instances' lifecycles (built in: start, up, update, deallocating, terminated)" },
   service_type: { type: 'string', maxLength: 100 },
 });
 export const outboxListQuery = query({ state: { type: 'string', enum: ['pending', 'done'] }, instance: { type: 'string', maxLength: 36 } });
@@ -329,14 +332,29 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       id: { type: 'string', format: 'uuid' },
       service_type: { type: 'string' },
       allocation_spec: { type: 'string' },
-      lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
-      state: { type: 'string', enum: ['start', 'up', 'update', 'deallocating', 'terminated'] },
+      lifecycle: { type: 'string' },
+      state: { type: 'string', description: 'built in: start, up, update, deallocating, terminated; others come from --ids-lifecycles' },
       version: { type: 'integer' },
       candidate_attributes: { type: ['object', 'null'] },
       candidate_validated: { type: 'boolean' },
       active_attributes: { type: ['object', 'null'] },
       rollback_attributes: { type: ['object', 'null'] },
       last_error: { type: ['string', 'null'] },
+      forced_releases: {
+        type: 'array',
+        description: 'values released with ?force=true while a set referred to them, since the last validation (which takes each again if free, else allocates another)',
+        items: {
+          type: 'object',
+          properties: {
+            allocation_id: { type: 'string' },
+            pool: { type: 'string' },
+            attribute: { type: 'string' },
+            value: { type: ['integer', 'string'] },
+            sets: { type: 'array', items: { type: 'string', enum: ['candidate', 'active', 'rollback'] } },
+            released_at: { type: 'string' },
+          },
+        },
+      },
       pending_deallocations: { type: 'integer' },
     },
   },

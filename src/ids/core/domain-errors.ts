@@ -20,6 +20,8 @@ export interface IdsDomainErrors {
   pool_not_empty: { pool: string; allocations: number };
   pool_change_strands_allocations: { count: number; allocations: Array<{ id: string; owner: string; purpose: string; value: WireValue }> };
   invalid_pool_definition: { reason: string };
+  /** item `index` of `field` (ranges, excluded, static) is not a range, or does not fit with the others */
+  malformed_range: { field: string; index: number; value: unknown; reason: string };
   // values and allocations
   invalid_value: { reason: string };
   pool_exhausted: { pool: string; size: string };
@@ -27,10 +29,13 @@ export interface IdsDomainErrors {
   value_excluded: { pool: string; value: WireValue };
   value_in_use: { pool: string; value: WireValue; allocation_id: string; owner: string; purpose: string };
   value_crosses_static_band: { pool: string; value: WireValue };
-  idempotency_mismatch: { pool: string; owner: string; purpose: string; held: WireValue; allocation_id: string };
+  /** `differs`: the request's parameters that are not those of the request that made the allocation */
+  idempotency_mismatch: { pool: string; owner: string; purpose: string; held: WireValue; allocation_id: string; differs: readonly string[] };
   /** the request at `index` of a batch failed with `error`; nothing of the batch was kept */
   in_batch: { index: number; error: DomainError };
   allocation_not_found: { id: string };
+  /** releasing the allocation would free a value that attribute sets of a live instance refer to */
+  value_held_by_instance: { pool: string; value: WireValue; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
   not_reserved: Record<string, never>;
   /** the client's version (If-Match) is not the current one */
   version_mismatch: { current: number };
@@ -56,6 +61,8 @@ export interface IdsDomainErrors {
   inventory_lacks_operation: { inventory: string; operation: string; attribute?: string };
   inventory_timeout: { inventory: string; operation: string; timeout_ms: number };
   inventory_failed: { inventory: string; operation: string; reason: string };
+  /** the inventory answered that it has nothing left to allocate */
+  inventory_exhausted: { inventory: string; attribute: string; reason: string };
   // service instances
   instance_not_found: { id: string };
   /** a new instance names an allocation spec that does not exist */
@@ -64,9 +71,13 @@ export interface IdsDomainErrors {
   instance_created_concurrently: { id: string };
   attribute_read_only: { attribute: string; from: string };
   action_not_allowed: { action: InstanceAction; state: InstanceState; allowed: readonly InstanceState[] };
+  /** a new instance names a lifecycle that is neither built in nor loaded from --ids-lifecycles */
+  unknown_lifecycle: { lifecycle: string; known: readonly string[] };
   candidate_not_validated: { state: string };
   no_rollback_set: { state: string };
   changed_during_validation: Record<string, never>;
+  /** an attribute used as an inventory's owner key is longer than an owner key can be */
+  owner_key_too_long: { attribute: string; owner_attribute: string; length: number; max: number };
   missing_lookup_key: { attribute: string; key_attribute: string };
   missing_owner_attribute: { attribute: string; owner_attribute: string; inventory: string };
   lookup_not_found: { inventory: string; attribute: string; key: unknown };

@@ -2,7 +2,7 @@
 // items of each pool kind, the free spans a new pool starts with, and how values travel on the
 // wire (integers as JSON numbers, addresses as text, prefixes as CIDR text). Pure; no I/O.
 import { idsDomainError } from './domain-errors.js';
-import { type BandedSpan, covers, normalize, splitByBand, subtract, totalSize } from './ranges.js';
+import { type BandedSpan, covers, normalize, overlaps, splitByBand, subtract, totalSize } from './ranges.js';
 import {
   type Family,
   MAX_INTEGER,
@@ -45,6 +45,16 @@ export interface PoolDefinitionInput {
 
 const invalidDefinition = (reason: string) => idsDomainError('invalid_pool_definition', { reason }, reason);
 const invalidValue = (reason: string) => idsDomainError('invalid_value', { reason }, reason);
+/** A range item that is not a range (`"1-2-3"`, ends reversed) or does not fit with the others. */
+const malformedRange = (field: string, index: number, value: unknown, reason: string) =>
+  idsDomainError('malformed_range', { field, index, value, reason }, `${field}[${index}] ${JSON.stringify(value)} ${reason}`);
+
+/** `"first-last"` → its two ends; anything with another number of dashes or an empty end is malformed. */
+function rangeEnds(text: string, field: string, index: number, item: unknown): [string, string] {
+  const parts = text.split('-');
+  if (parts.length !== 2 || parts.some((p) => p.trim() === '')) throw malformedRange(field, index, item, 'is not a range of the form "first-last"');
+  return [parts[0]!.trim(), parts[1]!.trim()];
+}
 
 function parseInteger(v: unknown, where: string): bigint {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
@@ -62,7 +72,8 @@ interface ParsedItem {
   cidr?: { family: Family; length: number };
 }
 
-function parseItem(kind: PoolKind, item: RangeItem, where: string): ParsedItem {
+function parseItem(kind: PoolKind, item: RangeItem, field: string, index: number, original: RangeItem = item): ParsedItem {
+  const where = `${field}[${index}]`;
   if (kind === 'integer') {
     let first: bigint;
     let last: bigint;
@@ -70,13 +81,13 @@ function parseItem(kind: PoolKind, item: RangeItem, where: string): ParsedItem {
       first = parseInteger(item.lower, where);
       last = parseInteger(item.upper, where);
     } else if (typeof item === 'string' && item.includes('-')) {
-      const [a, b] = item.split('-', 2);
+      const [a, b] = rangeEnds(item, field, index, original);
       first = parseInteger(a, where);
       last = parseInteger(b, where);
     } else {
       first = last = parseInteger(item, where);
     }
-    if (first > last) throw invalidDefinition(`${where}: lower ${first} is above upper ${last}`);
+    if (first > last) throw malformedRange(field, index, original, `has its ends reversed: lower ${first} is above upper ${last}`);
     return { span: { first, last }, family: null };
   }
   const address = (text: unknown): { family: Family; value: bigint } => {
@@ -88,7 +99,7 @@ function parseItem(kind: PoolKind, item: RangeItem, where: string): ParsedItem {
     const a = address(item.lower);
     const b = address(item.upper);
     if (a.family !== b.family) throw invalidDefinition(`${where}: lower and upper are of different IP families`);
-    if (a.value > b.value) throw invalidDefinition(`${where}: lower is above upper`);
+    if (a.value > b.value) throw malformedRange(field, index, original, `has its ends reversed: lower ${formatAddress(a.family, a.value)} is above upper ${formatAddress(b.family, b.value)}`);
     return { span: { first: a.value, last: b.value }, family: a.family };
   }
   if (typeof item !== 'string') throw invalidDefinition(`${where}: ${JSON.stringify(item)} is not a CIDR prefix, an address or an address range`);
@@ -100,8 +111,8 @@ function parseItem(kind: PoolKind, item: RangeItem, where: string): ParsedItem {
     return { span: cidrSpan(c), family: c.family, cidr: { family: c.family, length: c.length } };
   }
   if (text.includes('-')) {
-    const [x, y] = text.split('-', 2);
-    return parseItem(kind, { lower: x!, upper: y! }, where);
+    const [x, y] = rangeEnds(text, field, index, original);
+    return parseItem(kind, { lower: x, upper: y }, field, index, original);
   }
   const a = address(text);
   return { span: { first: a.value, last: a.value }, family: a.family };
@@ -114,7 +125,7 @@ export function parsePoolDefinition(input: PoolDefinitionInput): PoolSpace {
   const families = new Set<Family>();
   const parseAll = (items: RangeItem[] | undefined, field: string) =>
     (items ?? []).map((item, i) => {
-      const parsed = parseItem(kind, item, `${field}[${i}]`);
+      const parsed = parseItem(kind, item, field, i);
       if (parsed.family) families.add(parsed.family);
       return parsed;
     });
@@ -142,9 +153,23 @@ export function parsePoolDefinition(input: PoolDefinitionInput): PoolSpace {
   } else if (input.prefix_length !== undefined) {
     throw invalidDefinition('prefix_length applies to prefix pools only');
   }
+  // Ranges must not overlap one another; exclusions and the static band must lie inside them:
+  // anything else would be stored as something the client did not write.
+  const byFirst = rangeItems.map((p, i) => ({ span: p.span, i })).sort((a, b) => (a.span.first < b.span.first ? -1 : a.span.first > b.span.first ? 1 : a.i - b.i));
+  for (let k = 1; k < byFirst.length; k++) {
+    const [prev, cur] = [byFirst[k - 1]!, byFirst[k]!];
+    if (cur.span.first <= prev.span.last) {
+      const [earlier, later] = prev.i < cur.i ? [prev.i, cur.i] : [cur.i, prev.i];
+      throw malformedRange('ranges', later, input.ranges[later], `overlaps ranges[${earlier}] (${JSON.stringify(input.ranges[earlier])})`);
+    }
+  }
   const ranges = normalize(rangeItems.map((p) => p.span));
+  for (const [field, items, list] of [['excluded', excludedItems, input.excluded], ['static', staticItems, input.static]] as const) {
+    items.forEach((p, i) => {
+      if (!covers(ranges, p.span)) throw malformedRange(field, i, list![i], overlaps(ranges, p.span) ? 'reaches outside the ranges' : 'lies outside every range');
+    });
+  }
   const staticBand = normalize(staticItems.map((p) => p.span));
-  if (!staticBand.every((s) => covers(ranges, s))) throw invalidDefinition('the static band must lie inside the ranges');
   const space: PoolSpace = { kind, family, ranges, excluded: normalize(excluded), staticBand, prefixLength };
   if (totalSize(usable(space)) === 0n) throw invalidDefinition('the ranges minus the excluded values leave nothing to allocate');
   return space;

@@ -44,7 +44,9 @@ export function intersect(a: readonly Span[], b: readonly Span[]): Span[] {
   while (i < a.length && j < b.length) {
     const x = a[i]!;
     const y = b[j]!;
+    // biome-ignore lint/complexity/useMathMinMax: bigints (Math.max takes numbers only)
     const first = x.first > y.first ? x.first : y.first;
+    // biome-ignore lint/complexity/useMathMinMax: bigints (Math.min takes numbers only)
     const last = x.last < y.last ? x.last : y.last;
     if (first <= last) out.push({ first, last });
     if (x.last < y.last) i++;

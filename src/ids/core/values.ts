@@ -17,6 +17,8 @@ export const MAX_INTEGER = BigInt(Number.MAX_SAFE_INTEGER);
 const KEY_WIDTH = 32; // hex digits: 128 bits, enough for IPv6
 
 export const keyOf = (v: bigint): string => v.toString(16).padStart(KEY_WIDTH, '0');
+/** A span's size (up to 2^128, one digit more than a value) as a fixed-width key: byte order is numeric order. */
+export const sizeKeyOf = (size: bigint): string => size.toString(16).padStart(KEY_WIDTH + 1, '0');
 export const fromKey = (k: string): bigint => BigInt(`0x${k}`);
 
 export const bitsOf = (family: Family): number => (family === 4 ? 32 : 128);

@@ -1,12 +1,12 @@
 // Built-in inventory over HTTP. allot's protocol (any service can offer it; docs/ids.md):
 //   POST   {url}/allocations            body {"owner","attribute"}, header Idempotency-Key: owner
-//                                       → 200/201 {"value": …}
+//                                       → 200/201 {"value": …}; 409: nothing left to give
 //   GET    {url}/allocations/{owner}    → 200 {"value": …, "version"?: n} (and/or ETag) | 404
 //   DELETE {url}/allocations/{owner}    with If-Match: <ETag> or ?version=n when the inventory gave
 //                                       one (compare-and-set) → 200/204/404 done; 412 retried
 //   GET    {url}/lookup/{key}           → 200 {"value": …} | 404
 import type { ExternalInventory, InventoryCall, InventoryEnvironment, JsonValue } from './types.js';
-import { InventoryError } from './types.js';
+import { InventoryError, InventoryExhausted } from './types.js';
 
 export function createHttpInventory(options: Record<string, unknown>, _env: InventoryEnvironment): ExternalInventory {
   if (typeof options.url !== 'string' || !/^https?:\/\//.test(options.url)) throw new InventoryError('an http inventory needs "url": "http(s)://…"');
@@ -38,6 +38,7 @@ export function createHttpInventory(options: Record<string, unknown>, _env: Inve
     },
     async allocateForOwner(owner, c) {
       const res = await call('POST', '/allocations', c, { body: { owner, attribute: c.attribute }, headers: { 'idempotency-key': owner } });
+      if (res.status === 409) throw new InventoryExhausted(`no ${c.attribute} left: the inventory answered HTTP 409`);
       if ((res.status !== 200 && res.status !== 201) || !res.body || res.body.value === undefined || res.body.value === null) throw fail('allocate', res.status);
       return res.body.value;
     },

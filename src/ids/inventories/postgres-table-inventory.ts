@@ -5,7 +5,7 @@
 //   lookup (optional): SELECT value_column FROM table WHERE key_column = key.
 import pg from 'pg';
 import type { ExternalInventory, InventoryEnvironment, JsonValue } from './types.js';
-import { InventoryError } from './types.js';
+import { InventoryError, InventoryExhausted } from './types.js';
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 function ident(value: unknown, what: string, fallback?: string): string {
@@ -66,7 +66,7 @@ export function createPostgresTableInventory(options: Record<string, unknown>, e
             }
             const max = await c.query(`SELECT max(${valueColumn}) AS m FROM ${table} WHERE ${attributeColumn} = $1`, [call.attribute]);
             const next = max.rows[0]?.m === null || max.rows[0]?.m === undefined ? first : Number(max.rows[0].m) + 1;
-            if (last !== null && next > last) throw new InventoryError(`inventory ${env.name} has no ${call.attribute} left (last is ${last})`);
+            if (last !== null && next > last) throw new InventoryExhausted(`no ${call.attribute} left (the last, ${last}, is taken)`);
             await c.query(`INSERT INTO ${table} (${attributeColumn}, ${ownerColumn}, ${valueColumn}) VALUES ($1, $2, $3)`, [call.attribute, owner, next]);
             await c.query('COMMIT');
             return next;

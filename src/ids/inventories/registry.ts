@@ -11,10 +11,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
+import { jsonProblem } from '../../http/body.js';
 import { idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { createHttpInventory } from './http-inventory.js';
 import { createPostgresTableInventory } from './postgres-table-inventory.js';
-import { type ExternalInventory, type InventoryCall, type InventoryFactory, InventoryError } from './types.js';
+import { type ExternalInventory, type InventoryCall, type InventoryFactory, InventoryError, isExhausted } from './types.js';
 
 export interface InventoryEntry {
   name: string;
@@ -60,14 +61,20 @@ export class Inventories {
         reject(idsDomainError('inventory_timeout', { inventory: name, operation: op, timeout_ms: e.timeoutMs }));
       }, e.timeoutMs);
     });
+    let answer: T;
     try {
-      return await Promise.race([fn.call(e.inventory, arg, { ...call, signal: controller.signal }), timeout]);
+      answer = await Promise.race([fn.call(e.inventory, arg, { ...call, signal: controller.signal }), timeout]);
     } catch (err) {
       if (isIdsError(err, 'inventory_timeout')) throw err;
+      if (isExhausted(err)) throw idsDomainError('inventory_exhausted', { inventory: name, attribute: call.attribute, reason: (err as Error).message });
       throw idsDomainError('inventory_failed', { inventory: name, operation: op, reason: (err as Error).message });
     } finally {
       clearTimeout(timer);
     }
+    // A value is stored in attribute sets: one the database cannot keep is the inventory's failure.
+    const problem = jsonProblem(answer);
+    if (problem) throw idsDomainError('inventory_failed', { inventory: name, operation: op, reason: `it answered a value that ${problem.message}` });
+    return answer;
   }
 
   async close(): Promise<void> {

@@ -40,3 +40,15 @@ export type InventoryFactory = (options: Record<string, unknown>, env: Inventory
 export class InventoryError extends Error {
   override name = 'InventoryError';
 }
+
+/**
+ * Thrown by `allocateForOwner` when the inventory has nothing left to give: the client's
+ * `409 ids.pool_exhausted`, not a failure of the inventory. A plugin module may throw any error
+ * whose `exhausted` property is `true` instead.
+ */
+export class InventoryExhausted extends Error {
+  override name = 'InventoryExhausted';
+  readonly exhausted = true;
+}
+
+export const isExhausted = (err: unknown): boolean => err instanceof Error && (err as { exhausted?: unknown }).exhausted === true;

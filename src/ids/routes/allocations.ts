@@ -3,7 +3,7 @@
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
-import { allocationListQuery, allocationPatchSchema, batchSchema, emptyQuery } from '../schemas.js';
+import { allocationListQuery, allocationPatchSchema, batchSchema, emptyQuery, releaseQuery } from '../schemas.js';
 import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../services/allocations.js';
 import type { AllocationRequest } from '../store/allocate.js';
 import { allocationView } from './views.js';
@@ -62,7 +62,8 @@ export const update: E = {
 
 export const remove: E = {
   async handle(req, ctx) {
-    await releaseAllocation(ctx, allocationId(req.param('id')), req.ifMatch());
+    const q = req.queryObject<{ force?: 'true' | 'false' }>(releaseQuery);
+    await releaseAllocation(ctx, allocationId(req.param('id')), req.ifMatch(), q.force === 'true');
     return {};
   },
 };

@@ -2,6 +2,7 @@
 // the JSON bodies (docs/ids.md, openapi.ts).
 import { type WireValue, deserializeSpace, formatPoint, formatValue, usable } from '../core/pool-space.js';
 import { intersect, totalSize } from '../core/ranges.js';
+import { forcedReleasesOf } from '../core/instance-values.js';
 import { type Span, fromKey } from '../core/values.js';
 import type { PooledAllocation } from '../services/allocations.js';
 import type { OutboxRow } from '../services/outbox.js';
@@ -99,6 +100,7 @@ export function instanceView({ row, spec, pendingDeallocations }: InstanceDetail
     active_attributes: attributeSet(row.active),
     rollback_attributes: attributeSet(row.rollback),
     last_error: row.last_error,
+    forced_releases: forcedReleasesOf(row.forced_releases).map(({ key: _, ...shown }) => shown),
     pending_deallocations: pendingDeallocations,
     created_at: row.created_at,
     updated_at: row.updated_at,

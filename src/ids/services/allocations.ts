@@ -9,8 +9,11 @@ import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
 import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, whyNotFree } from '../store/allocate.js';
+import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
+import { isLive } from '../core/lifecycle.js';
+import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, requestParams, allocationValue, whyNotFree } from '../store/allocate.js';
 import * as store from '../store/allocations.js';
+import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
 import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolRefById } from '../store/pools.js';
 
@@ -115,10 +118,19 @@ async function lockAllocation(tx: Tx, id: string): Promise<{ pool: LockedPool; r
   return { pool, row };
 }
 
-export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null): Promise<void> {
+/**
+ * Release an allocation. A value that attribute sets of a live service instance refer to is
+ * refused (`value_held_by_instance`) unless `force`; a forced release is recorded on the
+ * instance (its version moves) so that its next validation notices.
+ */
+export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null, force = false): Promise<void> {
   // The expiry of leases found on the way must be kept even when this release is refused.
   const refusal = await transaction(ctx.database, async (tx) => {
-    let locked;
+    // Lock order everywhere: the instance, then its pools (as every change of an instance does).
+    const owner = (await store.findAllocation(tx, id))?.owner;
+    const instanceId = owner === undefined ? null : instanceOfOwner(owner);
+    const instance = instanceId === null ? undefined : await instances.lockInstanceIfPresent(tx, instanceId);
+    let locked: { pool: LockedPool; row: AllocationRow };
     try {
       locked = await lockAllocation(tx, id);
     } catch (err) {
@@ -127,6 +139,20 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
     if (ifMatch !== null && ifMatch !== locked.row.version) {
       await flushPool(tx, locked.pool);
       return idsDomainError('version_mismatch', { current: locked.row.version });
+    }
+    if (instance && locked.row.owner === owner && isLive(instance.state)) {
+      const value = allocationValue(locked.pool, locked.row);
+      const sets = setsReferencing(instance, locked.row.purpose, value);
+      if (sets.length > 0) {
+        const facts = { pool: locked.pool.name, value, allocation_id: locked.row.id, instance: instance.id, attribute: locked.row.purpose };
+        if (!force) {
+          await flushPool(tx, locked.pool);
+          return idsDomainError('value_held_by_instance', { ...facts, sets });
+        }
+        const { instance: _, ...released } = facts;
+        const record: ForcedRelease = { ...released, sets, released_at: tx.clock.nowIso(), key: locked.row.first_key };
+        await instances.saveInstance(tx, instance, { forced_releases: JSON.stringify([...forcedReleasesOf(instance.forced_releases), record]) });
+      }
     }
     await releaseInPool(tx, locked.pool, locked.row);
     await flushPool(tx, locked.pool);
@@ -268,7 +294,7 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
         expires_at: null,
         version: 1,
         source: 'import',
-        request_hash: JSON.stringify({ block: c.block.toString(), value: c.span.first.toString() }),
+        request_hash: requestParams({ metadata: c.item.metadata }, c.block, c.span),
         metadata: JSON.stringify(c.item.metadata ?? {}),
         created_at: now,
         updated_at: now,

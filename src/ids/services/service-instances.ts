@@ -14,11 +14,12 @@ import { transaction } from '../../db/transaction.js';
 
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
-import { type InstanceState, type Lifecycle, afterAttributeUpdate, afterTerminate, isLive, requireAllowed } from '../core/lifecycle.js';
+import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
+import { DEALLOCATING, type InstanceAction, TERMINATED, type Transition, isLive } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
-import { type AllocationRequest, releaseInPool, valueOf } from '../store/allocate.js';
-import { allocationsOfOwner } from '../store/allocations.js';
+import { type AllocationRequest, releaseInPool, allocationValue } from '../store/allocate.js';
+import { allocationsOfOwner, ownerAt } from '../store/allocations.js';
 import { enqueueDeallocation } from '../store/outbox.js';
 import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
@@ -27,12 +28,11 @@ import { allocateInTx } from './allocations.js';
 
 export type Attributes = Record<string, JsonValue>;
 
-/** The owner of an instance's pool allocations. */
-const ownerOf = (instanceId: string) => `service-instance/${instanceId}`;
+const ownerOf = ownerOfInstance;
 
 /** An attribute set as stored (JSON text, or null for no set). */
 export const attributeSet = (text: string | null): Attributes | null => (text === null ? null : (JSON.parse(text) as Attributes));
-const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const same = sameJson;
 
 /** An instance with what its view needs: its spec and its undelivered deallocations. */
 export interface InstanceDetails {
@@ -54,11 +54,22 @@ function checkWritable(spec: Spec, attributes: Attributes, allowPoolValues: bool
   }
 }
 
+/** Owner attributes must fit an owner key (checked when written, before validation stores them). */
+function checkOwnerKeys(spec: Spec, attributes: Attributes): void {
+  for (const [name, s] of Object.entries(spec.attributes)) {
+    if (s.from !== 'inventory' || !s.owner_attribute) continue;
+    const v = attributes[s.owner_attribute];
+    if (v === undefined || v === null) continue;
+    const length = ownerKeyOf(v).length;
+    if (length > MAX_OWNER_KEY) throw idsDomainError('owner_key_too_long', { attribute: name, owner_attribute: s.owner_attribute, length, max: MAX_OWNER_KEY });
+  }
+}
+
 export interface InstanceInput {
   id?: string;
   service_type?: string;
   allocation_spec: string;
-  lifecycle?: Lifecycle;
+  lifecycle?: string;
   attributes: Attributes;
 }
 
@@ -72,8 +83,10 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
     const spec = await findSpec(tx, input.allocation_spec);
     if (!spec) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
     checkWritable(spec, input.attributes, true);
+    checkOwnerKeys(spec, input.attributes);
     const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
     const lifecycle = input.lifecycle ?? 'simple';
+    const definition = ctx.lifecycles.get(lifecycle);
     const serviceType = input.service_type ?? spec.name;
     const existing = await store.findInstance(tx, id);
     if (existing) {
@@ -91,7 +104,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
       service_type: serviceType,
       spec_id: spec.id,
       lifecycle,
-      state: 'start',
+      state: definition.initial,
       version: 1,
       candidate: JSON.stringify(input.attributes),
       candidate_validated: 0,
@@ -99,6 +112,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
       rollback: null,
       last_error: null,
       terminated_at: null,
+      forced_releases: null,
     });
     return { ...(await details(tx, await store.readInstance(tx, id), spec)), created: true };
   });
@@ -119,6 +133,12 @@ export async function listInstances(ctx: IdsContext, filter: { state?: string; s
 /** The columns to change, or null for nothing to do (no version bump). */
 type Change = (tx: Tx, row: store.InstanceRow, spec: Spec) => Promise<Partial<store.InstanceRow> | null>;
 
+/** The transition of the instance's lifecycle that `action` takes now (`action_not_allowed` if none). */
+const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceAction): Transition => ctx.lifecycles.transition(row.lifecycle, row.state, action);
+
+/** The state after a transition: its `to`, or the state it started from. */
+const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
+
 /** Lock, check If-Match, apply a change, bump the version, reconcile holdings. */
 async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply: Change): Promise<InstanceDetails> {
   return transaction(ctx.database, async (tx) => {
@@ -128,9 +148,10 @@ async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply
     const changes = await apply(tx, row, spec);
     if (changes === null) return details(tx, row, spec);
     let saved = await store.saveInstance(tx, row, changes);
-    const terminating = saved.state === 'terminated' || saved.state === 'deallocating';
+    const terminating = !isLive(saved.state);
     await reconcileHoldings(tx, saved, spec, terminating);
-    if (saved.state === 'deallocating' && afterTerminate(saved.lifecycle as Lifecycle, await store.pendingDeallocations(tx, id)) === 'terminated') {
+    // Terminate waits in `deallocating` only when the lifecycle says so and deallocations are owed.
+    if (saved.state === DEALLOCATING && !(ctx.lifecycles.get(saved.lifecycle).wait_for_deallocation && (await store.pendingDeallocations(tx, id)) > 0)) {
       await store.markTerminated(tx, id);
       saved = await store.readInstance(tx, id);
     }
@@ -141,7 +162,7 @@ async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply
 /** JSON merge patch (RFC 7396) of the candidate set; null removes an attribute. */
 export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row, spec) => {
-    requireAllowed(row.state as InstanceState, 'update_attributes');
+    const t = transitionOf(ctx, row, 'update_attributes');
     checkWritable(spec, attributes, false);
     const base = attributeSet(row.candidate) ?? attributeSet(row.active) ?? {};
     const next: Attributes = { ...base };
@@ -149,39 +170,41 @@ export function updateAttributes(ctx: IdsContext, id: string, attributes: Attrib
       if (v === null) delete next[k];
       else next[k] = v;
     }
-    return { candidate: JSON.stringify(next), candidate_validated: 0, state: afterAttributeUpdate(row.state as InstanceState) };
+    checkOwnerKeys(spec, next);
+    return { candidate: JSON.stringify(next), candidate_validated: 0, state: stateAfter(t, row) };
   });
 }
 
 export function promote(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, 'promote');
-    if (row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
-    return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: 'up' };
+    const t = transitionOf(ctx, row, 'promote');
+    if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
+    if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
+    return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
   });
 }
 
 export function rollback(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, 'rollback');
+    const t = transitionOf(ctx, row, 'rollback');
     if (row.rollback === null) throw idsDomainError('no_rollback_set', { state: row.state });
-    return { active: row.rollback, rollback: row.active };
+    return { active: row.rollback, rollback: row.active, state: stateAfter(t, row) };
   });
 }
 
 export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
-    if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: 'up' };
-    return { rollback: null };
+    const t = transitionOf(ctx, row, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
+    if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
+    return { rollback: null, state: stateAfter(t, row) };
   });
 }
 
 export function terminate(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
-    requireAllowed(row.state as InstanceState, 'terminate');
-    if (row.state === 'terminated' || row.state === 'deallocating') return null;
-    return { state: 'deallocating', candidate_validated: 0 };
+    transitionOf(ctx, row, 'terminate');
+    if (row.state === TERMINATED || row.state === DEALLOCATING) return null;
+    return { state: DEALLOCATING, candidate_validated: 0 };
   });
 }
 
@@ -200,7 +223,7 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
     const pool = await lockPoolById(tx, poolId);
     for (const a of byPool.get(poolId)!) {
       const attr = spec.attributes[a.purpose];
-      if (!(attr?.from === 'pool' && referenced(a.purpose, valueOf(pool, a)))) await releaseInPool(tx, pool, a);
+      if (!(attr?.from === 'pool' && referenced(a.purpose, allocationValue(pool, a)))) await releaseInPool(tx, pool, a);
     }
     await flushPool(tx, pool);
   }
@@ -220,7 +243,7 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
 export async function validate(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
   const row = await store.readInstance(ctx.database, id);
   if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
-  requireAllowed(row.state as InstanceState, 'validate');
+  transitionOf(ctx, row, 'validate');
   const spec = await specById(ctx.database, row.spec_id);
   const candidate = attributeSet(row.candidate) ?? {};
   const active = attributeSet(row.active);
@@ -242,7 +265,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
         if (s.owner_attribute) {
           const v = candidate[s.owner_attribute];
           if (v === undefined || v === null) throw idsDomainError('missing_owner_attribute', { attribute: attr, owner_attribute: s.owner_attribute, inventory: s.inventory });
-          ownerKey = typeof v === 'string' ? v : JSON.stringify(v);
+          ownerKey = ownerKeyOf(v);
         }
         ownerKeys.set(attr, ownerKey);
         const holding = await store.findHolding(ctx.database, id, attr, ownerKey);
@@ -257,8 +280,15 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
 
     return await change(ctx, id, null, async (tx, locked, lockedSpec) => {
       if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
-      requireAllowed(locked.state as InstanceState, 'validate');
+      const t = transitionOf(ctx, locked, 'validate');
       const next: Attributes = { ...candidate, ...found };
+      // Values released by force since the last validation: taken again below when still free,
+      // replaced by a fresh allocation when another owner took them meanwhile.
+      for (const f of forcedReleasesOf(locked.forced_releases)) {
+        if (!same(next[f.attribute], f.value)) continue;
+        const holder = await ownerAt(tx, f.pool, f.key);
+        if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
+      }
       const requests: Array<{ attr: string; req: AllocationRequest }> = [];
       for (const [attr, s] of Object.entries(lockedSpec.attributes)) {
         if (s.from !== 'pool') continue;
@@ -278,10 +308,10 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
       }
       if (requests.length) {
         const results = await allocateInTx(tx, requests.map((r) => r.req), 'service-instance');
-        results.forEach((r, i) => (next[requests[i]!.attr] = valueOf(r.pool, r.row)));
+        for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
       }
       for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
-      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null };
+      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
     });
   } catch (err) {
     // The instance keeps what its client was told (the problem's detail) as last_error.
@@ -296,7 +326,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
 async function recordPendingHolding(ctx: IdsContext, instanceId: string, attribute: string, inventory: string, ownerKey: string): Promise<void> {
   await transaction(ctx.database, async (tx) => {
     const row = await store.lockInstance(tx, instanceId);
-    if (!isLive(row.state as InstanceState)) requireAllowed(row.state as InstanceState, 'validate');
+    if (!isLive(row.state)) transitionOf(ctx, row, 'validate');
     if (!(await store.findHolding(tx, instanceId, attribute, ownerKey))) await store.insertPendingHolding(tx, instanceId, attribute, inventory, ownerKey);
   });
 }

@@ -2,7 +2,7 @@
 // strategy (or check an explicit one), take it out of the free spans, record the allocation;
 // release gives the block back and merges it with its free neighbours. Costs are a handful of
 // index probes whatever the pool's size and however many values are taken.
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
@@ -10,7 +10,7 @@ import type { Db, Tx } from '../../db/database.js';
 import type { IdsAllocationTable } from '../../db/schema.js';
 import type { Selectable } from 'kysely';
 import { idsDomainError } from '../core/domain-errors.js';
-import { type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
+import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type FreeRow, firstSpanFrom, freeSpanHolding, giveBack, lastSpan, takeFrom } from './free-ranges.js';
@@ -36,8 +36,55 @@ export interface AllocationOutcome {
   created: boolean;
 }
 
-/** What an idempotent repeat must agree with: the block size and, if given, the explicit value. */
-const paramsOf = (block: bigint, explicit: Span | null) => JSON.stringify({ block: block.toString(), value: explicit ? explicit.first.toString() : null });
+/**
+ * What an idempotent repeat (same pool, owner, purpose) must agree with, kept with the allocation
+ * as JSON (`request_hash`): the block size, the explicit value, the strategy, the lease and the
+ * metadata (a SHA-256 of its canonical JSON), each as the first request wrote it. A repeat may
+ * leave out `value` (it gets what the owner holds); every other parameter must be the same,
+ * absent ones included. Allocations recorded before these were kept (no `v`) compare block and value.
+ */
+interface RequestParams {
+  v: 2;
+  block: string;
+  value: string | null;
+  strategy: Strategy | null;
+  ttl_seconds: number | null;
+  metadata: string;
+}
+
+/** JSON with object keys sorted at every level, so that key order does not make two values differ. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function requestParams(req: Pick<AllocationRequest, 'strategy' | 'ttl_seconds' | 'metadata'>, block: bigint, explicit: Span | null): string {
+  const params: RequestParams = {
+    v: 2,
+    block: block.toString(),
+    value: explicit ? explicit.first.toString() : null,
+    strategy: req.strategy ?? null,
+    ttl_seconds: req.ttl_seconds ?? null,
+    metadata: createHash('sha256').update(canonicalJson(req.metadata ?? {})).digest('hex'),
+  };
+  return JSON.stringify(params);
+}
+
+/** The parameters in which a repeat differs from the request that made `existing`. */
+function differences(space: PoolSpace, existing: AllocationRow, asked: string): string[] {
+  const held = JSON.parse(existing.request_hash) as Partial<RequestParams> & { block: string };
+  const now = JSON.parse(asked) as RequestParams;
+  const out: string[] = [];
+  if (BigInt(now.block) !== 1n << BigInt(existing.block_log2)) out.push(space.kind === 'prefix' ? 'prefix_length' : 'count');
+  if (now.value !== null && BigInt(now.value) !== fromKey(existing.first_key)) out.push('value');
+  if (held.v !== 2) return out;
+  for (const name of ['strategy', 'ttl_seconds', 'metadata'] as const) if (held[name] !== now[name]) out.push(name);
+  return out;
+}
 
 const random32 = () => randomInt(0, 2 ** 32);
 const RANDOM_TRIES = 8;
@@ -55,11 +102,11 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     .where('owner', '=', req.owner)
     .where('purpose', '=', purpose)
     .executeTakeFirst();
+  const params = requestParams(req, block, explicit);
   if (existing) {
-    const heldBlock = 1n << BigInt(existing.block_log2);
-    const sameValue = !explicit || explicit.first === fromKey(existing.first_key);
-    if (heldBlock !== block || !sameValue) {
-      throw idsDomainError('idempotency_mismatch', { pool: pool.name, owner: req.owner, purpose, held: valueOf(pool, existing), allocation_id: existing.id });
+    const differs = differences(pool.space, existing, params);
+    if (differs.length > 0) {
+      throw idsDomainError('idempotency_mismatch', { pool: pool.name, owner: req.owner, purpose, held: allocationValue(pool, existing), allocation_id: existing.id, differs });
     }
     return { row: existing, created: false };
   }
@@ -87,7 +134,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     expires_at: req.ttl_seconds !== undefined ? new Date(tx.clock.nowMs() + req.ttl_seconds * 1000).toISOString() : null,
     version: 1,
     source,
-    request_hash: paramsOf(block, explicit),
+    request_hash: params,
     metadata: JSON.stringify(req.metadata ?? {}),
     created_at: now,
     updated_at: now,
@@ -97,7 +144,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
 }
 
 /** An allocation's value as the client writes it. */
-export const valueOf = (pool: PoolRef, row: AllocationRow) => formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2));
+export const allocationValue = (pool: PoolRef, row: AllocationRow) => formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2));
 
 interface Choice {
   row: FreeRow;

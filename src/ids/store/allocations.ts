@@ -63,6 +63,18 @@ export async function insertAllocations(tx: Tx, rows: readonly AllocationRow[]):
   for (let i = 0; i < rows.length; i += 1000) await tx.db.insertInto('ids_allocations').values(rows.slice(i, i + 1000)).execute();
 }
 
+/** The owner of the allocation that starts at this key in the named pool, if any. */
+export async function ownerAt(db: Db, poolName: string, key: string): Promise<string | undefined> {
+  const r = await db.db
+    .selectFrom('ids_allocations')
+    .innerJoin('ids_pools', 'ids_pools.id', 'ids_allocations.pool_id')
+    .select('ids_allocations.owner')
+    .where('ids_pools.name', '=', poolName)
+    .where('ids_allocations.first_key', '=', key)
+    .executeTakeFirst();
+  return r?.owner;
+}
+
 /** Every allocation of an owner, in any pool. */
 export async function allocationsOfOwner(db: Db, owner: string): Promise<AllocationRow[]> {
   return db.db.selectFrom('ids_allocations').selectAll().where('owner', '=', owner).execute();

@@ -7,7 +7,7 @@ import type { Db, Tx } from '../../db/database.js';
 import { rawRead } from '../../db/statement.js';
 
 import { type Band, type BandedSpan, maxAlignedLog2, splitByBand } from '../core/ranges.js';
-import { type Span, fromKey, keyOf } from '../core/values.js';
+import { type Span, fromKey, keyOf, sizeKeyOf } from '../core/values.js';
 
 export interface FreeRow extends BandedSpan {}
 
@@ -24,7 +24,7 @@ const rowOf = (poolId: number, s: BandedSpan) => ({
   band: s.band,
   first_key: keyOf(s.first),
   last_key: keyOf(s.last),
-  size_key: keyOf(s.last - s.first + 1n),
+  size_key: sizeKeyOf(s.last - s.first + 1n),
   aligned: maxAlignedLog2(s),
 });
 

@@ -24,11 +24,16 @@ export async function readInstance(db: Db, id: string): Promise<InstanceRow> {
 
 /** Read an instance and lock its row for the rest of the transaction. */
 export async function lockInstance(tx: Tx, id: string): Promise<InstanceRow> {
-  let q = tx.db.selectFrom('ids_service_instances').selectAll().where('id', '=', id);
-  if (tx.dialect === 'postgres') q = q.forUpdate();
-  const row = await q.executeTakeFirst();
+  const row = await lockInstanceIfPresent(tx, id);
   if (!row) throw idsDomainError('instance_not_found', { id });
   return row;
+}
+
+/** `lockInstance`, undefined when there is no such instance. */
+export async function lockInstanceIfPresent(tx: Tx, id: string): Promise<InstanceRow | undefined> {
+  let q = tx.db.selectFrom('ids_service_instances').selectAll().where('id', '=', id);
+  if (tx.dialect === 'postgres') q = q.forUpdate();
+  return q.executeTakeFirst();
 }
 
 export async function listInstances(db: Db, filter: { state?: string; service_type?: string }, after: string | null, limit: number): Promise<InstanceRow[]> {
