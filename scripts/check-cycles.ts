@@ -1,10 +1,7 @@
-// `npm run check:cycles`: import cycles in src/, found by madge. Fails when a cycle involves a
-// directory that has been made cycle-free (CLEAN below); other cycles are listed as warnings
-// until their domain is done.
+// `npm run check:cycles`: import cycles in src/ (type-only imports included), found by madge.
+// Any cycle fails: layers depend one way (docs/architecture.md).
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-
-const CLEAN = ['baremetal/'];
 
 const cli = createRequire(import.meta.url).resolve('madge/bin/cli.js');
 const run = spawnSync(process.execPath, [cli, '--circular', '--extensions', 'ts', '--json', 'src'], { encoding: 'utf8' });
@@ -13,7 +10,6 @@ if (run.error || !run.stdout.trim().startsWith('[')) {
   process.exit(2);
 }
 const cycles = JSON.parse(run.stdout) as string[][];
-const bad = cycles.filter((cycle) => cycle.some((file) => CLEAN.some((dir) => file.startsWith(dir))));
-for (const cycle of cycles) console.log(`${bad.includes(cycle) ? 'error' : 'warning'}: ${cycle.join(' > ')}`);
-console.log(`${cycles.length} cycle(s), ${bad.length} involving ${CLEAN.join(', ')}`);
-process.exit(bad.length ? 1 : 0);
+for (const cycle of cycles) console.log(`error: ${cycle.join(' > ')}`);
+console.log(`${cycles.length} import cycle(s) in src/`);
+process.exit(cycles.length ? 1 : 0);

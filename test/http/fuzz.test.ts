@@ -15,7 +15,6 @@ import { type TestServer, startServer } from '../helpers/server.js';
 const SEED = 20261124;
 const RUNS = Number(process.env.ALLOT_FUZZ_RUNS ?? 300);
 
-// biome-ignore lint/suspicious/noExplicitAny: only the paths and methods of the tables are read
 const MOUNTS: Array<{ prefix: string; routes: RouteTable<any>; headers: fc.Arbitrary<Record<string, string>> }> = [
   {
     prefix: '/placement',

@@ -224,7 +224,7 @@ for (const dialect of DIALECTS) {
     });
   
     test('deeply nested JSON is a 400 in each API\'s format, also where JSON is stored and echoed; the deepest accepted round-trips', async () => {
-      const nest = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
+      const nest = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
       const deep = nest(5000);
       const json = { 'content-type': 'application/json' };
       const send = (method: string, url: string, body: string | undefined, headers: Record<string, string> = {}) =>

@@ -246,7 +246,7 @@ class Gone extends Error {}
 /** One pass over the candidates of an allocation this conductor owns. */
 export async function attemptAllocation(ctx: BaremetalContext, allocationId: number): Promise<Attempt> {
   const allocation = await findAllocationById(ctx.database, allocationId);
-  if (!allocation || allocation.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId) return { kind: 'gone' };
+  if (allocation?.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId) return { kind: 'gone' };
   let found = await ctx.backend.candidates(ctx.database, allocation);
   if ('reason' in found) {
     if (await nodesSettlingPower(ctx.database, candidateQuery(allocation))) return { kind: 'wait', reason: found.reason };

@@ -2,8 +2,9 @@
 // stable code and the facts it carries, nothing of HTTP. src/ids/errors.ts is the one table that
 // turns each code into its problem on the wire; its type makes a code left out a compile error.
 import { DomainError } from '../../core/errors.js';
-import type { InstanceAction, InstanceState } from './lifecycle.js';
-import type { WireValue } from './pool-space.js';
+
+/** A value as the API writes it (pool-space.ts WireValue): an integer, an address or a prefix. */
+type Value = number | string;
 
 /** One refused item of an import: where it was, what it asked for, why not. */
 export interface ImportConflict {
@@ -18,24 +19,24 @@ export interface IdsDomainErrors {
   pool_exists: { pool: string };
   pool_created_concurrently: { pool: string };
   pool_not_empty: { pool: string; allocations: number };
-  pool_change_strands_allocations: { count: number; allocations: Array<{ id: string; owner: string; purpose: string; value: WireValue }> };
+  pool_change_strands_allocations: { count: number; allocations: Array<{ id: string; owner: string; purpose: string; value: Value }> };
   invalid_pool_definition: { reason: string };
   /** item `index` of `field` (ranges, excluded, static) is not a range, or does not fit with the others */
   malformed_range: { field: string; index: number; value: unknown; reason: string };
   // values and allocations
   invalid_value: { reason: string };
   pool_exhausted: { pool: string; size: string };
-  value_outside_pool: { pool: string; value: WireValue };
-  value_excluded: { pool: string; value: WireValue };
-  value_in_use: { pool: string; value: WireValue; allocation_id: string; owner: string; purpose: string };
-  value_crosses_static_band: { pool: string; value: WireValue };
+  value_outside_pool: { pool: string; value: Value };
+  value_excluded: { pool: string; value: Value };
+  value_in_use: { pool: string; value: Value; allocation_id: string; owner: string; purpose: string };
+  value_crosses_static_band: { pool: string; value: Value };
   /** `differs`: the request's parameters that are not those of the request that made the allocation */
-  idempotency_mismatch: { pool: string; owner: string; purpose: string; held: WireValue; allocation_id: string; differs: readonly string[] };
+  idempotency_mismatch: { pool: string; owner: string; purpose: string; held: Value; allocation_id: string; differs: readonly string[] };
   /** the request at `index` of a batch failed with `error`; nothing of the batch was kept */
   in_batch: { index: number; error: DomainError };
   allocation_not_found: { id: string };
   /** releasing the allocation would free a value that attribute sets of a live instance refer to */
-  value_held_by_instance: { pool: string; value: WireValue; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
+  value_held_by_instance: { pool: string; value: Value; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
   not_reserved: Record<string, never>;
   /** the client's version (If-Match) is not the current one */
   version_mismatch: { current: number };
@@ -70,7 +71,7 @@ export interface IdsDomainErrors {
   instance_exists: { id: string };
   instance_created_concurrently: { id: string };
   attribute_read_only: { attribute: string; from: string };
-  action_not_allowed: { action: InstanceAction; state: InstanceState; allowed: readonly InstanceState[] };
+  action_not_allowed: { action: string; state: string; allowed: readonly string[] };
   /** a new instance names a lifecycle that is neither built in nor loaded from --ids-lifecycles */
   unknown_lifecycle: { lifecycle: string; known: readonly string[] };
   candidate_not_validated: { state: string };
