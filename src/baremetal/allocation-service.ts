@@ -315,6 +315,10 @@ async function claimNode(tx: Tx, rt: BaremetalRuntime, allocation: AllocationRec
   await updateNode(tx, node.id, { instance_info: JSON.stringify(instanceInfo) });
   // the spec's guarded update: only while this conductor still owns the allocation
   if (!(await finishAllocation(tx, allocation.id, rt.conductorId, { state: 'active', nodeId: node.id }))) throw new Gone();
+  tx.afterCommit(() => {
+    rt.metrics.baremetalAllocationsFinished.inc({ state: 'active' });
+    rt.metrics.baremetalAllocationSeconds.observe(Math.max(0, tx.clock.nowMs() - Date.parse(allocation.created_at)) / 1000);
+  });
   return 'done';
 }
 
@@ -330,6 +334,7 @@ function stillSuitable(node: NodeRecord, a: AllocationRecord): boolean {
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */
 export async function failAllocation(rt: BaremetalRuntime, allocation: { id: number; uuid: string }, reason: string): Promise<void> {
-  await transaction(rt.database, (tx) => finishAllocation(tx, allocation.id, rt.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }));
+  const finished = await transaction(rt.database, (tx) => finishAllocation(tx, allocation.id, rt.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }));
+  if (finished) rt.metrics.baremetalAllocationsFinished.inc({ state: 'error' });
 }
 

@@ -88,6 +88,8 @@ export class ConductorTasks {
       }
     }
     if (allocations || nodes) this.log.info({ allocations, nodes }, 'took over work of dead conductors');
+    this.rt.metrics.baremetalTakeovers.inc({ kind: 'allocation' }, allocations);
+    this.rt.metrics.baremetalTakeovers.inc({ kind: 'node' }, nodes);
     return { allocations, nodes };
   }
 }

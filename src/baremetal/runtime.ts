@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { PlacementContext } from '../placement/context.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import { AllocationWorker } from './allocation-worker.js';
@@ -24,10 +25,12 @@ export class BaremetalRuntime {
   readonly allocations: AllocationWorker;
   readonly transitions: TransitionTimers;
   readonly conductor: ConductorTasks;
+  readonly metrics: Metrics;
   private registered: Promise<void> | null = null;
 
-  constructor(services: { config: Config; database: Database; log: Logger; placement: PlacementContext }) {
+  constructor(services: { config: Config; database: Database; log: Logger; placement: PlacementContext; metrics: Metrics }) {
     this.database = services.database;
+    this.metrics = services.metrics;
     this.config = services.config;
     this.log = services.log.child({ api: 'baremetal', conductor: services.config.conductorId });
     this.conductorId = services.config.conductorId;

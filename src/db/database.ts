@@ -15,7 +15,7 @@ import pg from 'pg';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DatabaseFault, classifyFault } from './faults.js';
 import type { Schema } from './schema.js';
-import { type CommitTopic, type Writer, directWriter, groupCommitter } from './transaction.js';
+import { type CommitTopic, IGNORE_WRITES, type WriteObserver, type Writer, directWriter, groupCommitter } from './transaction.js';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -97,6 +97,10 @@ export interface Database extends Db {
    * the file already has while every other write fails; readiness looks at this too.)
    */
   freeBytes?(): Promise<number>;
+  /** who hears of retries and group commits (the process's metrics, set once at start; nothing by default) */
+  observer: WriteObserver;
+  /** PostgreSQL only: the connection pool's counts, read when metrics are scraped */
+  poolStats?(): { total: number; idle: number; waiting: number };
   /** PostgreSQL only: NOTIFY `channel` with `payload`, outside any transaction. */
   notify?(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -141,6 +145,7 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
     clock: options.clock ?? systemClock,
     maxAttempts: attemptsOf(options),
     writer: groupCommitter(() => database),
+    observer: IGNORE_WRITES,
     preparedNames: new Map(),
     commitListeners: new Map(),
     displayUrl: `sqlite:${file}`,
@@ -327,6 +332,8 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     clock: options.clock ?? systemClock,
     maxAttempts: attemptsOf(options),
     writer: directWriter,
+    observer: IGNORE_WRITES,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     preparedNames,
     commitListeners: new Map(),
     displayUrl: maskUrl(url),

@@ -86,6 +86,16 @@ function newTx(database: Database, conn: Kysely<Schema>) {
   };
 }
 
+/** What the transaction helper tells the process's metrics (db/database.ts `observer`). */
+export interface WriteObserver {
+  /** a transaction is run again: it lost a race (`conflict`) or met a database fault before its commit (`fault`) */
+  retried(reason: 'conflict' | 'fault'): void;
+  /** SQLite: one group commit made `size` writes durable */
+  batchCommitted(size: number): void;
+}
+
+export const IGNORE_WRITES: WriteObserver = { retried: () => {}, batchCommitted: () => {} };
+
 export interface TransactionOptions {
   /** total attempts including the first (default: the database's maxAttempts) */
   maxAttempts?: number;
@@ -94,6 +104,8 @@ export interface TransactionOptions {
    * its own; no BEGIN or COMMIT is sent, saving two round trips. (SQLite: no difference.)
    */
   oneStatement?: boolean;
+  /** called each time this work is run again (a lost race or a fault), for the caller's metrics */
+  onRetry?: () => void;
 }
 
 /** Most calls one SQLite batch may hold; bounds the latency a batch adds to its last call. */
@@ -172,11 +184,15 @@ async function runOnConnection<T>(database: Database, work: (tx: Tx) => Promise<
         if (committing && fault.kind !== 'storage_full' && fault.kind !== 'read_only') throw commitUnknown(fault);
         const elapsed = Date.now() - started;
         if (!isRetryableFault(fault) || attempt >= maxAttempts || elapsed >= database.connectTimeoutMs) throw fault;
+        database.observer.retried('fault');
+        options.onRetry?.();
         await sleep(Math.min(backoffDelay(attempt, FAULT_BACKOFF), database.connectTimeoutMs - elapsed));
         continue;
       }
       if (!isRetryable(err)) throw err;
       if (attempt >= maxAttempts) throw exhausted(err);
+      database.observer.retried('conflict');
+      options.onRetry?.();
       // Back off a little, with jitter, so the racers do not collide again in lock step.
       await sleep(backoffDelay(attempt, RACE_BACKOFF));
     }
@@ -199,6 +215,7 @@ function commitUnknown(fault: DatabaseFault): DatabaseFault {
 interface Job {
   work: (tx: Tx) => Promise<unknown>;
   maxAttempts: number;
+  onRetry: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -207,7 +224,7 @@ interface Job {
 export function groupCommitter(database: () => Database): Writer {
   let committer: GroupCommitter | null = null;
   return {
-    run: (db, work, options) => (committer ??= new GroupCommitter(database())).submit(work, options.maxAttempts ?? db.maxAttempts),
+    run: (db, work, options) => (committer ??= new GroupCommitter(database())).submit(work, options.maxAttempts ?? db.maxAttempts, options.onRetry),
   };
 }
 
@@ -217,9 +234,9 @@ class GroupCommitter {
 
   constructor(private readonly database: Database) {}
 
-  submit<T>(work: (tx: Tx) => Promise<T>, maxAttempts: number): Promise<T> {
+  submit<T>(work: (tx: Tx) => Promise<T>, maxAttempts: number, onRetry?: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, maxAttempts, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ work, maxAttempts, onRetry, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -264,6 +281,7 @@ class GroupCommitter {
       // Committed, but not known to be on disk: the callers must not take it as durable.
       throw new DatabaseFault('commit_unknown', 'The change was written but could not be confirmed on disk; read it back before retrying.', err);
     }
+    this.database.observer.batchCommitted(batch.length);
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) {
         o.runAfter();
@@ -295,6 +313,8 @@ async function runInSavepoint(database: Database, conn: Kysely<Schema>, job: Job
       await conn.executeQuery(RELEASE);
       if (!isRetryable(error)) return { ok: false, error };
       if (attempt >= job.maxAttempts) return { ok: false, error: exhausted(error) };
+      database.observer.retried('conflict');
+      job.onRetry?.();
     }
   }
 }

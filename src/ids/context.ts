@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Backoff } from '../core/backoff.js';
 import type { Database } from '../db/database.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { type Inventories, loadInventories } from './inventories/registry.js';
 
 export interface IdsContext {
@@ -17,11 +18,12 @@ export interface IdsContext {
   workerIntervalMs: number;
   /** this process's name on the outbox entries it claims */
   workerName: string;
+  metrics: Metrics;
   /** close what the context opened (the inventories' connections) */
   close(): Promise<void>;
 }
 
-export async function createIdsContext(config: Config, log: Logger, database: Database): Promise<IdsContext> {
+export async function createIdsContext(config: Config, log: Logger, database: Database, metrics: Metrics): Promise<IdsContext> {
   const inventories = await loadInventories(config.idsConfig, log);
   return {
     database,
@@ -30,6 +32,7 @@ export async function createIdsContext(config: Config, log: Logger, database: Da
     retry: { baseMs: config.idsRetryBaseMs, maxMs: config.idsRetryMaxMs },
     workerIntervalMs: config.idsWorkerIntervalMs,
     workerName: `${config.conductorId}/ids-outbox`,
+    metrics,
     close: () => inventories.close(),
   };
 }
