@@ -1,4 +1,8 @@
-// A tiny HTTP client for tests: JSON in, status + parsed JSON + headers out.
+// The tests' raw requests: JSON in, status + parsed JSON + headers out, whatever the status (tests
+// assert on refusals). The exchange itself is the typed client's `send` (src/client/http.ts); the
+// typed clients are for tests that drive an API rather than probe its answers.
+import { send } from '../../src/client/http.js';
+
 export interface HttpResponse<T = any> {
   status: number;
   body: T;
@@ -19,8 +23,8 @@ export async function request<T = any>(method: string, url: string, body?: unkno
     payload = options.raw ?? JSON.stringify(body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(url, { method, headers, body: payload });
-  const text = await res.text();
+  const res = await send(fetch, { method, url, headers, body: payload });
+  const text = res.text;
   let parsed: unknown = undefined;
   if (text && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
   return { status: res.status, body: parsed as T, headers: res.headers, text };
