@@ -6,6 +6,7 @@ import type { ApiDefinition } from '../http/pipeline.js';
 import type { RouteTable } from '../http/router.js';
 import { renderError } from './errors.js';
 import { negotiate, versionRangeHeaders } from './microversion.js';
+import { baremetalDocument } from './openapi.js';
 import { type Endpoint, IronicRequest, type IronicResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
 import type { BaremetalContext } from './routes/common.js';
@@ -16,6 +17,8 @@ import { root, v1 } from './routes/root.js';
 export const baremetalRoutes: RouteTable<Endpoint> = {
   '/': { GET: { ...root, public: true } },
   '/v1': { GET: { ...v1, public: true } },
+  // allot's own: the OpenAPI document of this route table (baremetal/openapi.ts)
+  '/openapi.json': { GET: { public: true, unversioned: true, handle: async (req, ctx) => ({ body: baremetalDocument(baremetalRoutes, req.baseUrl, { auth: ctx.rt.config.auth }) }) } },
   // Until project scoping (owner/lessee) lands, lists and new allocations take the system-wide rules.
   '/v1/nodes': { GET: { ...nodes.list, policy: 'baremetal:node:list_all' }, POST: { ...nodes.create, policy: 'baremetal:node:create' } },
   '/v1/nodes/detail': { GET: { ...nodes.detail, policy: 'baremetal:node:list_all' } },

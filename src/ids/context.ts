@@ -19,6 +19,8 @@ export interface IdsContext {
   /** this process's name on the outbox entries it claims */
   workerName: string;
   metrics: Metrics;
+  /** how requests are authenticated (--auth), for the OpenAPI document's security */
+  auth: Config['auth'];
   /** close what the context opened (the inventories' connections) */
   close(): Promise<void>;
 }
@@ -33,6 +35,7 @@ export async function createIdsContext(config: Config, log: Logger, database: Da
     workerIntervalMs: config.idsWorkerIntervalMs,
     workerName: `${config.conductorId}/ids-outbox`,
     metrics,
+    auth: config.auth,
     close: () => inventories.close(),
   };
 }

@@ -12,6 +12,7 @@ import { APIS, type ApiModule, type ApiName } from './apis.js';
 import type { AppContext } from './context.js';
 import { installCors } from './cors.js';
 import { serveMetrics } from './metrics.js';
+import { installReferencePage } from './reference-page.js';
 
 export interface Mount {
   api: ApiName;
@@ -130,6 +131,8 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
       app.log.warn({ reason: answer.reason }, 'health check failed');
       return reply.code(503).header('retry-after', '2').send({ status: 'unavailable', reason: answer.reason });
     });
+    // The API reference rendered from the three OpenAPI documents (no script, works offline).
+    installReferencePage(server, { auth: config.auth });
     // For Prometheus (who may scrape: server/metrics.ts).
     server.get('/metrics', (req, reply) => serveMetrics(app, req, reply));
     // For load balancers: 200 once started and while a write commits.

@@ -16,7 +16,7 @@ const SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version 
 
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.rt.conductorId });
 
-const CREATE_SCHEMA: JsonSchema = {
+export const CREATE_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
     candidate_nodes: { type: ['array', 'null'], items: { type: 'string', maxLength: 255 } },

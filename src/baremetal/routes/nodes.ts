@@ -211,7 +211,7 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
   return body as Record<string, unknown>;
 }
 
-const PROVISION_SCHEMA: JsonSchema = {
+export const PROVISION_SCHEMA: JsonSchema = {
   type: 'object',
   properties: {
     target: { type: 'string' },
@@ -237,20 +237,24 @@ export const provision: E = {
   },
 };
 
+export const POWER_SCHEMA: JsonSchema = { type: 'object', properties: { target: { type: 'string' }, timeout: { type: ['integer', 'null'] } } };
+
 export const power: E = {
   async handle(req, ctx) {
     const args = verbArgs(req, ['target', 'timeout']);
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema({ type: 'object', properties: { target: { type: 'string' }, timeout: { type: ['integer', 'null'] } } }, args, 'body');
+    checkSchema(POWER_SCHEMA, args, 'body');
     await setPowerState(ctx.rt, req.param('node'), args.target as string, (args.timeout as number | null | undefined) ?? undefined, req.mv);
     return { status: 202, location: `${req.baseUrl}/v1/nodes/${req.param('node')}/states` };
   },
 };
 
+export const MAINTENANCE_SCHEMA: JsonSchema = { type: 'object', properties: { reason: { type: ['string', 'null'] } } };
+
 export const maintenanceOn: E = {
   async handle(req, ctx) {
     const args = verbArgs(req, ['reason']);
-    checkSchema({ type: 'object', properties: { reason: { type: ['string', 'null'] } } }, args, 'body');
+    checkSchema(MAINTENANCE_SCHEMA, args, 'body');
     await setMaintenance(ctx.rt, req.param('node'), true, (args.reason as string | null | undefined) ?? null);
     return { status: 202 };
   },
@@ -276,14 +280,13 @@ export const traits: E = {
   },
 };
 
+export const NODE_TRAITS_SCHEMA: JsonSchema = { type: 'object', properties: { traits: { type: 'array', items: TRAIT_SCHEMA } }, required: ['traits'], additionalProperties: false };
+
 export const setTraits: E = {
   ...TRAITS_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<{ traits: string[] }>(
-      { type: 'object', properties: { traits: { type: 'array', items: TRAIT_SCHEMA } }, required: ['traits'], additionalProperties: false },
-      'body',
-    );
+    const body = req.json<{ traits: string[] }>(NODE_TRAITS_SCHEMA, 'body');
     await setNodeTraits(ctx.rt, req.param('node'), body.traits);
     return { status: 204 };
   },
