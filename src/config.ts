@@ -85,6 +85,8 @@ export interface Config {
   auth: AuthMode;
   /** serve noauth on a non-loopback address anyway (anyone who reaches the port is an administrator) */
   insecureNoauth: boolean;
+  /** serve GET /metrics to anyone who reaches the main port (default: administrators under keystone, loopback under noauth) */
+  metricsPublic: boolean;
   /** noauth: host names (besides the loopback ones) that requests may be addressed to (`Host`) */
   allowedHosts: string[];
   /** Keystone's URL, with or without `/v3` */
@@ -211,6 +213,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'maxConnections', flag: '--max-connections <n>', env: 'ALLOT_MAX_CONNECTIONS', description: 'most client connections at once per listener', parse: int('max connections', 1, 1_000_000) },
   { key: 'auth', flag: '--auth <mode>', env: 'ALLOT_AUTH', description: 'authentication: noauth (development, loopback only) or keystone (validate X-Auth-Token with Keystone)', parse: oneOf('auth', ['noauth', 'keystone']) },
   { key: 'insecureNoauth', flag: '--insecure-noauth', env: 'ALLOT_INSECURE_NOAUTH', description: 'allow noauth on a non-loopback --host (anyone reaching the port is an administrator)', parse: bool('insecure noauth') },
+  { key: 'metricsPublic', flag: '--metrics-public', env: 'ALLOT_METRICS_PUBLIC', description: 'serve GET /metrics without authentication (default: a token with the admin role under --auth keystone)', parse: bool('metrics public') },
   { key: 'allowedHosts', flag: '--allowed-hosts <names>', env: 'ALLOT_ALLOWED_HOSTS', description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]', parse: names, list: true },
   { key: 'keystoneUrl', flag: '--keystone-url <url>', env: 'ALLOT_KEYSTONE_URL', description: "Keystone's URL, with or without /v3", parse: String },
   { key: 'keystoneUsername', flag: '--keystone-username <name>', env: 'ALLOT_KEYSTONE_USERNAME', description: "allot's service user in Keystone (validates tokens)", parse: String },
@@ -273,6 +276,7 @@ export function defaultConfig(): Config {
     maxConnections: 1_000,
     auth: 'noauth',
     insecureNoauth: false,
+    metricsPublic: false,
     allowedHosts: [],
     keystoneUrl: null,
     keystoneUsername: null,

@@ -7,6 +7,7 @@ import type { RouteTable } from '../http/router.js';
 import type { BaremetalContext } from './context.js';
 import { renderError, translate } from './errors.js';
 import { negotiate, versionRangeHeaders } from './microversion.js';
+import { baremetalDocument } from './openapi.js';
 import { type Endpoint, IronicRequest, type IronicResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
 import * as conductors from './routes/conductors.js';
@@ -46,12 +47,16 @@ const v1Routes: RouteTable<Endpoint> = {
  */
 const bookmarkRoutes: RouteTable<Endpoint> = Object.fromEntries(Object.entries(v1Routes).map(([path, methods]) => [path.slice('/v1'.length), methods]));
 
-export const baremetalRoutes: RouteTable<Endpoint> = {
+/** What the OpenAPI document describes: the bookmark aliases are left out of it. */
+const documentedRoutes: RouteTable<Endpoint> = {
   '/': { GET: { ...root, public: true } },
   '/v1': { GET: { ...v1, public: true } },
+  // allot's own: the OpenAPI document of this route table (baremetal/openapi.ts)
+  '/openapi.json': { GET: { public: true, unversioned: true, handle: async (req, ctx) => ({ body: baremetalDocument(documentedRoutes, req.baseUrl, { auth: ctx.config.auth }) }) } },
   ...v1Routes,
-  ...bookmarkRoutes,
 };
+
+export const baremetalRoutes: RouteTable<Endpoint> = { ...documentedRoutes, ...bookmarkRoutes };
 
 export const baremetalApi: ApiDefinition<BaremetalContext, IronicRequest, IronicResponse> = {
   name: 'baremetal',

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../core/clock.js';
 import type { Database } from '../db/database.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { PlacementContext } from '../placement/context.js';
 import { type AllocationBackend, backendNamed } from './services/backend.js';
 import { WorkQueue } from './workers/queue.js';
@@ -17,6 +18,7 @@ export interface BaremetalContext {
   readonly clock: Clock;
   readonly config: Config;
   readonly log: Logger;
+  readonly metrics: Metrics;
   /** this process's name among the conductors (`reservation`, `conductor_affinity`) */
   readonly conductorId: string;
   readonly backend: AllocationBackend;
@@ -28,12 +30,13 @@ export interface BaremetalContext {
   readonly registration: { done: Promise<void> | null };
 }
 
-export function createBaremetalContext(config: Config, database: Database, log: Logger, placement: PlacementContext): BaremetalContext {
+export function createBaremetalContext(config: Config, database: Database, log: Logger, placement: PlacementContext, metrics: Metrics): BaremetalContext {
   return {
     database,
     clock: database.clock,
     config,
     log: log.child({ api: 'baremetal', conductor: config.conductorId }),
+    metrics,
     conductorId: config.conductorId,
     backend: backendNamed(config.baremetalBackend, placement),
     allocations: new WorkQueue(config.allocationWorkers),

@@ -91,6 +91,10 @@ export interface Database extends Db {
    * the file already has while every other write fails; readiness looks at this too.)
    */
   freeBytes?(): Promise<number>;
+  /** who hears of retries and group commits (the process's metrics, set once at start; nothing by default) */
+  observer: WriteObserver;
+  /** PostgreSQL only: the connection pool's counts, read when metrics are scraped */
+  poolStats?(): { total: number; idle: number; waiting: number };
   /** PostgreSQL only: NOTIFY `channel` with `payload`, outside any transaction. */
   notify?(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
@@ -129,6 +133,16 @@ export interface TransactionOptions {
    * its own; no BEGIN or COMMIT is sent, saving two round trips. (SQLite: no difference.)
    */
   oneStatement?: boolean;
+  /** called each time this work is run again (a lost race or a fault), for the caller's metrics */
+  onRetry?: () => void;
+}
+
+/** What the transaction helper tells the process's metrics (the handle's `observer`). */
+export interface WriteObserver {
+  /** a transaction is run again: it lost a race (`conflict`) or met a database fault before its commit (`fault`) */
+  retried(reason: 'conflict' | 'fault'): void;
+  /** SQLite: one group commit made `size` writes durable */
+  batchCommitted(size: number): void;
 }
 
 /** How a database's writes are run: each on its own connection, or grouped into shared commits. */

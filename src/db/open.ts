@@ -10,7 +10,7 @@ import { systemClock } from '../core/clock.js';
 import { DATABASE_TIMEOUT_DEFAULTS, type Database, type DatabaseOptions, dialectOf, maskUrl } from './database.js';
 import { DatabaseFault, classifyFault } from './faults.js';
 import type { Schema } from './schema.js';
-import { directWriter, groupCommitter } from './transaction.js';
+import { IGNORE_WRITES, directWriter, groupCommitter } from './transaction.js';
 
 // PostgreSQL returns int8 (COUNT, SUM) as strings to avoid precision loss; every count and
 // amount in allot fits in a double exactly (Placement caps amounts at 2^31-1), so parse them.
@@ -41,6 +41,7 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
     clock: options.clock ?? systemClock,
     maxAttempts: attemptsOf(options),
     writer: groupCommitter(() => database),
+    observer: IGNORE_WRITES,
     preparedNames: new Map(),
     commitListeners: new Map(),
     displayUrl: `sqlite:${file}`,
@@ -230,7 +231,9 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     clock: options.clock ?? systemClock,
     maxAttempts: attemptsOf(options),
     writer: directWriter,
+    observer: IGNORE_WRITES,
     preparedNames,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     commitListeners: new Map(),
     displayUrl: maskUrl(url),
     connectTimeoutMs: Number(config.connectionTimeoutMillis),

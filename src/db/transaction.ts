@@ -24,7 +24,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import { RetryableConflict, concurrentUpdate } from '../core/errors.js';
-import { type CommitTopic, type Database, type Tx, type TransactionOptions, type Writer, kyselyOf } from './database.js';
+import { type CommitTopic, type Database, type TransactionOptions, type Tx, type WriteObserver, type Writer, kyselyOf } from './database.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
 
@@ -63,6 +63,8 @@ function newTx(database: Database, conn: Kysely<Schema>) {
   };
 }
 
+/** Tells nobody: a database's observer until the process's metrics replace it. */
+export const IGNORE_WRITES: WriteObserver = { retried: () => {}, batchCommitted: () => {} };
 
 /** Most calls one SQLite batch may hold; bounds the latency a batch adds to its last call. */
 const MAX_BATCH = 64;
@@ -134,11 +136,15 @@ async function runOnConnection<T>(database: Database, work: (tx: Tx) => Promise<
         if (committing && fault.kind !== 'storage_full' && fault.kind !== 'read_only') throw commitUnknown(fault);
         const elapsed = Date.now() - started;
         if (!isRetryableFault(fault) || attempt >= maxAttempts || elapsed >= database.connectTimeoutMs) throw fault;
+        database.observer.retried('fault');
+        options.onRetry?.();
         await sleep(Math.min(backoffDelay(attempt, FAULT_BACKOFF), database.connectTimeoutMs - elapsed));
         continue;
       }
       if (!isRetryable(err)) throw err;
       if (attempt >= maxAttempts) throw exhausted(err);
+      database.observer.retried('conflict');
+      options.onRetry?.();
       // Back off a little, with jitter, so the racers do not collide again in lock step.
       await sleep(backoffDelay(attempt, RACE_BACKOFF));
     }
@@ -161,6 +167,7 @@ function commitUnknown(fault: DatabaseFault): DatabaseFault {
 interface Job {
   work: (tx: Tx) => Promise<unknown>;
   maxAttempts: number;
+  onRetry: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
 }
@@ -169,7 +176,7 @@ interface Job {
 export function groupCommitter(database: () => Database): Writer {
   let committer: GroupCommitter | null = null;
   return {
-    run: (db, work, options) => (committer ??= new GroupCommitter(database())).submit(work, options.maxAttempts ?? db.maxAttempts),
+    run: (db, work, options) => (committer ??= new GroupCommitter(database())).submit(work, options.maxAttempts ?? db.maxAttempts, options.onRetry),
   };
 }
 
@@ -179,9 +186,9 @@ class GroupCommitter {
 
   constructor(private readonly database: Database) {}
 
-  submit<T>(work: (tx: Tx) => Promise<T>, maxAttempts: number): Promise<T> {
+  submit<T>(work: (tx: Tx) => Promise<T>, maxAttempts: number, onRetry?: () => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, maxAttempts, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ work, maxAttempts, onRetry, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -228,6 +235,7 @@ class GroupCommitter {
       // Committed, but not known to be on disk: the callers must not take it as durable.
       throw new DatabaseFault('commit_unknown', 'The change was written but could not be confirmed on disk; read it back before retrying.', err);
     }
+    this.database.observer.batchCommitted(batch.length);
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) {
         o.runAfter();
@@ -259,6 +267,8 @@ async function runInSavepoint(database: Database, conn: Kysely<Schema>, job: Job
       await conn.executeQuery(RELEASE);
       if (!isRetryable(error)) return { ok: false, error };
       if (attempt >= job.maxAttempts) return { ok: false, error: exhausted(error) };
+      database.observer.retried('conflict');
+      job.onRetry?.();
     }
   }
 }

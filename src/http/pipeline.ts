@@ -15,7 +15,7 @@ import { classifyFault } from '../db/faults.js';
 import { readJson } from './body.js';
 import { ApiError, HTTP, httpError } from './errors.js';
 import { QueryParams } from './query.js';
-import { type Method, type RouteMatch, type RouteTable, Router } from './router.js';
+import { METHODS, type Method, type RouteMatch, type RouteTable, Router } from './router.js';
 
 /** The checks an API runs before its handler, in the order it runs them. */
 export type Step = 'authenticate' | 'negotiate' | 'route' | 'method' | 'gate' | 'authorize';
@@ -200,6 +200,8 @@ export interface PipelineOptions {
   access: AccessControl;
   /** null once the process is ready (waiting a bounded time for it); else why requests are refused with 503 */
   awaitReady(): Promise<string | null>;
+  /** Told of every answered request: the route table's template ('unmatched' when none), the status and the time taken. */
+  observe?(api: string, route: string, method: string, status: number, seconds: number): void;
 }
 
 export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: ApiDefinition<C, R, S>, ctx: C, prefix: string, options: PipelineOptions): MountedApi {
@@ -238,9 +240,12 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
   }
 
   async function serve(req: FastifyRequest, reply: FastifyReply, failure?: unknown): Promise<void> {
+    const started = performance.now();
     for (const h of api.requestIdHeaders) reply.header(h, req.id);
     let mv: Microversion | null = null;
     let route: string | null = null;
+    /** the matched template, for metrics (a 405 or a refused request still has one) */
+    let template: string | null = null;
     try {
       options.access.admit(req.headers);
       const notReady = await options.awaitReady();
@@ -250,7 +255,11 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
       }
       const path = pathUnder(req.url, prefix);
       let match: RouteMatch<Endpoint<C, R, S>> | null = null;
-      const lookup = () => (match ??= router.match(req.method, path));
+      const lookup = () => {
+        match ??= router.match(req.method, path);
+        if (match.found) template = match.template;
+        return match;
+      };
       let credentials: Credentials | null = null;
       for (const step of api.steps) {
         switch (step) {
@@ -306,6 +315,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
     } catch (err) {
       fail(req, reply, err, mv, route);
     }
+    options.observe?.(api.name, template ?? 'unmatched', METHOD_LABELS.has(req.method) ? req.method : 'other', reply.statusCode, (performance.now() - started) / 1000);
   }
 
   return {
@@ -316,6 +326,9 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
     renderBare: (err, context) => ({ ...api.render(err, context), requestIdHeaders: api.requestIdHeaders }),
   };
 }
+
+/** Methods that label metrics as they are; any other (PROPFIND, …) is `other`, so labels stay bounded. */
+const METHOD_LABELS: ReadonlySet<string> = new Set(METHODS);
 
 /** A route lookup that a malformed path may fail: steps before `route` treat that as "no route". */
 function safeMatch<T>(route: () => T): T | null {

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { Backoff } from '../core/backoff.js';
 import type { Database } from '../db/database.js';
 import { type Lifecycles, builtInLifecycles, checkLifecycles } from './core/lifecycle.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { type Inventories, loadInventories } from './inventories/registry.js';
 
 export interface IdsContext {
@@ -22,6 +23,9 @@ export interface IdsContext {
   workerIntervalMs: number;
   /** this process's name on the outbox entries it claims */
   workerName: string;
+  metrics: Metrics;
+  /** how requests are authenticated (--auth), for the OpenAPI document's security */
+  auth: Config['auth'];
   /** close what the context opened (the inventories' connections) */
   close(): Promise<void>;
 }
@@ -48,7 +52,7 @@ export function loadLifecycles(file: string | null): Lifecycles {
   }
 }
 
-export async function createIdsContext(config: Config, log: Logger, database: Database): Promise<IdsContext> {
+export async function createIdsContext(config: Config, log: Logger, database: Database, metrics: Metrics): Promise<IdsContext> {
   const lifecycles = loadLifecycles(config.idsLifecycles);
   const inventories = await loadInventories(config.idsConfig, log);
   return {
@@ -59,6 +63,8 @@ export async function createIdsContext(config: Config, log: Logger, database: Da
     retry: { baseMs: config.idsRetryBaseMs, maxMs: config.idsRetryMaxMs },
     workerIntervalMs: config.idsWorkerIntervalMs,
     workerName: `${config.conductorId}/ids-outbox`,
+    metrics,
+    auth: config.auth,
     close: () => inventories.close(),
   };
 }

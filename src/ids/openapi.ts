@@ -90,7 +90,10 @@ function queryParameters(schema: JsonSchema | undefined) {
   return Object.entries(schema?.properties ?? {}).map(([name, sub]) => ({ name, in: 'query', required: false, schema: sub, description: sub.description }));
 }
 
-export function buildOpenApi(serverUrl: string): Record<string, unknown> {
+/** Answered without authentication whatever --auth says. */
+const PUBLIC_PATHS = new Set(['/v1', '/v1/openapi.json']);
+
+export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'noauth'): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const [path, ops] of Object.entries(OPERATIONS)) {
     const item: Record<string, unknown> = {};
@@ -114,6 +117,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
         parameters,
         ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
         responses,
+        ...(PUBLIC_PATHS.has(path) ? { security: [] } : {}),
       };
     }
     paths[path] = item;
@@ -130,6 +134,16 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     components: {
       schemas: s.RESPONSE_SCHEMAS,
       responses: { Problem: { description: 'problem details', content: { 'application/problem+json': { schema: s.schemaRef('Problem') } } } },
+      securitySchemes: {
+        token: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Auth-Token',
+          description: auth === 'keystone' ? 'a Keystone token (this server runs with --auth keystone)' : 'not needed: this server runs with --auth noauth (development, loopback only)',
+        },
+      },
     },
+    // under noauth nobody is verified: no operation needs the token
+    security: auth === 'keystone' ? [{ token: [] }] : [],
   };
 }

@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database, Db } from '../db/database.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { NameCache } from './store/names.js';
 import { ProviderIndex } from './store/provider-index.js';
 
@@ -26,14 +27,15 @@ export interface PlacementContext {
   index: ProviderIndex;
   /** registered at start by the services that own providers (server/context.ts) */
   owners: ProviderOwner[];
+  metrics: Metrics;
   /** stop following the database (the index's notifications) */
   close(): Promise<void>;
 }
 
-export function createPlacementContext(database: Database, config: Config, log: Logger): PlacementContext {
+export function createPlacementContext(database: Database, config: Config, log: Logger, metrics: Metrics): PlacementContext {
   const names = new NameCache();
   const index = new ProviderIndex(database, names, log);
-  return { database, config, names, index, owners: [], close: () => index.close() };
+  return { database, config, names, index, owners: [], metrics, close: () => index.close() };
 }
 
 /** The latest of some ISO timestamps, for `last-modified`; null (meaning now) when there are none. */

@@ -11,6 +11,8 @@ import { METHODS } from '../http/router.js';
 import { APIS, type ApiModule, type ApiName } from './apis.js';
 import type { AppContext } from './context.js';
 import { installCors } from './cors.js';
+import { serveMetrics } from './metrics.js';
+import { installReferencePage } from './reference-page.js';
 
 export interface Mount {
   api: ApiName;
@@ -30,10 +32,11 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     const reason = await app.readiness.wait(app.database.connectTimeoutMs);
     return reason === null ? null : `allot is ${reason}`;
   };
+  const observe = (api: string, route: string, method: string, status: number, seconds: number) => app.metrics.observeRequest(api, route, method, status, seconds);
   const apis: MountedApi[] = mounts
     .map((m) => {
       const api: ApiModule = APIS[m.api];
-      return mountApi(api.definition, api.context(app), m.prefix === '/' ? '' : m.prefix, { access: app.access, awaitReady });
+      return mountApi(api.definition, api.context(app), m.prefix === '/' ? '' : m.prefix, { access: app.access, awaitReady, observe });
     })
     .sort((a, b) => b.prefix.length - a.prefix.length);
   /** The API that owns a URL: the longest mount prefix it starts with. */
@@ -131,6 +134,10 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
       app.log.warn({ reason: answer.reason }, 'health check failed');
       return reply.code(503).header('retry-after', '2').send({ status: 'unavailable', reason: answer.reason });
     });
+    // The API reference rendered from the three OpenAPI documents (no script, works offline).
+    installReferencePage(server, { auth: config.auth });
+    // For Prometheus (who may scrape: server/metrics.ts).
+    server.get('/metrics', (req, reply) => serveMetrics(app, req, reply));
     // For load balancers: 200 once started and while a write commits.
     server.get('/readyz', async (_req, reply) => {
       const answer = await app.health.ready();

@@ -1,5 +1,5 @@
 // The one context of a process, built once at start: configuration, log, database, readiness,
-// access control, and each domain's own state (the bare-metal conductor, the identifier API's
+// access control, the metrics, and each domain's own state (the bare-metal conductor, the identifier API's
 // external inventories, …). Handlers and workers get their domain's part; `close()` stops what
 // the context started. Nothing of this lives in module-level variables.
 import type { Logger } from 'pino';
@@ -8,10 +8,13 @@ import { type BaremetalContext, createBaremetalContext } from '../baremetal/cont
 import { nodeProviderOwner } from '../baremetal/services/backend.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { IGNORE_WRITES } from '../db/transaction.js';
+import { Metrics } from '../metrics/metrics.js';
 import type { AccessControl } from '../http/pipeline.js';
 import { type IdsContext, createIdsContext } from '../ids/context.js';
 import { type PlacementContext, createPlacementContext } from '../placement/context.js';
 import { HealthChecks, Readiness } from './health.js';
+import { registerDatabaseGauges } from './metrics.js';
 
 export interface AppContext {
   config: Config;
@@ -24,6 +27,8 @@ export interface AppContext {
   placement: PlacementContext;
   baremetal: BaremetalContext;
   ids: IdsContext;
+  /** this process's Prometheus metrics (GET /metrics) */
+  metrics: Metrics;
   /** release what the context holds (after the workers stopped; the database is closed by its owner) */
   close(): Promise<void>;
 }
@@ -31,8 +36,14 @@ export interface AppContext {
 export async function createContext(config: Config, log: Logger, database: Database): Promise<AppContext> {
   const readiness = new Readiness();
   const access = createAccessControl(config, log, database.clock);
-  const ids = await createIdsContext(config, log, database);
-  const placement = createPlacementContext(database, config, log);
+  const metrics = new Metrics();
+  database.observer = {
+    retried: (reason) => metrics.transactionRetries.inc({ reason }),
+    batchCommitted: (size) => metrics.commitBatchSize.observe(size),
+  };
+  registerDatabaseGauges(metrics, database, log);
+  const ids = await createIdsContext(config, log, database, metrics);
+  const placement = createPlacementContext(database, config, log, metrics);
   // the bare-metal node providers of the placement backend are the bare-metal service's alone
   if (config.baremetalBackend === 'placement') placement.owners.push(nodeProviderOwner);
   return {
@@ -43,11 +54,14 @@ export async function createContext(config: Config, log: Logger, database: Datab
     health: new HealthChecks(database, readiness, config.healthTimeout),
     access,
     placement,
-    baremetal: createBaremetalContext(config, database, log, placement),
+    baremetal: createBaremetalContext(config, database, log, placement, metrics),
     ids,
+    metrics,
     close: async () => {
       await placement.close();
       await ids.close();
+      database.observer = IGNORE_WRITES;
+      metrics.close();
     },
   };
 }

@@ -74,6 +74,22 @@ for (const dialect of DIALECTS) {
       assert.equal((await call(server, 'ids', 'GET', '/v1/openapi.json')).status, 200);
     });
 
+    test('/metrics: an admin token scrapes; a member or reader is 403, no token 401; the OpenAPI documents are public', async () => {
+      const scrape = (token?: string) => request('GET', `${server.url}/metrics`, undefined, { headers: token === undefined ? {} : { 'x-auth-token': token } });
+      const admin = await scrape(tokens.admin);
+      assert.equal(admin.status, 200, admin.text);
+      assert.match(admin.text, /# TYPE allot_http_requests_total counter/);
+      assert.equal((await scrape()).status, 401);
+      assert.equal((await scrape('garbage')).status, 401);
+      for (const p of ['p1-member', 'p1-reader'] as const) {
+        const refused = await scrape(tokens[p]);
+        assert.equal(refused.status, 403, p);
+        assert.match(refused.body.error, /admin role/);
+      }
+      assert.equal((await call(server, 'placement', 'GET', '/openapi.json')).status, 200);
+      assert.equal((await call(server, 'baremetal', 'GET', '/openapi.json')).status, 200);
+    });
+
     test('no, expired, revoked or garbage tokens: 401 with WWW-Authenticate, in each API\'s format', async () => {
       const challenge = `Keystone uri="${ks.url.replace(/\/v3$/, '')}"`;
       const cases: Array<[string, string | undefined]> = [
@@ -194,6 +210,17 @@ async function countingProxy(target: string): Promise<{ url: string; count(metho
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
+
+describe('/metrics with --metrics-public', () => {
+  test('no token needed', async () => {
+    const open = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ metricsPublic: true }) });
+    try {
+      assert.equal((await request('GET', `${open.url}/metrics`)).status, 200);
+    } finally {
+      await open.close();
+    }
+  });
+});
 
 describe('the validation cache', () => {
   let proxy: Awaited<ReturnType<typeof countingProxy>>;

@@ -285,10 +285,15 @@ async function claimNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRe
   await updateNode(tx, node.id, { instance_info: JSON.stringify(instanceInfo) });
   // the spec's guarded update: only while this conductor still owns the allocation
   if (!(await finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'active', nodeId: node.id }))) throw new Gone();
+  tx.afterCommit(() => {
+    ctx.metrics.baremetalAllocationsFinished.inc({ state: 'active' });
+    ctx.metrics.baremetalAllocationSeconds.observe(Math.max(0, tx.clock.nowMs() - Date.parse(allocation.created_at)) / 1000);
+  });
   return 'done';
 }
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */
 export async function failAllocation(ctx: BaremetalContext, allocation: { id: number; uuid: string }, reason: string): Promise<void> {
-  await transaction(ctx.database, (tx) => finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }));
+  const finished = await transaction(ctx.database, (tx) => finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }));
+  if (finished) ctx.metrics.baremetalAllocationsFinished.inc({ state: 'error' });
 }

@@ -41,6 +41,8 @@ export async function takeOver(ctx: BaremetalContext): Promise<{ allocations: nu
     }
   }
   if (allocations || nodes) ctx.log.info({ allocations, nodes }, 'took over work of dead conductors');
+  ctx.metrics.baremetalTakeovers.inc({ kind: 'allocation' }, allocations);
+  ctx.metrics.baremetalTakeovers.inc({ kind: 'node' }, nodes);
   return { allocations, nodes };
 }
 

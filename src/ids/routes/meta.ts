@@ -32,8 +32,8 @@ export const root: E = {
 };
 
 export const openapi: E = {
-  async handle(req) {
-    return { body: buildOpenApi(req.url('')) };
+  async handle(req, ctx) {
+    return { body: buildOpenApi(req.url(''), ctx.auth) };
   },
 };
 

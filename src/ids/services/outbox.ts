@@ -28,6 +28,7 @@ export async function failed(ctx: IdsContext, entry: store.OutboxRow, error: str
   const attempts = entry.attempts + 1;
   const next = new Date(ctx.database.clock.nowMs() + backoffDelay(attempts, ctx.retry)).toISOString();
   await transaction(ctx.database, (tx) => store.markFailed(tx, entry.id, ctx.workerName, attempts, next, error));
+  ctx.metrics.outboxDeliveryFailures.inc({ inventory: entry.inventory });
 }
 
 /** Up to `limit` entries after id `after`; `next` is set when more follow. */

@@ -181,6 +181,9 @@ export const list: Endpoint = {
     const maxCandidates = Math.min(parsed.limit ?? Infinity, ctx.config.maxCandidates);
     const result = searchCandidates(model, request, { maxCandidates, strategy: parsed.strategy });
     phase('search');
+    ctx.metrics.candidateSearches.inc();
+    ctx.metrics.candidateOptionsTried.inc(result.work);
+    ctx.metrics.candidatesReturned.inc(result.candidates.length);
     if (result.truncated && parsed.limit === null) {
       req.raw.log.info({ candidates: result.candidates.length, work: result.work }, 'allocation candidates capped');
     }

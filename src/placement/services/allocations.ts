@@ -4,12 +4,27 @@
 // statement steps aside from, is written by store/allocations.ts in one transaction.
 import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import { transaction } from '../../db/transaction.js';
+import { claimOutcome } from '../../metrics/metrics.js';
 import type { PlacementContext } from '../context.js';
 import { DomainError } from '../../core/errors.js';
 import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
 import { oneStatementClaim } from '../store/one-statement-claim.js';
 
+/** PostgreSQL's serialization_failure and deadlock_detected: the one-statement claim lost a race (its refusals are not retries). */
+const LOST_RACE = new Set(['40001', '40P01']);
+
 export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
+  try {
+    await writeOnce(ctx, writes);
+    ctx.metrics.placementClaims.inc({ outcome: 'claimed' });
+  } catch (err) {
+    ctx.metrics.placementClaims.inc({ outcome: claimOutcome(err) });
+    throw err;
+  }
+}
+
+async function writeOnce(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
+  const retried = () => ctx.metrics.placementClaimRetries.inc();
   await refuseOwnedProviders(ctx, writes.map((w) => w.consumerUuid), writes.flatMap((w) => [...w.allocations.keys()]));
   const claim = await oneStatementClaim(ctx.database, ctx.names, writes);
   if (claim) {
@@ -25,9 +40,10 @@ export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]
       if (fault && !isRetryableFault(fault)) throw fault;
       // Refused, lost a race (deadlock, serialization), or no connection was made (nothing was
       // sent; the general write retries it): the general write decides and answers.
+      if (fault || LOST_RACE.has((err as { code?: string }).code ?? '')) retried();
     }
   }
-  await transaction(ctx.database, (tx) => writeAllocations(tx, ctx.names, writes));
+  await transaction(ctx.database, (tx) => writeAllocations(tx, ctx.names, writes), { onRetry: retried });
 }
 
 /** Remove every allocation of a consumer. */

@@ -1,0 +1,88 @@
+// The OpenAPI 3.1 document of the Ironic-compatible API allot serves, at the newest microversion:
+// paths from the route table (api.ts), request bodies from the schemas the handlers validate with,
+// errors in Ironic's {"error_message": "<JSON text>"} format.
+import type { JsonSchema } from '../core/json-schema.js';
+import { type ApiDocumentation, type OperationDoc, type SecurityMode, buildApiDocument } from '../http/openapi.js';
+import type { RouteTable } from '../http/router.js';
+import { MAX_VERSION } from './microversion.js';
+import * as schemas from './schemas.js';
+
+const listQuery = (extra: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  properties: { limit: { type: 'integer' }, marker: { type: 'string' }, sort_key: { type: 'string' }, sort_dir: { type: 'string', enum: ['asc', 'desc'] }, fields: { type: 'string' }, ...extra },
+});
+
+const text: JsonSchema = { type: 'string' };
+const flag: JsonSchema = { type: 'boolean' };
+const NODE_FILTERS: Record<string, JsonSchema> = {
+  instance_uuid: text,
+  maintenance: flag,
+  associated: flag,
+  retired: flag,
+  sharded: flag,
+  provision_state: text,
+  driver: text,
+  resource_class: text,
+  conductor_group: text,
+  conductor: text,
+  fault: text,
+  owner: text,
+  lessee: text,
+  description_contains: text,
+  shard: text,
+};
+
+export const BAREMETAL_OPERATIONS: Record<string, OperationDoc> = {
+  'GET /': { summary: 'the root document: API versions', ok: [200] },
+  'GET /openapi.json': { summary: 'this document', ok: [200] },
+  'GET /v1': { summary: 'the v1 document: links to the resources', ok: [200] },
+  'GET /v1/nodes': { summary: 'list nodes', query: listQuery({ ...NODE_FILTERS, detail: { type: 'boolean' } }), ok: [200] },
+  'POST /v1/nodes': { summary: 'enroll a node (fake-hardware)', body: schemas.nodeCreate, ok: [201] },
+  'GET /v1/nodes/detail': { summary: 'list nodes with every field', query: { type: 'object', properties: { ...NODE_FILTERS, limit: { type: 'integer' }, marker: { type: 'string' }, sort_key: { type: 'string' }, sort_dir: { type: 'string', enum: ['asc', 'desc'] } } }, ok: [200] },
+  'GET /v1/nodes/:node': { summary: 'a node (by uuid or name)', ok: [200] },
+  'PATCH /v1/nodes/:node': { summary: 'change a node (JSON Patch)', body: schemas.patch, ok: [200] },
+  'DELETE /v1/nodes/:node': { summary: 'delete a node', ok: [204] },
+  'GET /v1/nodes/:node/states': { summary: "a node's power and provision states", ok: [200] },
+  'PUT /v1/nodes/:node/states/provision': { summary: 'move a node through the provision state machine (manage, provide, deploy, …)', body: schemas.provision, ok: [202] },
+  'PUT /v1/nodes/:node/states/power': { summary: "change a node's power state", body: schemas.power, ok: [202] },
+  'PUT /v1/nodes/:node/maintenance': { summary: 'put a node in maintenance', body: schemas.maintenance, ok: [202] },
+  'DELETE /v1/nodes/:node/maintenance': { summary: 'take a node out of maintenance', ok: [202] },
+  'GET /v1/nodes/:node/traits': { summary: "a node's traits", ok: [200] },
+  'PUT /v1/nodes/:node/traits': { summary: "replace a node's traits", body: schemas.nodeTraits, ok: [204] },
+  'DELETE /v1/nodes/:node/traits': { summary: "remove all of a node's traits", ok: [204] },
+  'PUT /v1/nodes/:node/traits/:trait': { summary: 'add one trait', ok: [204] },
+  'DELETE /v1/nodes/:node/traits/:trait': { summary: 'remove one trait', ok: [204] },
+  'GET /v1/nodes/:node/allocation': { summary: "the node's allocation", ok: [200] },
+  'DELETE /v1/nodes/:node/allocation': { summary: "delete the node's allocation", ok: [204] },
+  'GET /v1/allocations': { summary: 'list allocations', query: listQuery({ node: text, resource_class: text, state: text, owner: text }), ok: [200] },
+  'POST /v1/allocations': { summary: 'request an allocation (asynchronous: allocating, then active or error)', body: schemas.allocationCreate, ok: [201] },
+  'GET /v1/allocations/:allocation': { summary: 'an allocation (by uuid or name)', ok: [200] },
+  'PATCH /v1/allocations/:allocation': { summary: "change an allocation's name or extra (JSON Patch)", body: schemas.patch, ok: [200] },
+  'DELETE /v1/allocations/:allocation': { summary: 'delete an allocation (frees its node)', ok: [204] },
+  'GET /v1/conductors': { summary: 'list conductors and whether they are alive', query: listQuery({ detail: { type: 'boolean' } }), ok: [200] },
+  'GET /v1/conductors/:hostname': { summary: 'a conductor', ok: [200] },
+};
+
+const ERROR: JsonSchema = {
+  type: 'object',
+  properties: {
+    error_message: {
+      type: 'string',
+      description: 'a JSON document as text: {"faultcode", "faultstring", "debuginfo"} or, for routing and version errors, {"code", "title", "description"}',
+    },
+  },
+  required: ['error_message'],
+};
+
+export function baremetalDocument(routes: RouteTable<{ public?: boolean }>, serverUrl: string, security: SecurityMode): Record<string, unknown> {
+  const documentation: ApiDocumentation = {
+    title: 'allot: Ironic-compatible bare-metal API',
+    version: MAX_VERSION,
+    description: `The subset of the OpenStack Bare Metal (Ironic) API allot serves — nodes, allocations, conductors — at microversion ${MAX_VERSION}.`,
+    routes,
+    operations: BAREMETAL_OPERATIONS,
+    error: { mediaType: 'application/json', schema: ERROR, description: "Ironic's error document" },
+    requestHeaders: [{ name: 'X-OpenStack-Ironic-API-Version', description: 'the microversion asked for (default the minimum; `latest`)', example: MAX_VERSION }],
+  };
+  return buildApiDocument(documentation, serverUrl, security);
+}

@@ -1,0 +1,91 @@
+// `GET /metrics` on the main port (Prometheus text format), and the gauges read from the database
+// when Prometheus scrapes. Who may scrape:
+//
+//   --metrics-public        anyone who reaches the port (the operator said so)
+//   --auth noauth (default) requests addressed to a loopback name or an --allowed-hosts name, as
+//                           every API in that mode (the listener itself is loopback only)
+//   --auth keystone         a valid X-Auth-Token whose roles include `admin` (401 without one,
+//                           403 for other roles, 503 while Keystone is unreachable)
+//
+// Every scrape-time query is bounded: grouped counts over small sets (allocation states, outbox
+// inventories) and at most MAX_POOLS identifier pools; a query that fails leaves its gauge empty
+// for that scrape rather than failing the others.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { AccessControl } from '../http/pipeline.js';
+import { ApiError } from '../http/errors.js';
+import { outboxCounts } from '../ids/store/outbox.js';
+import type { Metrics } from '../metrics/metrics.js';
+
+/** Pools whose utilization a scrape reports (by name); past this many, the rest are left out. */
+export const MAX_POOLS = 1_000;
+
+/** The gauges a scrape reads from the database and the pool. */
+export function registerDatabaseGauges(metrics: Metrics, database: Database, log: Logger): void {
+  const safely = (what: string, collect: () => Promise<void>) => async () => {
+    try {
+      await collect();
+    } catch (err) {
+      log.warn({ err: (err as Error).message, metric: what }, 'a metric could not be read');
+    }
+  };
+  metrics.gauge('allot_baremetal_allocations', 'bare-metal allocations by state (allocating, active, error)', ['state'], (g) =>
+    safely('allot_baremetal_allocations', async () => {
+      const rows = await database.db.selectFrom('baremetal_allocations').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+      for (const r of rows) g.set({ state: r.state }, Number(r.n));
+    })(),
+  );
+  const poolRows = () => database.db.selectFrom('ids_pools').select(['name', 'total_count', 'used_count']).orderBy('name').limit(MAX_POOLS).execute();
+  metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (IPv6 pools: as a float)', ['pool'], (g) =>
+    safely('allot_ids_pool_values', async () => {
+      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.total_count));
+    })(),
+  );
+  metrics.gauge('allot_ids_pool_used_values', 'values of an identifier pool that are allocated', ['pool'], (g) =>
+    safely('allot_ids_pool_used_values', async () => {
+      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.used_count));
+    })(),
+  );
+  metrics.gauge('allot_ids_pool_utilization_ratio', 'used / total of an identifier pool (0–1)', ['pool'], (g) =>
+    safely('allot_ids_pool_utilization_ratio', async () => {
+      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.total_count) > 0 ? Number(p.used_count) / Number(p.total_count) : 0);
+    })(),
+  );
+  metrics.gauge('allot_ids_outbox_pending', 'outbox entries not yet delivered to their external inventory (the backlog)', ['inventory'], (g) =>
+    safely('allot_ids_outbox_pending', async () => {
+      for (const [inventory, counts] of await outboxCounts(database)) g.set({ inventory }, counts.pending);
+    })(),
+  );
+  if (database.poolStats) {
+    const stats = database.poolStats;
+    metrics.gauge('allot_db_pool_connections', 'PostgreSQL connections of this process (state: total, idle)', ['state'], (g) => {
+      const s = stats();
+      g.set({ state: 'total' }, s.total);
+      g.set({ state: 'idle' }, s.idle);
+    });
+    metrics.gauge('allot_db_pool_waiting', 'requests waiting for a pooled PostgreSQL connection', [], (g) => g.set(stats().waiting));
+  }
+}
+
+/** `GET /metrics`: the exposition, to whoever the rule above lets in. */
+export async function serveMetrics(app: { config: Config; access: AccessControl; metrics: Metrics }, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  try {
+    if (!app.config.metricsPublic) {
+      app.access.admit(req.headers);
+      if (app.config.auth === 'keystone') {
+        const credentials = await app.access.authenticate('metrics', req.headers);
+        if (!credentials.roles.includes('admin')) {
+          return void reply.code(403).send({ error: 'The metrics are for administrators (a token with the admin role), unless allot runs with --metrics-public.' });
+        }
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+    return void reply.code(err.status).send({ error: err.message });
+  }
+  const { contentType, body } = await app.metrics.scrape();
+  return void reply.code(200).header('content-type', contentType).send(body);
+}
