@@ -1,6 +1,7 @@
 // Debian packages the tests need besides npm's: the real OpenStack command-line clients, which the
-// client tests drive against allot. Installed on first use when we may (root + apt-get); otherwise
-// the run stops and says what to install.
+// client tests drive against allot, and Chromium, in which the dashboard's tests open /ui (driven by
+// playwright-core; never a browser download of Playwright's own). Installed on first use when we
+// may (root + apt-get); otherwise the run stops and says what to install.
 import { spawnSync } from 'node:child_process';
 
 /** Debian package → a shell check that it is usable */
@@ -8,13 +9,15 @@ const PACKAGES: Record<string, string> = {
   'python3-openstackclient': 'openstack --version',
   'python3-osc-placement': '/usr/bin/python3 -c "import osc_placement"',
   'python3-ironicclient': '/usr/bin/python3 -c "import ironicclient"',
+  chromium: '/usr/bin/chromium --version',
 };
 
 const works = (check: string) => spawnSync('sh', ['-c', `${check} >/dev/null 2>&1`]).status === 0;
 
-export function ensureSystemPackages(): void {
+/** Install what is missing of `only` (default: every package the tests need). */
+export function ensureSystemPackages(only: string[] = Object.keys(PACKAGES)): void {
   const missing = Object.entries(PACKAGES)
-    .filter(([, check]) => !works(check))
+    .filter(([pkg, check]) => only.includes(pkg) && !works(check))
     .map(([pkg]) => pkg);
   if (missing.length === 0) return;
   const canInstall = process.getuid?.() === 0 && works('command -v apt-get');
