@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultConfig } from '../src/config.js';
-import { importAllocations } from '../src/ids/store/allocations.js';
+import { importAllocations } from '../src/ids/services/allocations.js';
 import { startAllot } from '../src/server/start.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 
@@ -110,7 +110,7 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
     const seedStart = performance.now();
     const items = scattered(SEED, VNI_MAX);
     for (let i = 0; i < items.length; i += 250_000) {
-      const outcome = await importAllocations(running.context.database, 'vni-seeded', items.slice(i, i + 250_000), 'abort');
+      const outcome = await importAllocations(running.context.ids, 'vni-seeded', items.slice(i, i + 250_000), 'abort');
       if (outcome.imported !== Math.min(250_000, items.length - i)) throw new Error('seeding failed');
     }
     const seedSeconds = Math.round((performance.now() - seedStart) / 10) / 100;

@@ -10,11 +10,20 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const [profile = 'default', port] = process.argv.slice(2);
+const here = path.dirname(fileURLToPath(import.meta.url));
+// Placement's test fixtures run its policy with enforce_new_defaults off (the legacy `role:admin`
+// rules OR-ed in), except SecureRBACPolicyFixture, which runs today's defaults as allot does.
+const LEGACY = ['--no-enforce-new-defaults'];
 const PROFILES = {
-  default: [],
-  cors: ['--cors-allowed-origins', 'http://valid.example.com'],
-  // Policy profiles (open-policy, secure-rbac) are not supported yet: served with the defaults.
+  default: LEGACY,
+  cors: [...LEGACY, '--cors-allowed-origins', 'http://valid.example.com'],
+  'open-policy': [...LEGACY, '--policy-file', path.join(here, 'conformance-open-policy.yaml')],
+  'secure-rbac': [],
 };
+if (!(profile in PROFILES)) {
+  console.error(`conformance-server: unknown profile ${profile}`);
+  process.exit(2);
+}
 
 const admin = process.env.ALLOT_CONFORMANCE_PG_ADMIN_URL;
 const adminQuery = async (text) => {
@@ -36,10 +45,10 @@ if (admin) {
   db = url.toString();
 }
 
-const cli = path.join(path.dirname(fileURLToPath(import.meta.url)), '../dist/cli/main.js');
+const cli = path.join(here, '../dist/cli/main.js');
 const child = spawn(
   process.execPath,
-  [cli, 'serve', '--db', db, '--port', '0', '--placement-port', port, '--log-level', 'warn', ...(PROFILES[profile] ?? [])],
+  [cli, 'serve', '--db', db, '--port', '0', '--placement-port', port, '--log-level', 'warn', ...PROFILES[profile]],
   { stdio: 'inherit' },
 );
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));

@@ -1,14 +1,20 @@
 // Debian packages the tests need besides npm's: the real OpenStack command-line clients, which the
-// client tests drive against allot, and Chromium, in which the dashboard's tests open /ui (driven by
+// client tests drive against allot, a real Keystone (with uwsgi to serve it) for the
+// authentication tests, and Chromium, in which the dashboard's tests open /ui (driven by
 // playwright-core; never a browser download of Playwright's own). Installed on first use when we
 // may (root + apt-get); otherwise the run stops and says what to install.
 import { spawnSync } from 'node:child_process';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 
 /** Debian package → a shell check that it is usable */
 const PACKAGES: Record<string, string> = {
   'python3-openstackclient': 'openstack --version',
   'python3-osc-placement': '/usr/bin/python3 -c "import osc_placement"',
   'python3-ironicclient': '/usr/bin/python3 -c "import ironicclient"',
+  keystone: 'test -x /usr/bin/keystone-manage && /usr/bin/python3 -c "import keystone"',
+  'python3-keystonemiddleware': '/usr/bin/python3 -c "import keystonemiddleware"',
+  uwsgi: 'uwsgi --version',
+  'uwsgi-plugin-python3': 'test -e /usr/lib/uwsgi/plugins/python3_plugin.so',
   chromium: '/usr/bin/chromium --version',
 };
 
@@ -27,11 +33,17 @@ export function ensureSystemPackages(only: string[] = Object.keys(PACKAGES)): vo
   }
   console.log(`# installing ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const cmd of [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...missing]]) {
-    const result = spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env });
-    if (result.status !== 0) {
-      console.error(`could not install ${missing.join(' ')} (${cmd.join(' ')} failed)`);
-      process.exit(1);
-    }
+  // The keystone package would start a system-wide Keystone; the tests start their own. On a
+  // machine that has no policy for it (a container), packages may not start services meanwhile.
+  const policy = '/usr/sbin/policy-rc.d';
+  const ownPolicy = !existsSync(policy);
+  if (ownPolicy) writeFileSync(policy, '#!/bin/sh\n# allot scripts/system-deps.ts: no service starts while installing\nexit 101\n', { mode: 0o755 });
+  const failed = [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...missing]].find(
+    (cmd) => spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env }).status !== 0,
+  );
+  if (ownPolicy) rmSync(policy, { force: true });
+  if (failed) {
+    console.error(`could not install ${missing.join(' ')} (${failed.join(' ')} failed)`);
+    process.exit(1);
   }
 }

@@ -1,11 +1,14 @@
 // `npm test`: every test file under test/, against real databases. PostgreSQL comes from
 // DATABASE_URL when set (it must allow CREATE DATABASE), otherwise a throwaway server is started
-// for the run. The OpenStack command-line clients the client tests drive are installed when
-// missing (scripts/system-deps.ts). Arguments narrow the run to matching files: `npm test -- placement`.
+// for the run. Files named *keystone* get a real Keystone, started once for the run (it takes
+// about a minute). The OpenStack command-line clients the client tests drive, and Keystone, are
+// installed when missing (scripts/system-deps.ts). Arguments narrow the run to matching files:
+// `npm test -- placement`.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startKeystone } from '../test/helpers/keystone.js';
 import { type RunningPostgres, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { ensureSystemPackages } from './system-deps.js';
 
@@ -21,7 +24,7 @@ function testFiles(dir: string): string[] {
 
 const filters = process.argv.slice(2);
 const files = testFiles(path.join(root, 'test'))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .filter((f) => filters.length === 0 || filters.some((x) => path.relative(root, f).includes(x)))
   .sort();
 if (files.length === 0) {
   console.error('no test files match');
@@ -38,11 +41,16 @@ if (!adminUrl) {
   console.log(`# throwaway PostgreSQL at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}`);
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
-  stdio: 'inherit',
-  cwd: root,
-  env: { ...process.env, ALLOT_TEST_PG_ADMIN_URL: adminUrl },
-});
+let keystone: Awaited<ReturnType<typeof startKeystone>> | null = null;
+const env: NodeJS.ProcessEnv = { ...process.env, ALLOT_TEST_PG_ADMIN_URL: adminUrl };
+if (files.some((f) => path.basename(f).includes('keystone')) && !process.env.ALLOT_TEST_KEYSTONE_DIR) {
+  console.log('# starting a real Keystone for the run');
+  keystone = await startKeystone();
+  env.ALLOT_TEST_KEYSTONE_DIR = keystone.stateDir;
+}
+
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], { stdio: 'inherit', cwd: root, env });
 const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
 if (postgres) await postgres.stop();
+if (keystone) await keystone.stop();
 process.exit(code);

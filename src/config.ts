@@ -48,7 +48,7 @@ export interface Config {
   allocationWorkers: number;
   /** identifier API: JSON file naming the external inventories (and plugin modules) */
   idsConfig: string | null;
-  /** identifier API: first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs) */
+  /** identifier API: bound of the first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs; each wait is random below it) */
   idsRetryBaseMs: number;
   /** identifier API: longest delay between two delivery attempts, ms */
   idsRetryMaxMs: number;
@@ -76,12 +76,42 @@ export interface Config {
   httpIdleTimeout: number;
   /** HTTP: most client connections at once per listener; more are refused */
   maxConnections: number;
+  /** who callers are: `noauth` (development: nobody is verified; loopback only) or `keystone` (tokens) */
+  auth: AuthMode;
+  /** serve noauth on a non-loopback address anyway (anyone who reaches the port is an administrator) */
+  insecureNoauth: boolean;
+  /** noauth: host names (besides the loopback ones) that requests may be addressed to (`Host`) */
+  allowedHosts: string[];
+  /** Keystone's URL, with or without `/v3` */
+  keystoneUrl: string | null;
+  /** allot's own service user in Keystone, for validating tokens */
+  keystoneUsername: string | null;
+  keystonePassword: string | null;
+  /** the project allot's service user's token is scoped to */
+  keystoneProject: string | null;
+  keystoneUserDomain: string;
+  keystoneProjectDomain: string;
+  /** longest wait for an answer from Keystone, ms */
+  keystoneTimeout: number;
+  /** how long a token's validation is reused before Keystone is asked again (never past its expiry), ms */
+  keystoneTokenCacheTime: number;
+  /** most token validations kept */
+  keystoneTokenCacheSize: number;
+  /** operator policy file (YAML: rule name → check string) over the default rules */
+  policyFile: string | null;
+  /** off: rules whose defaults changed also allow what their deprecated (legacy) defaults allowed */
+  enforceNewDefaults: boolean;
+  /** off: a rule's token scopes (system, project) are not checked */
+  enforceScope: boolean;
 }
+
+export type AuthMode = 'noauth' | 'keystone';
 
 export type BaremetalBackendName = 'database' | 'placement';
 
 export interface OptionSpec {
   key: keyof Config;
+  /** `--name <value>`, or `--name` alone for a switch (which also gets `--no-name`) */
   flag: string;
   env: string;
   description: string;
@@ -106,6 +136,15 @@ const oneOf =
     if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
     return raw as T;
   };
+
+/** A switch: `--x` / `--no-x` on the command line, true/false (1/0, yes/no, on/off) in the environment. */
+const bool = (name: string) => (raw: string) => {
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new Error(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+};
+const names = (raw: string) => raw.split(',').map((o) => o.trim()).filter(Boolean);
 
 export const OPTIONS: OptionSpec[] = [
   { key: 'db', flag: '--db <url>', env: 'ALLOT_DB', description: 'database: sqlite:PATH, sqlite::memory: or postgres://…', parse: String },
@@ -136,7 +175,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
   { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
   { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
-  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: first retry delay of an external deallocation (doubles each time)', parse: int('ids retry base', 1, 3_600_000) },
+  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: bound of the first retry delay of an external deallocation (doubles each time; waits are random below it)', parse: int('ids retry base', 1, 3_600_000) },
   { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
   { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
   { key: 'dbConnectTimeout', flag: '--db-connect-timeout <seconds>', env: 'ALLOT_DB_CONNECT_TIMEOUT', description: 'PostgreSQL: longest wait for a connection; a write retries a lost connection for as long', parse: seconds('db connect timeout', 0.1, 600) },
@@ -150,7 +189,25 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'httpKeepaliveTimeout', flag: '--http-keepalive-timeout <seconds>', env: 'ALLOT_HTTP_KEEPALIVE_TIMEOUT', description: 'an idle keep-alive connection is closed after this', parse: seconds('http keep-alive timeout', 0.1, 3600) },
   { key: 'httpIdleTimeout', flag: '--http-idle-timeout <seconds>', env: 'ALLOT_HTTP_IDLE_TIMEOUT', description: 'a connection with no traffic either way for this long is closed', parse: seconds('http idle timeout', 0.1, 86400) },
   { key: 'maxConnections', flag: '--max-connections <n>', env: 'ALLOT_MAX_CONNECTIONS', description: 'most client connections at once per listener', parse: int('max connections', 1, 1_000_000) },
+  { key: 'auth', flag: '--auth <mode>', env: 'ALLOT_AUTH', description: 'authentication: noauth (development, loopback only) or keystone (validate X-Auth-Token with Keystone)', parse: oneOf('auth', ['noauth', 'keystone']) },
+  { key: 'insecureNoauth', flag: '--insecure-noauth', env: 'ALLOT_INSECURE_NOAUTH', description: 'allow noauth on a non-loopback --host (anyone reaching the port is an administrator)', parse: bool('insecure noauth') },
+  { key: 'allowedHosts', flag: '--allowed-hosts <names>', env: 'ALLOT_ALLOWED_HOSTS', description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]', parse: names },
+  { key: 'keystoneUrl', flag: '--keystone-url <url>', env: 'ALLOT_KEYSTONE_URL', description: "Keystone's URL, with or without /v3", parse: String },
+  { key: 'keystoneUsername', flag: '--keystone-username <name>', env: 'ALLOT_KEYSTONE_USERNAME', description: "allot's service user in Keystone (validates tokens)", parse: String },
+  { key: 'keystonePassword', flag: '--keystone-password <password>', env: 'ALLOT_KEYSTONE_PASSWORD', description: "the service user's password (prefer the environment: a command line is visible to other users)", parse: String },
+  { key: 'keystoneProject', flag: '--keystone-project <name>', env: 'ALLOT_KEYSTONE_PROJECT', description: "the project of the service user's token", parse: String },
+  { key: 'keystoneUserDomain', flag: '--keystone-user-domain <name>', env: 'ALLOT_KEYSTONE_USER_DOMAIN', description: "the service user's domain (name)", parse: String },
+  { key: 'keystoneProjectDomain', flag: '--keystone-project-domain <name>', env: 'ALLOT_KEYSTONE_PROJECT_DOMAIN', description: "the service project's domain (name)", parse: String },
+  { key: 'keystoneTimeout', flag: '--keystone-timeout <seconds>', env: 'ALLOT_KEYSTONE_TIMEOUT', description: 'longest wait for Keystone; no answer in time is a 503', parse: seconds('keystone timeout', 0.1, 600) },
+  { key: 'keystoneTokenCacheTime', flag: '--keystone-token-cache-time <seconds>', env: 'ALLOT_KEYSTONE_TOKEN_CACHE_TIME', description: "how long a token's validation is reused (never past the token's expiry); a revoked token is refused at the latest this long after", parse: seconds('keystone token cache time', 0, 86400) },
+  { key: 'keystoneTokenCacheSize', flag: '--keystone-token-cache-size <n>', env: 'ALLOT_KEYSTONE_TOKEN_CACHE_SIZE', description: 'most token validations kept', parse: int('keystone token cache size', 1, 10_000_000) },
+  { key: 'policyFile', flag: '--policy-file <path>', env: 'ALLOT_POLICY_FILE', description: 'policy file (YAML: "rule name": "check string") over the default rules', parse: String },
+  { key: 'enforceNewDefaults', flag: '--enforce-new-defaults', env: 'ALLOT_ENFORCE_NEW_DEFAULTS', description: "use only the current default rules (--no-enforce-new-defaults: also allow what the legacy defaults allowed)", parse: bool('enforce new defaults') },
+  { key: 'enforceScope', flag: '--enforce-scope', env: 'ALLOT_ENFORCE_SCOPE', description: "refuse a token whose scope (system, project) a rule is not for (--no-enforce-scope: don't check)", parse: bool('enforce scope') },
 ];
+
+/** Is this option a switch (`--x` / `--no-x`) rather than `--x <value>`? */
+export const isSwitch = (spec: OptionSpec) => !spec.flag.includes('<');
 
 export function defaultConfig(): Config {
   return {
@@ -190,14 +247,31 @@ export function defaultConfig(): Config {
     httpKeepaliveTimeout: 5_000,
     httpIdleTimeout: 60_000,
     maxConnections: 1_000,
+    auth: 'noauth',
+    insecureNoauth: false,
+    allowedHosts: [],
+    keystoneUrl: null,
+    keystoneUsername: null,
+    keystonePassword: null,
+    keystoneProject: null,
+    keystoneUserDomain: 'Default',
+    keystoneProjectDomain: 'Default',
+    keystoneTimeout: 5_000,
+    // keystonemiddleware's token_cache_time
+    keystoneTokenCacheTime: 300_000,
+    keystoneTokenCacheSize: 10_000,
+    policyFile: null,
+    enforceNewDefaults: true,
+    enforceScope: true,
   };
 }
 
-/** Merge defaults, environment and parsed flags (flags already strings from the CLI parser). */
-export function loadConfig(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv = process.env): Config {
+/** Merge defaults, environment and parsed flags (strings from the CLI parser; switches are booleans). */
+export function loadConfig(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): Config {
   const config = defaultConfig() as unknown as Record<string, unknown>;
   for (const spec of OPTIONS) {
-    const raw = flags[spec.key] ?? env[spec.env];
+    const flag = flags[spec.key];
+    const raw = typeof flag === 'boolean' ? String(flag) : (flag ?? env[spec.env]);
     if (raw !== undefined && raw !== '') config[spec.key] = spec.parse(raw);
   }
   const result = config as unknown as Config;

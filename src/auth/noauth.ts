@@ -1,12 +1,21 @@
-// The development mode (`--auth noauth`, loopback only): nobody is verified. On the Placement API
-// the `x-auth-token` header names the caller as Placement's noauth2 mode does (`USER[:PROJECT]`; the
-// user `admin` is an administrator) and the headers keystonemiddleware would set (`x-roles`,
-// `x-project-id`, `x-user-id`, `openstack-system-scope`) say the rest; the other APIs treat every
-// caller as an administrator.
+// The development mode (`--auth noauth`, the default, loopback only): nobody is verified. On the
+// Placement API the `x-auth-token` header names the caller as Placement's noauth2 mode does
+// (`USER[:PROJECT]`; the user `admin` is an administrator) and the headers keystonemiddleware
+// would set (`x-roles`, `x-project-id`, `x-user-id`, `openstack-system-scope`) say the rest; the
+// other APIs treat every caller as a system-scoped administrator. The policy engine decides as
+// it does with Keystone.
+//
+// Because nobody is verified, a web page must not be able to reach this mode through the
+// browser's own connection to 127.0.0.1 (DNS rebinding: a page of evil.example whose name now
+// resolves to 127.0.0.1). Such a request still names evil.example in `Host`, so only requests
+// addressed to a loopback name, or to a name the operator allowed, are answered.
 import type { FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { HTTP, httpError } from '../http/errors.js';
 import type { AccessControl } from '../http/pipeline.js';
+import { authorizeOrRefuse } from './authorize.js';
 import type { Credentials } from './credentials.js';
+import type { PolicyEngine } from './policy.js';
 
 const header = (headers: FastifyRequest['headers'], name: string): string | undefined => {
   const v = headers[name];
@@ -52,7 +61,40 @@ export function noauthCredentials(headers: FastifyRequest['headers']): Credentia
   };
 }
 
+/** The host name of a `Host` header: lower case, without port or brackets or a trailing dot. */
+export function hostName(host: string): string {
+  const h = host.trim().toLowerCase();
+  const name = h.startsWith('[') ? h.slice(1, h.indexOf(']') < 0 ? undefined : h.indexOf(']')) : h.split(':')[0]!;
+  return name.replace(/\.$/, '');
+}
+
+/** localhost, 127.0.0.0/8 and ::1: names only this machine answers to. */
+export function isLoopbackName(name: string): boolean {
+  return name === 'localhost' || name === '::1' || name === '0:0:0:0:0:0:0:1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
+}
+
 export class NoAuth implements AccessControl {
+  private readonly allowedHosts: Set<string>;
+
+  constructor(
+    private readonly policy: PolicyEngine,
+    allowedHosts: readonly string[],
+    private readonly log: Logger,
+  ) {
+    this.allowedHosts = new Set(allowedHosts.map(hostName));
+  }
+
+  admit(headers: FastifyRequest['headers']): void {
+    const host = header(headers, 'host');
+    const name = host === undefined ? '' : hostName(host);
+    if (isLoopbackName(name) || this.allowedHosts.has(name)) return;
+    throw httpError(
+      403,
+      HTTP.forbidden,
+      `${host === undefined ? 'A request without a Host header' : `Host ${JSON.stringify(host)}`} is not allowed: without authentication (--auth noauth) allot answers only requests addressed to localhost, 127.0.0.1, [::1] or a name in --allowed-hosts.`,
+    );
+  }
+
   async authenticate(api: string, headers: FastifyRequest['headers']): Promise<Credentials> {
     if (api !== 'placement') return ADMIN;
     const credentials = noauthCredentials(headers);
@@ -60,8 +102,7 @@ export class NoAuth implements AccessControl {
     return credentials;
   }
 
-  authorize(api: string, rule: string, _target: Record<string, unknown>, credentials: Credentials): void {
-    // Placement's legacy default policy: every rule is `role:admin`.
-    if (api === 'placement' && !credentials.roles.includes('admin')) throw httpError(403, HTTP.forbidden, `Policy does not allow ${rule} to be performed.`, { rule });
+  authorize(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): void {
+    authorizeOrRefuse(this.policy, api, rule, target, credentials, this.log);
   }
 }

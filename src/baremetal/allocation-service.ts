@@ -64,8 +64,11 @@ export async function createAllocation(rt: BaremetalRuntime, body: AllocationCre
 
   const uuid = body.uuid ? normalizeUuid(body.uuid) : newUuid();
   const now = rt.database.clock.nowIso();
-  const id = await insertChecked(rt, uuid, name, async (tx) =>
-    insertAllocation(
+  // The answer is read inside the transaction: once the allocation is committed, a database fault
+  // must not turn the reply into a 503 that says nothing was done (the worker allocates it anyway).
+  let created: AllocationRecord | undefined;
+  const id = await insertChecked(rt, uuid, name, async (tx) => {
+    const inserted = await insertAllocation(
       tx,
       {
         uuid,
@@ -82,10 +85,12 @@ export async function createAllocation(rt: BaremetalRuntime, body: AllocationCre
         updated_at: null,
       },
       traits,
-    ),
-  );
+    );
+    created = await findAllocationById(tx, inserted);
+    return inserted;
+  });
   rt.allocations.enqueue(id);
-  return (await findAllocationById(rt.database, id))!;
+  return created!;
 }
 
 /** Insert after the 409 checks of the spec (uuid unique and not any node's instance_uuid; name unique). */
@@ -118,7 +123,9 @@ async function backfill(rt: BaremetalRuntime, body: AllocationCreate, name: stri
   if (body.resource_class) await rt.backend.prepare(rt.database, { resourceClass: body.resource_class });
   let allocationUuid = body.uuid ? normalizeUuid(body.uuid) : null;
   const now = rt.database.clock.nowIso();
-  const id = await transaction(rt.database, async (tx) => {
+  // read inside the transaction, as in createAllocation
+  let created: AllocationRecord | undefined;
+  await transaction(rt.database, async (tx) => {
     const node = await lockNode(tx, ident);
     if (!node) throw badRequest(`Node ${ident} could not be found.`);
     const uuid = allocationUuid ?? node.instance_uuid ?? newUuid();
@@ -166,12 +173,12 @@ async function backfill(rt: BaremetalRuntime, body: AllocationCreate, name: stri
       throw conflict(`${prefix}: its resource provider in Placement has no room (something else holds it).`);
     }
     await updateNode(tx, node.id, { instance_uuid: uuid, allocation_id: allocationId, updated_at: now });
-    return allocationId;
+    created = await findAllocationById(tx, allocationId);
   }).catch((err) => {
     if (isUniqueViolation(err)) throw conflict(`Cannot backfill an allocation for node ${ident}: it changed concurrently; retry.`);
     throw err;
   });
-  return (await findAllocationById(rt.database, id))!;
+  return created!;
 }
 
 const PATCHABLE = ['name', 'extra'];

@@ -14,22 +14,31 @@ import * as nodes from './routes/nodes.js';
 import { root, v1 } from './routes/root.js';
 
 export const baremetalRoutes: RouteTable<Endpoint> = {
-  '/': { GET: root },
-  '/v1': { GET: v1 },
-  '/v1/nodes': { GET: nodes.list, POST: nodes.create },
-  '/v1/nodes/detail': { GET: nodes.detail },
-  '/v1/nodes/:node': { GET: nodes.show, PATCH: nodes.patch, DELETE: nodes.remove },
-  '/v1/nodes/:node/states': { GET: nodes.states },
-  '/v1/nodes/:node/states/provision': { PUT: nodes.provision },
-  '/v1/nodes/:node/states/power': { PUT: nodes.power },
-  '/v1/nodes/:node/maintenance': { PUT: nodes.maintenanceOn, DELETE: nodes.maintenanceOff },
-  '/v1/nodes/:node/traits': { GET: nodes.traits, PUT: nodes.setTraits, DELETE: nodes.removeTraits },
-  '/v1/nodes/:node/traits/:trait': { PUT: nodes.addTrait, DELETE: nodes.removeTrait },
-  '/v1/nodes/:node/allocation': { GET: nodes.allocation, DELETE: nodes.removeAllocation },
-  '/v1/allocations': { GET: allocations.list, POST: allocations.create },
-  '/v1/allocations/:allocation': { GET: allocations.show, PATCH: allocations.patch, DELETE: allocations.remove },
-  '/v1/conductors': { GET: conductors.list },
-  '/v1/conductors/:hostname': { GET: conductors.show },
+  '/': { GET: { ...root, public: true } },
+  '/v1': { GET: { ...v1, public: true } },
+  // Until project scoping (owner/lessee) lands, lists and new allocations take the system-wide rules.
+  '/v1/nodes': { GET: { ...nodes.list, policy: 'baremetal:node:list_all' }, POST: { ...nodes.create, policy: 'baremetal:node:create' } },
+  '/v1/nodes/detail': { GET: { ...nodes.detail, policy: 'baremetal:node:list_all' } },
+  '/v1/nodes/:node': { GET: { ...nodes.show, policy: 'baremetal:node:get' }, PATCH: { ...nodes.patch, policy: 'baremetal:node:update' }, DELETE: { ...nodes.remove, policy: 'baremetal:node:delete' } },
+  '/v1/nodes/:node/states': { GET: { ...nodes.states, policy: 'baremetal:node:get_states' } },
+  '/v1/nodes/:node/states/provision': { PUT: { ...nodes.provision, policy: 'baremetal:node:set_provision_state' } },
+  '/v1/nodes/:node/states/power': { PUT: { ...nodes.power, policy: 'baremetal:node:set_power_state' } },
+  '/v1/nodes/:node/maintenance': { PUT: { ...nodes.maintenanceOn, policy: 'baremetal:node:set_maintenance' }, DELETE: { ...nodes.maintenanceOff, policy: 'baremetal:node:clear_maintenance' } },
+  '/v1/nodes/:node/traits': {
+    GET: { ...nodes.traits, policy: 'baremetal:node:traits:list' },
+    PUT: { ...nodes.setTraits, policy: 'baremetal:node:traits:set' },
+    DELETE: { ...nodes.removeTraits, policy: 'baremetal:node:traits:delete' },
+  },
+  '/v1/nodes/:node/traits/:trait': { PUT: { ...nodes.addTrait, policy: 'baremetal:node:traits:set' }, DELETE: { ...nodes.removeTrait, policy: 'baremetal:node:traits:delete' } },
+  '/v1/nodes/:node/allocation': { GET: { ...nodes.allocation, policy: 'baremetal:allocation:get' }, DELETE: { ...nodes.removeAllocation, policy: 'baremetal:allocation:delete' } },
+  '/v1/allocations': { GET: { ...allocations.list, policy: 'baremetal:allocation:list_all' }, POST: { ...allocations.create, policy: 'baremetal:allocation:create_restricted' } },
+  '/v1/allocations/:allocation': {
+    GET: { ...allocations.show, policy: 'baremetal:allocation:get' },
+    PATCH: { ...allocations.patch, policy: 'baremetal:allocation:update' },
+    DELETE: { ...allocations.remove, policy: 'baremetal:allocation:delete' },
+  },
+  '/v1/conductors': { GET: { ...conductors.list, policy: 'baremetal:conductor:get' } },
+  '/v1/conductors/:hostname': { GET: { ...conductors.show, policy: 'baremetal:conductor:get' } },
 };
 
 export const baremetalApi: ApiDefinition<BaremetalContext, IronicRequest, IronicResponse> = {

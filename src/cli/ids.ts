@@ -4,12 +4,18 @@ import type { Command } from 'commander';
 
 interface Target {
   url: string;
+  /** a Keystone token, for a server with --auth keystone */
+  token?: string;
 }
 
 async function call(target: Target, method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${target.url.replace(/\/+$/, '')}/ids/v1${path}`, {
     method,
-    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      accept: 'application/json',
+      ...(target.token ? { 'x-auth-token': target.token } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -64,8 +70,9 @@ export function registerIdsCommands(program: Command): void {
   const ids = program
     .command('ids')
     .description('identifier pools, allocations and service instances of a running server')
-    .option('--url <url>', 'server base URL [env ALLOT_URL]', process.env.ALLOT_URL ?? 'http://127.0.0.1:8778');
-  const target = (): Target => ({ url: ids.opts().url as string });
+    .option('--url <url>', 'server base URL [env ALLOT_URL]', process.env.ALLOT_URL ?? 'http://127.0.0.1:8778')
+    .option('--token <token>', 'Keystone token for a server with --auth keystone (`openstack token issue -f value -c id`) [env ALLOT_TOKEN]', process.env.ALLOT_TOKEN);
+  const target = (): Target => ({ url: ids.opts().url as string, token: ids.opts().token as string | undefined });
 
   const pools = ids.command('pools').description('identifier pools');
   pools.command('list').action(async () => print(await all(target(), '/pools')));

@@ -2,7 +2,7 @@
 // The `allot` command.
 import { Command, Option } from 'commander';
 import { pino } from 'pino';
-import { type Config, OPTIONS, databaseOptions, loadConfig } from '../config.js';
+import { type Config, OPTIONS, databaseOptions, isSwitch, loadConfig } from '../config.js';
 import { openDatabase } from '../db/database.js';
 import { prepareDatabase, startAllot } from '../server/start.js';
 import { registerIdsCommands } from './ids.js';
@@ -13,11 +13,12 @@ program.name('allot').description('Allocates scarce things correctly when many c
 function withOptions(cmd: Command, keys: Array<keyof Config>): Command {
   for (const spec of OPTIONS.filter((o) => keys.includes(o.key))) {
     cmd.addOption(new Option(spec.flag, `${spec.description} [env ${spec.env}]`));
+    if (isSwitch(spec)) cmd.addOption(new Option(spec.flag.replace(/^--/, '--no-'), `the opposite of ${spec.flag}`));
   }
   return cmd;
 }
 
-function configFrom(opts: Record<string, string | undefined>): Config {
+function configFrom(opts: Record<string, string | boolean | undefined>): Config {
   try {
     return loadConfig(opts);
   } catch (err) {
@@ -29,7 +30,7 @@ function configFrom(opts: Record<string, string | undefined>): Config {
 withOptions(
   program.command('serve').description('run the HTTP APIs and background workers'),
   OPTIONS.map((o) => o.key),
-).action(async (opts: Record<string, string | undefined>) => {
+).action(async (opts: Record<string, string | boolean | undefined>) => {
   const config = configFrom(opts);
   const running = await startAllot(config).catch((err: Error) => {
     console.error(`allot: cannot start: ${err.message}`);

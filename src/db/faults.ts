@@ -46,8 +46,11 @@ const PG_READ_ONLY = new Set(['25006']); // read_only_sql_transaction: a standby
 const PG_TIMEOUT = new Set(['57014']); // query_canceled: statement_timeout reached
 const PG_STORAGE_FULL = new Set(['53100']); // disk_full
 // Node's socket errors, and the texts node-postgres and its pool use for a dead or unreachable server.
+// `timeout expired` is node-postgres's Client giving up a connection attempt after
+// connectionTimeoutMillis (no code): what a client sees through a proxy such as HAProxy that
+// accepts the TCP connection but cannot reach a server during a failover.
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
-const NET_MESSAGES = [/^Connection terminated/, /^Client has encountered a connection error/, /^Client was closed/, /Cannot use a pool after calling end/];
+const NET_MESSAGES = [/^Connection terminated/, /^Client has encountered a connection error/, /^Client was closed/, /Cannot use a pool after calling end/, /^timeout expired$/];
 /** node-postgres's pool: no connection was free within the wait allowed */
 const POOL_WAIT_MESSAGE = /timeout exceeded when trying to connect/;
 

@@ -7,12 +7,6 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/** Is this a foreign-key violation (a referenced row vanished under us)? */
-export function isForeignKeyViolation(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
-}
-
 /**
  * Lock rows of a table for the rest of the transaction, always in ascending id order so that two
  * writers locking overlapping sets cannot deadlock. SQLite needs nothing: BEGIN IMMEDIATE already

@@ -167,7 +167,9 @@ async function runOnConnection<T>(database: Database, work: (tx: Tx) => Promise<
     } catch (err) {
       const fault = classifyFault(err);
       if (fault) {
-        if (committing && fault.kind !== 'storage_full') throw commitUnknown(fault);
+        // A statement refused by a read-only server did nothing, even the one that commits (a
+        // oneStatement write): that is not ambiguous, and runs again like any other.
+        if (committing && fault.kind !== 'storage_full' && fault.kind !== 'read_only') throw commitUnknown(fault);
         const elapsed = Date.now() - started;
         if (!isRetryableFault(fault) || attempt >= maxAttempts || elapsed >= database.connectTimeoutMs) throw fault;
         await sleep(Math.min(backoffDelay(attempt, FAULT_BACKOFF), database.connectTimeoutMs - elapsed));

@@ -11,6 +11,8 @@ export class ApiError extends Error {
     message: string,
     /** extra fields an API may render (RFC 9457 extensions, allowed methods, …) */
     readonly extra: Record<string, unknown> = {},
+    /** response headers that go with this error whatever the API's format (`WWW-Authenticate`) */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -35,7 +37,10 @@ export const HTTP = {
   uriTooLong: 'http.uri_too_long',
   headersTooLarge: 'http.headers_too_large',
   unavailable: 'http.unavailable',
+  /** the identity service (Keystone) cannot tell who the caller is: unreachable, failing, refusing allot */
+  identityUnavailable: 'http.identity_unavailable',
   internal: 'http.internal',
 } as const;
 
-export const httpError = (status: HttpStatus, code: string, message: string, extra?: Record<string, unknown>) => new ApiError(status, code, message, extra);
+export const httpError = (status: HttpStatus, code: string, message: string, extra?: Record<string, unknown>, headers?: Record<string, string>) =>
+  new ApiError(status, code, message, extra, headers);

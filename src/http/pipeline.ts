@@ -2,9 +2,10 @@
 // order of its checks, its microversion negotiation, its request helpers and its error format —
 // and the pipeline does the rest the same way for all three:
 //
-//   request id → readiness (503 while starting) → [the API's order of: authenticate (401),
-//   negotiate a microversion (400/406), route (404), method (405 + Allow), version gate,
-//   authorize (403)] → handler → response (status, Location, JSON) or the API's error body.
+//   request id → admission (noauth: the Host header) → readiness (503 while starting) → [the API's
+//   order of: authenticate (401; 503 when Keystone is down), negotiate a microversion (400/406),
+//   route (404), method (405 + Allow), version gate, authorize (403)] → handler → response
+//   (status, Location, JSON) or the API's error body.
 //
 // Bodies are read with one set of safety rules (http/body.ts), query strings too (http/query.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -49,9 +50,11 @@ export class JsonText {
 
 /** Who authenticates requests and decides what they may do (auth/): one for every API. */
 export interface AccessControl {
+  /** Refuse a request before anything else looks at it (noauth: a `Host` that is not this machine). */
+  admit(headers: FastifyRequest['headers']): void;
   /** The caller's credentials; throws 401 (no or bad token) or 503 (the identity service is down). */
   authenticate(api: string, headers: FastifyRequest['headers']): Promise<Credentials>;
-  /** Throws 403 unless `rule` allows the caller on `target`. */
+  /** Throws 403 unless `rule` allows the caller on `target` (fields the target lacks are the caller's own). */
   authorize(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): void;
 }
 
@@ -223,6 +226,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
     for (const h of api.requestIdHeaders) reply.header(h, req.id);
     const context = errorContext(req, mv, route);
     const error = toApiError(err, req, reply, context);
+    for (const [k, v] of Object.entries(error.headers)) reply.header(k, v);
     if (error.status >= 500 && error.status !== 503 && error.status !== 507) req.log.error({ code: error.code, message: error.message }, 'request failed');
     const rendered = api.render(error, context);
     for (const [k, v] of Object.entries(rendered.headers ?? {})) reply.header(k, v);
@@ -234,6 +238,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
     let mv: Microversion | null = null;
     let route: string | null = null;
     try {
+      options.access.admit(req.headers);
       const notReady = await options.awaitReady();
       if (notReady !== null) {
         reply.header('retry-after', '2');

@@ -1,8 +1,7 @@
 // The OpenAPI 3.1 document of the identifier API, built from the route table's operations and
 // the same JSON schemas that validate requests (schemas.ts). A test checks that every route of
-// index.ts is described here and nothing else is.
+// api.ts is described here and nothing else is.
 import type { JsonSchema } from '../core/json-schema.js';
-import { PROBLEM_CODES } from './errors.js';
 import * as s from './schemas.js';
 
 interface Operation {
@@ -15,14 +14,7 @@ interface Operation {
   errors?: number[];
 }
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const page = (item: string) => ({
-  type: 'object',
-  properties: { items: { type: 'array', items: ref(item) }, next_cursor: { type: ['string', 'null'] } },
-  required: ['items', 'next_cursor'],
-});
-
-export const OPERATIONS: Record<string, Record<string, Operation>> = {
+const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1': { GET: { summary: 'API root: version and links', ok: [200], response: 'Root' } },
   '/v1/openapi.json': { GET: { summary: 'this document', ok: [200] } },
   '/v1/pools': {
@@ -86,127 +78,6 @@ export const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1/outbox/{id}/retry': { POST: { summary: 'make a pending entry due now', ok: [200], response: 'OutboxEntry', errors: [404, 409] } },
 };
 
-const wireValue = { type: ['integer', 'string'] };
-const SCHEMAS: Record<string, unknown> = {
-  Problem: {
-    type: 'object',
-    description: 'RFC 9457 problem details; `code` is stable and `type` is urn:allot:problem:<code>',
-    properties: {
-      type: { type: 'string' },
-      title: { type: 'string' },
-      status: { type: 'integer' },
-      detail: { type: 'string' },
-      code: { type: 'string', enum: Object.keys(PROBLEM_CODES) },
-      instance: { type: 'string' },
-      request_id: { type: 'string' },
-      errors: { type: 'array', items: { type: 'object' } },
-    },
-    required: ['type', 'title', 'status', 'detail', 'code'],
-  },
-  Root: { type: 'object' },
-  Pool: {
-    type: 'object',
-    properties: {
-      name: { type: 'string' },
-      kind: { type: 'string', enum: ['integer', 'address', 'prefix'] },
-      family: { type: ['string', 'null'], enum: ['ipv4', 'ipv6', null] },
-      ranges: { type: 'array', items: { type: 'object', properties: { lower: wireValue, upper: wireValue } } },
-      excluded: { type: 'array', items: { type: 'object' } },
-      static: { type: 'array', items: { type: 'object' } },
-      prefix_length: { type: ['integer', 'null'] },
-      strategy: { type: 'string' },
-      description: { type: 'string' },
-      metadata: { type: 'object' },
-      generation: { type: 'integer' },
-      utilization: {
-        type: 'object',
-        description: 'counts are decimal strings (an IPv6 pool exceeds 2^53)',
-        properties: {
-          total: { type: 'string' },
-          used: { type: 'string' },
-          free: { type: 'string' },
-          allocations: { type: 'integer' },
-          largest_free_block: { type: 'string' },
-          used_percent: { type: 'number' },
-          static_total: { type: 'string' },
-        },
-      },
-      created_at: { type: 'string', format: 'date-time' },
-      updated_at: { type: 'string', format: 'date-time' },
-    },
-  },
-  Allocation: {
-    type: 'object',
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      pool: { type: 'string' },
-      owner: { type: 'string' },
-      purpose: { type: 'string' },
-      value: wireValue,
-      last_value: wireValue,
-      count: { type: 'integer' },
-      prefix_length: { type: 'integer' },
-      state: { type: 'string', enum: ['allocated', 'reserved'] },
-      expires_at: { type: ['string', 'null'], format: 'date-time' },
-      version: { type: 'integer', description: 'also the ETag' },
-      source: { type: 'string', enum: ['api', 'import', 'service-instance'] },
-      metadata: { type: 'object' },
-      dry_run: { type: 'boolean' },
-      created_at: { type: 'string', format: 'date-time' },
-      updated_at: { type: 'string', format: 'date-time' },
-    },
-  },
-  Batch: { type: 'object', properties: { allocations: { type: 'array', items: ref('Allocation') }, dry_run: { type: 'boolean' } } },
-  FreeRange: { type: 'object', properties: { first: wireValue, last: wireValue, size: { type: 'string' }, band: { type: 'string', enum: ['auto', 'static'] } } },
-  ImportOutcome: {
-    type: 'object',
-    properties: {
-      imported: { type: 'integer' },
-      unchanged: { type: 'integer' },
-      conflicts: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, value: {}, code: { type: 'string' }, detail: { type: 'string' }, held_by: { type: 'object' } } } },
-    },
-  },
-  Spec: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, attributes: { type: 'object' }, version: { type: 'integer' } } },
-  Instance: {
-    type: 'object',
-    properties: {
-      id: { type: 'string', format: 'uuid' },
-      service_type: { type: 'string' },
-      allocation_spec: { type: 'string' },
-      lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
-      state: { type: 'string', enum: ['start', 'up', 'update', 'deallocating', 'terminated'] },
-      version: { type: 'integer' },
-      candidate_attributes: { type: ['object', 'null'] },
-      candidate_validated: { type: 'boolean' },
-      active_attributes: { type: ['object', 'null'] },
-      rollback_attributes: { type: ['object', 'null'] },
-      last_error: { type: ['string', 'null'] },
-      pending_deallocations: { type: 'integer' },
-    },
-  },
-  OutboxEntry: {
-    type: 'object',
-    properties: {
-      id: { type: 'integer' },
-      inventory: { type: 'string' },
-      operation: { type: 'string' },
-      owner: { type: 'string' },
-      attribute: { type: 'string' },
-      instance_id: { type: ['string', 'null'] },
-      state: { type: 'string', enum: ['pending', 'done'] },
-      attempts: { type: 'integer' },
-      next_attempt_at: { type: ['string', 'null'] },
-      last_error: { type: ['string', 'null'] },
-    },
-  },
-  PoolPage: page('Pool'),
-  AllocationPage: page('Allocation'),
-  FreeRangePage: page('FreeRange'),
-  SpecPage: page('Spec'),
-  InstancePage: page('Instance'),
-  OutboxPage: page('OutboxEntry'),
-};
-
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 201: 'Created', 204: 'No Content' };
 
 function queryParameters(schema: JsonSchema | undefined) {
@@ -223,7 +94,7 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
       for (const status of op.ok) {
         responses[String(status)] = {
           description: STATUS_TEXT[status] ?? 'OK',
-          ...(op.response && status !== 204 ? { content: { 'application/json': { schema: ref(op.response) } } } : {}),
+          ...(op.response && status !== 204 ? { content: { 'application/json': { schema: s.schemaRef(op.response) } } } : {}),
           ...(op.ifMatch || op.response ? { headers: { ETag: { schema: { type: 'string' } } } } : {}),
         };
       }
@@ -251,8 +122,8 @@ export function buildOpenApi(serverUrl: string): Record<string, unknown> {
     servers: [{ url: serverUrl }],
     paths,
     components: {
-      schemas: SCHEMAS,
-      responses: { Problem: { description: 'problem details', content: { 'application/problem+json': { schema: ref('Problem') } } } },
+      schemas: s.RESPONSE_SCHEMAS,
+      responses: { Problem: { description: 'problem details', content: { 'application/problem+json': { schema: s.schemaRef('Problem') } } } },
     },
   };
 }

@@ -14,10 +14,10 @@ export interface IdsResponse extends ApiResponse {
 
 export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse>;
 
-const JSON_TYPES = new Set(['application/json', 'application/merge-patch+json']);
+const JSON_TYPES: readonly string[] = ['application/json', 'application/merge-patch+json'];
 
 /** `['ranges'][0]['lower']` (the validator's path) → `/ranges/0/lower` (a JSON Pointer, RFC 6901). */
-export function toPointer(instancePath: string): string {
+function toPointer(instancePath: string): string {
   const parts = [...instancePath.matchAll(/\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(\d+))\]/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
   return parts.map((p) => `/${p.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
 }
@@ -27,7 +27,7 @@ export class IdsRequest extends ApiRequest {
   json<T>(schema: JsonSchema): T {
     const contentType = this.header('content-type');
     const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
-    if (!mediaType || !JSON_TYPES.has(mediaType)) {
+    if (!mediaType || !JSON_TYPES.includes(mediaType)) {
       throw idsError(415, 'ids.unsupported_media_type', `Send the body as application/json${contentType ? `, not ${contentType}` : ''}`);
     }
     let data: unknown;
@@ -77,16 +77,11 @@ export class IdsRequest extends ApiRequest {
 
 // --- pagination ---
 
-export const PAGE_QUERY: Record<string, JsonSchema> = {
-  limit: { type: 'string', pattern: '^([1-9]\\d{0,2}|1000)$', description: 'page size, 1–1000 (default 100)' },
-  cursor: { type: 'string', maxLength: 512, description: 'next_cursor of the previous page' },
-};
-
 export function pageLimit(query: { limit?: string }): number {
   return query.limit === undefined ? 100 : Number(query.limit);
 }
 
-export const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 export function decodeCursor<T>(text: string | undefined, check: (v: unknown) => v is T): T | null {
   if (text === undefined) return null;

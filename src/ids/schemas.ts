@@ -1,12 +1,17 @@
-// JSON schemas of the identifier API's bodies and query strings. The same objects validate
-// requests (core/json-schema.ts) and describe them in the OpenAPI document (openapi.ts), so the
-// two cannot drift apart.
+// Every JSON schema of the identifier API: bodies and query strings, and the responses the
+// OpenAPI document describes. The same objects validate requests (core/json-schema.ts) and
+// describe them in the OpenAPI document (openapi.ts), so the two cannot drift apart.
 import type { JsonSchema } from '../core/json-schema.js';
-import { PAGE_QUERY } from './request.js';
+import { PROBLEM_CODES } from './errors.js';
 
-export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$';
-export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$';
+
+/** Paging parameters of every list. */
+const PAGE_QUERY: Record<string, JsonSchema> = {
+  limit: { type: 'string', pattern: '^([1-9]\\d{0,2}|1000)$', description: 'page size, 1–1000 (default 100)' },
+  cursor: { type: 'string', maxLength: 512, description: 'next_cursor of the previous page' },
+};
 
 const name: JsonSchema = { type: 'string', pattern: NAME_PATTERN, description: 'letters, digits, ".", "_", "-"; up to 100' };
 const text = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
@@ -203,7 +208,7 @@ const attributes: JsonSchema = { type: 'object', maxProperties: 200, description
 export const instanceCreateSchema: JsonSchema = {
   type: 'object',
   properties: {
-    id: { type: 'string', pattern: UUID_PATTERN, description: 'client-chosen id: creating it again with the same content answers the existing instance' },
+    id: { type: 'string', format: 'uuid', description: 'client-chosen id: creating it again with the same content answers the existing instance' },
     service_type: { type: 'string', minLength: 1, maxLength: 100 },
     allocation_spec: name,
     lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
@@ -226,3 +231,134 @@ export const instanceListQuery = query({
 });
 export const outboxListQuery = query({ state: { type: 'string', enum: ['pending', 'done'] }, instance: { type: 'string', maxLength: 36 } });
 export const specListQuery = query({});
+
+// --- responses (documentation only: the server writes them, openapi.ts describes them) ---
+
+export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const page = (item: string) => ({
+  type: 'object',
+  properties: { items: { type: 'array', items: schemaRef(item) }, next_cursor: { type: ['string', 'null'] } },
+  required: ['items', 'next_cursor'],
+});
+
+const wireValue = { type: ['integer', 'string'] };
+/** The responses' schemas, as components of the OpenAPI document. */
+export const RESPONSE_SCHEMAS: Record<string, unknown> = {
+  Problem: {
+    type: 'object',
+    description: 'RFC 9457 problem details; `code` is stable and `type` is urn:allot:problem:<code>',
+    properties: {
+      type: { type: 'string' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      detail: { type: 'string' },
+      code: { type: 'string', enum: Object.keys(PROBLEM_CODES) },
+      instance: { type: 'string' },
+      request_id: { type: 'string' },
+      errors: { type: 'array', items: { type: 'object' } },
+    },
+    required: ['type', 'title', 'status', 'detail', 'code'],
+  },
+  Root: { type: 'object' },
+  Pool: {
+    type: 'object',
+    properties: {
+      name: { type: 'string' },
+      kind: { type: 'string', enum: ['integer', 'address', 'prefix'] },
+      family: { type: ['string', 'null'], enum: ['ipv4', 'ipv6', null] },
+      ranges: { type: 'array', items: { type: 'object', properties: { lower: wireValue, upper: wireValue } } },
+      excluded: { type: 'array', items: { type: 'object' } },
+      static: { type: 'array', items: { type: 'object' } },
+      prefix_length: { type: ['integer', 'null'] },
+      strategy: { type: 'string' },
+      description: { type: 'string' },
+      metadata: { type: 'object' },
+      generation: { type: 'integer' },
+      utilization: {
+        type: 'object',
+        description: 'counts are decimal strings (an IPv6 pool exceeds 2^53)',
+        properties: {
+          total: { type: 'string' },
+          used: { type: 'string' },
+          free: { type: 'string' },
+          allocations: { type: 'integer' },
+          largest_free_block: { type: 'string' },
+          used_percent: { type: 'number' },
+          static_total: { type: 'string' },
+        },
+      },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  Allocation: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      pool: { type: 'string' },
+      owner: { type: 'string' },
+      purpose: { type: 'string' },
+      value: wireValue,
+      last_value: wireValue,
+      count: { type: 'integer' },
+      prefix_length: { type: 'integer' },
+      state: { type: 'string', enum: ['allocated', 'reserved'] },
+      expires_at: { type: ['string', 'null'], format: 'date-time' },
+      version: { type: 'integer', description: 'also the ETag' },
+      source: { type: 'string', enum: ['api', 'import', 'service-instance'] },
+      metadata: { type: 'object' },
+      dry_run: { type: 'boolean' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  Batch: { type: 'object', properties: { allocations: { type: 'array', items: schemaRef('Allocation') }, dry_run: { type: 'boolean' } } },
+  FreeRange: { type: 'object', properties: { first: wireValue, last: wireValue, size: { type: 'string' }, band: { type: 'string', enum: ['auto', 'static'] } } },
+  ImportOutcome: {
+    type: 'object',
+    properties: {
+      imported: { type: 'integer' },
+      unchanged: { type: 'integer' },
+      conflicts: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, value: {}, code: { type: 'string' }, detail: { type: 'string' }, held_by: { type: 'object' } } } },
+    },
+  },
+  Spec: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, attributes: { type: 'object' }, version: { type: 'integer' } } },
+  Instance: {
+    type: 'object',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      service_type: { type: 'string' },
+      allocation_spec: { type: 'string' },
+      lifecycle: { type: 'string', enum: ['simple', 'simple_with_deallocation'] },
+      state: { type: 'string', enum: ['start', 'up', 'update', 'deallocating', 'terminated'] },
+      version: { type: 'integer' },
+      candidate_attributes: { type: ['object', 'null'] },
+      candidate_validated: { type: 'boolean' },
+      active_attributes: { type: ['object', 'null'] },
+      rollback_attributes: { type: ['object', 'null'] },
+      last_error: { type: ['string', 'null'] },
+      pending_deallocations: { type: 'integer' },
+    },
+  },
+  OutboxEntry: {
+    type: 'object',
+    properties: {
+      id: { type: 'integer' },
+      inventory: { type: 'string' },
+      operation: { type: 'string' },
+      owner: { type: 'string' },
+      attribute: { type: 'string' },
+      instance_id: { type: ['string', 'null'] },
+      state: { type: 'string', enum: ['pending', 'done'] },
+      attempts: { type: 'integer' },
+      next_attempt_at: { type: ['string', 'null'] },
+      last_error: { type: ['string', 'null'] },
+    },
+  },
+  PoolPage: page('Pool'),
+  AllocationPage: page('Allocation'),
+  FreeRangePage: page('FreeRange'),
+  SpecPage: page('Spec'),
+  InstancePage: page('Instance'),
+  OutboxPage: page('OutboxEntry'),
+};

@@ -8,6 +8,7 @@
 // as in Placement's own handlers, may differ with the operation that met the error.
 import { STATUS_CODES } from 'node:http';
 import { DomainError } from '../core/errors.js';
+import { accepts } from '../http/accept.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
 import type { ErrorContext, RenderedError } from '../http/pipeline.js';
 
@@ -162,16 +163,6 @@ function errorMedia(accept: string | string[] | undefined): 'json' | 'html' | 't
   return 'text';
 }
 
-/** Does an Accept header admit this media type (honouring wildcards and q=0)? */
-export function accepts(accept: string, type: string): boolean {
-  const [major] = type.split('/');
-  return accept.split(',').some((part) => {
-    const [range, ...params] = part.trim().toLowerCase().split(';');
-    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    if (q && Number(q.slice(2)) === 0) return false;
-    return range === type || range === '*/*' || range === `${major}/*`;
-  });
-}
 
 /** The message Placement shows for the pipeline's own refusals (routing errors carry none). */
 function messageOf(err: ApiError): string {

@@ -3,7 +3,7 @@
 // with the microversion rules for each form. Errors use Placement's wording.
 import { isUuidLike } from '../core/uuid.js';
 import type { QueryParams } from '../http/query.js';
-import { CODES, placementError } from './errors.js';
+import { placementError } from './errors.js';
 import type { Microversion } from '../core/microversion.js';
 
 /** resources=VCPU:2,MEMORY_MB:1024 → Map(class → amount); a repeated class keeps the last amount. */
@@ -116,11 +116,6 @@ export function parseMemberOf(query: QueryParams, key: string, mv: Microversion)
     }
   }
   return filter;
-}
-
-/** Reject query keys that may appear only once but were repeated. */
-export function requireSingle(query: QueryParams, key: string): void {
-  if (query.all(key).length > 1) throw placementError(400, `Query parameter '${key}' may be given only once.`, CODES.duplicateKey);
 }
 
 /** One request group as the query string gives it (`resources<S>`, `required<S>`, `member_of<S>`, `in_tree<S>`). */

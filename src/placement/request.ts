@@ -6,7 +6,8 @@ import { byVersion } from '../core/microversion.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { PlacementContext } from './context.js';
-import { accepts, placementError } from './errors.js';
+import { accepts } from '../http/accept.js';
+import { placementError } from './errors.js';
 
 export interface PlacementResponse extends ApiResponse {
   /** ISO timestamp for `last-modified` (1.15+); defaults to now */

@@ -3,14 +3,13 @@
 // external inventories, …). Handlers and workers get their domain's part; `close()` stops what
 // the context started. Nothing of this lives in module-level variables.
 import type { Logger } from 'pino';
-import { NoAuth } from '../auth/noauth.js';
+import { createAccessControl } from '../auth/access.js';
 import { BaremetalRuntime } from '../baremetal/runtime.js';
 import type { BaremetalContext } from '../baremetal/routes/common.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
-import type { IdsContext } from '../ids/context.js';
-import { loadRuntime } from '../ids/runtime.js';
+import { type IdsContext, createIdsContext } from '../ids/context.js';
 import { type PlacementContext, createPlacementContext } from '../placement/context.js';
 import { HealthChecks, Readiness } from './health.js';
 
@@ -31,7 +30,8 @@ export interface AppContext {
 
 export async function createContext(config: Config, log: Logger, database: Database): Promise<AppContext> {
   const readiness = new Readiness();
-  const ids: IdsContext = { database, runtime: await loadRuntime(config.idsConfig, log) };
+  const access = createAccessControl(config, log, database.clock);
+  const ids = await createIdsContext(config, log, database);
   const placement = createPlacementContext(database, config, log);
   return {
     config,
@@ -39,13 +39,13 @@ export async function createContext(config: Config, log: Logger, database: Datab
     database,
     readiness,
     health: new HealthChecks(database, readiness, config.healthTimeout),
-    access: new NoAuth(),
+    access,
     placement,
     baremetal: { rt: new BaremetalRuntime({ config, database, log, placement }) },
     ids,
     close: async () => {
       await placement.close();
-      await ids.runtime.close();
+      await ids.close();
     },
   };
 }

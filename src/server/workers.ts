@@ -4,5 +4,5 @@ import { createIdsWorkers } from '../ids/workers.js';
 import type { AppContext } from './context.js';
 
 export function createWorkers(app: AppContext): BackgroundWorker[] {
-  return [app.baremetal.rt.worker(), ...createIdsWorkers(app, app.ids.runtime)];
+  return [app.baremetal.rt.worker(), ...createIdsWorkers(app.ids)];
 }

@@ -1,12 +1,12 @@
 // Property tests of the pure half of identifier allocation: range arithmetic, alignment, address
-// text, pool definitions, backoff.
+// text, pool definitions, and the backoff of outbox deliveries.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { alignedBlockIn, intersect, maxAlignedLog2, normalize, randomIn, splitByBand, subtract, totalSize } from '../../src/ids/core/ranges.js';
 import { formatIPv6, parseIPv4, parseIPv6, formatIPv4, parseCidr } from '../../src/ids/core/values.js';
 import { blockSize, initialFreeSpans, parsePoolDefinition, parseRequestedValue, formatValue } from '../../src/ids/core/pool-space.js';
-import { retryDelayMs } from '../../src/ids/store/outbox.js';
+import { backoffBound, backoffDelay } from '../../src/core/backoff.js';
 import type { Span } from '../../src/ids/core/values.js';
 
 const span = fc.tuple(fc.bigInt({ min: 0n, max: 300n }), fc.bigInt({ min: 0n, max: 40n })).map(([a, n]): Span => ({ first: a, last: a + n }));
@@ -142,13 +142,15 @@ describe('pool definitions', () => {
   });
 });
 
-describe('outbox backoff', () => {
-  test('doubles from the base, never beyond the cap, with jitter between half and full', () => {
+describe('outbox backoff (the one backoff, with --ids-retry-base-ms and --ids-retry-max-ms)', () => {
+  test('the bound doubles from the base up to the cap; each wait is random below it', () => {
+    const retry = { baseMs: 100, maxMs: 60_000 };
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 60 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (attempts, r) => {
-        const d = retryDelayMs(attempts, 100, 60_000, () => r);
-        const full = Math.min(60_000, 100 * 2 ** (attempts - 1));
-        assert.ok(d >= Math.floor(full / 2) && d <= full);
+        const bound = Math.min(60_000, 100 * 2 ** (attempts - 1));
+        assert.equal(backoffBound(attempts, retry), bound);
+        const wait = backoffDelay(attempts, retry, () => r);
+        assert.ok(wait >= 0 && wait <= bound);
       }),
     );
   });

@@ -162,6 +162,8 @@ for (const dialect of DIALECTS) {
         return pending.length === ids.length && pending.every((e) => e.attempts >= 2 && /503/.test(e.last_error)) ? pending : null;
       });
       assert.ok(retried.every((e) => e.inventory === 'flaky'));
+      // Each wait is at most the bound of its attempt: 50 ms doubling, never beyond 500 ms.
+      for (const e of retried) assert.ok(Date.parse(e.next_attempt_at) - Date.parse(e.updated_at) <= Math.min(500, 50 * 2 ** (e.attempts - 1)), JSON.stringify(e));
       assert.equal((await api.get(`/service-instances/${ids[0]}`)).body.pending_deallocations, 1);
 
       // Restart allot while deallocations are owed; the inventory comes back (still flaky).

@@ -181,6 +181,30 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get('/pools/lease')).body.utilization.allocations, 2);
     });
 
+    test('an import that accepts nothing still accounts for the leases it expired (counters and ETag move)', async () => {
+      await api.post('/pools', { name: 'lease-import', kind: 'integer', ranges: ['1-10'] });
+      await api.post('/pools/lease-import/allocations', { owner: 'keeps', value: 1 });
+      await api.post('/pools/lease-import/allocations', { owner: 'forgets', ttl_seconds: 5 });
+      const before = await api.get('/pools/lease-import');
+      assert.deepEqual([before.body.utilization.used, before.body.utilization.allocations], ['2', 2]);
+      clock.advance(6_000);
+      // Nothing is accepted: one item is already held identically, the other is outside the pool.
+      const outcome = await api.post('/pools/lease-import/imports', {
+        items: [
+          { value: 1, owner: 'keeps' },
+          { value: 99, owner: 'outside' },
+        ],
+        on_conflict: 'skip',
+      });
+      assert.equal(outcome.status, 200, outcome.text);
+      assert.deepEqual([outcome.body.imported, outcome.body.unchanged, outcome.body.conflicts.length], [0, 1, 1]);
+      const after = await api.get('/pools/lease-import');
+      assert.deepEqual([after.body.utilization.used, after.body.utilization.free, after.body.utilization.allocations], ['1', '9', 1]);
+      assert.deepEqual((await api.all('/pools/lease-import/allocations')).map((a) => a.owner), ['keeps']);
+      assert.notEqual(after.headers.get('etag'), before.headers.get('etag'), 'releasing the expired reservation changed the pool');
+      assert.equal(after.body.generation, before.body.generation + 1);
+    });
+
     test('listing pages with cursors and Link headers, filtered', async () => {
       await api.post('/pools', { name: 'paged', kind: 'integer', ranges: ['1-100'] });
       for (let i = 0; i < 7; i++) await api.post('/pools/paged/allocations', { owner: `o${i}`, purpose: i % 2 ? 'odd' : 'even' });

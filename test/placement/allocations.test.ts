@@ -136,7 +136,7 @@ for (const dialect of DIALECTS) {
       assert.equal(deleteOne.status, 409);
       assert.equal(deleteOne.body.errors[0].code, 'placement.concurrent_update'); // sic: Placement files it so
       assert.ok(deleteOne.body.errors[0].detail.includes(`Unable to delete inventory of class DISK_GB: Inventory for 'DISK_GB' on resource provider '${rp}' in use.`));
-      const reshape = await api.post('/reshaper', { inventories: { [rp]: { resource_provider_generation: before, inventories: { MEMORY_MB: { total: 1 } } } }, allocations: {} });
+      const reshape = await api.post('/reshaper', { inventories: { [rp]: { resource_provider_generation: before, inventories: { MEMORY_MB: { total: 1 } } } }, allocations: {} }, { headers: { 'x-roles': 'service' } });
       assert.equal(reshape.status, 409);
       assert.equal(reshape.body.errors[0].code, 'placement.inventory.inuse');
       assert.ok(reshape.body.errors[0].detail.includes(`update conflict: ${inUse}`), reshape.text);
@@ -157,7 +157,8 @@ for (const dialect of DIALECTS) {
           [child]: { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } },
         },
         allocations: { [consumer]: { allocations: { [child]: { resources: { VCPU: 3 } } }, ...owner, consumer_generation: 1, consumer_type: 'INSTANCE' } },
-      });
+        // Reshaping is a service's call (nova-compute's); Placement's default rule allows no one else.
+      }, { headers: { 'x-roles': 'service' } });
       assert.equal(res.status, 204, res.text);
       assert.deepEqual((await api.get(`/resource_providers/${parent}/usages`)).body.usages, {});
       assert.deepEqual((await api.get(`/resource_providers/${child}/usages`)).body.usages, { VCPU: 3 });

@@ -79,11 +79,12 @@ export function requireParamVersions(req: IronicRequest, args: Record<string, st
 }
 
 /** A trait: one of the standard (os-traits) names or CUSTOM_[A-Z0-9_]+, at most 255 characters. */
+/** Ironic's own, keyword for keyword (which error a bad trait reports depends on the order). */
 export const TRAIT_SCHEMA: JsonSchema = {
-  anyOf: [
-    { type: 'string', enum: [...STANDARD_TRAITS] },
-    { type: 'string', pattern: CUSTOM_TRAIT_PATTERN, maxLength: 255 },
-  ],
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  anyOf: [{ pattern: CUSTOM_TRAIT_PATTERN }, { enum: [...STANDARD_TRAITS] }],
 };
 
 /** The body of a 202/204 verb that takes no document (or an empty one). */

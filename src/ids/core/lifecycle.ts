@@ -6,13 +6,11 @@
 //   up ──rollback──> up (active ↔ rollback)
 //   any live state ──terminate──> terminated                                   (simple)
 //   any live state ──terminate──> deallocating ──outbox delivered──> terminated (simple_with_deallocation)
-import { idsError } from '../errors.js';
+import { idsDomainError } from './domain-errors.js';
 
 export type Lifecycle = 'simple' | 'simple_with_deallocation';
 export type InstanceState = 'start' | 'up' | 'update' | 'deallocating' | 'terminated';
 export type InstanceAction = 'update_attributes' | 'validate' | 'promote' | 'rollback' | 'clear_candidate' | 'clear_rollback' | 'terminate';
-
-export const LIFECYCLES: readonly Lifecycle[] = ['simple', 'simple_with_deallocation'];
 
 const ALLOWED: Record<InstanceAction, readonly InstanceState[]> = {
   update_attributes: ['start', 'up', 'update'],
@@ -26,7 +24,7 @@ const ALLOWED: Record<InstanceAction, readonly InstanceState[]> = {
 
 export function requireAllowed(state: InstanceState, action: InstanceAction): void {
   if (!ALLOWED[action].includes(state)) {
-    throw idsError(409, 'ids.invalid_state', `${action.replace('_', ' ')} is not allowed in state ${state} (allowed in: ${ALLOWED[action].join(', ')})`, { state });
+    throw idsDomainError('action_not_allowed', { action, state, allowed: ALLOWED[action] });
   }
 }
 

@@ -1,7 +1,7 @@
 // What a pool's definition means as sets of values: parsing the `ranges`, `excluded` and `static`
 // items of each pool kind, the free spans a new pool starts with, and how values travel on the
 // wire (integers as JSON numbers, addresses as text, prefixes as CIDR text). Pure; no I/O.
-import { ApiError } from '../../http/errors.js';
+import { idsDomainError } from './domain-errors.js';
 import { type BandedSpan, covers, normalize, splitByBand, subtract, totalSize } from './ranges.js';
 import {
   type Family,
@@ -18,8 +18,6 @@ import {
 } from './values.js';
 
 export type Strategy = 'lowest' | 'highest' | 'random' | 'next_after_last';
-export const STRATEGIES: readonly Strategy[] = ['lowest', 'highest', 'random', 'next_after_last'];
-export const POOL_KINDS: readonly PoolKind[] = ['integer', 'address', 'prefix'];
 
 /** A pool's value space, as stored (its `definition` column) and as every computation sees it. */
 export interface PoolSpace {
@@ -45,9 +43,8 @@ export interface PoolDefinitionInput {
   exclude_network_and_broadcast?: boolean;
 }
 
-export const invalidDefinition = (message: string, extra?: Record<string, unknown>) =>
-  new ApiError(422, 'ids.invalid_pool_definition', message, extra);
-export const invalidValue = (message: string) => new ApiError(422, 'ids.invalid_value', message);
+const invalidDefinition = (reason: string) => idsDomainError('invalid_pool_definition', { reason }, reason);
+const invalidValue = (reason: string) => idsDomainError('invalid_value', { reason }, reason);
 
 function parseInteger(v: unknown, where: string): bigint {
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
@@ -110,7 +107,7 @@ function parseItem(kind: PoolKind, item: RangeItem, where: string): ParsedItem {
   return { span: { first: a.value, last: a.value }, family: a.family };
 }
 
-/** Check and interpret a pool definition. Throws 422 `ids.invalid_pool_definition` on nonsense. */
+/** Check and interpret a pool definition. Throws `invalid_pool_definition` on nonsense. */
 export function parsePoolDefinition(input: PoolDefinitionInput): PoolSpace {
   const { kind } = input;
   if (input.ranges.length === 0) throw invalidDefinition('a pool needs at least one range');

@@ -93,20 +93,12 @@ export function maxAlignedLog2(span: Span): number {
   return 0;
 }
 
-export const alignUp = (v: bigint, block: bigint): bigint => ((v + block - 1n) / block) * block;
+const alignUp = (v: bigint, block: bigint): bigint => ((v + block - 1n) / block) * block;
 
 /** The first 2^k-aligned block inside `span` starting at or after `from`, or null. */
 export function alignedBlockIn(span: Span, block: bigint, from: bigint = span.first): bigint | null {
   const start = alignUp(from > span.first ? from : span.first, block);
   return start + block - 1n <= span.last ? start : null;
-}
-
-/** How a taken block [first, last] cuts the free span it came from: what stays free. */
-export function remainders(free: Span, taken: Span): Span[] {
-  const out: Span[] = [];
-  if (taken.first > free.first) out.push({ first: free.first, last: taken.first - 1n });
-  if (taken.last < free.last) out.push({ first: taken.last + 1n, last: free.last });
-  return out;
 }
 
 /** A uniformly random bigint in [lo, hi], from a source of random 32-bit words. */

@@ -14,11 +14,10 @@ export interface Span {
 
 /** Integer pools stay within what a JSON number carries exactly. */
 export const MAX_INTEGER = BigInt(Number.MAX_SAFE_INTEGER);
-export const KEY_WIDTH = 32; // hex digits: 128 bits, enough for IPv6
+const KEY_WIDTH = 32; // hex digits: 128 bits, enough for IPv6
 
 export const keyOf = (v: bigint): string => v.toString(16).padStart(KEY_WIDTH, '0');
 export const fromKey = (k: string): bigint => BigInt(`0x${k}`);
-export const spanSize = (s: Span): bigint => s.last - s.first + 1n;
 
 export const bitsOf = (family: Family): number => (family === 4 ? 32 : 128);
 

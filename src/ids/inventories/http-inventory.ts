@@ -8,11 +8,6 @@
 import type { ExternalInventory, InventoryCall, InventoryEnvironment, JsonValue } from './types.js';
 import { InventoryError } from './types.js';
 
-export interface HttpInventoryOptions {
-  url: string;
-  headers?: Record<string, string>;
-}
-
 export function createHttpInventory(options: Record<string, unknown>, _env: InventoryEnvironment): ExternalInventory {
   if (typeof options.url !== 'string' || !/^https?:\/\//.test(options.url)) throw new InventoryError('an http inventory needs "url": "http(s)://…"');
   const base = options.url.replace(/\/+$/, '');

@@ -1,5 +1,5 @@
 // The external inventory plugin interface. An inventory is configured by name (see
-// runtime.ts) and offers any of: lookup (a value found by a key, e.g. router name → management
+// inventories/registry.ts) and offers any of: lookup (a value found by a key, e.g. router name → management
 // IP), allocate-for-owner (the inventory owns allocation; the owner is the idempotency key, so
 // asking again after a failure returns what the owner already got), has-allocation and
 // deallocate (delivered through the durable outbox and retried until the inventory confirms).

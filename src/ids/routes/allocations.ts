@@ -1,19 +1,21 @@
 // /v1/allocations (across pools; POST allocates several values all or nothing) and
 // /v1/allocations/{id} (read, confirm/extend/annotate with If-Match, release).
+import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
-import { allocationListQuery, allocationPatchSchema, batchSchema, emptyQuery, UUID_PATTERN } from '../schemas.js';
+import { allocationListQuery, allocationPatchSchema, batchSchema, emptyQuery } from '../schemas.js';
+import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../services/allocations.js';
 import type { AllocationRequest } from '../store/allocate.js';
-import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../store/allocations.js';
+import { allocationView } from './views.js';
 
 type E = Endpoint;
 
-const isAllocCursor = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);
-const uuidRe = new RegExp(UUID_PATTERN);
+/** A page position: [pool id, first value's key]. */
+export const isAllocCursor = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);
 
 function allocationId(raw: string): string {
-  if (!uuidRe.test(raw)) throw idsError(404, 'ids.not_found', `allocation ${JSON.stringify(raw)} not found (allocation ids are UUIDs)`);
-  return raw.toLowerCase();
+  if (!isUuid(raw)) throw idsError(404, 'ids.not_found', `allocation ${JSON.stringify(raw)} not found (allocation ids are UUIDs)`);
+  return normalizeUuid(raw);
 }
 
 export const list: E = {
@@ -21,23 +23,23 @@ export const list: E = {
     const q = req.queryObject<{ limit?: string; cursor?: string; pool?: string; owner?: string; purpose?: string; state?: string }>(allocationListQuery);
     const after = decodeCursor(q.cursor, isAllocCursor);
     const { items, next } = await listAllocations(
-      ctx.database,
+      ctx,
       { pool: q.pool, owner: q.owner, purpose: q.purpose, state: q.state },
       after ? { poolId: after[0], key: after[1] } : null,
       pageLimit(q),
     );
-    return page(req, items, next ? [next.poolId, next.key] : null);
+    return page(req, items.map(allocationView), next ? [next.poolId, next.key] : null);
   },
 };
 
 export const batch: E = {
   async handle(req, ctx) {
     const body = req.json<{ allocations: AllocationRequest[]; dry_run?: boolean }>(batchSchema);
-    const results = await allocate(ctx.database, body.allocations, { dryRun: body.dry_run });
+    const results = await allocate(ctx, body.allocations, { dryRun: body.dry_run });
     const anyCreated = results.some((r) => r.created);
     return {
       status: !body.dry_run && anyCreated ? 201 : 200,
-      body: { allocations: results.map((r) => ({ ...r.allocation, created: r.created })), dry_run: body.dry_run ?? false },
+      body: { allocations: results.map((r) => ({ ...allocationView(r), created: r.created })), dry_run: body.dry_run ?? false },
     };
   },
 };
@@ -45,7 +47,7 @@ export const batch: E = {
 export const show: E = {
   async handle(req, ctx) {
     req.queryObject(emptyQuery);
-    const view = await getAllocation(ctx.database, allocationId(req.param('id')));
+    const view = allocationView(await getAllocation(ctx, allocationId(req.param('id'))));
     return { body: view, etag: view.version };
   },
 };
@@ -53,14 +55,14 @@ export const show: E = {
 export const update: E = {
   async handle(req, ctx) {
     const patch = req.json<AllocationPatch>(allocationPatchSchema);
-    const view = await patchAllocation(ctx.database, allocationId(req.param('id')), patch, req.ifMatch());
+    const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch()));
     return { body: view, etag: view.version };
   },
 };
 
 export const remove: E = {
   async handle(req, ctx) {
-    await releaseAllocation(ctx.database, allocationId(req.param('id')), req.ifMatch());
+    await releaseAllocation(ctx, allocationId(req.param('id')), req.ifMatch());
     return {};
   },
 };

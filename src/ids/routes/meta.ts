@@ -1,9 +1,11 @@
 // /v1 (root), /v1/openapi.json, /v1/inventories, /v1/outbox
+import { INVENTORY_OPERATIONS } from '../inventories/registry.js';
+import { buildOpenApi } from '../openapi.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
-import { buildOpenApi } from '../openapi.js';
 import { emptyQuery, outboxListQuery } from '../schemas.js';
-import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../store/outbox.js';
+import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../services/outbox.js';
+import { outboxView } from './views.js';
 
 type E = Endpoint;
 
@@ -38,12 +40,12 @@ export const openapi: E = {
 export const inventories: E = {
   async handle(req, ctx) {
     req.queryObject(emptyQuery);
-    const counts = await outboxCounts(ctx.database);
-    const items = [...ctx.runtime.inventories.values()].map((e) => ({
+    const counts = await outboxCounts(ctx);
+    const items = ctx.inventories.list().map((e) => ({
       name: e.name,
       type: e.type,
       timeout_ms: e.timeoutMs,
-      operations: (['lookup', 'allocateForOwner', 'hasAllocation', 'deallocate'] as const).filter((op) => typeof e.inventory[op] === 'function'),
+      operations: INVENTORY_OPERATIONS.filter((op) => typeof e.inventory[op] === 'function'),
       outbox: counts.get(e.name) ?? { pending: 0, done: 0 },
     }));
     return { body: { items, next_cursor: null } };
@@ -60,19 +62,19 @@ export const outbox: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; instance?: string }>(outboxListQuery);
     const after = decodeCursor(q.cursor, (v): v is number => Number.isInteger(v));
-    const { items, next } = await listOutbox(ctx.database, q, after, pageLimit(q));
-    return page(req, items, next);
+    const { items, next } = await listOutbox(ctx, q, after, pageLimit(q));
+    return page(req, items.map(outboxView), next);
   },
 };
 
 export const outboxEntry: E = {
   async handle(req, ctx) {
-    return { body: await getOutboxEntry(ctx.database, entryId(req)) };
+    return { body: outboxView(await getOutboxEntry(ctx, entryId(req))) };
   },
 };
 
 export const retryOutboxEntry: E = {
   async handle(req, ctx) {
-    return { body: await retryNow(ctx.database, entryId(req)) };
+    return { body: outboxView(await retryNow(ctx, entryId(req))) };
   },
 };

@@ -1,74 +1,77 @@
 // /v1/service-instances: create, read, change candidate attributes, validate (allocate), promote,
 // roll back, clear a set, terminate.
+import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
-import { UUID_PATTERN, emptyQuery, instanceCreateSchema, instanceListQuery, instancePatchSchema } from '../schemas.js';
-import * as store from '../store/service-instances.js';
+import { emptyQuery, instanceCreateSchema, instanceListQuery, instancePatchSchema } from '../schemas.js';
+import * as service from '../services/service-instances.js';
+import { instanceView } from './views.js';
 
 type E = Endpoint;
-const uuidRe = new RegExp(UUID_PATTERN);
 
 function instanceId(req: IdsRequest): string {
   const raw = req.param('id');
-  if (!uuidRe.test(raw)) throw idsError(404, 'ids.not_found', `service instance ${JSON.stringify(raw)} not found (ids are UUIDs)`);
-  return raw.toLowerCase();
+  if (!isUuid(raw)) throw idsError(404, 'ids.not_found', `service instance ${JSON.stringify(raw)} not found (ids are UUIDs)`);
+  return normalizeUuid(raw);
 }
 
-const answer = (view: store.InstanceView) => ({ body: view, etag: view.version });
+const answer = (instance: service.InstanceDetails) => {
+  const view = instanceView(instance);
+  return { body: view, etag: view.version };
+};
 
 /** Actions take no body (an empty JSON object is accepted too). */
 function noBody(req: IdsRequest): void {
-  const body = req.raw.body as Buffer | undefined;
-  if (body && body.length > 0) req.json(emptyQuery);
+  if (req.bodyBytes.length > 0) req.json(emptyQuery);
 }
 
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(instanceListQuery);
-    const { items, next } = await store.listInstances(ctx.database, q, decodeCursor(q.cursor, (v): v is string => typeof v === 'string'), pageLimit(q));
-    return page(req, items, next);
+    const { items, next } = await service.listInstances(ctx, q, decodeCursor(q.cursor, (v): v is string => typeof v === 'string'), pageLimit(q));
+    return page(req, items.map(instanceView), next);
   },
 };
 
 export const create: E = {
   async handle(req, ctx) {
-    const input = req.json<store.InstanceInput>(instanceCreateSchema);
-    const { view, created } = await store.createInstance(ctx.database, input);
-    return { status: created ? 201 : 200, ...answer(view), location: req.url(`/v1/service-instances/${view.id}`) };
+    const input = req.json<service.InstanceInput>(instanceCreateSchema);
+    const instance = await service.createInstance(ctx, input);
+    return { status: instance.created ? 201 : 200, ...answer(instance), location: req.url(`/v1/service-instances/${instance.row.id}`) };
   },
 };
 
 export const show: E = {
   async handle(req, ctx) {
-    return answer(await store.getInstance(ctx.database, instanceId(req)));
+    return answer(await service.getInstance(ctx, instanceId(req)));
   },
 };
 
 export const update: E = {
   async handle(req, ctx) {
-    const { attributes } = req.json<{ attributes: store.Attributes }>(instancePatchSchema);
-    return answer(await store.updateAttributes(ctx.database, instanceId(req), attributes, req.ifMatch()));
+    const { attributes } = req.json<{ attributes: service.Attributes }>(instancePatchSchema);
+    return answer(await service.updateAttributes(ctx, instanceId(req), attributes, req.ifMatch()));
   },
 };
 
 export const validate: E = {
   async handle(req, ctx) {
     noBody(req);
-    return answer(await store.validate(ctx.database, ctx.runtime, instanceId(req), req.ifMatch()));
+    return answer(await service.validate(ctx, instanceId(req), req.ifMatch()));
   },
 };
 
 export const promote: E = {
   async handle(req, ctx) {
     noBody(req);
-    return answer(await store.promote(ctx.database, instanceId(req), req.ifMatch()));
+    return answer(await service.promote(ctx, instanceId(req), req.ifMatch()));
   },
 };
 
 export const rollback: E = {
   async handle(req, ctx) {
     noBody(req);
-    return answer(await store.rollback(ctx.database, instanceId(req), req.ifMatch()));
+    return answer(await service.rollback(ctx, instanceId(req), req.ifMatch()));
   },
 };
 
@@ -78,12 +81,12 @@ export const clearSet: E = {
     if (set !== 'candidate' && set !== 'rollback') {
       throw idsError(404, 'ids.not_found', `attribute set ${JSON.stringify(set)}: only candidate and rollback can be cleared (terminate clears active)`);
     }
-    return answer(await store.clearSet(ctx.database, instanceId(req), set, req.ifMatch()));
+    return answer(await service.clearSet(ctx, instanceId(req), set, req.ifMatch()));
   },
 };
 
 export const terminate: E = {
   async handle(req, ctx) {
-    return answer(await store.terminate(ctx.database, instanceId(req), req.ifMatch()));
+    return answer(await service.terminate(ctx, instanceId(req), req.ifMatch()));
   },
 };

@@ -1,37 +1,38 @@
 // /v1/allocation-specs and /v1/allocation-specs/{name}
 import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
 import { specCreateSchema, specListQuery } from '../schemas.js';
-import { type SpecInput, createSpec, deleteSpec, getSpec, listSpecs, specView } from '../store/specs.js';
+import { createSpec, deleteSpec, getSpec, listSpecs } from '../services/specs.js';
+import type { SpecInput } from '../store/specs.js';
+import { specView } from './views.js';
 
 type E = Endpoint;
 
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string }>(specListQuery);
-    const limit = pageLimit(q);
-    const specs = await listSpecs(ctx.database, decodeCursor(q.cursor, (v): v is string => typeof v === 'string'), limit + 1);
-    return page(req, specs.slice(0, limit).map(specView), specs.length > limit ? specs[limit - 1]!.name : null);
+    const { items, next } = await listSpecs(ctx, decodeCursor(q.cursor, (v): v is string => typeof v === 'string'), pageLimit(q));
+    return page(req, items.map(specView), next);
   },
 };
 
 export const create: E = {
   async handle(req, ctx) {
     const input = req.json<SpecInput>(specCreateSchema);
-    const { spec, created } = await createSpec(ctx.database, ctx.runtime, input);
+    const { spec, created } = await createSpec(ctx, input);
     return { status: created ? 201 : 200, body: specView(spec), etag: spec.version, location: req.url(`/v1/allocation-specs/${encodeURIComponent(spec.name)}`) };
   },
 };
 
 export const show: E = {
   async handle(req, ctx) {
-    const spec = await getSpec(ctx.database, req.param('name'));
+    const spec = await getSpec(ctx, req.param('name'));
     return { body: specView(spec), etag: spec.version };
   },
 };
 
 export const remove: E = {
   async handle(req, ctx) {
-    await deleteSpec(ctx.database, req.param('name'), req.ifMatch());
+    await deleteSpec(ctx, req.param('name'), req.ifMatch());
     return {};
   },
 };

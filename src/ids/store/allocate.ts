@@ -3,17 +3,18 @@
 // release gives the block back and merges it with its free neighbours. Costs are a handful of
 // index probes whatever the pool's size and however many values are taken.
 import { randomInt } from 'node:crypto';
+import type { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Db } from '../../db/database.js';
 import type { Tx } from '../../db/transaction.js';
 import type { IdsAllocationTable } from '../../db/schema.js';
 import type { Selectable } from 'kysely';
-import { idsError } from '../errors.js';
-import { type Strategy, type WireValue, blockSize, formatPoint, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
+import { idsDomainError } from '../core/domain-errors.js';
+import { type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type FreeRow, firstSpanFrom, freeSpanHolding, giveBack, lastSpan, takeFrom } from './free-ranges.js';
-import type { LockedPool } from './pools.js';
+import type { LockedPool, PoolRef } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
 
@@ -58,16 +59,14 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     const heldBlock = 1n << BigInt(existing.block_log2);
     const sameValue = !explicit || explicit.first === fromKey(existing.first_key);
     if (heldBlock !== block || !sameValue) {
-      throw idsError(409, 'ids.idempotency_mismatch', `Owner ${JSON.stringify(req.owner)} with purpose ${JSON.stringify(purpose)} already holds ${describe(pool, existing)} in pool ${pool.name}, requested with other parameters`, {
-        allocation_id: existing.id,
-      });
+      throw idsDomainError('idempotency_mismatch', { pool: pool.name, owner: req.owner, purpose, held: valueOf(pool, existing), allocation_id: existing.id });
     }
     return { row: existing, created: false };
   }
 
   const chosen = explicit ? await takeExplicit(tx, pool, explicit) : await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy);
   if (!chosen) {
-    throw idsError(409, 'ids.pool_exhausted', `Pool ${pool.name} has no free block of ${block} value(s) left for automatic allocation`, { pool: pool.name });
+    throw idsDomainError('pool_exhausted', { pool: pool.name, size: block.toString() });
   }
   await takeFrom(tx, pool.id, chosen.row, chosen.span);
   pool.used += block;
@@ -97,7 +96,8 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   return { row, created: true };
 }
 
-const describe = (pool: LockedPool, row: AllocationRow): string => JSON.stringify(formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2)));
+/** An allocation's value as the client writes it. */
+export const valueOf = (pool: PoolRef, row: AllocationRow) => formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2));
 
 interface Choice {
   row: FreeRow;
@@ -113,22 +113,16 @@ async function takeExplicit(tx: Tx, pool: LockedPool, span: Span): Promise<Choic
 }
 
 /** The error for an explicit value that is not free: outside, excluded, or whose it is. */
-export async function whyNotFree(db: Db, pool: LockedPool, span: Span): Promise<Error> {
-  const shown = formatValue(pool.space, span.first, span.last - span.first + 1n);
-  if (!covers(pool.space.ranges, span)) return idsError(422, 'ids.value_outside_pool', `${JSON.stringify(shown)} is not inside the ranges of pool ${pool.name}`);
-  if (overlaps(pool.space.excluded, span) || !covers(usable(pool.space), span)) {
-    return idsError(422, 'ids.value_excluded', `${JSON.stringify(shown)} is excluded from pool ${pool.name}`);
-  }
+export async function whyNotFree(db: Db, pool: LockedPool, span: Span): Promise<DomainError> {
+  const value = formatValue(pool.space, span.first, span.last - span.first + 1n);
+  if (!covers(pool.space.ranges, span)) return idsDomainError('value_outside_pool', { pool: pool.name, value });
+  if (overlaps(pool.space.excluded, span) || !covers(usable(pool.space), span)) return idsDomainError('value_excluded', { pool: pool.name, value });
   const holder = await allocationOverlapping(db, pool.id, span);
-  if (holder) {
-    return idsError(409, 'ids.value_in_use', `${JSON.stringify(shown)} in pool ${pool.name} is held by owner ${JSON.stringify(holder.owner)}`, {
-      held_by: { allocation_id: holder.id, owner: holder.owner, purpose: holder.purpose },
-    });
-  }
-  return idsError(409, 'ids.value_in_use', `${JSON.stringify(shown)} crosses the edge of the static band of pool ${pool.name}; request it in parts`);
+  if (holder) return idsDomainError('value_in_use', { pool: pool.name, value, allocation_id: holder.id, owner: holder.owner, purpose: holder.purpose });
+  return idsDomainError('value_crosses_static_band', { pool: pool.name, value });
 }
 
-export async function allocationOverlapping(db: Db, poolId: number, span: Span): Promise<AllocationRow | null> {
+async function allocationOverlapping(db: Db, poolId: number, span: Span): Promise<AllocationRow | null> {
   const before = await db.db
     .selectFrom('ids_allocations')
     .selectAll()
@@ -211,47 +205,4 @@ export async function expireLeasesInPool(tx: Tx, pool: LockedPool): Promise<numb
     .execute();
   for (const row of expired) await releaseInPool(tx, pool, row);
   return expired.length;
-}
-
-export interface AllocationView {
-  id: string;
-  pool: string;
-  owner: string;
-  purpose: string;
-  value: WireValue;
-  last_value: WireValue;
-  count?: number;
-  prefix_length?: number;
-  state: string;
-  expires_at: string | null;
-  version: number;
-  source: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-export function allocationView(pool: { name: string; space: LockedPool['space'] }, row: AllocationRow): AllocationView {
-  const first = fromKey(row.first_key);
-  const last = fromKey(row.last_key);
-  const block = 1n << BigInt(row.block_log2);
-  const view: AllocationView = {
-    id: row.id,
-    pool: pool.name,
-    owner: row.owner,
-    purpose: row.purpose,
-    value: formatValue(pool.space, first, block),
-    last_value: formatPoint(pool.space, last),
-    state: row.state,
-    expires_at: row.expires_at,
-    version: row.version,
-    source: row.source,
-    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-  if (pool.space.kind === 'prefix') {
-    view.prefix_length = (pool.space.family === 4 ? 32 : 128) - row.block_log2;
-  } else view.count = Number(block);
-  return view;
 }

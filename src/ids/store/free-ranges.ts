@@ -35,12 +35,12 @@ export async function insertFree(tx: Tx, poolId: number, spans: readonly BandedS
   }
 }
 
-export async function deleteFree(tx: Tx, poolId: number, row: FreeRow): Promise<void> {
+async function deleteFree(tx: Tx, poolId: number, row: FreeRow): Promise<void> {
   await tx.db.deleteFrom('ids_free_ranges').where('pool_id', '=', poolId).where('band', '=', row.band).where('first_key', '=', keyOf(row.first)).execute();
 }
 
 /** Delete many free rows at once (bulk imports touch one row per imported value). */
-export async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]): Promise<void> {
+async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]): Promise<void> {
   for (const band of ['auto', 'static'] as const) {
     const keys = rows.filter((r) => r.band === band).map((r) => keyOf(r.first));
     for (let i = 0; i < keys.length; i += 1000) {
@@ -126,9 +126,37 @@ export async function listFree(db: Db, poolId: number, band: Band | null, after:
   return rows.map(toFree);
 }
 
-export async function allFree(db: Db, poolId: number): Promise<FreeRow[]> {
+async function allFree(db: Db, poolId: number): Promise<FreeRow[]> {
   const rows = await db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId).orderBy('first_key').execute();
   return rows.map(toFree);
+}
+
+/**
+ * For each span (in ascending order, not overlapping), the free span that holds all of it, or
+ * null. `walkAll` reads every free span of the pool once (what a large import costs: the pool's
+ * fragmentation); otherwise each span is one or two index probes.
+ */
+export async function freeSpansHolding(db: Db, poolId: number, spans: readonly Span[], walkAll: boolean): Promise<Array<FreeRow | null>> {
+  const out: Array<FreeRow | null> = [];
+  if (walkAll) {
+    const free = await allFree(db, poolId);
+    let i = 0;
+    for (const s of spans) {
+      while (i < free.length && free[i]!.last < s.first) i++;
+      const row = free[i];
+      out.push(row && row.first <= s.first && s.last <= row.last ? row : null);
+    }
+    return out;
+  }
+  for (const s of spans) {
+    let found: FreeRow | null = null;
+    for (const band of ['auto', 'static'] as const) {
+      const row = await freeSpanHolding(db, poolId, band, s.first);
+      if (row && row.last >= s.last) found = row;
+    }
+    out.push(found);
+  }
+  return out;
 }
 
 /** The size of the largest free span of a band (what a contiguous request could still get). */
@@ -178,6 +206,31 @@ export async function giveBack(tx: Tx, poolId: number, span: Span, staticBand: r
     }
     await insertFree(tx, poolId, [{ band: piece.band, first, last }]);
   }
+}
+
+/**
+ * Take many blocks at once (an import), each out of the free span that holds it: every touched
+ * span is replaced by what is left of it.
+ */
+export async function takeMany(tx: Tx, poolId: number, blocks: ReadonlyArray<{ row: FreeRow; span: Span }>): Promise<void> {
+  const byRow = new Map<string, { row: FreeRow; taken: Span[] }>();
+  for (const { row, span } of blocks) {
+    const k = `${row.band}/${row.first}`;
+    const entry = byRow.get(k) ?? { row, taken: [] };
+    entry.taken.push(span);
+    byRow.set(k, entry);
+  }
+  const rest: BandedSpan[] = [];
+  await deleteFreeMany(tx, poolId, [...byRow.values()].map((e) => e.row));
+  for (const { row, taken } of byRow.values()) {
+    let from = row.first;
+    for (const t of taken.sort((a, b) => (a.first < b.first ? -1 : 1))) {
+      if (t.first > from) rest.push({ band: row.band, first: from, last: t.first - 1n });
+      from = t.last + 1n;
+    }
+    if (from <= row.last) rest.push({ band: row.band, first: from, last: row.last });
+  }
+  await insertFree(tx, poolId, rest);
 }
 
 export async function replaceAllFree(tx: Tx, poolId: number, spans: readonly BandedSpan[]): Promise<void> {

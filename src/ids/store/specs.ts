@@ -1,13 +1,12 @@
-// Allocation specs: per attribute, where its value comes from (a pool, a lookup in an external
-// inventory keyed by another attribute, or an external inventory that owns the allocation).
+// SQL of allocation specs: per attribute, where its value comes from (a pool, a lookup in an
+// external inventory keyed by another attribute, or an external inventory that owns the allocation).
 import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
-import type { Database, Db } from '../../db/database.js';
+import type { Db } from '../../db/database.js';
 import type { IdsAllocationSpecTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import { transaction } from '../../db/transaction.js';
-import { idsError, notFoundError, preconditionFailed } from '../errors.js';
-import type { IdsRuntime } from '../runtime.js';
+import type { Tx } from '../../db/transaction.js';
+import { idsDomainError } from '../core/domain-errors.js';
 import type { Strategy } from '../core/pool-space.js';
 
 export type SpecAttribute =
@@ -21,8 +20,6 @@ export interface SpecInput {
   attributes: Record<string, SpecAttribute>;
 }
 
-export type SpecRow = Selectable<IdsAllocationSpecTable>;
-
 export interface Spec {
   id: number;
   name: string;
@@ -33,7 +30,7 @@ export interface Spec {
   updated_at: string;
 }
 
-export const toSpec = (row: SpecRow): Spec => ({
+const toSpec = (row: Selectable<IdsAllocationSpecTable>): Spec => ({
   id: row.id,
   name: row.name,
   description: row.description,
@@ -43,53 +40,16 @@ export const toSpec = (row: SpecRow): Spec => ({
   updated_at: row.updated_at,
 });
 
-export function specView(spec: Spec) {
-  const { id: _id, ...rest } = spec;
-  return rest;
-}
-
-function checkSpec(input: SpecInput, runtime: IdsRuntime): void {
-  for (const [attr, s] of Object.entries(input.attributes)) {
-    if (s.from === 'pool') continue;
-    const entry = runtime.entry(s.inventory);
-    const needs = s.from === 'lookup' ? 'lookup' : 'allocateForOwner';
-    if (!entry.inventory[needs]) throw idsError(422, 'ids.unknown_inventory', `Inventory ${s.inventory} does not offer ${needs} (attribute ${attr})`);
-    const keyAttr = s.from === 'lookup' ? s.key_attribute : s.owner_attribute;
-    if (keyAttr !== undefined && keyAttr in input.attributes) {
-      throw idsError(422, 'ids.invalid_request', `attribute ${attr}: ${keyAttr} is itself allocated; a key or owner attribute must be set by the client`);
-    }
-  }
-}
-
-/** Create a spec; the same name with the same attributes again answers the existing one. */
-export async function createSpec(database: Database, runtime: IdsRuntime, input: SpecInput): Promise<{ spec: Spec; created: boolean }> {
-  checkSpec(input, runtime);
-  const attributes = JSON.stringify(input.attributes);
-  return transaction(database, async (tx) => {
-    const existing = await tx.db.selectFrom('ids_allocation_specs').selectAll().where('name', '=', input.name).executeTakeFirst();
-    if (existing) {
-      if (existing.attributes === attributes) return { spec: toSpec(existing), created: false };
-      throw idsError(409, 'ids.spec_exists', `An allocation spec named ${JSON.stringify(input.name)} exists with other attributes`);
-    }
-    const now = tx.clock.nowIso();
-    try {
-      const row = await tx.db
-        .insertInto('ids_allocation_specs')
-        .values({ name: input.name, description: input.description ?? '', attributes, version: 1, created_at: now, updated_at: now })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { spec: toSpec(row), created: true };
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new RetryableConflict('spec created concurrently', () => idsError(409, 'ids.spec_exists', 'created concurrently'));
-      throw err;
-    }
-  });
-}
-
-export async function getSpec(db: Db, name: string): Promise<Spec> {
+export async function findSpec(db: Db, name: string): Promise<Spec | undefined> {
   const row = await db.db.selectFrom('ids_allocation_specs').selectAll().where('name', '=', name).executeTakeFirst();
-  if (!row) throw notFoundError(`allocation spec ${JSON.stringify(name)}`);
-  return toSpec(row);
+  return row && toSpec(row);
+}
+
+/** The spec of this name; `spec_not_found` when there is none. */
+export async function getSpec(db: Db, name: string): Promise<Spec> {
+  const spec = await findSpec(db, name);
+  if (!spec) throw idsDomainError('spec_not_found', { spec: name });
+  return spec;
 }
 
 export async function specById(db: Db, id: number): Promise<Spec> {
@@ -102,12 +62,26 @@ export async function listSpecs(db: Db, after: string | null, limit: number): Pr
   return (await q.orderBy('name').limit(limit).execute()).map(toSpec);
 }
 
-export async function deleteSpec(database: Database, name: string, ifMatch: number | null): Promise<void> {
-  await transaction(database, async (tx) => {
-    const spec = await getSpec(tx, name);
-    if (ifMatch !== null && ifMatch !== spec.version) throw preconditionFailed(spec.version);
-    const used = await tx.db.selectFrom('ids_service_instances').select('id').where('spec_id', '=', spec.id).limit(1).executeTakeFirst();
-    if (used) throw idsError(409, 'ids.spec_in_use', `Service instances use allocation spec ${JSON.stringify(name)}`);
-    await tx.db.deleteFrom('ids_allocation_specs').where('id', '=', spec.id).execute();
-  });
+/** Insert a spec; a racer that created the name first makes the transaction run again. */
+export async function insertSpec(tx: Tx, input: SpecInput, attributes: string): Promise<Spec> {
+  const now = tx.clock.nowIso();
+  try {
+    const row = await tx.db
+      .insertInto('ids_allocation_specs')
+      .values({ name: input.name, description: input.description ?? '', attributes, version: 1, created_at: now, updated_at: now })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toSpec(row);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new RetryableConflict('spec created concurrently', () => idsDomainError('spec_created_concurrently', { spec: input.name }));
+    throw err;
+  }
+}
+
+export async function specInUse(db: Db, specId: number): Promise<boolean> {
+  return (await db.db.selectFrom('ids_service_instances').select('id').where('spec_id', '=', specId).limit(1).executeTakeFirst()) !== undefined;
+}
+
+export async function deleteSpecRow(tx: Tx, specId: number): Promise<void> {
+  await tx.db.deleteFrom('ids_allocation_specs').where('id', '=', specId).execute();
 }

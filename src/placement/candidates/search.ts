@@ -97,11 +97,12 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
   const index = anchorIndex(model);
   const optionsAt = groupOptions(model, index, unsuffixed, suffixed, rootOk);
 
-  // Every root that might anchor a candidate, in strategy order. Whether one can (every group has
-  // an option there) is found out when its turn comes, so with a limit of 50 over 10 000 roots
-  // only about 50 are ever looked at closely.
-  const order = orderer(index, request, options.strategy, random);
-  const anchors = order.anchors([...index.anchors]);
+  // Every root that might anchor a candidate, in strategy order, produced lazily. Whether one can
+  // (every group has an option there) is found out when its turn comes, so with a limit of 50 over
+  // 1 000 000 roots only about 50 are ever looked at (stable and random orders cost nothing for
+  // the others; pack and spread score every root once per request).
+  const order = orderer(model, index, request, options.strategy, random);
+  const anchors = order.anchors();
 
   const sameSubtrees = request.sameSubtrees.map((list) => [...new Set(list)]);
   const specs = slotSpecs(request, unsuffixed, suffixed, sameSubtrees);
@@ -120,42 +121,50 @@ export function searchCandidates(model: ProviderModel, request: CandidateRequest
     return walk(rules, lists, budget);
   };
 
-  // Anchors take turns: one candidate (or one turn of work) each per round.
-  type Entry = { anchor: number; walk: AnchorWalk | null };
-  let active: Entry[] = anchors.map((anchor) => ({ anchor, walk: null }));
-  while (active.length > 0 && out.length < target && budget.left > 0) {
-    const next: Entry[] = [];
-    for (let i = 0; i < active.length; i++) {
-      const entry = active[i]!;
-      if (out.length >= target || budget.left <= 0) {
-        next.push(...active.slice(i));
-        break;
-      }
-      entry.walk ??= startAnchor(entry.anchor);
-      const step = entry.walk.next();
-      if (step.done) continue;
-      next.push(entry);
-      if (step.value === PAUSE) continue;
-      // One anchor never yields the same candidate twice; two anchors can only when every
-      // provider in it is a sharing provider (any other provider belongs to one tree).
-      if (allSharing(model, step.value)) {
-        const key = candidateKey(step.value);
-        if (seen.has(key)) continue;
-        seen.add(key);
-      }
-      out.push(step.value);
+  // Anchors take turns: one candidate (or one turn of work) each per round. The first round starts
+  // anchors as it reaches them; later rounds go over the anchors that still have more to give.
+  const take = (walk: AnchorWalk): boolean => {
+    const step = walk.next();
+    if (step.done) return false;
+    if (step.value === PAUSE) return true;
+    // One anchor never yields the same candidate twice; two anchors can only when every
+    // provider in it is a sharing provider (any other provider belongs to one tree).
+    if (allSharing(model, step.value)) {
+      const key = candidateKey(step.value);
+      if (seen.has(key)) return true;
+      seen.add(key);
     }
+    out.push(step.value);
+    return true;
+  };
+  const full = () => out.length >= target || budget.left <= 0;
+  let active: AnchorWalk[] = [];
+  let unstarted = false;
+  for (let next = anchors.next(); !next.done; next = anchors.next()) {
+    if (full()) {
+      unstarted = true;
+      break;
+    }
+    const walk = startAnchor(next.value);
+    if (take(walk)) active.push(walk);
+  }
+  while (active.length > 0 && !full()) {
+    const next: AnchorWalk[] = [];
+    let i = 0;
+    for (; i < active.length && !full(); i++) if (take(active[i]!)) next.push(active[i]!);
+    for (; i < active.length; i++) next.push(active[i]!);
     active = next;
   }
-  return { candidates: out, truncated: active.length > 0 || budget.left <= 0, work: budget.spent };
+  return { candidates: out, truncated: unstarted || active.length > 0 || budget.left <= 0, work: budget.spent };
 }
 
 interface AnchorIndex {
-  /** root id → the providers of its tree, by id */
+  /** root id → the providers of its tree, by id; only trees of more than one (a lone root is its own tree) */
   trees: Map<number, ModelProvider[]>;
   /** root id → sharing providers of other trees that share with it */
   sharedInto: Map<number, ModelProvider[]>;
-  anchors: Set<number>;
+  /** every root that may anchor a candidate, by id */
+  anchors: number[];
 }
 
 /** The trees and sharing links of a model, derived once per structureVersion (kept on the model). */
@@ -169,13 +178,21 @@ function anchorIndex(model: ProviderModel): AnchorIndex {
 }
 
 function deriveAnchorIndex(model: ProviderModel): AnchorIndex {
+  // At a million flat providers a list per root would cost ~100 MB: only trees with children get one.
   const trees = new Map<number, ModelProvider[]>();
-  const all = [...model.providers.values()];
-  if (all.some((p, i) => i > 0 && p.id < all[i - 1]!.id)) all.sort((a, b) => a.id - b.id);
-  for (const p of all) {
-    const list = trees.get(p.rootId);
-    if (list) list.push(p);
-    else trees.set(p.rootId, [p]);
+  const roots: number[] = [];
+  let sorted = true;
+  let last = -Infinity;
+  for (const p of model.providers.values()) {
+    if (p.id < last) sorted = false;
+    last = p.id;
+    if (p.id === p.rootId) roots.push(p.id);
+    else trees.set(p.rootId, []);
+  }
+  if (trees.size > 0) {
+    const members = [...model.providers.values()].filter((p) => trees.has(p.rootId));
+    if (!sorted) members.sort((a, b) => a.id - b.id);
+    for (const p of members) trees.get(p.rootId)!.push(p);
   }
   const sharedInto = new Map<number, ModelProvider[]>();
   for (const id of [...model.sharingAnchors.keys()].sort((a, b) => a - b)) {
@@ -188,12 +205,21 @@ function deriveAnchorIndex(model: ProviderModel): AnchorIndex {
       else sharedInto.set(anchor, [p]);
     }
   }
-  return { trees, sharedInto, anchors: new Set([...trees.keys(), ...sharedInto.keys()]) };
+  const anchors = new Set(roots);
+  for (const id of sharedInto.keys()) anchors.add(id);
+  return { trees, sharedInto, anchors: [...anchors].sort((a, b) => a - b) };
 }
 
 /** The providers of the tree with this root, by id (from the index derived per structureVersion). */
 export function treeOf(model: ProviderModel, rootId: number): readonly ModelProvider[] {
-  return anchorIndex(model).trees.get(rootId) ?? [];
+  return treeIn(anchorIndex(model), model, rootId);
+}
+
+function treeIn(index: AnchorIndex, model: ProviderModel, rootId: number): readonly ModelProvider[] {
+  const tree = index.trees.get(rootId);
+  if (tree) return tree;
+  const root = model.providers.get(rootId);
+  return root ? [root] : [];
 }
 
 const memo = (test: (p: ModelProvider) => boolean) => {
@@ -247,7 +273,7 @@ function groupOptions(
   };
   return (anchor: number): { unsuffixed: ModelProvider[][]; suffixed: ModelProvider[][] } | null => {
     if (!rootOk(anchor)) return null;
-    const tree = index.trees.get(anchor) ?? [];
+    const tree = treeIn(index, model, anchor);
     const shared = index.sharedInto.get(anchor) ?? [];
     const byClass: ModelProvider[][] = [];
     if (u) {
@@ -342,7 +368,7 @@ function rootFilter(model: ProviderModel, request: CandidateRequest): (anchor: n
 }
 
 /** Orders anchors and, within one anchor, the providers tried for a slot. */
-function orderer(index: AnchorIndex, request: CandidateRequest, strategy: Strategy, random: () => number) {
+function orderer(model: ProviderModel, index: AnchorIndex, request: CandidateRequest, strategy: Strategy, random: () => number) {
   const classes = [...new Set(request.groups.flatMap((g) => [...g.resources.keys()]))];
   const shuffle = <T>(list: T[]) => {
     for (let i = list.length - 1; i > 0; i--) {
@@ -377,10 +403,11 @@ function orderer(index: AnchorIndex, request: CandidateRequest, strategy: Strate
     return ids.sort((a, b) => (emptiestFirst ? scores.get(b)! - scores.get(a)! : scores.get(a)! - scores.get(b)!) || a - b);
   };
   return {
-    anchors(ids: number[]): number[] {
-      if (strategy === 'random') return shuffle(ids);
-      if (strategy === 'stable') return ids.sort((a, b) => a - b);
-      return byScore(ids, (id) => freeFraction(index.trees.get(id) ?? [], classes), strategy === 'spread');
+    anchors(): Iterator<number> {
+      const ids = index.anchors;
+      if (strategy === 'stable') return ids[Symbol.iterator]();
+      if (strategy === 'random') return randomOrder(ids, random);
+      return byScore([...ids], (id) => freeFraction(treeIn(index, model, id), classes), strategy === 'spread')[Symbol.iterator]();
     },
     options(list: ModelProvider[], cls: readonly string[]): ModelProvider[] {
       if (strategy === 'stable' || list.length < 2) return list;
@@ -397,6 +424,21 @@ function orderer(index: AnchorIndex, request: CandidateRequest, strategy: Strate
 }
 
 type AnchorWalk = Iterator<Candidate | typeof PAUSE>;
+
+/**
+ * The items of `list` in a uniformly random order, drawn one at a time: a Fisher–Yates shuffle
+ * that records only the swaps it made, so taking k of n items costs O(k), not O(n).
+ */
+function* randomOrder(list: readonly number[], random: () => number): Iterator<number> {
+  const swapped = new Map<number, number>();
+  const at = (i: number) => swapped.get(i) ?? list[i]!;
+  for (let i = 0; i < list.length; i++) {
+    const j = i + Math.floor(random() * (list.length - i));
+    const chosen = at(j);
+    swapped.set(j, at(i));
+    yield chosen;
+  }
+}
 
 /**
  * The rules a combination must keep, checked slot by slot against the slots chosen before it.

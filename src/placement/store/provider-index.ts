@@ -30,9 +30,16 @@ interface IndexedProvider extends ModelProvider {
   generation: number;
   revision: number;
   inventories: Map<string, InventoryState>;
+  /** NONE until the provider has one (most have no trait or aggregate: a set each cost ~100 bytes) */
   traits: Set<string>;
   aggregates: Set<string>;
 }
+
+/** The one empty set every provider without traits (or aggregates) shares; never added to. */
+const NONE: Set<string> = new Set();
+
+/** Providers read per statement when everything is loaded: bounds the memory of a load. */
+const LOAD_CHUNK = 20_000;
 
 /** What one transaction changed, recorded on it by the stores and handed to the index after commit. */
 interface ProviderChanges {
@@ -81,6 +88,7 @@ export class ProviderIndex implements ProviderModel {
   private applied = 0;
   private dataVersion: number | null = null;
   private loadedAt = 0;
+  private fullRefreshMs = FULL_REFRESH_MS;
   private refreshing: Promise<void> | null = null;
   /** bumped when providers come or go, move in their trees, or the sharing anchors change */
   structureVersion = 0;
@@ -164,7 +172,7 @@ export class ProviderIndex implements ProviderModel {
   /** The index with every change committed before this call applied. */
   async current(): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
-    if (performance.now() - this.loadedAt > FULL_REFRESH_MS) this.invalidate('all');
+    if (performance.now() - this.loadedAt > this.fullRefreshMs) this.invalidate('all');
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
       const row = await readStatement<{ data_version: number }>('pragma data_version').one(this.database, []);
@@ -209,29 +217,58 @@ export class ProviderIndex implements ProviderModel {
   private async refresh(): Promise<void> {
     const started = performance.now();
     const everything = this.everything;
-    if (everything) this.loadedAt = performance.now();
     const ids = [...this.stale];
     const upTo = this.marked;
     this.everything = false;
     this.stale = new Set();
-    let rows: Awaited<ReturnType<typeof readProviders>>;
     try {
-      rows = await readProviders(this.database, everything ? null : ids);
+      if (everything) await this.reloadAll();
+      else this.apply(await readProviders(this.database, { ids }), ids);
     } catch (err) {
       this.invalidate('all'); // what was taken for this refresh must not be forgotten
       throw err;
     }
+    this.applied = upTo;
+    if (!everything) return;
+    const ms = performance.now() - started;
+    this.loadedAt = performance.now();
+    // The safety net (a full reload every so often) may take at most ~3% of a core.
+    this.fullRefreshMs = Math.max(FULL_REFRESH_MS, 30 * ms);
+    this.log?.info({ providers: this.providers.size, ms: Math.round(ms) }, 'placement provider index loaded');
+  }
 
-    // Everything from here on is synchronous: no search sees a half-applied refresh. A provider
-    // that keeps its place in its tree is updated in place, so what a search derived from the
-    // trees (structureVersion) stays valid; a claim changes only `used`.
-    let structureChanged = everything;
-    let sharingChanged = everything;
-    if (everything) {
-      this.providers.clear();
-      this.byUuid.clear();
-      this.members.clear();
+  /**
+   * Every provider, read in chunks of ids so that memory stays bounded at a million providers,
+   * each chunk applied in place as it arrives (a search in between sees some providers a little
+   * older than others, which candidates tolerate: every claim re-checks under its locks).
+   * Providers that are gone are dropped at the end.
+   */
+  private async reloadAll(): Promise<void> {
+    const seen = new Set<number>();
+    let after = 0;
+    for (;;) {
+      const rows = await readProviders(this.database, { after, limit: LOAD_CHUNK });
+      if (rows.providers.length === 0) break;
+      for (const r of rows.providers) seen.add(Number(r.id));
+      this.apply(rows, []);
+      after = Number(rows.providers[rows.providers.length - 1]!.id);
+      if (rows.providers.length < LOAD_CHUNK) break;
     }
+    const gone = [...this.providers.keys()].filter((id) => !seen.has(id));
+    for (const id of gone) this.remove(id);
+    this.computeSharingAnchors();
+    this.structureVersion++;
+  }
+
+  /**
+   * Apply rows read for some providers, synchronously: no search sees a half-applied provider. A
+   * provider that keeps its place in its tree is updated in place, so what a search derived from
+   * the trees (structureVersion) stays valid; a claim changes only `used`. `asked`: ids read that
+   * may have been deleted.
+   */
+  private apply(rows: ProviderRows, asked: number[]): void {
+    let structureChanged = false;
+    let sharingChanged = false;
     const before = new Map<number, string>(); // id → what sharing depends on, before this refresh
     const present = new Set<number>();
     for (const r of rows.providers) {
@@ -246,16 +283,16 @@ export class ProviderIndex implements ProviderModel {
         old.revision++;
         for (const uuid of old.aggregates) this.members.get(uuid)?.delete(id);
         old.inventories.clear();
-        old.traits.clear();
-        old.aggregates.clear();
+        old.traits = NONE;
+        old.aggregates = NONE;
         continue;
       }
       if (old) this.remove(id);
       structureChanged = true;
-      this.providers.set(id, { id, uuid: r.uuid, generation: Number(r.generation), revision: 0, parentId, rootId, inventories: new Map(), traits: new Set(), aggregates: new Set() });
+      this.providers.set(id, { id, uuid: r.uuid, generation: Number(r.generation), revision: 0, parentId, rootId, inventories: new Map(), traits: NONE, aggregates: NONE });
       this.byUuid.set(r.uuid, id);
     }
-    for (const id of ids) {
+    for (const id of asked) {
       if (!present.has(id) && this.providers.has(id)) {
         this.remove(id);
         structureChanged = true;
@@ -272,12 +309,15 @@ export class ProviderIndex implements ProviderModel {
         used: Number(r.used),
       });
     }
-    for (const r of rows.traits) this.providers.get(Number(r.pid))?.traits.add(r.name);
+    for (const r of rows.traits) {
+      const p = this.providers.get(Number(r.pid));
+      if (p) (p.traits === NONE ? (p.traits = new Set()) : p.traits).add(r.name);
+    }
     for (const r of rows.aggregates) {
       const pid = Number(r.pid);
       const p = this.providers.get(pid);
       if (!p) continue;
-      p.aggregates.add(r.uuid);
+      (p.aggregates === NONE ? (p.aggregates = new Set()) : p.aggregates).add(r.uuid);
       let set = this.members.get(r.uuid);
       if (!set) this.members.set(r.uuid, (set = new Set()));
       set.add(pid);
@@ -289,9 +329,6 @@ export class ProviderIndex implements ProviderModel {
       this.computeSharingAnchors();
       this.structureVersion++;
     }
-    this.applied = upTo;
-    const ms = performance.now() - started;
-    if (everything) this.log?.info({ providers: this.providers.size, ms: Math.round(ms) }, 'placement provider index loaded');
   }
 
   private remove(id: number): void {
@@ -328,17 +365,31 @@ function sharingKey(p: IndexedProvider): string {
   return `${p.traits.has(SHARING_TRAIT)}:${[...p.aggregates].sort().join(',')}`;
 }
 
-/** The rows of these providers (null: of all), in four statements. */
-async function readProviders(database: Database, ids: number[] | null) {
-  // The ids go as one parameter (an array on PostgreSQL, a JSON array on SQLite): thousands of
-  // stale providers cost one bind, not thousands.
-  const only = (column: string) =>
-    ids === null ? '' : database.dialect === 'postgres' ? `where ${column} = any(cast(? as integer[]))` : `where ${column} in (select value from json_each(?))`;
-  const params = ids === null ? [] : [database.dialect === 'postgres' ? ids : JSON.stringify(ids)];
+type ProviderRows = Awaited<ReturnType<typeof readProviders>>;
+
+/** The rows of some providers — these ids, or the next `limit` after an id — in four statements. */
+async function readProviders(database: Database, which: { ids: number[] } | { after: number; limit: number }) {
+  const pg = database.dialect === 'postgres';
+  let only: (column: string) => string;
+  let params: unknown[];
+  let providerQuery: string;
+  const providerColumns = 'select id, uuid, generation, parent_provider_id as parent, root_provider_id as root from resource_providers';
+  if ('ids' in which) {
+    // The ids go as one parameter (an array on PostgreSQL, a JSON array on SQLite): thousands of
+    // stale providers cost one bind, not thousands.
+    only = (column) => (pg ? `where ${column} = any(cast(? as integer[]))` : `where ${column} in (select value from json_each(?))`);
+    params = [pg ? which.ids : JSON.stringify(which.ids)];
+    providerQuery = `${providerColumns} ${only('id')}`;
+  } else {
+    // A chunk: the next providers by id, and the rows of exactly those (by their id range).
+    const ids = await readStatement<{ id: number }>('select id from resource_providers where id > ? order by id limit ?').all(database, [which.after, which.limit]);
+    if (ids.length === 0) return { providers: [], inventories: [], traits: [], aggregates: [] };
+    only = (column) => `where ${column} between ? and ?`;
+    params = [Number(ids[0]!.id), Number(ids[ids.length - 1]!.id)];
+    providerQuery = `${providerColumns} ${only('id')} order by id`;
+  }
   const [providers, inventories, traits, aggregates] = await Promise.all([
-    readStatement<{ id: number; uuid: string; generation: number; parent: number | null; root: number | null }>(
-      `select id, uuid, generation, parent_provider_id as parent, root_provider_id as root from resource_providers ${only('id')}`,
-    ).all(database, params),
+    readStatement<{ id: number; uuid: string; generation: number; parent: number | null; root: number | null }>(providerQuery).all(database, params),
     readStatement<InventoryState & { pid: number; name: string }>(
       `select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used
        from inventories i join resource_classes rc on rc.id = i.resource_class_id

@@ -1,5 +1,6 @@
-// The identifier API's per-process state: the external inventories named in the configuration
-// file (`--ids-config`), loaded once and shared by the HTTP handlers and the outbox worker.
+// The external inventories named in the configuration file (`--ids-config`): loaded once at start
+// into the identifier context, used by the services (lookups, allocate-for-owner) and the outbox
+// worker (deallocate), closed with the context.
 //
 // Configuration file (JSON):
 //   {"inventories": {
@@ -10,10 +11,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from 'pino';
-import { idsError } from './errors.js';
-import { createHttpInventory } from './inventories/http-inventory.js';
-import { createPostgresTableInventory } from './inventories/postgres-table-inventory.js';
-import { type ExternalInventory, type InventoryCall, type InventoryFactory, InventoryError } from './inventories/types.js';
+import { idsDomainError, isIdsError } from '../core/domain-errors.js';
+import { createHttpInventory } from './http-inventory.js';
+import { createPostgresTableInventory } from './postgres-table-inventory.js';
+import { type ExternalInventory, type InventoryCall, type InventoryFactory, InventoryError } from './types.js';
 
 export interface InventoryEntry {
   name: string;
@@ -23,64 +24,74 @@ export interface InventoryEntry {
 }
 
 export type InventoryOperation = 'lookup' | 'allocateForOwner' | 'hasAllocation' | 'deallocate';
+export const INVENTORY_OPERATIONS: readonly InventoryOperation[] = ['lookup', 'allocateForOwner', 'hasAllocation', 'deallocate'];
 
-const BUILT_IN: Record<string, InventoryFactory> = {
-  http: createHttpInventory,
-  'postgres-table': createPostgresTableInventory,
-};
+export class Inventories {
+  constructor(private readonly entries: ReadonlyMap<string, InventoryEntry>) {}
 
-export class IdsRuntime {
-  constructor(
-    readonly inventories: Map<string, InventoryEntry>,
-    readonly log: Logger,
-  ) {}
+  list(): InventoryEntry[] {
+    return [...this.entries.values()];
+  }
 
+  /** The inventory of this name; `unknown_inventory` when none is configured. */
   entry(name: string): InventoryEntry {
-    const e = this.inventories.get(name);
-    if (!e) throw idsError(422, 'ids.unknown_inventory', `No external inventory named ${JSON.stringify(name)} is configured`);
+    const e = this.entries.get(name);
+    if (!e) throw idsDomainError('unknown_inventory', { inventory: name });
     return e;
   }
 
+  offers(name: string, op: InventoryOperation): boolean {
+    return typeof this.entry(name).inventory[op] === 'function';
+  }
+
   /**
-   * Call an inventory with its time limit. A timeout is a 504 `ids.inventory_timeout`, anything
-   * else it throws a 502 `ids.inventory_unavailable`; the caller decides what a failure means.
+   * Call an inventory within its time limit: `inventory_timeout` when it does not answer in time,
+   * `inventory_failed` when it throws; the caller decides what a failure means.
    */
   async call<T>(name: string, op: InventoryOperation, arg: string, call: Omit<InventoryCall, 'signal'>): Promise<T> {
     const e = this.entry(name);
     const fn = e.inventory[op] as ((a: string, c: InventoryCall) => Promise<T>) | undefined;
-    if (!fn) throw idsError(422, 'ids.unknown_inventory', `Inventory ${name} does not offer ${op}`);
+    if (!fn) throw idsDomainError('inventory_lacks_operation', { inventory: name, operation: op });
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         controller.abort();
-        reject(idsError(504, 'ids.inventory_timeout', `Inventory ${name} did not answer ${op} within ${e.timeoutMs} ms`, { inventory: name }));
+        reject(idsDomainError('inventory_timeout', { inventory: name, operation: op, timeout_ms: e.timeoutMs }));
       }, e.timeoutMs);
     });
     try {
       return await Promise.race([fn.call(e.inventory, arg, { ...call, signal: controller.signal }), timeout]);
     } catch (err) {
-      if ((err as { code?: string }).code === 'ids.inventory_timeout') throw err;
-      throw idsError(502, 'ids.inventory_unavailable', `Inventory ${name} failed ${op}: ${(err as Error).message}`, { inventory: name });
+      if (isIdsError(err, 'inventory_timeout')) throw err;
+      throw idsDomainError('inventory_failed', { inventory: name, operation: op, reason: (err as Error).message });
     } finally {
       clearTimeout(timer);
     }
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.inventories.values()].map((e) => e.inventory.close?.().catch(() => {})));
+    await Promise.all(this.list().map((e) => e.inventory.close?.().catch(() => {})));
   }
 }
 
-export async function loadRuntime(configFile: string | null, log: Logger): Promise<IdsRuntime> {
-  const inventories = new Map<string, InventoryEntry>();
-  if (configFile) {
-    let parsed: { inventories?: Record<string, Record<string, unknown>> };
-    try {
-      parsed = JSON.parse(readFileSync(configFile, 'utf8'));
-    } catch (err) {
-      throw new Error(`cannot read the ids configuration ${configFile}: ${(err as Error).message}`);
-    }
+function builtIn(type: string): InventoryFactory | null {
+  if (type === 'http') return createHttpInventory;
+  if (type === 'postgres-table') return createPostgresTableInventory;
+  return null;
+}
+
+/** Build every inventory the file names; on a failure, close the ones already built and throw. */
+export async function loadInventories(configFile: string | null, log: Logger): Promise<Inventories> {
+  const entries = new Map<string, InventoryEntry>();
+  if (!configFile) return new Inventories(entries);
+  let parsed: { inventories?: Record<string, Record<string, unknown>> };
+  try {
+    parsed = JSON.parse(readFileSync(configFile, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read the ids configuration ${configFile}: ${(err as Error).message}`);
+  }
+  try {
     for (const [name, spec] of Object.entries(parsed.inventories ?? {})) {
       if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) throw new Error(`inventory name ${JSON.stringify(name)} is not a valid name`);
       let factory: InventoryFactory;
@@ -94,19 +105,22 @@ export async function loadRuntime(configFile: string | null, log: Logger): Promi
         type = 'module';
       } else {
         type = String(spec.type);
-        const f = BUILT_IN[type];
+        const f = builtIn(type);
         if (!f) throw new Error(`inventory ${name}: unknown type ${JSON.stringify(spec.type)} (http, postgres-table, or give "module")`);
         factory = f;
       }
       const options = (typeof spec.module === 'string' ? (spec.options ?? {}) : spec) as Record<string, unknown>;
       try {
         const inventory = await factory(options, { name, log: log.child({ inventory: name }) });
-        inventories.set(name, { name, type, timeoutMs: Number(spec.timeout_ms ?? 5000), inventory });
+        entries.set(name, { name, type, timeoutMs: Number(spec.timeout_ms ?? 5000), inventory });
       } catch (err) {
         if (err instanceof InventoryError) throw new Error(`inventory ${name}: ${err.message}`);
         throw err;
       }
     }
+  } catch (err) {
+    await new Inventories(entries).close();
+    throw err;
   }
-  return new IdsRuntime(inventories, log);
+  return new Inventories(entries);
 }

@@ -1,0 +1,126 @@
+// How the identifier API shows its resources: pure functions from what the services return to
+// the JSON bodies (docs/ids.md, openapi.ts).
+import { type WireValue, deserializeSpace, formatPoint, formatValue, usable } from '../core/pool-space.js';
+import { intersect, totalSize } from '../core/ranges.js';
+import { type Span, fromKey } from '../core/values.js';
+import type { PooledAllocation } from '../services/allocations.js';
+import type { OutboxRow } from '../services/outbox.js';
+import type { PoolDetails } from '../services/pools.js';
+import { type InstanceDetails, attributeSet } from '../services/service-instances.js';
+import type { Spec } from '../store/specs.js';
+
+export function poolView({ row, largestFreeBlock }: PoolDetails) {
+  const space = deserializeSpace(row.definition);
+  const spans = (list: Span[]) => list.map((s) => ({ lower: formatPoint(space, s.first), upper: formatPoint(space, s.last) }));
+  const total = BigInt(row.total_count);
+  const used = BigInt(row.used_count);
+  return {
+    name: row.name,
+    kind: row.kind,
+    family: space.family === null ? null : space.family === 4 ? 'ipv4' : 'ipv6',
+    ranges: spans(space.ranges),
+    excluded: spans(space.excluded),
+    static: spans(space.staticBand),
+    prefix_length: space.prefixLength,
+    strategy: row.strategy,
+    description: row.description,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    generation: row.generation,
+    utilization: {
+      total: total.toString(),
+      used: used.toString(),
+      free: (total - used).toString(),
+      allocations: row.allocation_count,
+      largest_free_block: largestFreeBlock.toString(),
+      used_percent: total === 0n ? 0 : Number((used * 10000n) / total) / 100,
+      static_total: totalSize(intersect(usable(space), space.staticBand)).toString(),
+    },
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export interface AllocationView {
+  id: string;
+  pool: string;
+  owner: string;
+  purpose: string;
+  value: WireValue;
+  last_value: WireValue;
+  count?: number;
+  prefix_length?: number;
+  state: string;
+  expires_at: string | null;
+  version: number;
+  source: string;
+  metadata: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export function allocationView({ pool, row }: PooledAllocation): AllocationView {
+  const block = 1n << BigInt(row.block_log2);
+  const view: AllocationView = {
+    id: row.id,
+    pool: pool.name,
+    owner: row.owner,
+    purpose: row.purpose,
+    value: formatValue(pool.space, fromKey(row.first_key), block),
+    last_value: formatPoint(pool.space, fromKey(row.last_key)),
+    state: row.state,
+    expires_at: row.expires_at,
+    version: row.version,
+    source: row.source,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+  if (pool.space.kind === 'prefix') {
+    view.prefix_length = (pool.space.family === 4 ? 32 : 128) - row.block_log2;
+  } else view.count = Number(block);
+  return view;
+}
+
+export function specView(spec: Spec) {
+  const { id: _id, ...rest } = spec;
+  return rest;
+}
+
+export function instanceView({ row, spec, pendingDeallocations }: InstanceDetails) {
+  return {
+    id: row.id,
+    service_type: row.service_type,
+    allocation_spec: spec.name,
+    lifecycle: row.lifecycle,
+    state: row.state,
+    version: row.version,
+    candidate_attributes: attributeSet(row.candidate),
+    candidate_validated: row.candidate_validated === 1,
+    active_attributes: attributeSet(row.active),
+    rollback_attributes: attributeSet(row.rollback),
+    last_error: row.last_error,
+    pending_deallocations: pendingDeallocations,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    terminated_at: row.terminated_at,
+  };
+}
+
+export function outboxView(row: OutboxRow) {
+  return {
+    id: row.id,
+    inventory: row.inventory,
+    operation: row.operation,
+    owner: row.owner_key,
+    attribute: row.attribute,
+    instance_id: row.instance_id,
+    value: row.value === null ? null : (JSON.parse(row.value) as unknown),
+    state: row.state,
+    attempts: row.attempts,
+    next_attempt_at: row.state === 'pending' ? row.next_attempt_at : null,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    completed_at: row.completed_at,
+  };
+}

@@ -1,0 +1,297 @@
+// Allocation operations, each one transaction: allocate (one or many requests across pools, all
+// or nothing, optionally as a dry run), read, list, confirm/extend/annotate, release, import, and
+// the lease-expiry pass of the worker.
+import { DomainError } from '../../core/errors.js';
+import { newUuid } from '../../core/uuid.js';
+import { type Tx, transaction } from '../../db/transaction.js';
+import type { IdsContext } from '../context.js';
+import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
+import { blockSize, parseRequestedValue } from '../core/pool-space.js';
+import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
+import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, whyNotFree } from '../store/allocate.js';
+import * as store from '../store/allocations.js';
+import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
+import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolRefById } from '../store/pools.js';
+
+/** An allocation with what its view needs of its pool. */
+export interface PooledAllocation {
+  pool: PoolRef;
+  row: AllocationRow;
+}
+
+export interface AllocationResult extends PooledAllocation {
+  created: boolean;
+}
+
+class DryRun extends Error {
+  constructor(readonly results: AllocationResult[]) {
+    super('dry run');
+  }
+}
+
+/** Allocate every request or none. Pools are locked in id order; leases past due are released first. */
+export async function allocate(ctx: IdsContext, requests: AllocationRequest[], options: { dryRun?: boolean } = {}): Promise<AllocationResult[]> {
+  try {
+    return await transaction(ctx.database, async (tx) => {
+      const results = await allocateInTx(tx, requests);
+      if (options.dryRun) throw new DryRun(results);
+      return results;
+    });
+  } catch (err) {
+    if (err instanceof DryRun) return err.results;
+    throw err;
+  }
+}
+
+/** `allocate` inside a caller's transaction (service instances allocate with their own changes). */
+export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source = 'api'): Promise<AllocationResult[]> {
+  const pools = await lockPools(tx, requests.map((r) => r.pool));
+  for (const pool of pools.values()) await expireLeasesInPool(tx, pool);
+  const results: AllocationResult[] = [];
+  for (const [index, req] of requests.entries()) {
+    const pool = pools.get(req.pool)!;
+    try {
+      const { row, created } = await allocateInPool(tx, pool, req, source);
+      results.push({ pool, row, created });
+    } catch (err) {
+      if (err instanceof DomainError && requests.length > 1) throw idsDomainError('in_batch', { index, error: err });
+      throw err;
+    }
+  }
+  for (const pool of pools.values()) await flushPool(tx, pool);
+  return results;
+}
+
+/** Pools by id, each read once per call (a page of allocations names few pools). */
+function poolLookup(ctx: IdsContext): (id: number) => Promise<PoolRef> {
+  const seen = new Map<number, Promise<PoolRef>>();
+  return (id) => {
+    let p = seen.get(id);
+    if (!p) seen.set(id, (p = poolRefById(ctx.database, id)));
+    return p;
+  };
+}
+
+const isExpired = (ctx: IdsContext, row: AllocationRow) => row.expires_at !== null && row.expires_at <= ctx.database.clock.nowIso();
+
+export async function getAllocation(ctx: IdsContext, id: string): Promise<PooledAllocation> {
+  const row = await store.findAllocation(ctx.database, id);
+  if (!row || isExpired(ctx, row)) throw idsDomainError('allocation_not_found', { id });
+  return { pool: await poolRefById(ctx.database, row.pool_id), row };
+}
+
+export interface AllocationFilter {
+  pool?: string;
+  owner?: string;
+  purpose?: string;
+  state?: string;
+}
+
+/** A page of allocations ordered by (pool, first value); `next` is the last row's position. */
+export async function listAllocations(ctx: IdsContext, filter: AllocationFilter, after: store.AllocationPosition | null, limit: number) {
+  const { pool: poolName, ...rest } = filter;
+  const poolId = poolName === undefined ? undefined : (await getPoolRow(ctx.database, poolName)).id;
+  const rows = await store.listAllocations(ctx.database, { ...rest, poolId }, after, limit + 1);
+  const pool = poolLookup(ctx);
+  const page = rows.slice(0, limit);
+  const items: PooledAllocation[] = [];
+  for (const row of page) items.push({ pool: await pool(row.pool_id), row });
+  const last = page[page.length - 1];
+  return { items, next: rows.length > limit && last ? { poolId: last.pool_id, key: last.first_key } : null };
+}
+
+/** Lock the allocation's pool and read the allocation again under the lock (not found when gone or expired). */
+async function lockAllocation(tx: Tx, id: string): Promise<{ pool: LockedPool; row: AllocationRow }> {
+  const poolId = await store.poolIdOfAllocation(tx, id);
+  if (poolId === undefined) throw idsDomainError('allocation_not_found', { id });
+  const pool = await lockPoolById(tx, poolId);
+  await expireLeasesInPool(tx, pool);
+  const row = await store.findAllocation(tx, id);
+  if (!row) {
+    await flushPool(tx, pool);
+    throw idsDomainError('allocation_not_found', { id });
+  }
+  return { pool, row };
+}
+
+export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null): Promise<void> {
+  // The expiry of leases found on the way must be kept even when this release is refused.
+  const refusal = await transaction(ctx.database, async (tx) => {
+    let locked;
+    try {
+      locked = await lockAllocation(tx, id);
+    } catch (err) {
+      return err;
+    }
+    if (ifMatch !== null && ifMatch !== locked.row.version) {
+      await flushPool(tx, locked.pool);
+      return idsDomainError('version_mismatch', { current: locked.row.version });
+    }
+    await releaseInPool(tx, locked.pool, locked.row);
+    await flushPool(tx, locked.pool);
+    return null;
+  });
+  if (refusal) throw refusal;
+}
+
+export interface AllocationPatch {
+  state?: 'allocated';
+  ttl_seconds?: number;
+  metadata?: Record<string, unknown>;
+}
+
+/** Confirm a reservation (`state: allocated`), extend its lease, or replace the metadata. */
+export async function patchAllocation(ctx: IdsContext, id: string, patch: AllocationPatch, ifMatch: number | null): Promise<PooledAllocation> {
+  return transaction(ctx.database, async (tx) => {
+    const { pool, row } = await lockAllocation(tx, id);
+    await flushPool(tx, pool);
+    if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
+    const changes: Parameters<typeof store.updateAllocation>[2] = {};
+    if (patch.state === 'allocated') {
+      changes.state = 'allocated';
+      changes.expires_at = null;
+    }
+    if (patch.ttl_seconds !== undefined) {
+      if (row.state !== 'reserved' || patch.state === 'allocated') throw idsDomainError('not_reserved', {});
+      changes.expires_at = new Date(tx.clock.nowMs() + patch.ttl_seconds * 1000).toISOString();
+    }
+    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    return { pool, row: await store.updateAllocation(tx, row, changes) };
+  });
+}
+
+// --- import of values already in use (brownfield) ---
+
+export interface ImportItem {
+  value: number | string;
+  owner: string;
+  purpose?: string;
+  count?: number;
+  prefix_length?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ImportOutcome {
+  imported: number;
+  unchanged: number;
+  conflicts: ImportConflict[];
+}
+
+/** Conflicts of one import that are explained one by one; beyond, each reads "not free". */
+const MAX_DETAILED_CONFLICTS = 1000;
+
+/**
+ * Record values already in use. Every item is checked; conflicts (a value held by someone else,
+ * outside the pool or excluded, an owner+purpose holding another value, two items overlapping)
+ * are reported item by item. With `onConflict: 'abort'` any conflict is `import_conflicts` and
+ * nothing is imported; with 'skip' the rest is imported and the conflicts come back in the answer.
+ */
+export async function importAllocations(ctx: IdsContext, poolName: string, items: ImportItem[], onConflict: 'abort' | 'skip'): Promise<ImportOutcome> {
+  return transaction(ctx.database, async (tx) => {
+    const pool = await lockPool(tx, poolName);
+    await expireLeasesInPool(tx, pool);
+    const conflicts: ImportConflict[] = [];
+    const conflict = (index: number, err: unknown) => {
+      if (!(err instanceof DomainError)) throw err;
+      conflicts.push({ index, value: items[index]!.value, error: err });
+    };
+
+    // Parse, and drop items that repeat an owner+purpose or overlap an earlier item of the batch.
+    interface Candidate {
+      index: number;
+      span: Span;
+      block: bigint;
+      item: ImportItem;
+    }
+    const candidates: Candidate[] = [];
+    const keys = new Set<string>();
+    for (const [index, item] of items.entries()) {
+      try {
+        const block = blockSize(pool.space, item);
+        const span = parseRequestedValue(pool.space, item.value, block);
+        const key = JSON.stringify([item.owner, item.purpose ?? '']);
+        if (keys.has(key)) throw idsDomainError('import_repeats_owner', { owner: item.owner, purpose: item.purpose ?? '' });
+        keys.add(key);
+        candidates.push({ index, span, block, item });
+      } catch (err) {
+        conflict(index, err);
+      }
+    }
+    candidates.sort((a, b) => (a.span.first < b.span.first ? -1 : a.span.first > b.span.first ? 1 : 0));
+    const distinct: Candidate[] = [];
+    for (const c of candidates) {
+      const prev = distinct[distinct.length - 1];
+      if (prev && c.span.first <= prev.span.last) conflict(c.index, idsDomainError('import_overlaps_item', { item: prev.index }));
+      else distinct.push(c);
+    }
+
+    // Owners that already hold something in this pool: the same value is "unchanged", another is a conflict.
+    const held = new Map<string, AllocationRow>();
+    for (const r of await store.heldByOwners(tx, pool.id, [...new Set(distinct.map((c) => c.item.owner))])) held.set(JSON.stringify([r.owner, r.purpose]), r);
+    let unchanged = 0;
+    const fresh: Candidate[] = [];
+    for (const c of distinct) {
+      const existing = held.get(JSON.stringify([c.item.owner, c.item.purpose ?? '']));
+      if (!existing) fresh.push(c);
+      else if (fromKey(existing.first_key) === c.span.first && existing.block_log2 === log2Exact(c.block)) unchanged++;
+      else conflict(c.index, idsDomainError('owner_holds_other_value', { owner: c.item.owner, pool: pool.name }));
+    }
+
+    // Which fresh items lie inside one free span. A large import walks all free spans once
+    // (cost of the pool's fragmentation); a small one probes the index per item.
+    const walkAll = fresh.length * 8 >= pool.allocationCount + pool.space.ranges.length * 2 && fresh.length >= 64;
+    const holding = await freeSpansHolding(tx, pool.id, fresh.map((c) => c.span), walkAll);
+    const accepted: Array<{ c: Candidate; row: FreeRow }> = [];
+    let rejected = 0;
+    for (const [i, c] of fresh.entries()) {
+      const row = holding[i];
+      if (row) accepted.push({ c, row });
+      else conflict(c.index, rejected++ < MAX_DETAILED_CONFLICTS ? await whyNotFree(tx, pool, c.span) : idsDomainError('value_not_free', {}));
+    }
+    conflicts.sort((a, b) => a.index - b.index);
+    if (conflicts.length && onConflict === 'abort') throw idsDomainError('import_conflicts', { conflicts });
+
+    await takeMany(tx, pool.id, accepted.map(({ c, row }) => ({ row, span: c.span })));
+    const now = tx.clock.nowIso();
+    await store.insertAllocations(
+      tx,
+      accepted.map(({ c }) => ({
+        id: newUuid(),
+        pool_id: pool.id,
+        first_key: keyOf(c.span.first),
+        last_key: keyOf(c.span.last),
+        block_log2: log2Exact(c.block),
+        owner: c.item.owner,
+        purpose: c.item.purpose ?? '',
+        state: 'allocated',
+        expires_at: null,
+        version: 1,
+        source: 'import',
+        request_hash: JSON.stringify({ block: c.block.toString(), value: c.span.first.toString() }),
+        metadata: JSON.stringify(c.item.metadata ?? {}),
+        created_at: now,
+        updated_at: now,
+      })),
+    );
+    for (const { c } of accepted) pool.used += c.block;
+    pool.allocationCount += accepted.length;
+    // Leases expired above may already have changed the pool: only ever raise the flag here.
+    if (accepted.length > 0) pool.dirty = true;
+    await flushPool(tx, pool);
+    return { imported: accepted.length, unchanged, conflicts };
+  });
+}
+
+/** Worker: release every reservation whose lease has run out, one transaction per pool. */
+export async function expireLeases(ctx: IdsContext): Promise<number> {
+  let released = 0;
+  for (const poolId of await store.poolsWithExpiredLeases(ctx.database)) {
+    released += await transaction(ctx.database, async (tx) => {
+      const pool = await lockPoolById(tx, poolId);
+      const n = await expireLeasesInPool(tx, pool);
+      await flushPool(tx, pool);
+      return n;
+    });
+  }
+  return released;
+}

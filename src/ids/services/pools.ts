@@ -1,0 +1,148 @@
+// Pools: creating, reading, changing and deleting them, and reading their free spans. Writes are
+// one transaction each, with the pool's row locked.
+import { transaction } from '../../db/transaction.js';
+import type { IdsContext } from '../context.js';
+import { idsDomainError } from '../core/domain-errors.js';
+import {
+  type PoolDefinitionInput,
+  type PoolSpace,
+  type Strategy,
+  deserializeSpace,
+  formatPoint,
+  initialFreeSpans,
+  parsePoolDefinition,
+  serializeSpace,
+  usable,
+} from '../core/pool-space.js';
+import { type Band, covers, normalize, splitByBand, subtract, totalSize } from '../core/ranges.js';
+import { type Span, fromKey } from '../core/values.js';
+import { allocationsOfPool } from '../store/allocations.js';
+import { type FreeRow, insertFree, largestFree, listFree, replaceAllFree } from '../store/free-ranges.js';
+import * as store from '../store/pools.js';
+
+export interface PoolInput extends PoolDefinitionInput {
+  name: string;
+  strategy?: Strategy;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+/** A pool as its view shows it: the row and the largest block automatic allocation can still get. */
+export interface PoolDetails {
+  row: store.PoolRow;
+  largestFreeBlock: bigint;
+}
+
+const details = async (ctx: IdsContext, row: store.PoolRow): Promise<PoolDetails> => ({ row, largestFreeBlock: await largestFree(ctx.database, row.id, 'auto') });
+
+export async function getPool(ctx: IdsContext, name: string): Promise<PoolDetails> {
+  return details(ctx, await store.getPoolRow(ctx.database, name));
+}
+
+/** Up to `limit` pools after `after` (by name); `next` is set when more follow. */
+export async function listPools(ctx: IdsContext, after: string | null, limit: number, kind?: string): Promise<{ items: PoolDetails[]; next: string | null }> {
+  const rows = await store.listPools(ctx.database, after, limit + 1, kind);
+  const items: PoolDetails[] = [];
+  for (const r of rows.slice(0, limit)) items.push(await details(ctx, r));
+  return { items, next: rows.length > limit ? rows[limit - 1]!.name : null };
+}
+
+/** Definition fingerprint: what makes two creations of one name "the same pool". */
+const fingerprint = (space: PoolSpace, strategy: string) => `${serializeSpace(space)}|${strategy}`;
+
+/** Create a pool. Creating the same name with the same definition again answers the existing one. */
+export async function createPool(ctx: IdsContext, input: PoolInput): Promise<PoolDetails & { created: boolean }> {
+  const space = parsePoolDefinition(input);
+  const strategy = input.strategy ?? 'lowest';
+  const { row, created } = await transaction(ctx.database, async (tx) => {
+    const existing = await store.findPoolRow(tx, input.name);
+    if (existing) {
+      if (fingerprint(deserializeSpace(existing.definition), existing.strategy) === fingerprint(space, strategy)) return { row: existing, created: false };
+      throw idsDomainError('pool_exists', { pool: input.name });
+    }
+    const id = await store.insertPool(tx, {
+      name: input.name,
+      kind: space.kind,
+      definition: serializeSpace(space),
+      strategy,
+      description: input.description ?? '',
+      metadata: JSON.stringify(input.metadata ?? {}),
+      total_count: totalSize(usable(space)).toString(),
+    });
+    await insertFree(tx, id, initialFreeSpans(space));
+    return { row: await store.poolRowById(tx, id), created: true };
+  });
+  return { ...(await details(ctx, row)), created };
+}
+
+export interface PoolPatch {
+  strategy?: Strategy;
+  description?: string;
+  metadata?: Record<string, unknown>;
+  ranges?: PoolInput['ranges'];
+  excluded?: PoolInput['excluded'];
+  static?: PoolInput['static'];
+  prefix_length?: number;
+}
+
+/**
+ * Change a pool. New ranges, exclusions or static band are checked against every allocation (an
+ * allocation left outside the new usable set is refused, naming it) and the free spans are
+ * rebuilt: an administrative operation whose cost grows with the number of allocations.
+ */
+export async function updatePool(ctx: IdsContext, name: string, patch: PoolPatch, ifMatch: number | null): Promise<PoolDetails> {
+  const row = await transaction(ctx.database, async (tx) => {
+    const pool = await store.lockPool(tx, name);
+    if (ifMatch !== null && ifMatch !== pool.generation) throw idsDomainError('version_mismatch', { current: pool.generation });
+    const changes: Parameters<typeof store.updatePoolRow>[2] = {};
+    if (patch.strategy !== undefined) changes.strategy = patch.strategy;
+    if (patch.description !== undefined) changes.description = patch.description;
+    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    const spaceChanged = patch.ranges !== undefined || patch.excluded !== undefined || patch.static !== undefined || patch.prefix_length !== undefined;
+    if (spaceChanged) {
+      const old = pool.space;
+      const asItems = (spans: Span[]) => spans.map((s) => ({ lower: formatPoint(old, s.first), upper: formatPoint(old, s.last) }));
+      const space = parsePoolDefinition({
+        kind: old.kind,
+        ranges: patch.ranges ?? asItems(old.ranges),
+        excluded: patch.excluded ?? asItems(old.excluded),
+        static: patch.static ?? asItems(old.staticBand),
+        exclude_network_and_broadcast: false,
+        ...(old.kind === 'prefix' ? { prefix_length: patch.prefix_length ?? old.prefixLength! } : {}),
+        ...(old.kind !== 'prefix' && patch.prefix_length !== undefined ? { prefix_length: patch.prefix_length } : {}),
+      });
+      const allocations = await allocationsOfPool(tx, pool.id);
+      const usableSpans = usable(space);
+      const outside = allocations.filter((a) => !covers(usableSpans, { first: fromKey(a.first_key), last: fromKey(a.last_key) }));
+      if (outside.length) {
+        throw idsDomainError('pool_change_strands_allocations', {
+          count: outside.length,
+          allocations: outside.slice(0, 100).map((a) => ({ id: a.id, owner: a.owner, purpose: a.purpose, value: formatPoint(old, fromKey(a.first_key)) })),
+        });
+      }
+      const taken = normalize(allocations.map((a) => ({ first: fromKey(a.first_key), last: fromKey(a.last_key) })));
+      await replaceAllFree(tx, pool.id, subtract(usableSpans, taken).flatMap((s) => splitByBand(s, space.staticBand)));
+      changes.definition = serializeSpace(space);
+      changes.total_count = totalSize(usableSpans).toString();
+    }
+    await store.updatePoolRow(tx, pool, changes);
+    return store.poolRowById(tx, pool.id);
+  });
+  return details(ctx, row);
+}
+
+export async function deletePool(ctx: IdsContext, name: string, ifMatch: number | null): Promise<void> {
+  await transaction(ctx.database, async (tx) => {
+    const pool = await store.lockPool(tx, name);
+    if (ifMatch !== null && ifMatch !== pool.generation) throw idsDomainError('version_mismatch', { current: pool.generation });
+    if (pool.allocationCount > 0) throw idsDomainError('pool_not_empty', { pool: name, allocations: pool.allocationCount });
+    await store.deletePoolRows(tx, pool.id);
+  });
+}
+
+/** A page of a pool's free spans in value order, with the pool's value space to write them. */
+export async function freeRanges(ctx: IdsContext, name: string, band: Band | null, after: bigint | null, limit: number): Promise<{ space: PoolSpace; items: FreeRow[]; next: bigint | null }> {
+  const row = await store.getPoolRow(ctx.database, name);
+  const rows = await listFree(ctx.database, row.id, band, after, limit + 1);
+  return { space: deserializeSpace(row.definition), items: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.first : null };
+}

@@ -1,0 +1,98 @@
+// The documents stay true: the option tables of README.md, docs/baremetal.md and docs/ids.md
+// agree with src/config.ts (flag, environment variable, default), every relative link points to
+// a file that exists, and docs/operations.md prints exactly the Patroni, HAProxy, etcd and allot
+// settings that `npm run test:ha` runs (test/ha/layout.ts).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { OPTIONS, type OptionSpec, defaultConfig } from '../src/config.js';
+import { ALLOT_HA_ARGS, ALLOT_USER, DOCUMENTED, etcdArgs, haproxyConfig, patroniYaml } from './ha/layout.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+const docs = readdirSync(path.join(root, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => `docs/${f}`);
+
+const flagOf = (spec: OptionSpec) => spec.flag.split(' ')[0]!;
+
+/** How a table may write the option's default. */
+function documentedDefaults(spec: OptionSpec): string[] {
+  const value = (defaultConfig() as unknown as Record<string, unknown>)[spec.key];
+  if (spec.key === 'conductorId') return ['`hostname-pid`'];
+  if (value === null || (Array.isArray(value) && value.length === 0)) return ['off', 'none'];
+  if (typeof value === 'boolean') return value ? ['on', '`true`'] : ['off', '`false`'];
+  if (spec.flag.includes('<seconds>')) return [`\`${Number(value) / 1000}\``];
+  return [`\`${String(value)}\``];
+}
+
+/** Rows `| \`--flag\` | \`ENV\` | default | meaning |` of a markdown file. */
+function optionRows(text: string): Array<{ flag: string; env: string; def: string }> {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('| `--'))
+    .map((line) => {
+      const cells = line.split('|').map((c) => c.trim());
+      // `--x` or `--x` / `--no-x`: the first names the option
+      return { flag: cells[1]!.split(' / ')[0]!.replace(/`/g, ''), env: cells[2]!.replace(/`/g, ''), def: cells[3]! };
+    });
+}
+
+function checkRows(file: string, rows: ReturnType<typeof optionRows>) {
+  for (const row of rows) {
+    const spec = OPTIONS.find((o) => flagOf(o) === row.flag);
+    assert.ok(spec, `${file} lists ${row.flag}, which allot does not have`);
+    assert.equal(row.env, spec.env, `${file}: the environment variable of ${row.flag}`);
+    assert.ok(documentedDefaults(spec).includes(row.def), `${file}: the default of ${row.flag} is ${documentedDefaults(spec).join(' or ')}, not ${row.def}`);
+  }
+}
+
+/** A shell command as the document writes it: the command, then one `--flag value` per line. */
+function commandBlock(command: string, args: string[]): string {
+  const lines = [command];
+  for (let i = 0; i < args.length; i += 2) lines.push(`  ${args[i]} ${args[i + 1]}`);
+  return lines.join(' \\\n');
+}
+
+describe('the documents', () => {
+  test("README's options table lists every option once, with its environment variable and default", () => {
+    const rows = optionRows(read('README.md'));
+    checkRows('README.md', rows);
+    for (const spec of OPTIONS) assert.equal(rows.filter((r) => r.flag === flagOf(spec)).length, 1, `README.md lists ${flagOf(spec)} once`);
+  });
+
+  test('the option tables in docs/ agree with the options', () => {
+    for (const file of docs) checkRows(file, optionRows(read(file)));
+  });
+
+  test('every relative link points to a file that exists', () => {
+    for (const file of ['README.md', ...docs]) {
+      for (const [, target] of read(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!) || target!.startsWith('#')) continue;
+        const resolved = path.resolve(path.dirname(path.join(root, file)), target!.split('#')[0]!);
+        assert.ok(existsSync(resolved), `${file} links to ${target}, which does not exist`);
+      }
+    }
+  });
+
+  test('docs/operations.md prints the layout npm run test:ha runs, word for word', () => {
+    const doc = read('docs/operations.md');
+    const [pg1, pg2] = DOCUMENTED.members.map((member) => patroniYaml({ dir: DOCUMENTED.dir, member, etcdPort: DOCUMENTED.etcd.clientPort }));
+    assert.ok(doc.includes(`\`\`\`yaml\n${pg1}\`\`\``), 'the Patroni configuration of pg1');
+    // pg2's file differs in a few lines, which the document lists
+    const pg1Lines = new Set(pg1!.split('\n'));
+    for (const line of pg2!.split('\n').filter((l) => !pg1Lines.has(l))) assert.ok(doc.includes(line.trim()), `pg2.yml's line ${line.trim()}`);
+    assert.ok(doc.includes(`\`\`\`\n${haproxyConfig({ port: DOCUMENTED.haproxyPort, members: DOCUMENTED.members })}\`\`\``), 'the HAProxy configuration');
+    assert.ok(doc.includes(commandBlock('etcd', etcdArgs({ dir: DOCUMENTED.dir, ...DOCUMENTED.etcd }))), 'the etcd command');
+    const url = `postgres://${ALLOT_USER.username}:${ALLOT_USER.password}@127.0.0.1:${DOCUMENTED.haproxyPort}/allot`;
+    assert.ok(doc.includes(commandBlock('allot serve', ['--db', url, ...ALLOT_HA_ARGS])), 'the allot command line');
+    // Every allot flag the document names exists.
+    const others = new Set([...etcdArgs({ dir: '', clientPort: 0, peerPort: 0 }).filter((a) => a.startsWith('--')), '--leader', '--candidate', '--force', '--wait']);
+    for (const [, flag] of doc.matchAll(/(?<![\w-])(--[a-z][a-z-]+)/g)) {
+      if (others.has(flag!)) continue;
+      assert.ok(OPTIONS.some((o) => flagOf(o) === flag), `docs/operations.md names ${flag}, which allot does not have`);
+    }
+  });
+});
