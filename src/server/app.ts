@@ -122,7 +122,7 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
 
   if (!apis.some((m) => m.prefix === '')) {
     server.get('/', async () => ({ name: 'allot', apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])), dashboard: '/ui/' }));
-    installDashboard(server, app.log as FastifyBaseLogger);
+    installDashboard(server, app.log as FastifyBaseLogger, { auth: app.config.auth });
     // For supervisors: 200 while this process works and reaches its database.
     server.get('/healthz', async (_req, reply) => {
       const answer = await app.health.live();

@@ -1,10 +1,12 @@
 // The web dashboard at /ui on the main port: the files `npm run build` put in dist/ui/ (sources in
 // ui/), read once when the server is built. The page reads the three APIs like any other client,
-// so it needs nothing from the server but these files.
+// so it needs nothing from the server but these files and how callers authenticate
+// (/ui/server.json), so that with Keystone it asks for a token before it asks the APIs anything.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { AuthMode } from '../config.js';
 
 /** dist/ui/, from src/server/ (tests run the sources) and from dist/server/ alike. */
 const BUILT_UI = fileURLToPath(new URL('../../dist/ui/', import.meta.url));
@@ -51,7 +53,12 @@ function readBuiltFiles(dir: string): Map<string, StaticFile> {
   return files;
 }
 
-export function installDashboard(server: FastifyInstance, log: FastifyBaseLogger, dir = BUILT_UI): void {
+/** What the page learns from /ui/server.json (ui/src/api.ts, ServerSettings). */
+export interface DashboardSettings {
+  auth: AuthMode;
+}
+
+export function installDashboard(server: FastifyInstance, log: FastifyBaseLogger, settings: DashboardSettings, dir = BUILT_UI): void {
   let files: Map<string, StaticFile>;
   try {
     files = readBuiltFiles(dir);
@@ -60,6 +67,12 @@ export function installDashboard(server: FastifyInstance, log: FastifyBaseLogger
     files = new Map();
   }
   server.route({ method: ['GET', 'HEAD'], url: '/ui', handler: (_req, reply) => reply.redirect('/ui/', 302) });
+  // Public like the APIs' version documents: the mode is no secret (a 401's WWW-Authenticate says it too).
+  server.route({
+    method: ['GET', 'HEAD'],
+    url: '/ui/server.json',
+    handler: (_req, reply) => reply.headers(HEADERS).header('cache-control', 'no-cache').send({ auth: settings.auth }),
+  });
   server.route({
     method: ['GET', 'HEAD'],
     url: '/ui/*',

@@ -295,14 +295,16 @@ for (const dialect of DIALECTS) {
     });
 
     test('the sign-in step: the token given is the one sent to every API', async () => {
+      assert.deepEqual((await request('GET', `${server.url}/ui/server.json`)).body, { auth: 'noauth' });
       await page.goto(`${server.url}/ui/#/capacity`);
       await page.waitForSelector('[data-rc="VCPU"]');
       assert.deepEqual([...tokensSent], ['admin'], 'noauth: Placement is read as admin');
       await page.click('button.token');
+      assert.match(await page.locator('.signin').innerText(), /runs without authentication/);
       await page.fill('.signin input', 'reader-only');
       await page.click('.signin button[type="submit"]');
       // noauth Placement takes the token as a user without the admin role: refused, and said so
-      await page.waitForSelector('.notice.error:has-text("placement API answered 403")');
+      await page.waitForSelector('.notice.error:has-text("The placement API refused this token the access (403)")');
       assert.ok(tokensSent.has('reader-only'));
       await page.click('button.token');
       await page.click('.signin button:text-is("No authentication (noauth)")');

@@ -1,10 +1,11 @@
 // How the dashboard reads allot: the three APIs, called the way any client calls them (the same
 // paths, microversion headers and error formats), from the page's own origin.
 //
-// Authentication: `authHeaders()` below is the ONE place a request gets the caller's token. In
-// allot's default `--auth noauth` mode the token `admin` makes Placement treat the caller as an
-// administrator (the other two APIs need nothing); with `--auth keystone` the operator pastes a
-// Keystone token in the sign-in panel and the same header carries it to all three APIs.
+// Authentication: `authHeaders()` below is the ONE place a request gets the caller's token. The
+// server says how it authenticates (/ui/server.json). With `--auth noauth` (allot's default) the
+// token `admin` makes Placement treat the caller as an administrator (the other two APIs need
+// nothing); with `--auth keystone` the operator pastes a Keystone token in the sign-in panel before
+// anything is read, and the same header carries it to all three APIs.
 
 export type ApiName = 'placement' | 'baremetal' | 'ids';
 
@@ -17,17 +18,28 @@ const VERSION_HEADERS: Record<ApiName, Record<string, string>> = {
   ids: {},
 };
 
+/** What the server tells the page (src/server/dashboard.ts, DashboardSettings). */
+export interface ServerSettings {
+  auth: 'noauth' | 'keystone';
+}
+
+export async function loadServerSettings(): Promise<ServerSettings> {
+  const res = await fetch('/ui/server.json', { headers: { accept: 'application/json' } });
+  if (!res.ok) throw new Error(`/ui/server.json answered ${res.status}`);
+  return (await res.json()) as ServerSettings;
+}
+
 /** Placement's noauth2 mode takes the token as the caller's name; `admin` is an administrator. */
 export const NOAUTH_TOKEN = 'admin';
 const TOKEN_KEY = 'allot.token';
 
-/** The token this tab signed in with (kept for the tab's life only), or the noauth default. */
-export function storedToken(): string {
-  return sessionStorage.getItem(TOKEN_KEY) ?? NOAUTH_TOKEN;
+/** The token this tab signed in with (kept for the tab's life only); else noauth's, or none with Keystone. */
+export function initialToken(settings: ServerSettings): string | null {
+  return sessionStorage.getItem(TOKEN_KEY) ?? (settings.auth === 'noauth' ? NOAUTH_TOKEN : null);
 }
 
 export function storeToken(token: string | null): void {
-  if (token === null || token === NOAUTH_TOKEN) sessionStorage.removeItem(TOKEN_KEY);
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
   else sessionStorage.setItem(TOKEN_KEY, token);
 }
 

@@ -58,7 +58,11 @@ export function usePage<T>(items: T[], pageSize = PAGE_SIZE): { rows: T[]; pager
 export function ErrorNotice(props: { error: Error | null; stale: boolean }) {
   if (!props.error) return null;
   const e = props.error;
-  const what = e instanceof ApiError ? `${e.api} API answered ${e.status}: ${e.message}` : e.message;
+  const what = !(e instanceof ApiError)
+    ? e.message
+    : e.status === 403
+      ? `The ${e.api} API refused this token the access (403): ${e.message.replace(/\.?$/, '.')} Sign in with a token whose roles may read it (docs/auth.md lists each rule).`
+      : `The ${e.api} API answered ${e.status}: ${e.message}`;
   return (
     <div class="notice error" role="alert">
       <strong>Could not refresh.</strong> {what}

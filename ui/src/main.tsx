@@ -2,7 +2,7 @@
 // hash (#/capacity, #/consumers, #/baremetal, #/pools).
 import { type JSX, render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { Api, type ApiName, NOAUTH_TOKEN, storeToken, storedToken } from './api.js';
+import { Api, type ApiName, NOAUTH_TOKEN, type ServerSettings, initialToken, loadServerSettings, storeToken } from './api.js';
 import { loadBaremetal } from './baremetal-data.js';
 import { ChartDefs } from './charts.js';
 import { duration } from './format.js';
@@ -40,9 +40,21 @@ function initialRefreshMs(): number {
   return REFRESH_CHOICES.includes(saved) && localStorage.getItem(REFRESH_KEY) !== null ? saved : DEFAULT_REFRESH_MS;
 }
 
+/** First how the server authenticates, then the dashboard. */
 function App() {
+  const [settings, setSettings] = useState<ServerSettings | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  useEffect(() => {
+    loadServerSettings().then(setSettings, (err: Error) => setFailure(err.message));
+  }, []);
+  if (failure) return <div class="notice error" role="alert">Could not reach allot: {failure}</div>;
+  return settings ? <Dashboard settings={settings} /> : null;
+}
+
+function Dashboard({ settings }: { settings: ServerSettings }) {
   const [route, setRoute] = useState<Route>(routeOf(location.hash));
-  const [token, setToken] = useState(storedToken);
+  // null: Keystone authentication and no token yet — nothing is read until one is given
+  const [token, setToken] = useState(() => initialToken(settings));
   const [signIn, setSignIn] = useState<{ reason: ApiName | null } | null>(null);
   const [refreshMs, setRefreshMs] = useState(initialRefreshMs);
   const [status, setStatus] = useState<LiveStatus | null>(null);
@@ -53,7 +65,7 @@ function App() {
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
-  const api = useMemo(() => new Api(token, (reason) => setSignIn({ reason })), [token]);
+  const api = useMemo(() => (token === null ? null : new Api(token, (reason) => setSignIn({ reason }))), [token]);
   // What the views keep between refreshes (provider details, free spans) belongs to one token.
   const placement = useMemo(() => new PlacementCache(), [token]);
   const pools = useMemo(() => new PoolsCache(), [token]);
@@ -94,16 +106,18 @@ function App() {
             ))}
           </select>
           <button type="button" class="token" onClick={() => setSignIn({ reason: null })} title="the token sent to the APIs">
-            {token === NOAUTH_TOKEN ? 'noauth (admin)' : 'signed in'}
+            {token === null ? 'sign in' : settings.auth === 'noauth' && token === NOAUTH_TOKEN ? 'noauth (admin)' : 'signed in'}
           </button>
         </div>
       </header>
-      {signIn && <SignIn reason={signIn.reason} current={token} onToken={useToken} onCancel={() => setSignIn(null)} />}
+      {(signIn || api === null) && (
+        <SignIn auth={settings.auth} reason={signIn?.reason ?? null} current={token} onToken={useToken} onCancel={api === null ? null : () => setSignIn(null)} />
+      )}
       <main>
-        {route === 'capacity' && <PlacementRoute api={api} cache={placement} token={token} withOwners={false} render={(l) => <CapacityView live={l} />} />}
-        {route === 'consumers' && <PlacementRoute api={api} cache={placement} token={token} withOwners render={(l) => <ConsumersView live={l} />} />}
-        {route === 'baremetal' && <BaremetalRoute api={api} token={token} />}
-        {route === 'pools' && <PoolsRoute api={api} cache={pools} token={token} />}
+        {api !== null && route === 'capacity' && <PlacementRoute api={api} cache={placement} token={api.token} withOwners={false} render={(l) => <CapacityView live={l} />} />}
+        {api !== null && route === 'consumers' && <PlacementRoute api={api} cache={placement} token={api.token} withOwners render={(l) => <ConsumersView live={l} />} />}
+        {api !== null && route === 'baremetal' && <BaremetalRoute api={api} token={api.token} />}
+        {api !== null && route === 'pools' && <PoolsRoute api={api} cache={pools} token={api.token} />}
       </main>
     </LiveContext.Provider>
   );
@@ -142,12 +156,15 @@ function LiveIndicator(props: { status: LiveStatus | null; refreshMs: number }) 
 }
 
 /**
- * The sign-in step, shown when an API answers 401 (allot started with `--auth keystone`) or from
- * the header: the operator pastes a Keystone token (`openstack token issue -f value -c id`). It is
- * kept in this tab's sessionStorage only and sent as `X-Auth-Token` (api.ts, authHeaders).
+ * The sign-in step. With `--auth keystone` it comes first (nothing is read without a token) and
+ * again when an API answers 401 (the token expired or was revoked); otherwise from the header. The
+ * operator pastes a Keystone token (`openstack token issue -f value -c id`); it is kept in this
+ * tab's sessionStorage only and sent as `X-Auth-Token` (api.ts, authHeaders). With noauth, a
+ * token is Placement's noauth2 `USER[:PROJECT]`, and "No authentication" goes back to `admin`.
  */
-function SignIn(props: { reason: ApiName | null; current: string; onToken: (t: string) => void; onCancel: () => void }) {
-  const [value, setValue] = useState(props.current === NOAUTH_TOKEN ? '' : props.current);
+function SignIn(props: { auth: ServerSettings['auth']; reason: ApiName | null; current: string | null; onToken: (t: string) => void; onCancel: (() => void) | null }) {
+  const [value, setValue] = useState(props.current === null || props.current === NOAUTH_TOKEN ? '' : props.current);
+  const keystone = props.auth === 'keystone';
   return (
     <div class="signin-backdrop">
       <form
@@ -159,25 +176,35 @@ function SignIn(props: { reason: ApiName | null; current: string; onToken: (t: s
       >
         <h2>Sign in</h2>
         {props.reason && (
-          <p class="notice error">
-            The {props.reason} API refused the current token (401). This allot checks Keystone tokens.
+          <p class="notice error" role="alert" data-signin="refused">
+            The {props.reason} API refused the token (401): {keystone ? 'Keystone does not know it, or it has expired or been revoked.' : 'it names no caller.'} Give a valid token.
           </p>
         )}
-        <p>
-          Paste a Keystone token; it is sent as <code>X-Auth-Token</code> to the three APIs and kept only in this browser tab.
-        </p>
-        <pre>openstack token issue -f value -c id</pre>
+        {keystone ? (
+          <p>
+            This allot checks Keystone tokens. Paste one; it is sent as <code>X-Auth-Token</code> to the three APIs and kept only in this browser tab.
+          </p>
+        ) : (
+          <p>
+            This allot runs without authentication (<code>--auth noauth</code>): a token only names the Placement caller, as <code>USER[:PROJECT]</code>; <code>admin</code> is an administrator.
+          </p>
+        )}
+        {keystone && <pre>openstack token issue -f value -c id</pre>}
         <input type="password" autocomplete="off" placeholder="token" value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} aria-label="token" />
         <div class="signin-actions">
           <button type="submit" class="primary" disabled={!value.trim()}>
             Use this token
           </button>
-          <button type="button" onClick={() => props.onToken(NOAUTH_TOKEN)} title="allot's default --auth noauth mode">
-            No authentication (noauth)
-          </button>
-          <button type="button" onClick={props.onCancel}>
-            Cancel
-          </button>
+          {!keystone && (
+            <button type="button" onClick={() => props.onToken(NOAUTH_TOKEN)} title="allot's default --auth noauth mode">
+              No authentication (noauth)
+            </button>
+          )}
+          {props.onCancel && (
+            <button type="button" onClick={props.onCancel}>
+              Cancel
+            </button>
+          )}
         </div>
       </form>
     </div>
