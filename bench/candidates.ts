@@ -203,7 +203,7 @@ function summarizeProfile(dir: string) {
     timeDeltas: number[];
   };
   const selfUs = new Map<number, number>();
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  for (const [i, id] of profile.samples.entries()) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   const byFunction = new Map<string, number>();
   const byModule = new Map<string, number>();
   let total = 0;

@@ -1,7 +1,10 @@
-// Configuration: command-line flags win over environment variables, which win over defaults.
-// Every option is listed once here, with its environment variable, so README/docs can be checked
-// against one table.
+// Configuration: command-line flags win over environment variables, which win over a YAML
+// configuration file (--config / ALLOT_CONFIG), which wins over defaults. Every option is listed
+// once here, with its environment variable and its key in the file (the flag without `--`), so
+// README/docs can be checked against one table.
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { YAMLParseError, parse as parseYaml } from 'yaml';
 import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseOptions, type SqliteSync } from './db/database.js';
 import { STRATEGIES, type Strategy } from './placement/candidates/search.js';
 
@@ -103,9 +106,12 @@ export interface Config {
   enforceNewDefaults: boolean;
   /** off: a rule's token scopes (system, project) are not checked */
   enforceScope: boolean;
+  /** log lines: `json`, `pretty` (for people), or `auto` (pretty when stdout is a terminal) */
+  logFormat: LogFormat;
 }
 
 export type AuthMode = 'noauth' | 'keystone';
+export type LogFormat = 'auto' | 'json' | 'pretty';
 
 export type BaremetalBackendName = 'database' | 'placement';
 
@@ -116,6 +122,10 @@ export interface OptionSpec {
   env: string;
   description: string;
   parse: (raw: string) => unknown;
+  /** the value is a list: the configuration file may give it as a YAML sequence */
+  list?: boolean;
+  /** `allot config` masks the value */
+  secret?: boolean;
 }
 
 const int = (name: string, min: number, max: number) => (raw: string) => {
@@ -163,7 +173,8 @@ export const OPTIONS: OptionSpec[] = [
     flag: '--cors-allowed-origins <origins>',
     env: 'ALLOT_CORS_ALLOWED_ORIGINS',
     description: 'comma-separated browser origins allowed to call the APIs (CORS); unset: CORS off',
-    parse: (raw) => raw.split(',').map((o) => o.trim()).filter(Boolean),
+    parse: names,
+    list: true,
   },
   { key: 'maxCandidates', flag: '--max-candidates <n>', env: 'ALLOT_MAX_CANDIDATES', description: 'most allocation candidates one GET /allocation_candidates generates', parse: int('max candidates', 1, 1_000_000) },
   { key: 'candidateStrategy', flag: '--candidate-strategy <name>', env: 'ALLOT_CANDIDATE_STRATEGY', description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random', parse: oneOf('candidate strategy', STRATEGIES) },
@@ -191,10 +202,10 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'maxConnections', flag: '--max-connections <n>', env: 'ALLOT_MAX_CONNECTIONS', description: 'most client connections at once per listener', parse: int('max connections', 1, 1_000_000) },
   { key: 'auth', flag: '--auth <mode>', env: 'ALLOT_AUTH', description: 'authentication: noauth (development, loopback only) or keystone (validate X-Auth-Token with Keystone)', parse: oneOf('auth', ['noauth', 'keystone']) },
   { key: 'insecureNoauth', flag: '--insecure-noauth', env: 'ALLOT_INSECURE_NOAUTH', description: 'allow noauth on a non-loopback --host (anyone reaching the port is an administrator)', parse: bool('insecure noauth') },
-  { key: 'allowedHosts', flag: '--allowed-hosts <names>', env: 'ALLOT_ALLOWED_HOSTS', description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]', parse: names },
+  { key: 'allowedHosts', flag: '--allowed-hosts <names>', env: 'ALLOT_ALLOWED_HOSTS', description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]', parse: names, list: true },
   { key: 'keystoneUrl', flag: '--keystone-url <url>', env: 'ALLOT_KEYSTONE_URL', description: "Keystone's URL, with or without /v3", parse: String },
   { key: 'keystoneUsername', flag: '--keystone-username <name>', env: 'ALLOT_KEYSTONE_USERNAME', description: "allot's service user in Keystone (validates tokens)", parse: String },
-  { key: 'keystonePassword', flag: '--keystone-password <password>', env: 'ALLOT_KEYSTONE_PASSWORD', description: "the service user's password (prefer the environment: a command line is visible to other users)", parse: String },
+  { key: 'keystonePassword', flag: '--keystone-password <password>', env: 'ALLOT_KEYSTONE_PASSWORD', description: "the service user's password (prefer the environment: a command line is visible to other users)", parse: String, secret: true },
   { key: 'keystoneProject', flag: '--keystone-project <name>', env: 'ALLOT_KEYSTONE_PROJECT', description: "the project of the service user's token", parse: String },
   { key: 'keystoneUserDomain', flag: '--keystone-user-domain <name>', env: 'ALLOT_KEYSTONE_USER_DOMAIN', description: "the service user's domain (name)", parse: String },
   { key: 'keystoneProjectDomain', flag: '--keystone-project-domain <name>', env: 'ALLOT_KEYSTONE_PROJECT_DOMAIN', description: "the service project's domain (name)", parse: String },
@@ -204,6 +215,7 @@ export const OPTIONS: OptionSpec[] = [
   { key: 'policyFile', flag: '--policy-file <path>', env: 'ALLOT_POLICY_FILE', description: 'policy file (YAML: "rule name": "check string") over the default rules', parse: String },
   { key: 'enforceNewDefaults', flag: '--enforce-new-defaults', env: 'ALLOT_ENFORCE_NEW_DEFAULTS', description: "use only the current default rules (--no-enforce-new-defaults: also allow what the legacy defaults allowed)", parse: bool('enforce new defaults') },
   { key: 'enforceScope', flag: '--enforce-scope', env: 'ALLOT_ENFORCE_SCOPE', description: "refuse a token whose scope (system, project) a rule is not for (--no-enforce-scope: don't check)", parse: bool('enforce scope') },
+  { key: 'logFormat', flag: '--log-format <format>', env: 'ALLOT_LOG_FORMAT', description: 'json, pretty, or auto (pretty when stdout is a terminal, JSON otherwise)', parse: oneOf('log format', ['auto', 'json', 'pretty']) },
 ];
 
 /** Is this option a switch (`--x` / `--no-x`) rather than `--x <value>`? */
@@ -263,26 +275,162 @@ export function defaultConfig(): Config {
     policyFile: null,
     enforceNewDefaults: true,
     enforceScope: true,
+    logFormat: 'auto',
   };
 }
 
-/** Merge defaults, environment and parsed flags (strings from the CLI parser; switches are booleans). */
-export function loadConfig(flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): Config {
+/** Merge defaults, the configuration file, environment and parsed flags (strings from the CLI parser; switches are booleans). */
+export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv = process.env): Config {
+  return resolveConfig(flags, env).config;
+}
+
+/** Flags as the CLI parser gives them: strings, and booleans for switches. */
+export type Flags = Record<string, string | boolean | undefined>;
+
+/** Where a value of the effective configuration came from. */
+export type ConfigSource = { from: 'default' } | { from: 'file'; path: string } | { from: 'env'; name: string } | { from: 'flag'; flag: string };
+
+export interface ResolvedConfig {
+  config: Config;
+  sources: Record<keyof Config, ConfigSource>;
+  /** the configuration file read, if any */
+  file: string | null;
+}
+
+/** An option's key in the configuration file: its flag without dashes and placeholder (`--keystone-url <url>` → `keystone-url`). */
+export const fileKey = (spec: OptionSpec): string => spec.flag.replace(/^--/, '').split(' ')[0]!;
+
+/** The environment variable naming the configuration file (the flag is `--config`). */
+export const CONFIG_ENV = 'ALLOT_CONFIG';
+
+/** A configuration that cannot be used; the message names the key (and the file). */
+export class ConfigError extends Error {}
+
+/**
+ * The effective configuration and where each value came from: flags > environment > the file
+ * (`flags.config` or ALLOT_CONFIG) > defaults. Throws ConfigError naming the key at fault.
+ */
+export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
   const config = defaultConfig() as unknown as Record<string, unknown>;
+  const sources = {} as Record<keyof Config, ConfigSource>;
+  const filePath = (typeof flags.config === 'string' ? flags.config : undefined) ?? (env[CONFIG_ENV] || undefined) ?? null;
+  const fileValues = filePath ? readConfigFile(filePath) : new Map<keyof Config, string>();
   for (const spec of OPTIONS) {
+    sources[spec.key] = { from: 'default' };
+    let raw: string | undefined;
+    let source: ConfigSource | undefined;
+    let where: string;
     const flag = flags[spec.key];
-    const raw = typeof flag === 'boolean' ? String(flag) : (flag ?? env[spec.env]);
-    if (raw !== undefined && raw !== '') config[spec.key] = spec.parse(raw);
+    if (flag !== undefined && flag !== '') {
+      raw = String(flag); // a switch (--x / --no-x) comes as a boolean
+      source = { from: 'flag', flag: spec.flag.split(' ')[0]! };
+      where = source.flag;
+    } else if (env[spec.env] !== undefined && env[spec.env] !== '') {
+      raw = env[spec.env];
+      source = { from: 'env', name: spec.env };
+      where = spec.env;
+    } else if (fileValues.has(spec.key)) {
+      raw = fileValues.get(spec.key);
+      source = { from: 'file', path: filePath! };
+      where = `${filePath}: ${fileKey(spec)}`;
+    } else continue;
+    try {
+      config[spec.key] = spec.parse(raw!);
+    } catch (err) {
+      throw new ConfigError(source.from === 'file' ? `${where}: ${(err as Error).message}` : (err as Error).message);
+    }
+    sources[spec.key] = source;
   }
   const result = config as unknown as Config;
   // A conductor must beat more often than the others give up on it, or it is taken over alive.
   if (result.heartbeatTimeout <= result.heartbeatInterval) {
-    throw new Error(`heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`);
+    throw new ConfigError(`heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`);
   }
   if (result.httpHeadersTimeout > result.httpRequestTimeout) {
-    throw new Error(`http headers timeout (${result.httpHeadersTimeout / 1000}s) must not be longer than the http request timeout (${result.httpRequestTimeout / 1000}s)`);
+    throw new ConfigError(`http headers timeout (${result.httpHeadersTimeout / 1000}s) must not be longer than the http request timeout (${result.httpRequestTimeout / 1000}s)`);
   }
-  return result;
+  return { config: result, sources, file: filePath };
+}
+
+/**
+ * Read a YAML configuration file: a mapping of file keys (see `fileKey`) to scalars (lists for
+ * list options). Values come back as the strings a flag would carry, for the option's parser.
+ */
+export function readConfigFile(path: string): Map<keyof Config, string> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read configuration file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    const at = err instanceof YAMLParseError && err.linePos ? ` (line ${err.linePos[0].line})` : '';
+    throw new ConfigError(`${path}: not valid YAML${at}: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (doc === null || doc === undefined) return new Map();
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${path}: must be a mapping of option names to values (e.g. "port: 8778")`);
+  const byKey = new Map(OPTIONS.map((spec) => [fileKey(spec), spec]));
+  const out = new Map<keyof Config, string>();
+  for (const [key, value] of Object.entries(doc as Record<string, unknown>)) {
+    const spec = byKey.get(key);
+    if (!spec) {
+      const near = closest(key, [...byKey.keys()]);
+      throw new ConfigError(`${path}: unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}`);
+    }
+    if (value === null || value === undefined) continue; // `key:` with no value leaves the default
+    if (Array.isArray(value)) {
+      if (!spec.list) throw new ConfigError(`${path}: ${key}: expected a single value, got a list`);
+      if (!value.every((v) => ['string', 'number'].includes(typeof v))) throw new ConfigError(`${path}: ${key}: expected a list of strings`);
+      out.set(spec.key, value.join(','));
+    } else if (typeof value === 'object') {
+      throw new ConfigError(`${path}: ${key}: expected a single value, got a mapping`);
+    } else {
+      out.set(spec.key, String(value));
+    }
+  }
+  return out;
+}
+
+/** The candidate closest to `word` by edit distance, if it is close enough to be a typo. */
+function closest(word: string, candidates: string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
+  for (const c of candidates) {
+    const d = editDistance(word, c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** The unit a flag takes its value in, read from its placeholder (`<seconds>`: the config holds ms). */
+export function displayValue(spec: OptionSpec, value: unknown): string | number | string[] | null {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return value.map(String);
+  if (typeof value === 'number' && spec.flag.includes('<seconds>')) return value / 1000;
+  if (typeof value === 'number') return value;
+  return String(value);
+}
+
+/** A value with its secret parts hidden: passwords in URLs, and the options marked secret. */
+export function maskedValue(spec: OptionSpec, value: string | number | string[] | null): string | number | string[] | null {
+  if (value === null) return null;
+  if (spec.secret) return '********';
+  const maskUrl = (v: string) => v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1****@');
+  if (Array.isArray(value)) return value.map(maskUrl);
+  return typeof value === 'string' ? maskUrl(value) : value;
 }
 
 /** The database options of a configuration. */

@@ -3,7 +3,7 @@
 // migration swap, deletes, and a contention round with a read-back check.
 import { randomUUID } from 'node:crypto';
 import { type HttpResult, type PlacementClient, errorCode, json } from './http.js';
-import { type Usage } from './procfs.js';
+import type { Usage } from './procfs.js';
 import { Outcomes, type LatencySummary, round, summarize } from './stats.js';
 
 export const STEPS = ['setup', 'candidates', 'scheduler_loop', 'claim_write_path', 'migration_swap', 'deletes', 'contention'] as const;
@@ -202,7 +202,7 @@ export class Workload {
   private async adoptProviders() {
     const r = await this.client.request('GET', '/resource_providers?resources=VCPU:1');
     const found = json<{ resource_providers: Array<{ uuid: string }> }>(r)?.resource_providers ?? [];
-    found.forEach(({ uuid }, index) => this.providers.push({ uuid, index }));
+    for (const [index, { uuid }] of found.entries()) this.providers.push({ uuid, index });
     this.hooks.log(`  no set-up step: using the ${found.length} providers with VCPU the server has`);
   }
 

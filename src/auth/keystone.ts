@@ -151,7 +151,7 @@ interface TokenBody {
 export function credentialsOf(data: unknown): Credentials {
   const t = (data as TokenBody).token;
   const expiresAt = Date.parse(t?.expires_at ?? '');
-  if (!t || !t.user?.id || !Number.isFinite(expiresAt)) throw new KeystoneUnavailable('Keystone validated a token but its answer has no user or expiry');
+  if (!t?.user?.id || !Number.isFinite(expiresAt)) throw new KeystoneUnavailable('Keystone validated a token but its answer has no user or expiry');
   return {
     userId: t.user.id,
     userName: t.user.name ?? null,

@@ -58,7 +58,7 @@ export function applyPatch(doc: Record<string, unknown>, ops: PatchOp[]): Record
       else parent.splice(index, 1);
     } else if (parent !== null && typeof parent === 'object') {
       const obj = parent as Record<string, unknown>;
-      const exists = Object.prototype.hasOwnProperty.call(obj, last);
+      const exists = Object.hasOwn(obj, last);
       if (op.op !== 'add' && !exists) throw fail(`can't ${op.op} a non-existent object '${last}'`);
       if (op.op === 'remove') delete obj[last];
       else setOwn(obj, last, structuredClone(op.value));
@@ -76,7 +76,7 @@ function setOwn(obj: Record<string, unknown>, key: string, value: unknown): void
 
 function child(parent: unknown, segment: string): unknown {
   if (Array.isArray(parent)) return /^\d+$/.test(segment) ? parent[Number(segment)] : undefined;
-  if (parent !== null && typeof parent === 'object' && Object.prototype.hasOwnProperty.call(parent, segment)) {
+  if (parent !== null && typeof parent === 'object' && Object.hasOwn(parent, segment)) {
     return (parent as Record<string, unknown>)[segment];
   }
   return undefined;

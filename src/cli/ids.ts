@@ -1,203 +1,375 @@
-// `allot ids …`: the identifier API from the command line, over HTTP to a running server.
-import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
+// `allot ids …`: the identifier API from the command line, through the typed client. Lists
+// follow every page. Bulk work (imports, batches beyond one request) shows a progress bar on a
+// terminal.
+import { Argument, type Command, Option } from 'commander';
+import { AllotApiError } from '../client/errors.js';
+import { BATCH_MAX_ITEMS, IMPORT_MAX_ITEMS } from '../client/ids.js';
+import type * as I from '../client/ids-types.js';
+import { type CliContext, act, addConnectionOptions, collect, integer, keyValues, readJsonFile } from './connection.js';
+import { UsageError } from './exit.js';
+import type { TableView } from './output.js';
+import { progressBar } from './progress.js';
 
-interface Target {
-  url: string;
-  /** a Keystone token, for a server with --auth keystone */
-  token?: string;
-}
-
-async function call(target: Target, method: string, path: string, body?: unknown): Promise<unknown> {
-  const res = await fetch(`${target.url.replace(/\/+$/, '')}/ids/v1${path}`, {
-    method,
-    headers: {
-      accept: 'application/json',
-      ...(target.token ? { 'x-auth-token': target.token } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
-  if (!res.ok) {
-    const p = parsed ?? {};
-    console.error(`allot: ${res.status} ${p.code ?? ''}: ${p.detail ?? text}`);
-    if (p.conflicts || p.errors) console.error(JSON.stringify(p.conflicts ?? p.errors, null, 2));
-    process.exit(1);
-  }
-  return parsed;
-}
-
-async function all(target: Target, path: string): Promise<unknown[]> {
-  const out: unknown[] = [];
-  let cursor: string | null = null;
-  do {
-    const sep = path.includes('?') ? '&' : '?';
-    const page = (await call(target, 'GET', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path)) as { items: unknown[]; next_cursor: string | null };
-    out.push(...page.items);
-    cursor = page.next_cursor;
-  } while (cursor);
-  return out;
-}
-
-const print = (v: unknown) => console.log(JSON.stringify(v, null, 2));
-const collect = (v: string, prev: string[] = []) => [...prev, v];
 /** `42` → 42; anything else stays text (an address, a prefix). */
 const valueArg = (v: string): number | string => (/^\d+$/.test(v) ? Number(v) : v);
-/** `k=v`, where v is JSON when it parses as JSON and text otherwise. */
-function attributes(pairs: string[] = []): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const p of pairs) {
-    const i = p.indexOf('=');
-    if (i < 1) throw new Error(`--attr wants name=value, got ${p}`);
-    const raw = p.slice(i + 1);
-    try {
-      out[p.slice(0, i)] = JSON.parse(raw);
-    } catch {
-      out[p.slice(0, i)] = raw;
-    }
-  }
-  return out;
+
+const ALLOCATION_COLUMNS = ['id', 'pool', 'owner', 'purpose', 'value', 'count', 'state', 'expires_at'];
+const INSTANCE_COLUMNS = ['id', 'allocation_spec', 'service_type', 'state', 'version', 'last_error'];
+const allocationRows = (l: I.Allocation[]): TableView => ({ rows: l, columns: ALLOCATION_COLUMNS });
+const poolRows = (l: I.Pool[]): TableView => ({
+  rows: l.map((p) => ({ name: p.name, kind: p.kind, strategy: p.strategy, total: p.utilization?.total, used: p.utilization?.used, free: p.utilization?.free, allocations: p.utilization?.allocations })),
+});
+const instanceRows = (l: I.Instance[]): TableView => ({ rows: l, columns: INSTANCE_COLUMNS });
+
+/** Import items: the file holds a list, or {"items": [...]}. */
+async function importItems(file: string): Promise<I.ImportItem[]> {
+  const doc = (await readJsonFile(file)) as I.ImportItem[] | { items?: I.ImportItem[] };
+  const items = Array.isArray(doc) ? doc : doc?.items;
+  if (!Array.isArray(items) || items.length === 0) throw new UsageError(`${file} must hold a non-empty list of {"value", "owner", "purpose"?} (or {"items": [...]})`);
+  return items;
 }
-const query = (params: Record<string, string | undefined>) => {
-  const q = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined));
-  return q.size ? `?${q}` : '';
-};
-const enc = encodeURIComponent;
 
 export function registerIdsCommands(program: Command): void {
-  const ids = program
-    .command('ids')
-    .description('identifier pools, allocations and service instances of a running server')
-    .option('--url <url>', 'server base URL [env ALLOT_URL]', process.env.ALLOT_URL ?? 'http://127.0.0.1:8778')
-    .option('--token <token>', 'Keystone token for a server with --auth keystone (`openstack token issue -f value -c id`) [env ALLOT_TOKEN]', process.env.ALLOT_TOKEN);
-  const target = (): Target => ({ url: ids.opts().url as string, token: ids.opts().token as string | undefined });
+  const ids = addConnectionOptions(program.command('ids').description('identifier pools, allocations, specs and service instances (the identifier API)'));
+  const a = <A extends any[]>(fn: (ctx: CliContext, opts: Record<string, any>, ...args: A) => Promise<void>) => act<A>('ids', fn);
 
+  // ---- pools ----
   const pools = ids.command('pools').description('identifier pools');
-  pools.command('list').action(async () => print(await all(target(), '/pools')));
-  pools.command('show <name>').action(async (name: string) => print(await call(target(), 'GET', `/pools/${enc(name)}`)));
   pools
-    .command('create <name>')
-    .requiredOption('--kind <kind>', 'integer, address or prefix')
+    .command('list')
+    .description('list pools with their utilization')
+    .addOption(new Option('--kind <kind>', 'only pools of this kind').choices(['integer', 'address', 'prefix']))
+    .action(a(async ({ client, out }, o) => out.print(await client.ids.listAllPools({ kind: o.kind }), poolRows)));
+  pools
+    .command('show')
+    .description('one pool with its utilization')
+    .argument('<name>', 'pool name')
+    .action(a(async ({ client, out }, _o, name: string) => out.print(await client.ids.getPool(name))));
+  pools
+    .command('create')
+    .description('create a pool (the same definition again answers the existing pool)')
+    .argument('<name>', 'pool name')
+    .addOption(new Option('--kind <kind>', 'integer, address or prefix').choices(['integer', 'address', 'prefix']).makeOptionMandatory())
     .requiredOption('--range <range>', 'e.g. 1-4094, 10.0.0.0/24 (repeatable)', collect)
     .option('--exclude <range>', 'excluded value or range (repeatable)', collect)
     .option('--static <range>', 'static band: explicit requests only (repeatable)', collect)
-    .option('--prefix-length <n>', 'prefix pools: length of carved prefixes')
-    .option('--strategy <strategy>', 'lowest, random or next_after_last')
-    .option('--description <text>')
-    .action(async (name: string, o: Record<string, any>) =>
-      print(
-        await call(target(), 'POST', '/pools', {
-          name,
-          kind: o.kind,
-          ranges: o.range.map(valueArg),
-          ...(o.exclude ? { excluded: o.exclude.map(valueArg) } : {}),
-          ...(o.static ? { static: o.static.map(valueArg) } : {}),
-          ...(o.prefixLength ? { prefix_length: Number(o.prefixLength) } : {}),
-          ...(o.strategy ? { strategy: o.strategy } : {}),
-          ...(o.description ? { description: o.description } : {}),
-        }),
+    .option('--prefix-length <n>', 'prefix pools: length of carved prefixes', integer(0, 128))
+    .addOption(new Option('--strategy <strategy>', 'default strategy of automatic allocation').choices(['lowest', 'highest', 'random', 'next_after_last']))
+    .option('--description <text>', 'free text')
+    .option('--metadata <key=value>', 'a label (repeatable)', collect)
+    .action(
+      a(async ({ client, out }, o, name: string) =>
+        out.print(
+          await client.ids.createPool({
+            name,
+            kind: o.kind,
+            ranges: o.range.map(valueArg),
+            ...(o.exclude ? { excluded: o.exclude.map(valueArg) } : {}),
+            ...(o.static ? { static: o.static.map(valueArg) } : {}),
+            ...(o.prefixLength !== undefined ? { prefix_length: o.prefixLength } : {}),
+            ...(o.strategy ? { strategy: o.strategy } : {}),
+            ...(o.description ? { description: o.description } : {}),
+            ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}),
+          }),
+        ),
       ),
     );
-  pools.command('delete <name>').action(async (name: string) => void (await call(target(), 'DELETE', `/pools/${enc(name)}`)));
   pools
-    .command('free <name>')
+    .command('set')
+    .description("change a pool's strategy, description, metadata, ranges, exclusions or static band (lists replace the pool's)")
+    .argument('<name>', 'pool name')
+    .option('--range <range>', 'the ranges (repeatable; replaces them all)', collect)
+    .option('--exclude <range>', 'the excluded values (repeatable; replaces them all)', collect)
+    .option('--static <range>', 'the static band (repeatable; replaces it)', collect)
+    .addOption(new Option('--strategy <strategy>', 'default strategy').choices(['lowest', 'highest', 'random', 'next_after_last']))
+    .option('--description <text>', 'free text')
+    .option('--metadata <key=value>', 'a label (repeatable; replaces the metadata)', collect)
+    .option('--if-match <version>', 'only if the pool is still at this generation', integer(0))
+    .action(
+      a(async ({ client, out }, o, name: string) => {
+        const update: I.PoolUpdate = {
+          ...(o.range ? { ranges: o.range.map(valueArg) } : {}),
+          ...(o.exclude ? { excluded: o.exclude.map(valueArg) } : {}),
+          ...(o.static ? { static: o.static.map(valueArg) } : {}),
+          ...(o.strategy ? { strategy: o.strategy } : {}),
+          ...(o.description !== undefined ? { description: o.description } : {}),
+          ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}),
+        };
+        if (!Object.keys(update).length) throw new UsageError('nothing to change: give at least one option');
+        out.print(await client.ids.updatePool(name, update, { ifMatch: o.ifMatch }));
+      }),
+    );
+  pools
+    .command('delete')
+    .description('delete an empty pool')
+    .argument('<name>', 'pool name')
+    .action(
+      a(async ({ client, out }, _o, name: string) => {
+        await client.ids.deletePool(name);
+        out.note(`deleted pool ${name}`);
+      }),
+    );
+  pools
+    .command('free')
     .description('free ranges of a pool')
-    .action(async (name: string) => print(await all(target(), `/pools/${enc(name)}/free-ranges`)));
+    .argument('<name>', 'pool name')
+    .addOption(new Option('--band <band>', 'only this band').choices(['auto', 'static']))
+    .action(a(async ({ client, out }, o, name: string) => out.print(await client.ids.listAllFreeRanges(name, { band: o.band }))));
   pools
-    .command('import <name> <file>')
-    .description('import values in use from a JSON file: [{"value", "owner", "purpose"?}, …]')
+    .command('import')
+    .description(
+      `import values already in use from a JSON file: [{"value", "owner", "purpose"?}, …] (- for stdin). ` +
+        `Default: all or nothing, in one request (at most ${IMPORT_MAX_ITEMS} items). With --skip-conflicts, in requests of --batch-size items with a progress bar; conflicts are listed`,
+    )
+    .argument('<name>', 'pool name')
+    .argument('<file>', 'JSON file, or - for stdin')
     .option('--skip-conflicts', 'import what does not conflict (default: any conflict imports nothing)')
-    .action(async (name: string, file: string, o: { skipConflicts?: boolean }) =>
-      print(await call(target(), 'POST', `/pools/${enc(name)}/imports`, { items: JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')), on_conflict: o.skipConflicts ? 'skip' : 'abort' })),
+    .option('--batch-size <n>', 'items per request with --skip-conflicts', integer(1, IMPORT_MAX_ITEMS), 1000)
+    .action(
+      a(async ({ client, out }, o, name: string, file: string) => {
+        const items = await importItems(file);
+        const progress = progressBar(`importing into ${name}`, items.length);
+        try {
+          if (!o.skipConflicts) {
+            if (items.length > IMPORT_MAX_ITEMS) throw new UsageError(`${items.length} items cannot be imported all or nothing (at most ${IMPORT_MAX_ITEMS}); use --skip-conflicts`);
+            const outcome = await client.ids.importValues(name, items, 'abort');
+            progress.advance(items.length);
+            return out.print(outcome);
+          }
+          const total: I.ImportOutcome = { imported: 0, unchanged: 0, conflicts: [] };
+          for (let start = 0; start < items.length; start += o.batchSize) {
+            const chunk = items.slice(start, start + o.batchSize);
+            const outcome = await client.ids.importValues(name, chunk, 'skip');
+            total.imported += outcome.imported;
+            total.unchanged += outcome.unchanged;
+            total.conflicts.push(...outcome.conflicts.map((c) => ({ ...c, index: c.index + start })));
+            progress.advance(chunk.length);
+          }
+          out.print(total);
+        } finally {
+          progress.finish();
+        }
+      }),
     );
 
   ids
-    .command('allocate <pool>')
+    .command('allocate')
     .description('allocate a value for an owner (idempotent per owner and purpose)')
-    .requiredOption('--owner <owner>')
-    .option('--purpose <purpose>')
+    .argument('<pool>', 'pool name')
+    .requiredOption('--owner <owner>', 'who holds the value')
+    .option('--purpose <purpose>', 'what for (owner + purpose is the idempotency key)')
     .option('--value <value>', 'a specific value')
-    .option('--count <n>', 'a contiguous aligned block of n values (a power of two)')
-    .option('--prefix-length <n>', 'prefix pools: another length than the pool default')
-    .option('--strategy <strategy>')
-    .option('--ttl <seconds>', 'reserve only, for this long, until confirmed')
+    .option('--count <n>', 'a contiguous aligned block of n values (a power of two)', integer(1))
+    .option('--prefix-length <n>', 'prefix pools: another length than the pool default', integer(0, 128))
+    .addOption(new Option('--strategy <strategy>', 'how to pick').choices(['lowest', 'highest', 'random', 'next_after_last']))
+    .option('--ttl <seconds>', 'reserve only, for this long, until confirmed', integer(1))
+    .option('--metadata <key=value>', 'a label (repeatable)', collect)
     .option('--dry-run', 'show what would be allocated; hold nothing')
-    .action(async (pool: string, o: Record<string, any>) =>
-      print(
-        await call(target(), 'POST', `/pools/${enc(pool)}/allocations`, {
+    .action(
+      a(async ({ client, out }, o, pool: string) => {
+        const { created: _, ...allocation } = await client.ids.allocate(pool, {
           owner: o.owner,
           ...(o.purpose !== undefined ? { purpose: o.purpose } : {}),
           ...(o.value !== undefined ? { value: valueArg(o.value) } : {}),
-          ...(o.count ? { count: Number(o.count) } : {}),
-          ...(o.prefixLength ? { prefix_length: Number(o.prefixLength) } : {}),
+          ...(o.count ? { count: o.count } : {}),
+          ...(o.prefixLength !== undefined ? { prefix_length: o.prefixLength } : {}),
           ...(o.strategy ? { strategy: o.strategy } : {}),
-          ...(o.ttl ? { ttl_seconds: Number(o.ttl) } : {}),
+          ...(o.ttl ? { ttl_seconds: o.ttl } : {}),
+          ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}),
           ...(o.dryRun ? { dry_run: true } : {}),
-        }),
-      ),
+        });
+        out.print(allocation);
+      }),
     );
 
+  // ---- allocations ----
   const allocations = ids.command('allocations').description('allocations across pools');
   allocations
     .command('list')
-    .option('--pool <pool>')
-    .option('--owner <owner>')
-    .option('--purpose <purpose>')
-    .option('--state <state>', 'allocated or reserved')
-    .action(async (o: Record<string, string | undefined>) => print(await all(target(), `/allocations${query(o)}`)));
-  allocations.command('show <id>').action(async (id: string) => print(await call(target(), 'GET', `/allocations/${enc(id)}`)));
-  allocations.command('release <id>').action(async (id: string) => void (await call(target(), 'DELETE', `/allocations/${enc(id)}`)));
-  allocations.command('confirm <id>').description('confirm a reservation').action(async (id: string) => print(await call(target(), 'PATCH', `/allocations/${enc(id)}`, { state: 'allocated' })));
+    .description('list allocations')
+    .option('--pool <pool>', 'only from this pool')
+    .option('--owner <owner>', 'only of this owner')
+    .option('--purpose <purpose>', 'only for this purpose')
+    .addOption(new Option('--state <state>', 'only in this state').choices(['allocated', 'reserved']))
+    .action(a(async ({ client, out }, o) => out.print(await client.ids.listAllAllocations({ pool: o.pool, owner: o.owner, purpose: o.purpose, state: o.state }), allocationRows)));
+  allocations
+    .command('show')
+    .description('one allocation')
+    .argument('<id>', 'allocation id')
+    .action(a(async ({ client, out }, _o, id: string) => out.print(await client.ids.getAllocation(id))));
+  allocations
+    .command('release')
+    .description('release an allocation: the value is free again at once')
+    .argument('<id>', 'allocation id')
+    .option('--if-match <version>', 'only if the allocation is still at this version', integer(0))
+    .action(
+      a(async ({ client, out }, o, id: string) => {
+        await client.ids.releaseAllocation(id, { ifMatch: o.ifMatch });
+        out.note(`released ${id}`);
+      }),
+    );
+  allocations
+    .command('confirm')
+    .description('confirm a reservation')
+    .argument('<id>', 'allocation id')
+    .action(a(async ({ client, out }, _o, id: string) => out.print(await client.ids.updateAllocation(id, { state: 'allocated' }))));
+  allocations
+    .command('set')
+    .description("extend a reservation's lease or replace an allocation's metadata")
+    .argument('<id>', 'allocation id')
+    .option('--ttl <seconds>', 'a reservation now ends this many seconds from now', integer(1))
+    .option('--metadata <key=value>', 'a label (repeatable; replaces the metadata)', collect)
+    .option('--if-match <version>', 'only if the allocation is still at this version', integer(0))
+    .action(
+      a(async ({ client, out }, o, id: string) => {
+        if (o.ttl === undefined && !o.metadata) throw new UsageError('nothing to change: give --ttl or --metadata');
+        out.print(await client.ids.updateAllocation(id, { ...(o.ttl ? { ttl_seconds: o.ttl } : {}), ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}) }, { ifMatch: o.ifMatch }));
+      }),
+    );
+  allocations
+    .command('batch')
+    .description(
+      `allocate several values from several pools from a JSON file: [{"pool", "owner", …}, …] (- for stdin). ` +
+        `Up to ${BATCH_MAX_ITEMS} items: one request, all or nothing. More: requests of ${BATCH_MAX_ITEMS}, each all or nothing, with a progress bar; ` +
+        'the first failing request stops the run (what earlier requests allocated is printed and stays allocated)',
+    )
+    .argument('<file>', 'JSON file, or - for stdin')
+    .option('--dry-run', 'show what would be allocated; hold nothing')
+    .action(
+      a(async ({ client, out }, o, file: string) => {
+        const doc = (await readJsonFile(file)) as I.BatchItem[] | { allocations?: I.BatchItem[] };
+        const items = Array.isArray(doc) ? doc : doc?.allocations;
+        if (!Array.isArray(items) || items.length === 0) throw new UsageError(`${file} must hold a non-empty list of {"pool", "owner", …} (or {"allocations": [...]})`);
+        const progress = progressBar('allocating', items.length);
+        const done: I.Allocation[] = [];
+        try {
+          for (let start = 0; start < items.length; start += BATCH_MAX_ITEMS) {
+            const chunk = items.slice(start, start + BATCH_MAX_ITEMS);
+            const result = await client.ids.allocateBatch(chunk, { dryRun: o.dryRun }).catch((err: unknown) => {
+              if (done.length) out.print(done, allocationRows);
+              if (!(err instanceof AllotApiError) || start === 0) throw err;
+              // say where in the file it failed, and that earlier requests' allocations stay
+              const body = (err.body ?? {}) as { detail?: string; index?: number };
+              const where = typeof body.index === 'number' ? `item ${start + body.index} of the file` : `items ${start}–${start + chunk.length - 1} of the file`;
+              const detail = (body.detail ?? err.message).replace(/^allocations\[\d+\]: /, '');
+              throw new AllotApiError(err.status, err.code, `${detail} (${where}; the ${done.length} allocated before stay allocated)`, err.requestId, err.api, err.request, err.body);
+            });
+            done.push(...result.allocations);
+            progress.advance(chunk.length);
+          }
+        } finally {
+          progress.finish();
+        }
+        out.print(done, allocationRows);
+      }),
+    );
 
-  const specs = ids.command('specs').description('allocation specs');
-  specs.command('list').action(async () => print(await all(target(), '/allocation-specs')));
-  specs.command('show <name>').action(async (name: string) => print(await call(target(), 'GET', `/allocation-specs/${enc(name)}`)));
+  // ---- specs ----
+  const specs = ids.command('specs').description('allocation specs (how a service instance gets each attribute)');
   specs
-    .command('create <file>')
-    .description('create from a JSON file: {"name", "attributes": {…}}')
-    .action(async (file: string) => print(await call(target(), 'POST', '/allocation-specs', JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')))));
-  specs.command('delete <name>').action(async (name: string) => void (await call(target(), 'DELETE', `/allocation-specs/${enc(name)}`)));
+    .command('list')
+    .description('list allocation specs')
+    .action(a(async ({ client, out }) => out.print(await client.ids.listAllSpecs(), (l: I.Spec[]) => ({ rows: l, columns: ['name', 'description', 'version'] }))));
+  specs
+    .command('show')
+    .description('one allocation spec')
+    .argument('<name>', 'spec name')
+    .action(a(async ({ client, out }, _o, name: string) => out.print(await client.ids.getSpec(name))));
+  specs
+    .command('create')
+    .description('create from a JSON file: {"name", "attributes": {…}} (- for stdin)')
+    .argument('<file>', 'JSON file, or - for stdin')
+    .action(a(async ({ client, out }, _o, file: string) => out.print(await client.ids.createSpec((await readJsonFile(file)) as I.SpecCreate))));
+  specs
+    .command('delete')
+    .description('delete an allocation spec no instance uses')
+    .argument('<name>', 'spec name')
+    .action(
+      a(async ({ client, out }, _o, name: string) => {
+        await client.ids.deleteSpec(name);
+        out.note(`deleted spec ${name}`);
+      }),
+    );
 
+  // ---- service instances ----
   const instances = ids.command('instances').description('service instances');
   instances
     .command('list')
-    .option('--state <state>')
-    .option('--service-type <type>')
-    .action(async (o: { state?: string; serviceType?: string }) => print(await all(target(), `/service-instances${query({ state: o.state, service_type: o.serviceType })}`)));
-  instances.command('show <id>').action(async (id: string) => print(await call(target(), 'GET', `/service-instances/${enc(id)}`)));
+    .description('list service instances')
+    .addOption(new Option('--state <state>', 'only in this state').choices(['start', 'up', 'update', 'deallocating', 'terminated']))
+    .option('--service-type <type>', 'only of this service type')
+    .action(a(async ({ client, out }, o) => out.print(await client.ids.listAllInstances({ state: o.state, service_type: o.serviceType }), instanceRows)));
+  instances
+    .command('show')
+    .description('one service instance with its attribute sets')
+    .argument('<id>', 'instance id')
+    .action(a(async ({ client, out }, _o, id: string) => out.print(await client.ids.getInstance(id))));
   instances
     .command('create')
+    .description('create a service instance (state start)')
     .requiredOption('--spec <name>', 'allocation spec')
     .option('--attr <name=value>', 'an attribute (repeatable; value is JSON or text)', collect)
-    .option('--lifecycle <lifecycle>', 'simple or simple_with_deallocation')
-    .option('--service-type <type>')
+    .addOption(new Option('--lifecycle <lifecycle>', 'simple or simple_with_deallocation').choices(['simple', 'simple_with_deallocation']))
+    .option('--service-type <type>', 'service type')
     .option('--id <uuid>', 'choose the id (creation becomes idempotent)')
-    .action(async (o: Record<string, any>) =>
-      print(
-        await call(target(), 'POST', '/service-instances', {
-          allocation_spec: o.spec,
-          attributes: attributes(o.attr),
-          ...(o.lifecycle ? { lifecycle: o.lifecycle } : {}),
-          ...(o.serviceType ? { service_type: o.serviceType } : {}),
-          ...(o.id ? { id: o.id } : {}),
-        }),
+    .action(
+      a(async ({ client, out }, o) =>
+        out.print(
+          await client.ids.createInstance({
+            allocation_spec: o.spec,
+            attributes: keyValues(o.attr, '--attr'),
+            ...(o.lifecycle ? { lifecycle: o.lifecycle } : {}),
+            ...(o.serviceType ? { service_type: o.serviceType } : {}),
+            ...(o.id ? { id: o.id } : {}),
+          }),
+        ),
       ),
     );
   instances
-    .command('set <id>')
+    .command('set')
     .description('change candidate attributes (value null removes one)')
-    .requiredOption('--attr <name=value>', 'repeatable', collect)
-    .action(async (id: string, o: { attr: string[] }) => print(await call(target(), 'PATCH', `/service-instances/${enc(id)}`, { attributes: attributes(o.attr) })));
-  for (const action of ['validate', 'promote', 'rollback'] as const) {
-    instances.command(`${action} <id>`).action(async (id: string) => print(await call(target(), 'POST', `/service-instances/${enc(id)}/${action}`)));
+    .argument('<id>', 'instance id')
+    .requiredOption('--attr <name=value>', 'an attribute (repeatable; value is JSON or text)', collect)
+    .action(a(async ({ client, out }, o, id: string) => out.print(await client.ids.updateInstance(id, keyValues(o.attr, '--attr')))));
+  const verbs: Array<[string, string, (c: CliContext, id: string) => Promise<I.Instance>]> = [
+    ['validate', 'allocate and look up into the candidate set', (c, id) => c.client.ids.validateInstance(id)],
+    ['promote', 'candidate → active, active → rollback', (c, id) => c.client.ids.promoteInstance(id)],
+    ['rollback', 'swap active and rollback', (c, id) => c.client.ids.rollbackInstance(id)],
+    ['terminate', 'release every value (external ones through the outbox)', (c, id) => c.client.ids.terminateInstance(id)],
+  ];
+  for (const [verb, description, run] of verbs) {
+    instances
+      .command(verb)
+      .description(description)
+      .argument('<id>', 'instance id')
+      .action(a(async (ctx, _o, id: string) => ctx.out.print(await run(ctx, id))));
   }
-  instances.command('terminate <id>').action(async (id: string) => print(await call(target(), 'DELETE', `/service-instances/${enc(id)}`)));
+  instances
+    .command('clear-set')
+    .description('clear the candidate or rollback attribute set (frees what only it held)')
+    .argument('<id>', 'instance id')
+    .addArgument(new Argument('<set>', 'candidate or rollback').choices(['candidate', 'rollback']))
+    .action(a(async ({ client, out }, _o, id: string, set: 'candidate' | 'rollback') => out.print(await client.ids.clearAttributeSet(id, set))));
 
+  // ---- inventories and outbox ----
   ids
+    .command('inventories')
+    .description('configured external inventories and their outbox counts')
+    .action(a(async ({ client, out }) => out.print(await client.ids.listInventories(), (l: I.InventoryInfo[]) => ({ rows: l.map((i) => ({ ...i, pending: i.outbox.pending, done: i.outbox.done, outbox: undefined })), columns: ['name', 'type', 'timeout_ms', 'pending', 'done'] }))));
+  const outbox = ids
     .command('outbox')
-    .description('deallocations owed to external inventories')
-    .option('--state <state>', 'pending or done')
-    .action(async (o: { state?: string }) => print(await all(target(), `/outbox${query(o)}`)));
+    .description('deallocations owed to external inventories (list them; `outbox show|retry <id>`)')
+    .addOption(new Option('--state <state>', 'only entries in this state').choices(['pending', 'done']))
+    .option('--instance <id>', 'only entries of this service instance')
+    .action(a(async ({ client, out }, o) => out.print(await client.ids.listAllOutbox({ state: o.state, instance: o.instance }))));
+  outbox
+    .command('show')
+    .description('one outbox entry')
+    .argument('<id>', 'entry id', integer(1))
+    .action(a(async ({ client, out }, _o, id: number) => out.print(await client.ids.getOutboxEntry(id))));
+  outbox
+    .command('retry')
+    .description('make a pending entry due now')
+    .argument('<id>', 'entry id', integer(1))
+    .action(a(async ({ client, out }, _o, id: number) => out.print(await client.ids.retryOutboxEntry(id))));
 }

@@ -27,8 +27,3 @@ export function unitViolation(inv: InventoryLimits, amount: number): 'min_unit' 
   if (amount % inv.step_size !== 0) return 'step_size';
   return null;
 }
-
-/** Does `amount` more fit next to `used`? */
-export function fits(inv: InventoryLimits, used: number, amount: number): boolean {
-  return used + amount <= capacity(inv);
-}

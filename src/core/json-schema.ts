@@ -141,6 +141,7 @@ function matchesType(schema: JsonSchema, instance: unknown): boolean {
   return types.some((t) => isType(instance, t));
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a keyword's argument and the instance are any JSON; each branch checks the shape it needs
 function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: string, ip: string, depth: number, out: Found[]): void {
   const f = (message: string, context: Found[] = []) => out.push({ keyword: kw, message, schemaPath: sp, instancePath: ip, schema, instance: inst, depth, context });
   const t = typeOf(inst);
@@ -153,7 +154,7 @@ function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: s
     case 'properties':
       if (t !== 'object') return;
       for (const [name, sub] of Object.entries(arg as Record<string, JsonSchema>)) {
-        if (Object.prototype.hasOwnProperty.call(inst, name)) check(sub, inst[name], `${sp}['properties']${key(name)}`, ip + key(name), depth + 1, out);
+        if (Object.hasOwn(inst, name)) check(sub, inst[name], `${sp}['properties']${key(name)}`, ip + key(name), depth + 1, out);
       }
       return;
     case 'patternProperties':
@@ -168,7 +169,7 @@ function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: s
       if (t !== 'object') return;
       const declared = schema.properties ?? {};
       const patterns = Object.keys(schema.patternProperties ?? {});
-      const extras = Object.keys(inst).filter((k) => !Object.prototype.hasOwnProperty.call(declared, k) && !patterns.some((p) => regex(p).test(k)));
+      const extras = Object.keys(inst).filter((k) => !Object.hasOwn(declared, k) && !patterns.some((p) => regex(p).test(k)));
       if (extras.length === 0) return;
       if (arg === false) {
         if (patterns.length > 0) {
@@ -186,7 +187,7 @@ function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: s
     }
     case 'required':
       if (t !== 'object') return;
-      for (const name of arg as string[]) if (!Object.prototype.hasOwnProperty.call(inst, name)) f(`${pyStr(name)} is a required property`);
+      for (const name of arg as string[]) if (!Object.hasOwn(inst, name)) f(`${pyStr(name)} is a required property`);
       return;
     case 'minProperties':
       if (t === 'object' && Object.keys(inst).length < arg) f(`${pyRepr(inst)} does not have enough properties`);
@@ -270,27 +271,4 @@ export function describeSchemaError(err: SchemaError): string {
     `Failed validating ${pyStr(err.keyword)} in schema${err.schemaPath}:\n${show(err.schema)}\n\n` +
     `On instance${err.instancePath}:\n${show(err.instance)}`
   );
-}
-
-/**
- * True when every string (keys included) in a parsed JSON document is well-formed Unicode.
- * JSON may escape lone surrogates ("\udcff"); such text cannot be stored faithfully as UTF-8, so
- * it is refused rather than silently turned into U+FFFD. Iterative, so any depth is safe.
- */
-export function isWellFormedJson(value: unknown): boolean {
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v === 'string') {
-      if (!v.isWellFormed()) return false;
-    } else if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
-    } else if (v !== null && typeof v === 'object') {
-      for (const [k, item] of Object.entries(v)) {
-        if (!k.isWellFormed()) return false;
-        stack.push(item);
-      }
-    }
-  }
-  return true;
 }

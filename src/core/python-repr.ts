@@ -109,6 +109,7 @@ function formatItems(items: unknown[], indent: number, allowance: number, level:
 }
 
 /** Python's str.splitlines(keepends=True). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Python's str.splitlines() boundaries, control characters included
 const LINE = /[^\n\r\v\f\x1c-\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]|$)/g;
 
 function formatString(value: string, indent: number, allowance: number, level: number, width: number): string {

@@ -291,7 +291,10 @@ function guardConnection(client: pg.PoolClient, statementTimeoutMs: number, name
     });
     running.catch(() => {}); // its failure after the deadline has nobody left to hear it
     return Promise.race([running, deadline]).then(
-      (result) => (clearTimeout(timer), result),
+      (result) => {
+        clearTimeout(timer);
+        return result;
+      },
       (err: unknown) => {
         clearTimeout(timer);
         const fault = classifyFault(err);
@@ -378,7 +381,10 @@ function listenForever(config: pg.ClientConfig, channel: string, onMessage: (pay
         const timeout = setTimeout(retry, Number(config.connectionTimeoutMillis ?? 5_000));
         c.query('select 1').then(
           () => clearTimeout(timeout),
-          () => (clearTimeout(timeout), retry()),
+          () => {
+            clearTimeout(timeout);
+            retry();
+          },
         );
       }, LISTEN_PING_MS);
       onReset();

@@ -1,6 +1,6 @@
 // Row types of every table, as Kysely sees them. Timestamps are ISO-8601 UTC strings (portable
 // between SQLite and PostgreSQL, and they sort); booleans are 0/1 integers for the same reason.
-import type { Generated, Insertable, Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 
 export interface ResourceClassTable {
   id: Generated<number>;
@@ -202,10 +202,6 @@ export interface Schema {
   allot_health: { id: number; checked_at: string };
 }
 
-export type ResourceProviderRow = Selectable<ResourceProviderTable>;
-export type InventoryRow = Selectable<InventoryTable>;
-export type NewInventory = Insertable<InventoryTable>;
-export type ConsumerRow = Selectable<ConsumerTable>;
 
 // ---------------------------------------------------------------------------------------------
 // Identifier pools (src/ids, migration 003-ids). Values are 32-digit hex keys (see

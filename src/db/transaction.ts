@@ -235,7 +235,9 @@ class GroupCommitter {
     setImmediate(() => {
       const batch = this.queue.splice(0, MAX_BATCH);
       this.runBatch(batch)
-        .catch((err) => batch.forEach((job) => job.reject(err)))
+        .catch((err) => {
+          for (const job of batch) job.reject(err);
+        })
         .finally(() => {
           this.draining = false;
           if (this.queue.length) this.schedule();

@@ -51,8 +51,8 @@ export function parseTraits(query: QueryParams, key: string, mv: Microversion): 
   for (const value of values) {
     const parsed = parseTraitValue(value, allowForbidden, allowAnyOf);
     if (parsed.anyOf) filter.anyOf.push(parsed.anyOf);
-    parsed.required.forEach((n) => filter.required.add(n));
-    parsed.forbidden.forEach((n) => filter.forbidden.add(n));
+    for (const n of parsed.required) filter.required.add(n);
+    for (const n of parsed.forbidden) filter.forbidden.add(n);
   }
   return filter;
 }
@@ -112,7 +112,7 @@ export function parseMemberOf(query: QueryParams, key: string, mv: Microversion)
     if (required.length > 0) filter.anyOf.push([...new Set(required)]);
     if (forbidden.length > 0) {
       if (!mv.atLeast('1.32')) throw placementError(400, `Forbidden member_of${suffix} parameters are not supported in the specified microversion`);
-      forbidden.forEach((u) => filter.forbidden.add(u));
+      for (const u of forbidden) filter.forbidden.add(u);
     }
   }
   return filter;

@@ -68,8 +68,8 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   /** An error met before any route: in the owning API's format, or plain JSON outside every API. */
   function answer(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {
     const api = apiFor(req.url);
-    if (api) return api.fail(req, reply, err);
-    void reply.code(err.status).send({ error: err.message });
+    if (api) api.fail(req, reply, err);
+    else void reply.code(err.status).send({ error: err.message });
   }
 
   function answerMalformed(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {

@@ -3,7 +3,7 @@
 // answered 503 and /readyz says why. Stopping finishes in-flight requests, then closes the database.
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { type Logger, pino } from 'pino';
+import type { Logger } from 'pino';
 import { type Config, databaseOptions } from '../config.js';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -15,6 +15,7 @@ import type { BackgroundWorker } from '../background/worker.js';
 import { APIS, type ApiName } from './apis.js';
 import { type Mount, buildServer } from './app.js';
 import { type AppContext, createContext } from './context.js';
+import { createLogger } from './log.js';
 import { createWorkers } from './workers.js';
 
 export interface RunningAllot {
@@ -59,7 +60,7 @@ export interface Dependencies {
 }
 
 export async function startAllot(config: Config, dependencies: Dependencies = {}): Promise<RunningAllot> {
-  const log = pino({ level: config.logLevel, base: { pid: process.pid } });
+  const log = createLogger(config);
   const database = await openDatabase(config.db, { ...databaseOptions(config), clock: dependencies.clock ?? systemClock });
   const context = await createContext(config, log, database).catch(async (err) => {
     await database.close();

@@ -1,38 +1,19 @@
 // Helpers for the bare-metal tests: an Ironic client at a microversion, polling until a node or
 // an allocation settles, and building ready-to-allocate nodes through the API.
 import assert from 'node:assert/strict';
-import { type HttpResponse, type RequestOptions, request } from '../helpers/http.js';
+import { ApiProbe, type HttpResponse } from '../helpers/http.js';
 
-export class IronicClient {
+export class IronicClient extends ApiProbe {
   constructor(
     /** the API root: http://host:port/baremetal (main port) or http://host:port (dedicated) */
-    readonly baseUrl: string,
+    baseUrl: string,
     readonly version: string | null = '1.82',
-  ) {}
+  ) {
+    super(baseUrl, version ? { 'x-openstack-ironic-api-version': version } : {});
+  }
 
   at(version: string | null): IronicClient {
     return new IronicClient(this.baseUrl, version);
-  }
-
-  call<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
-    const headers: Record<string, string> = { ...(this.version ? { 'x-openstack-ironic-api-version': this.version } : {}), ...options.headers };
-    return request<T>(method, this.baseUrl + path, body, { ...options, headers });
-  }
-
-  get<T = any>(path: string, options?: RequestOptions) {
-    return this.call<T>('GET', path, undefined, options);
-  }
-  post<T = any>(path: string, body?: unknown, options?: RequestOptions) {
-    return this.call<T>('POST', path, body, options);
-  }
-  put<T = any>(path: string, body?: unknown, options?: RequestOptions) {
-    return this.call<T>('PUT', path, body, options);
-  }
-  patch<T = any>(path: string, body?: unknown, options?: RequestOptions) {
-    return this.call<T>('PATCH', path, body, options);
-  }
-  delete<T = any>(path: string, options?: RequestOptions) {
-    return this.call<T>('DELETE', path, undefined, options);
   }
 }
 

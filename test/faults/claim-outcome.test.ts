@@ -38,7 +38,7 @@ describe('a claim in flight when the database freezes', () => {
 
     const consumer = randomUUID();
     pg.freeze(true);
-    let answer;
+    let answer: Awaited<ReturnType<typeof claim>> | undefined;
     try {
       answer = await claim(consumer);
     } finally {

@@ -116,8 +116,14 @@ function runCommand(command: string, args: string[], timeoutMs: number, env: Nod
     proc.stdout!.on('data', (c: Buffer) => (output += c.toString()));
     proc.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     const timer = setTimeout(() => proc.pid && signal(-proc.pid, 'SIGKILL'), timeoutMs);
-    proc.on('error', (err) => (clearTimeout(timer), resolve({ code: err.message, output })));
-    proc.on('close', (code, sig) => (clearTimeout(timer), resolve({ code: code ?? String(sig), output })));
+    proc.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ code: err.message, output });
+    });
+    proc.on('close', (code, sig) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? String(sig), output });
+    });
   });
 }
 
@@ -135,7 +141,10 @@ function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, ppid] of parent) if (ppid === pid && !out.includes(child)) (out.push(child), walk(child));
+    for (const [child, ppid] of parent) if (ppid === pid && !out.includes(child)) {
+      out.push(child);
+      walk(child);
+    }
   };
   walk(root);
   return out;

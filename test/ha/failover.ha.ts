@@ -89,7 +89,7 @@ async function call(api: Api, op: string, proc: number, method: string, url: str
     const res = await fetch(url, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(CLIENT_ABORT_MS) });
     const text = await res.text();
     const contentType = res.headers.get('content-type') ?? '';
-    let parsed: unknown = undefined;
+    let parsed: unknown ;
     if (text && contentType.includes('json')) parsed = JSON.parse(text);
     answer = { api, op, proc, sent, answered: Date.now(), status: res.status, retryAfter: res.headers.get('retry-after'), contentType, text: res.ok ? '' : text, body: parsed };
   } catch (err) {
@@ -394,9 +394,11 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
     t = Date.now();
     const db = cluster.url(ALLOT_USER, 'allot');
     servers.push(...(await Promise.all(Array.from({ length: PROCESSES }, (_, p) => spawnServer(['--db', db, '--conductor-id', `ha-${p}`, ...ALLOT_ARGS])))));
-    servers.forEach((s, p) => s.process.on('exit', (code, sig) => exits.push(`allot ${p} exited (${code ?? sig}):\n${s.output().slice(-3000)}`)));
+    for (const [p, s] of servers.entries()) s.process.on('exit', (code, sig) => exits.push(`allot ${p} exited (${code ?? sig}):\n${s.output().slice(-3000)}`));
     // an interrupted run (cluster.ts exits on SIGINT/SIGTERM) takes the allot processes with it
-    process.once('exit', () => servers.forEach((s) => s.process.exitCode === null && s.process.kill('SIGKILL')));
+    process.once('exit', () => {
+      for (const s of servers) if (s.process.exitCode === null) s.process.kill('SIGKILL');
+    });
     console.log(`# ${PROCESSES} allot processes ready in ${fmt(Date.now() - t)}: ${servers.map((s) => s.url).join(' ')}`);
 
     // Placement: providers small enough that capacity runs out and 409s happen.
@@ -424,7 +426,7 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
       const keep = path.join(os.tmpdir(), `allot-ha-${failed ? 'failure' : 'logs'}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
       cluster?.saveLogs(keep);
       mkdirSync(keep, { recursive: true });
-      servers.forEach((s, p) => writeFileSync(path.join(keep, `allot-${p}.log`), s.output()));
+      for (const [p, s] of servers.entries()) writeFileSync(path.join(keep, `allot-${p}.log`), s.output());
       console.log(`# logs kept in ${keep}`);
     }
     // SIGTERM, and SIGKILL whatever has not exited 10 s later

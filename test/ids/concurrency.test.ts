@@ -71,7 +71,7 @@ describe('concurrent clients on SQLite', () => {
 
 describe('several allot processes on one PostgreSQL', () => {
   let url: string;
-  let servers: SpawnedServer[] = [];
+  const servers: SpawnedServer[] = [];
   let clients: IdsClient[];
   before(async () => {
     url = await freshDatabaseUrl('postgres');

@@ -1,23 +1,10 @@
 // A client for the identifier API in tests: JSON in, status + body + headers out.
-import { type HttpResponse, type RequestOptions, request } from '../helpers/http.js';
+import { ApiProbe, type HttpResponse } from '../helpers/http.js';
 
-export class IdsClient {
-  constructor(readonly baseUrl: string) {}
-
-  call<T = any>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<HttpResponse<T>> {
-    return request<T>(method, `${this.baseUrl}/ids/v1${path}`, body, options);
-  }
-  get<T = any>(path: string, options?: RequestOptions) {
-    return this.call<T>('GET', path, undefined, options);
-  }
-  post<T = any>(path: string, body?: unknown, options?: RequestOptions) {
-    return this.call<T>('POST', path, body, options);
-  }
-  patch<T = any>(path: string, body?: unknown, options?: RequestOptions) {
-    return this.call<T>('PATCH', path, body, options);
-  }
-  delete<T = any>(path: string, options?: RequestOptions) {
-    return this.call<T>('DELETE', path, undefined, options);
+/** The identifier API of a server: give the server's URL, requests go under /ids/v1. */
+export class IdsClient extends ApiProbe {
+  constructor(serverUrl: string) {
+    super(`${serverUrl}/ids/v1`);
   }
 
   /** Every item of a paged list, following next_cursor. */

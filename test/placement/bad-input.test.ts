@@ -66,7 +66,7 @@ for (const dialect of DIALECTS) {
       { name: 'non-uuid consumer', method: 'PUT', path: '/allocations/abc', body: alloc({ VCPU: 1 }), status: 400 },
       { name: 'unknown provider', method: 'PUT', path: `/allocations/${consumer}`, body: { ...alloc({}), allocations: { [randomUUID()]: { resources: { VCPU: 1 } } } }, status: 400 },
       { name: 'project_id too long', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ VCPU: 1 }, { project_id: 'p'.repeat(256) }), status: 400 },
-      { name: 'deeply nested JSON', method: 'POST', path: '/allocations', raw: '{"x":' + '['.repeat(5000) + ']'.repeat(5000) + '}', status: 400 },
+      { name: 'deeply nested JSON', method: 'POST', path: '/allocations', raw: `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`, status: 400 },
       { name: 'wide JSON', method: 'PUT', path: `/resource_providers/${rp}/aggregates`, body: { resource_provider_generation: 0, aggregates: [...Array.from({ length: 20000 }, (): string => randomUUID()), 'dup', 'dup'] }, status: 400 },
       { name: 'body over the size limit', method: 'POST', path: '/resource_providers', raw: JSON.stringify({ name: 'x'.repeat(2 << 20) }), status: 413 },
       { name: 'wrong content type', method: 'POST', path: '/resource_providers', raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415 },

@@ -20,7 +20,7 @@ export function createHttpInventory(options: Record<string, unknown>, _env: Inve
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     const text = await res.text();
-    let body: unknown = undefined;
+    let body: unknown ;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {

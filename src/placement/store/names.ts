@@ -86,12 +86,18 @@ export class NameCache {
     for (const name of names) {
       const id = cache.get(name);
       if (id === undefined) missing.push(name);
-      else ids.set(name, id), cached.add(name);
+      else {
+        ids.set(name, id);
+        cached.add(name);
+      }
     }
     const found = await idsByName(db, table, missing);
     for (const [name, id] of found) ids.set(name, id);
     const into = cache;
-    if (found.size) whenSafe(() => found.forEach((id, name) => into.set(name, id)));
+    if (found.size)
+      whenSafe(() => {
+        for (const [name, id] of found) into.set(name, id);
+      });
     return { ids, cached };
   }
 }

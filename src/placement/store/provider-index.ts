@@ -197,12 +197,21 @@ export class ProviderIndex implements ProviderModel {
    */
   applyUsage(id: number, generation: number, used: Map<string, number>): void {
     const p = this.providers.get(id);
-    if (!p || this.refreshing || this.everything || this.stale.has(id)) return this.invalidate([id]);
+    if (!p || this.refreshing || this.everything || this.stale.has(id)) {
+      this.invalidate([id]);
+      return;
+    }
     if (generation <= p.generation) return; // the index already has this change or a later one
-    if (generation !== p.generation + 1) return this.invalidate([id]);
+    if (generation !== p.generation + 1) {
+      this.invalidate([id]);
+      return;
+    }
     for (const [cls, n] of used) {
       const inventory = p.inventories.get(cls);
-      if (!inventory) return this.invalidate([id]);
+      if (!inventory) {
+        this.invalidate([id]);
+        return;
+      }
       inventory.used = n;
     }
     p.generation = generation;

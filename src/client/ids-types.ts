@@ -1,0 +1,218 @@
+// Request and response bodies of allot's identifier API (`/ids/v1`), from src/ids/schemas.ts and
+// the OpenAPI document (GET /ids/v1/openapi.json), which are built from the same schemas.
+
+/** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
+export type Value = number | string;
+/** `42`, `"100-200"`, `{lower, upper}`, `"10.0.0.0/24"`, `"10.0.0.5"`, `"10.0.0.10-10.0.0.20"` */
+export type RangeItem = Value | { lower: Value; upper: Value };
+export type PoolKind = 'integer' | 'address' | 'prefix';
+export type Strategy = 'lowest' | 'highest' | 'random' | 'next_after_last';
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface PageQuery {
+  /** 1–1000 (default 100) */
+  limit?: number;
+  cursor?: string;
+}
+
+export interface PoolCreate {
+  name: string;
+  kind: PoolKind;
+  ranges: RangeItem[];
+  excluded?: RangeItem[];
+  static?: RangeItem[];
+  prefix_length?: number;
+  exclude_network_and_broadcast?: boolean;
+  strategy?: Strategy;
+  description?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export type PoolUpdate = Partial<Omit<PoolCreate, 'name' | 'kind' | 'exclude_network_and_broadcast'>>;
+
+export interface Utilization {
+  /** counts are decimal strings: an IPv6 pool exceeds 2^53 */
+  total: string;
+  used: string;
+  free: string;
+  allocations: number;
+  largest_free_block: string;
+  used_percent: number;
+  static_total: string;
+}
+
+export interface Pool {
+  name: string;
+  kind: PoolKind;
+  family: 'ipv4' | 'ipv6' | null;
+  ranges: Array<{ lower: Value; upper: Value }>;
+  excluded: Array<{ lower: Value; upper: Value }>;
+  static: Array<{ lower: Value; upper: Value }>;
+  prefix_length: number | null;
+  strategy: Strategy;
+  description: string;
+  metadata: Record<string, unknown>;
+  /** also the ETag */
+  generation: number;
+  utilization: Utilization;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AllocationRequest {
+  owner: string;
+  /** owner + purpose is the idempotency key (default "") */
+  purpose?: string;
+  value?: Value;
+  count?: number;
+  prefix_length?: number;
+  strategy?: Strategy;
+  /** a reservation that ends by itself unless confirmed */
+  ttl_seconds?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Allocation {
+  id: string;
+  pool: string;
+  owner: string;
+  purpose: string;
+  value: Value;
+  last_value: Value;
+  count: number;
+  prefix_length?: number;
+  state: 'allocated' | 'reserved';
+  expires_at: string | null;
+  /** also the ETag */
+  version: number;
+  source: 'api' | 'import' | 'service-instance';
+  metadata: Record<string, unknown>;
+  dry_run?: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AllocationUpdate {
+  /** confirm a reservation */
+  state?: 'allocated';
+  /** extend a reservation to now + this many seconds */
+  ttl_seconds?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface AllocationListQuery extends PageQuery {
+  pool?: string;
+  owner?: string;
+  purpose?: string;
+  state?: 'allocated' | 'reserved';
+}
+
+export interface BatchItem extends AllocationRequest {
+  pool: string;
+}
+
+export interface BatchResult {
+  allocations: Allocation[];
+  dry_run?: boolean;
+}
+
+export interface FreeRange {
+  first: Value;
+  last: Value;
+  size: string;
+  band: 'auto' | 'static';
+}
+
+export interface ImportItem {
+  value: Value;
+  owner: string;
+  purpose?: string;
+  count?: number;
+  prefix_length?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface ImportOutcome {
+  imported: number;
+  unchanged: number;
+  conflicts: Array<{ index: number; value: Value; code: string; detail: string; held_by?: Record<string, unknown> }>;
+}
+
+export type SpecAttribute =
+  | { from: 'pool'; pool: string; strategy?: Strategy; count?: number; prefix_length?: number }
+  | { from: 'lookup'; inventory: string; key_attribute: string }
+  | { from: 'inventory'; inventory: string; owner_attribute?: string };
+
+export interface SpecCreate {
+  name: string;
+  description?: string;
+  attributes: Record<string, SpecAttribute>;
+}
+
+export interface Spec extends SpecCreate {
+  version: number;
+  [field: string]: unknown;
+}
+
+export type InstanceState = 'start' | 'up' | 'update' | 'deallocating' | 'terminated';
+
+export interface InstanceCreate {
+  allocation_spec: string;
+  attributes: Record<string, unknown>;
+  /** client-chosen id: creation becomes idempotent */
+  id?: string;
+  service_type?: string;
+  lifecycle?: 'simple' | 'simple_with_deallocation';
+}
+
+export interface Instance {
+  id: string;
+  service_type: string;
+  allocation_spec: string;
+  lifecycle: 'simple' | 'simple_with_deallocation';
+  state: InstanceState;
+  version: number;
+  candidate_attributes: Record<string, unknown> | null;
+  candidate_validated: boolean;
+  active_attributes: Record<string, unknown> | null;
+  rollback_attributes: Record<string, unknown> | null;
+  last_error: string | null;
+  pending_deallocations: number;
+  [field: string]: unknown;
+}
+
+export interface InstanceListQuery extends PageQuery {
+  state?: InstanceState;
+  service_type?: string;
+}
+
+export interface OutboxEntry {
+  id: number;
+  inventory: string;
+  operation: string;
+  owner: string;
+  attribute: string;
+  instance_id: string | null;
+  state: 'pending' | 'done';
+  attempts: number;
+  next_attempt_at: string | null;
+  last_error: string | null;
+  [field: string]: unknown;
+}
+
+export interface InventoryInfo {
+  name: string;
+  type: string;
+  timeout_ms: number;
+  operations: string[];
+  outbox: { pending: number; done: number };
+}
+
+/** If-Match: the version (ETag) the change was based on */
+export interface Guard {
+  ifMatch?: number;
+}

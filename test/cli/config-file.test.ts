@@ -1,0 +1,113 @@
+// The YAML configuration file: keys are the flags without `--` (from the one option table),
+// precedence flags > environment > file > defaults, validation naming the key, `allot config`
+// showing each value's source with secrets masked, and `allot serve --config` using it.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, test } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+import { OPTIONS, fileKey, resolveConfig } from '../../src/config.js';
+import { request } from '../helpers/http.js';
+import { spawnServer } from '../helpers/server.js';
+
+const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-config-'));
+const file = (name: string, text: string) => {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  // a clean environment: no ALLOT_* of the caller leaks into what is being checked
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ALLOT_')));
+  return new Promise((resolve) =>
+    execFile(process.execPath, [cli, ...args], { env: { ...base, ...env } }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
+  );
+}
+
+describe('configuration file', () => {
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('every option has a file key, and precedence is flags > environment > file > defaults', () => {
+    assert.equal(new Set(OPTIONS.map(fileKey)).size, OPTIONS.length);
+    const f = file('precedence.yaml', 'port: 9001\nhost: 0.0.0.0\nlog-level: debug\nheartbeat-interval: 0.5\ncors-allowed-origins:\n  - https://a.example\n  - https://b.example\n');
+    const r = resolveConfig({ config: f, port: '9003' }, { ALLOT_PORT: '9002', ALLOT_HOST: '10.0.0.1' });
+    assert.equal(r.config.port, 9003);
+    assert.deepEqual(r.sources.port, { from: 'flag', flag: '--port' });
+    assert.equal(r.config.host, '10.0.0.1');
+    assert.deepEqual(r.sources.host, { from: 'env', name: 'ALLOT_HOST' });
+    assert.equal(r.config.logLevel, 'debug');
+    assert.deepEqual(r.sources.logLevel, { from: 'file', path: f });
+    assert.equal(r.config.heartbeatInterval, 500, 'seconds in the file, as on the command line');
+    assert.deepEqual(r.config.corsAllowedOrigins, ['https://a.example', 'https://b.example']);
+    assert.equal(r.config.bodyLimit, 1 << 20);
+    assert.deepEqual(r.sources.bodyLimit, { from: 'default' });
+    // ALLOT_CONFIG names the file when --config does not
+    assert.equal(resolveConfig({}, { ALLOT_CONFIG: f }).config.port, 9001);
+  });
+
+  test('mistakes are refused with the file and the key named', () => {
+    const cases: Array<[string, RegExp]> = [
+      ['prot: 8778\n', /unknown key "prot" \(did you mean "port"\?\)/],
+      ['port: [1, 2]\n', /: port: expected a single value, got a list/],
+      ['db:\n  url: x\n', /: db: expected a single value, got a mapping/],
+      ['port: eighty\n', /: port: port must be an integer from 0 to 65535, got "eighty"/],
+      ['sqlite-sync: sometimes\n', /: sqlite-sync: sqlite sync must be one of full, normal, off/],
+      ['- port\n', /must be a mapping of option names to values/],
+      ['port: 1\n  host: x\n', /not valid YAML \(line \d+\)/],
+    ];
+    for (const [text, expected] of cases) {
+      const f = file('bad.yaml', text);
+      assert.throws(() => resolveConfig({ config: f }, {}), (err: Error) => {
+        assert.match(err.message, expected);
+        assert.ok(err.message.startsWith(f), `names the file: ${err.message}`);
+        return true;
+      });
+    }
+    assert.throws(() => resolveConfig({ config: path.join(dir, 'none.yaml') }, {}), /cannot read configuration file .*none\.yaml: ENOENT/);
+  });
+
+  test('allot config prints each value, its source, and masks secrets; yaml output is a usable file', async () => {
+    const f = file('show.yaml', 'db: postgres://allot:s3cret@db.example/allot\nheartbeat-timeout: 90\n');
+    const json = await run(['config', '--config', f, '--port', '1234', '-o', 'json'], { ALLOT_LOG_LEVEL: 'warn' });
+    assert.equal(json.code, 0, json.stderr);
+    const rows = JSON.parse(json.stdout) as Array<{ key: string; value: unknown; source: string }>;
+    const row = (k: string) => rows.find((r) => r.key === k)!;
+    assert.deepEqual(row('db'), { key: 'db', value: 'postgres://allot:****@db.example/allot', source: `file ${f}` });
+    assert.deepEqual(row('port'), { key: 'port', value: 1234, source: 'flag --port' });
+    assert.deepEqual(row('log-level'), { key: 'log-level', value: 'warn', source: 'env ALLOT_LOG_LEVEL' });
+    assert.deepEqual(row('heartbeat-timeout'), { key: 'heartbeat-timeout', value: 90, source: `file ${f}` });
+    assert.deepEqual(row('body-limit'), { key: 'body-limit', value: 1048576, source: 'default' });
+    assert.equal(rows.length, OPTIONS.length);
+    assert.doesNotMatch(json.stdout, /s3cret/);
+
+    const yaml = await run(['config', '--config', f, '-o', 'yaml']);
+    const reread = file('reread.yaml', yaml.stdout.replace('allot:****@', 'allot:s3cret@'));
+    assert.equal(Object.keys(parseYaml(yaml.stdout) as object).length, OPTIONS.length);
+    assert.equal(resolveConfig({ config: reread }, {}).config.heartbeatTimeout, 90_000, 'the printed configuration reads back');
+
+    const bad = await run(['config', '--config', file('typo.yaml', 'log-levl: debug\n')]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /^allot: .*typo\.yaml: unknown key "log-levl" \(did you mean "log-level"\?\)\n$/);
+  });
+
+  test('allot serve takes its settings from the file, and refuses a bad one with exit 2', async () => {
+    const f = file('serve.yaml', `db: sqlite:${path.join(dir, 'from-file.db')}\nlog-level: info\nmax-candidates: 77\n`);
+    const server = await spawnServer(['--config', f]);
+    try {
+      assert.equal((await request('GET', `${server.url}/healthz`)).status, 200);
+      assert.match(server.output(), /from-file\.db/, 'the database named in the file is used');
+    } finally {
+      assert.equal(await server.stop(), 0);
+    }
+    const refused = await run(['serve', '--port', '0', '--config', file('serve-bad.yaml', 'max-candidates: 0\n')]);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /serve-bad\.yaml: max-candidates: max candidates must be an integer from 1 to 1000000, got "0"/);
+  });
+});

@@ -1,0 +1,131 @@
+// The typed identifier client against a real allot on SQLite and PostgreSQL: pools, allocations
+// (for an owner, batches, imports, reservations with If-Match), specs, service instances, the
+// outbox, pagination, and RFC 9457 problems parsed into AllotApiError.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { AllotApiError, AllotClient, type IdsClient, retryOnConflict } from '../../src/client/index.js';
+import { DIALECTS } from '../helpers/databases.js';
+import { serverFor } from '../helpers/server.js';
+
+for (const dialect of DIALECTS) {
+  describe(`identifier client (${dialect})`, () => {
+    let ids: IdsClient;
+    serverFor(dialect, (s) => {
+      ids = new AllotClient({ url: s.url }).ids;
+    });
+
+    test('pools and allocations: create, allocate (idempotent), batch, reserve and confirm, release, import', async () => {
+      const pool = await ids.createPool({ name: 'vlan', kind: 'integer', ranges: ['1-4094'], excluded: [1], static: ['2-9'] });
+      assert.equal(pool.utilization.total, '4093');
+
+      const a = await ids.allocate('vlan', { owner: 'svc-1', purpose: 'a' });
+      assert.deepEqual([a.value, a.created], [10, true]);
+      const again = await ids.allocate('vlan', { owner: 'svc-1', purpose: 'a' });
+      assert.deepEqual([again.id, again.created], [a.id, false]);
+
+      const batch = await ids.allocateBatch([
+        { pool: 'vlan', owner: 'svc-2', purpose: 'x' },
+        { pool: 'vlan', owner: 'svc-2', purpose: 'y', value: 5 },
+      ]);
+      assert.deepEqual(
+        batch.allocations.map((x) => x.value),
+        [11, 5],
+      );
+
+      const reserved = await ids.allocate('vlan', { owner: 'svc-3', ttl_seconds: 60 });
+      assert.equal(reserved.state, 'reserved');
+      const confirmed = await ids.updateAllocation(reserved.id, { state: 'allocated' }, { ifMatch: reserved.version });
+      assert.equal(confirmed.state, 'allocated');
+
+      assert.equal((await ids.listAllAllocations({ pool: 'vlan' })).length, 4);
+      await ids.releaseAllocation(a.id);
+      assert.equal((await ids.getPool('vlan')).utilization.allocations, 3);
+      assert.equal((await ids.listAllFreeRanges('vlan', { band: 'static' }))[0]!.band, 'static');
+
+      const outcome = await ids.importValues(
+        'vlan',
+        [
+          { value: 100, owner: 'old-1' },
+          { value: 5, owner: 'someone-else' },
+        ],
+        'skip',
+      );
+      assert.deepEqual([outcome.imported, outcome.conflicts.length, outcome.conflicts[0]!.code], [1, 1, 'ids.value_in_use']);
+
+      const updated = await ids.updatePool('vlan', { description: 'core VLANs' }, { ifMatch: (await ids.getPool('vlan')).generation });
+      assert.equal(updated.description, 'core VLANs');
+    });
+
+    test('pagination follows next_cursor', async () => {
+      for (const n of ['p-a', 'p-b', 'p-c', 'p-d', 'p-e']) await ids.createPool({ name: n, kind: 'integer', ranges: ['1-10'] });
+      const first = await ids.listPools({ limit: 2 });
+      assert.equal(first.items.length, 2);
+      assert.ok(first.next_cursor);
+      const names = (await ids.listAll<{ name: string }>('/pools', { limit: 2 })).map((p) => p.name);
+      assert.deepEqual(
+        names.filter((n) => n.startsWith('p-')),
+        ['p-a', 'p-b', 'p-c', 'p-d', 'p-e'],
+      );
+    });
+
+    test('specs and service instances through their lifecycle; the outbox and inventories', async () => {
+      await ids.createPool({ name: 'vni', kind: 'integer', ranges: ['5000-5999'] });
+      const spec = await ids.createSpec({ name: 'vni-only', attributes: { vni: { from: 'pool', pool: 'vni' } } });
+      assert.equal(spec.name, 'vni-only');
+      assert.equal((await ids.listAllSpecs()).length, 1);
+      const inst = await ids.createInstance({ allocation_spec: 'vni-only', attributes: { name: 'wire-1' } });
+      assert.equal(inst.state, 'start');
+      const validated = await ids.validateInstance(inst.id, { ifMatch: inst.version });
+      assert.equal(validated.candidate_attributes!.vni, 5000);
+      const up = await ids.promoteInstance(inst.id);
+      assert.equal(up.state, 'up');
+      const changed = await ids.updateInstance(inst.id, { name: 'wire-1b' });
+      assert.equal(changed.state, 'update');
+      assert.equal((await ids.listAllInstances({ state: 'update' })).length, 1);
+      const terminated = await ids.terminateInstance(inst.id);
+      assert.equal(terminated.state, 'terminated');
+      assert.deepEqual(await ids.listAllOutbox(), []);
+      assert.deepEqual(await ids.listInventories(), []);
+      await ids.createSpec({ name: 'unused', attributes: { vni: { from: 'pool', pool: 'vni' } } });
+      await ids.deleteSpec('unused');
+      assert.deepEqual((await ids.listAllSpecs()).map((s) => s.name), ['vni-only']);
+      assert.equal(((await ids.openapi()) as { openapi: string }).openapi, '3.1.0');
+    });
+
+    test('RFC 9457 problems become AllotApiErrors with code, detail and request id', async () => {
+      await ids.createPool({ name: 'small', kind: 'integer', ranges: ['1-2'] });
+      await ids.allocate('small', { owner: 'x', value: 1 });
+      const taken = await ids.allocate('small', { owner: 'y', value: 1 }).catch((e: unknown) => e);
+      assert.ok(taken instanceof AllotApiError);
+      assert.deepEqual([taken.status, taken.code, taken.api], [409, 'ids.value_in_use', 'ids']);
+      assert.match(taken.message, /held by owner "x"/);
+      assert.ok(taken.requestId);
+      assert.equal((taken.body as { held_by: { owner: string } }).held_by.owner, 'x');
+
+      const invalid = await ids.createPool({ name: 'bad', kind: 'integer', ranges: [] }).catch((e: unknown) => e);
+      assert.ok(invalid instanceof AllotApiError);
+      assert.equal(invalid.code, 'ids.invalid_request');
+      assert.match(invalid.message, /\/ranges/, 'the pointer of the validation error is in the message');
+
+      const pool = await ids.getPool('small');
+      await ids.updatePool('small', { description: 'moved on' });
+      const stale = await ids.updatePool('small', { description: 'late' }, { ifMatch: pool.generation }).catch((e: unknown) => e);
+      assert.ok(stale instanceof AllotApiError);
+      assert.deepEqual([stale.status, stale.code], [412, 'ids.precondition_failed']);
+    });
+
+    test('retryOnConflict re-reads a pool when its version moved under an If-Match write', async () => {
+      await ids.createPool({ name: 'meta', kind: 'integer', ranges: ['1-100'], metadata: {} });
+      let tries = 0;
+      const result = await retryOnConflict(async () => {
+        tries++;
+        const pool = await ids.getPool('meta');
+        // another writer changes the pool between our read and our write, once
+        if (tries === 1) await ids.updatePool('meta', { metadata: { ...pool.metadata, other: 1 } });
+        return ids.updatePool('meta', { metadata: { ...pool.metadata, mine: 1 } }, { ifMatch: pool.generation });
+      });
+      assert.equal(tries, 2);
+      assert.deepEqual(result.metadata, { other: 1, mine: 1 });
+    });
+  });
+}
