@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { type Chromium, launchChromium } from '../helpers/chromium.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import { AllotClient } from '../../src/client/index.js';
 import { request } from '../helpers/http.js';
 import { type RealKeystone, realKeystone } from '../helpers/keystone.js';
 import { type TestServer, startServer } from '../helpers/server.js';
@@ -43,9 +44,7 @@ for (const dialect of DIALECTS) {
         keystoneProject: 'service',
         keystoneTimeout: 30_000,
       });
-      const admin = await ks.token('admin');
-      const created = await request('POST', `${server.url}/placement/resource_providers`, { name: `ks-cn-${dialect}` }, { headers: { 'x-auth-token': admin, 'openstack-api-version': 'placement 1.39' } });
-      assert.equal(created.status, 200, created.text);
+      await new AllotClient({ url: server.url, token: await ks.token('admin') }).placement.createProvider({ name: `ks-cn-${dialect}` });
       page = await browser.context.newPage();
       page.on('request', (r) => {
         if (/\/(placement|baremetal|ids)\//.test(new URL(r.url()).pathname)) apiRequests.push({ url: r.url(), token: r.headers()['x-auth-token'] });

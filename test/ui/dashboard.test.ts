@@ -12,10 +12,9 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { type Chromium, launchChromium, summarizePixels } from '../helpers/chromium.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
-import { PlacementClient, request } from '../helpers/http.js';
+import { AllotClient } from '../../src/client/index.js';
+import { request } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { IronicClient, allocationSettled } from '../baremetal/helpers.js';
-import { IdsClient } from '../ids/helpers.js';
 import { FAILED_ALLOCATION, NODES, PROVIDERS, type SeededDemo, allocatePlacement, consumerDefs, poolDefs, provisionState, seedDemo } from './demo.js';
 
 const en = (n: number) => n.toLocaleString('en-US');
@@ -237,12 +236,12 @@ for (const dialect of DIALECTS) {
       await page.click('a[data-route="pools"]');
       await page.waitForSelector('[data-pool="vlan"] [data-chart="free-strip"]');
       const defs = poolDefs();
-      assert.deepEqual((await page.locator('[data-pool]').evaluateAll((ps) => ps.map((p) => p.getAttribute('data-pool')))).sort(), defs.map((d) => String(d.body.name)).sort());
+      assert.deepEqual((await page.locator('[data-pool]').evaluateAll((ps) => ps.map((p) => p.getAttribute('data-pool')))).sort(), defs.map((d) => d.body.name).sort());
       for (const d of defs) {
         const pool = page.locator(`[data-pool="${d.body.name}"]`);
         const taken = d.taken.reduce((n, [, c]) => n + c * (d.body.kind === 'prefix' ? 2 : 1), 0);
-        assert.equal(await pool.locator('[data-field="used"]').innerText(), en(taken), String(d.body.name));
-        assert.equal(await pool.locator('[data-field="allocations"]').innerText(), en(d.taken.length), String(d.body.name));
+        assert.equal(await pool.locator('[data-field="used"]').innerText(), en(taken), d.body.name);
+        assert.equal(await pool.locator('[data-field="allocations"]').innerText(), en(d.taken.length), d.body.name);
       }
       // the VLAN strip: 160 buckets over 1–4094; the excluded VLAN 1 grey, the dense low band mostly
       // taken, the top free; the static band 2–99 marked
@@ -265,9 +264,9 @@ for (const dialect of DIALECTS) {
       await page.waitForSelector('tr[data-consumer]');
       await page.evaluate(() => Object.assign(globalThis, { notReloaded: true }));
 
-      const placement = new PlacementClient(server.placementUrl);
+      const allot = new AllotClient({ url: server.url, token: 'admin' });
       const consumer = randomUUID();
-      await allocatePlacement(placement, consumer, { name: 'live', project: 'live-project', user: 'live-user', allocations: { 'cn-r1-03': { VCPU: 32, MEMORY_MB: 131072 } } }, demo.providers);
+      await allocatePlacement(allot.placement, consumer, { name: 'live', project: 'live-project', user: 'live-user', allocations: { 'cn-r1-03': { VCPU: 32, MEMORY_MB: 131072 } } }, demo.providers);
       await page.locator(`tr[data-consumer="${consumer}"]`).getByText('live-project').waitFor({ timeout: 15_000 });
 
       await page.click('a[data-route="capacity"]');
@@ -276,17 +275,14 @@ for (const dialect of DIALECTS) {
 
       await page.click('a[data-route="baremetal"]');
       await page.waitForSelector('[data-chart="provision-states"]');
-      const ironic = new IronicClient(`${server.url}/baremetal`);
-      const created = await ironic.post('/v1/allocations', { name: 'alloc-live', resource_class: 'baremetal-large', candidate_nodes: [demo.nodes.get('bm-rack4-04')], owner: 'bm-project' });
-      assert.equal(created.status, 201, created.text);
-      assert.equal((await allocationSettled(ironic, 'alloc-live')).state, 'active');
+      await allot.baremetal.createAllocation({ name: 'alloc-live', resource_class: 'baremetal-large', candidate_nodes: [demo.nodes.get('bm-rack4-04')!], owner: 'bm-project' });
+      assert.equal((await allot.baremetal.waitForAllocation('alloc-live')).state, 'active');
       await page.locator('tr[data-node="bm-rack4-04"]').getByText('alloc-live (active)').waitFor({ timeout: 15_000 });
 
       await page.click('a[data-route="pools"]');
-      const ids = new IdsClient(server.url);
       const vlan = poolDefs().find((d) => d.body.name === 'vlan')!;
       await page.waitForSelector(`[data-pool="vlan"] [data-field="allocations"]:text-is("${en(vlan.taken.length)}")`);
-      assert.equal((await ids.post('/pools/vlan/allocations', { owner: 'live-owner', count: 4 })).status, 201);
+      assert.equal((await allot.ids.allocate('vlan', { owner: 'live-owner', count: 4 })).created, true);
       await page.waitForSelector(`[data-pool="vlan"] [data-field="allocations"]:text-is("${en(vlan.taken.length + 1)}")`, { timeout: 15_000 });
       assert.equal(await page.locator('[data-pool="vlan"] [data-field="used"]').innerText(), en(vlan.taken.length + 4));
 

@@ -1,13 +1,11 @@
-// A small cloud for the dashboard, created through the three APIs as a client would: compute
+// A small cloud for the dashboard, created through the three APIs with allot's typed client: compute
 // nodes (some with NUMA and NIC children) and a shared storage pool in Placement with instances
 // allocated on them, bare-metal nodes in several provision states with allocations, and
 // identifier pools partly taken. The dashboard's tests and `npm run screenshots` both use it; the
 // tests compute what the pages must show from these definitions, not from the dashboard's code.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { PlacementClient } from '../helpers/http.js';
-import { IronicClient, allocationSettled, availableNode, nodeSettled } from '../baremetal/helpers.js';
-import { IdsClient } from '../ids/helpers.js';
+import { AllotClient, type PlacementClient, type ids } from '../../src/client/index.js';
 
 export interface InventoryDef {
   total: number;
@@ -125,7 +123,7 @@ export function provisionState(n: NodeDef): string {
 export const FAILED_ALLOCATION = { name: 'alloc-xxl', resource_class: 'baremetal-xxl' };
 
 export interface PoolDef {
-  body: Record<string, unknown>;
+  body: ids.PoolCreate;
   /** values imported as taken: [value, count] */
   taken: Array<[number | string, number]>;
 }
@@ -172,87 +170,77 @@ export interface SeededDemo {
   allocations: Map<string, string>;
 }
 
-/** Create the demo cloud on a running allot (main port URL). */
+/** Create the demo cloud on a running allot (main port URL; noauth, as admin). */
 export async function seedDemo(url: string): Promise<SeededDemo> {
-  const [providers, nodes] = await Promise.all([seedPlacement(url), seedBaremetal(url), seedPools(url)]).then(([p, b]) => [p, b] as const);
-  return { providers: providers.providers, consumers: providers.consumers, nodes: nodes.nodes, allocations: nodes.allocations };
+  const allot = new AllotClient({ url, token: 'admin' });
+  const [placement, baremetal] = await Promise.all([seedPlacement(allot), seedBaremetal(allot), seedPools(allot)]);
+  return { providers: placement.providers, consumers: placement.consumers, nodes: baremetal.nodes, allocations: baremetal.allocations };
 }
 
-async function seedPlacement(url: string): Promise<{ providers: Map<string, string>; consumers: Map<string, ConsumerDef> }> {
-  const api = new PlacementClient(`${url}/placement`);
+async function seedPlacement(allot: AllotClient): Promise<{ providers: Map<string, string>; consumers: Map<string, ConsumerDef> }> {
   const providers = new Map<string, string>();
   for (const p of PROVIDERS) {
-    const created = await api.post('/resource_providers', { name: p.name, ...(p.parent ? { parent_provider_uuid: providers.get(p.parent) } : {}) });
-    assert.equal(created.status, 200, created.text);
-    providers.set(p.name, created.body.uuid);
-    const inv = await api.put(`/resource_providers/${created.body.uuid}/inventories`, { resource_provider_generation: created.body.generation, inventories: p.inventories });
-    assert.equal(inv.status, 200, inv.text);
+    const created = await allot.placement.createProvider({ name: p.name, ...(p.parent ? { parent_provider_uuid: providers.get(p.parent)! } : {}) });
+    providers.set(p.name, created.uuid);
+    await allot.placement.setInventories(created.uuid, created.generation, p.inventories);
   }
   const consumers = new Map<string, ConsumerDef>();
   for (const c of consumerDefs()) {
     const uuid = randomUUID();
     consumers.set(uuid, c);
-    await allocatePlacement(api, uuid, c, providers);
+    await allocatePlacement(allot.placement, uuid, c, providers);
   }
   return { providers, consumers };
 }
 
 /** Claim a consumer's allocations (a new consumer) through Placement. */
-export async function allocatePlacement(api: PlacementClient, uuid: string, c: ConsumerDef, providers: Map<string, string>): Promise<void> {
+export async function allocatePlacement(placement: PlacementClient, uuid: string, c: ConsumerDef, providers: Map<string, string>): Promise<void> {
   const allocations = Object.fromEntries(Object.entries(c.allocations).map(([name, resources]) => [providers.get(name)!, { resources }]));
-  const res = await api.put(`/allocations/${uuid}`, { allocations, project_id: c.project, user_id: c.user, consumer_generation: null, consumer_type: 'INSTANCE' });
-  assert.equal(res.status, 204, `${c.name}: ${res.text}`);
+  await placement.setAllocations(uuid, { allocations, project_id: c.project, user_id: c.user, consumer_generation: null, consumer_type: 'INSTANCE' });
 }
 
-async function seedBaremetal(url: string): Promise<{ nodes: Map<string, string>; allocations: Map<string, string> }> {
-  const api = new IronicClient(`${url}/baremetal`);
+async function seedBaremetal(allot: AllotClient): Promise<{ nodes: Map<string, string>; allocations: Map<string, string> }> {
+  const api = allot.baremetal;
   const nodes = new Map<string, string>();
   const allocations = new Map<string, string>();
   await Promise.all(
     NODES.map(async (n) => {
-      const fields = { name: n.name, resource_class: n.resource_class, owner: 'bm-project' };
-      let uuid: string;
-      if (n.state === 'enroll' || n.state === 'manageable') {
-        const created = await api.post('/v1/nodes', { driver: 'fake-hardware', ...fields });
-        assert.equal(created.status, 201, created.text);
-        uuid = created.body.uuid;
-        if (n.state === 'manageable') {
-          assert.equal((await api.put(`/v1/nodes/${uuid}/states/provision`, { target: 'manage' })).status, 202);
-          await nodeSettled(api, uuid);
-        }
-      } else {
-        uuid = (await availableNode(api, fields)).uuid;
-      }
+      const { uuid } = await api.createNode({ driver: 'fake-hardware', name: n.name, resource_class: n.resource_class, owner: 'bm-project' });
       nodes.set(n.name, uuid);
+      if (n.state === 'enroll') return;
+      await api.setProvisionState(uuid, 'manage');
+      await api.waitForProvisionState(uuid, 'manageable');
+      if (n.state === 'manageable') return;
+      // available and allocatable: provided, and powered off as a node waiting for work is
+      await api.setProvisionState(uuid, 'provide');
+      await api.waitForProvisionState(uuid, 'available');
+      await api.setPowerState(uuid, 'power off');
+      await api.waitForPowerState(uuid, 'power off');
       if (n.state === 'allocated' || n.state === 'active') {
         const name = `alloc-${n.name}`;
-        const created = await api.post('/v1/allocations', { name, resource_class: n.resource_class, candidate_nodes: [uuid], owner: 'bm-project' });
-        assert.equal(created.status, 201, created.text);
-        const settled = await allocationSettled(api, name);
+        await api.createAllocation({ name, resource_class: n.resource_class, candidate_nodes: [uuid], owner: 'bm-project' });
+        const settled = await api.waitForAllocation(name);
         assert.equal(settled.state, 'active', JSON.stringify(settled));
         allocations.set(name, settled.uuid);
       }
       if (n.state === 'active') {
-        assert.equal((await api.put(`/v1/nodes/${uuid}/states/provision`, { target: 'active' })).status, 202);
-        await nodeSettled(api, uuid);
+        await api.setProvisionState(uuid, 'active');
+        await api.waitForProvisionState(uuid, 'active');
       }
-      if (n.maintenance) assert.equal((await api.put(`/v1/nodes/${uuid}/maintenance`, { reason: 'fan replacement' })).status, 202);
+      if (n.maintenance) await api.setMaintenance(uuid, 'fan replacement');
     }),
   );
-  const failed = await api.post('/v1/allocations', FAILED_ALLOCATION);
-  assert.equal(failed.status, 201, failed.text);
-  assert.equal((await allocationSettled(api, FAILED_ALLOCATION.name)).state, 'error');
-  allocations.set(FAILED_ALLOCATION.name, failed.body.uuid);
+  await api.createAllocation(FAILED_ALLOCATION);
+  const failed = await api.waitForAllocation(FAILED_ALLOCATION.name);
+  assert.equal(failed.state, 'error');
+  allocations.set(FAILED_ALLOCATION.name, failed.uuid);
   return { nodes, allocations };
 }
 
-async function seedPools(url: string): Promise<void> {
-  const api = new IdsClient(url);
+async function seedPools(allot: AllotClient): Promise<void> {
   for (const p of poolDefs()) {
-    const created = await api.post('/pools', p.body);
-    assert.equal(created.status, 201, created.text);
+    await allot.ids.createPool(p.body);
     const items = p.taken.map(([value, count], i) => ({ value, owner: `${p.body.name}-owner-${i}`, ...(count > 1 ? { count } : {}) }));
-    const imported = await api.post(`/pools/${p.body.name}/imports`, { items });
-    assert.equal(imported.status, 200, imported.text);
+    await allot.ids.importValues(p.body.name, items);
   }
 }
