@@ -1,7 +1,8 @@
 // Debian packages the tests need besides npm's: the real OpenStack command-line clients, which the
-// client tests drive against allot, and a real Keystone (with uwsgi to serve it) for the
-// authentication tests. Installed on first use when we may (root + apt-get); otherwise the run
-// stops and says what to install.
+// client tests drive against allot, a real Keystone (with uwsgi to serve it) for the
+// authentication tests, and Chromium, in which the dashboard's tests open /ui (driven by
+// playwright-core; never a browser download of Playwright's own). Installed on first use when we
+// may (root + apt-get); otherwise the run stops and says what to install.
 import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 
@@ -14,13 +15,15 @@ const PACKAGES: Record<string, string> = {
   'python3-keystonemiddleware': '/usr/bin/python3 -c "import keystonemiddleware"',
   uwsgi: 'uwsgi --version',
   'uwsgi-plugin-python3': 'test -e /usr/lib/uwsgi/plugins/python3_plugin.so',
+  chromium: '/usr/bin/chromium --version',
 };
 
 const works = (check: string) => spawnSync('sh', ['-c', `${check} >/dev/null 2>&1`]).status === 0;
 
-export function ensureSystemPackages(): void {
+/** Install what is missing of `only` (default: every package the tests need). */
+export function ensureSystemPackages(only: string[] = Object.keys(PACKAGES)): void {
   const missing = Object.entries(PACKAGES)
-    .filter(([, check]) => !works(check))
+    .filter(([pkg, check]) => only.includes(pkg) && !works(check))
     .map(([pkg]) => pkg);
   if (missing.length === 0) return;
   const canInstall = process.getuid?.() === 0 && works('command -v apt-get');

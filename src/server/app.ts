@@ -11,6 +11,7 @@ import { METHODS } from '../http/router.js';
 import { APIS, type ApiModule, type ApiName } from './apis.js';
 import type { AppContext } from './context.js';
 import { installCors } from './cors.js';
+import { installDashboard } from './dashboard.js';
 import { serveMetrics } from './metrics.js';
 import { installReferencePage } from './reference-page.js';
 
@@ -126,7 +127,8 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   });
 
   if (!apis.some((m) => m.prefix === '')) {
-    server.get('/', async () => ({ name: 'allot', apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])) }));
+    server.get('/', async () => ({ name: 'allot', apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])), dashboard: '/ui/' }));
+    installDashboard(server, app.log as FastifyBaseLogger, { auth: app.config.auth });
     // For supervisors: 200 while this process works and reaches its database.
     server.get('/healthz', async (_req, reply) => {
       const answer = await app.health.live();
