@@ -60,7 +60,10 @@ async function populate(url: string, n: number): Promise<void> {
     await syncStandardNames(database);
     const db = database.db;
     const classIds = Object.fromEntries(
-      (await db.selectFrom('resource_classes').select(['id', 'name']).where('name', 'in', ['VCPU', 'MEMORY_MB', 'DISK_GB']).execute()).map((r) => [r.name, r.id]),
+      (await db.selectFrom('resource_classes').select(['id', 'name']).where('name', 'in', ['VCPU', 'MEMORY_MB', 'DISK_GB']).execute()).map((r) => [
+        r.name,
+        r.id,
+      ]),
     );
     const avx2 = (await db.selectFrom('traits').select('id').where('name', '=', 'HW_CPU_X86_AVX2').executeTakeFirstOrThrow()).id;
     const now = new Date().toISOString();
@@ -71,7 +74,17 @@ async function populate(url: string, n: number): Promise<void> {
         const ids = (
           await tx
             .insertInto('resource_providers')
-            .values(Array.from({ length: count }, (_, i) => ({ uuid: randomUUID(), name: `cn${start + i}`, generation: 1, parent_provider_id: null, root_provider_id: null, created_at: now, updated_at: now })))
+            .values(
+              Array.from({ length: count }, (_, i) => ({
+                uuid: randomUUID(),
+                name: `cn${start + i}`,
+                generation: 1,
+                parent_provider_id: null,
+                root_provider_id: null,
+                created_at: now,
+                updated_at: now,
+              })),
+            )
             .returning('id')
             .execute()
         ).map((r) => r.id);
@@ -87,15 +100,32 @@ async function populate(url: string, n: number): Promise<void> {
           created_at: now,
           updated_at: now,
         });
-        await tx.insertInto('inventories').values(ids.flatMap((id) => [inv(id, 'VCPU', 64, 4), inv(id, 'MEMORY_MB', 262144, 1.5), inv(id, 'DISK_GB', 2000, 1)])).execute();
+        await tx
+          .insertInto('inventories')
+          .values(ids.flatMap((id) => [inv(id, 'VCPU', 64, 4), inv(id, 'MEMORY_MB', 262144, 1.5), inv(id, 'DISK_GB', 2000, 1)]))
+          .execute();
         const traited = ids.filter((_, i) => (start + i) % 4 === 0);
-        if (traited.length) await tx.insertInto('resource_provider_traits').values(traited.map((id) => ({ resource_provider_id: id, trait_id: avx2 }))).execute();
+        if (traited.length)
+          await tx
+            .insertInto('resource_provider_traits')
+            .values(traited.map((id) => ({ resource_provider_id: id, trait_id: avx2 })))
+            .execute();
         const used = ids.filter((_, i) => (start + i) % 2 === 0);
         if (used.length) {
           const consumers = (
             await tx
               .insertInto('consumers')
-              .values(used.map(() => ({ uuid: randomUUID(), project_id: 'bench', user_id: 'bench', generation: 1, consumer_type_id: null, created_at: now, updated_at: now })))
+              .values(
+                used.map(() => ({
+                  uuid: randomUUID(),
+                  project_id: 'bench',
+                  user_id: 'bench',
+                  generation: 1,
+                  consumer_type_id: null,
+                  created_at: now,
+                  updated_at: now,
+                })),
+              )
               .returning('id')
               .execute()
           ).map((r) => r.id);
@@ -109,13 +139,24 @@ async function populate(url: string, n: number): Promise<void> {
                     ['MEMORY_MB', 8192],
                     ['DISK_GB', 100],
                   ] as const
-                ).map(([cls, amount]) => ({ resource_provider_id: id, consumer_id: consumers[i]!, resource_class_id: classIds[cls]!, used: amount, created_at: now, updated_at: now })),
+                ).map(([cls, amount]) => ({
+                  resource_provider_id: id,
+                  consumer_id: consumers[i]!,
+                  resource_class_id: classIds[cls]!,
+                  used: amount,
+                  created_at: now,
+                  updated_at: now,
+                })),
               ),
             )
             .execute();
         }
       }
-      await tx.updateTable('resource_providers').set((eb) => ({ root_provider_id: eb.ref('id') })).where('root_provider_id', 'is', null).execute();
+      await tx
+        .updateTable('resource_providers')
+        .set((eb) => ({ root_provider_id: eb.ref('id') }))
+        .where('root_provider_id', 'is', null)
+        .execute();
     });
   } finally {
     await database.close();
@@ -130,9 +171,13 @@ interface Server {
 
 async function serve(dbUrl: string, profileDir: string | null): Promise<Server> {
   const node = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const proc = spawn(process.execPath, [...node, path.join(root, 'dist/cli/main.js'), 'serve', '--db', dbUrl, '--port', '0', '--log-level', 'info', '--sqlite-sync', 'normal'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [...node, path.join(root, 'dist/cli/main.js'), 'serve', '--db', dbUrl, '--port', '0', '--log-level', 'info', '--sqlite-sync', 'normal'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -187,7 +232,13 @@ async function measure(url: string, query: string, count: number) {
     requests: count,
     candidates,
     responseBytes: bytes,
-    ms: { p50: round(percentile(latencies, 50)), p90: round(percentile(latencies, 90)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1]!), mean: round(latencies.reduce((a, b) => a + b, 0) / count) },
+    ms: {
+      p50: round(percentile(latencies, 50)),
+      p90: round(percentile(latencies, 90)),
+      p99: round(percentile(latencies, 99)),
+      max: round(latencies[latencies.length - 1]!),
+      mean: round(latencies.reduce((a, b) => a + b, 0) / count),
+    },
     perSecond: round((count / elapsed) * 1000),
     serverMedianMs: Object.fromEntries([...phases].map(([name, xs]) => [name, median(xs)])),
   };
@@ -214,9 +265,15 @@ function summarizeProfile(dir: string) {
     const file = url.replace(/^file:\/\//, '').replace(`${root}/`, '');
     const module =
       url === ''
-        ? functionName.startsWith('(') ? functionName : 'node (native)'
+        ? functionName.startsWith('(')
+          ? functionName
+          : 'node (native)'
         : file.includes('node_modules/')
-          ? file.split('node_modules/')[1]!.split('/').slice(0, file.split('node_modules/')[1]!.startsWith('@') ? 2 : 1).join('/')
+          ? file
+              .split('node_modules/')[1]!
+              .split('/')
+              .slice(0, file.split('node_modules/')[1]!.startsWith('@') ? 2 : 1)
+              .join('/')
           : file.startsWith('node:')
             ? 'node:internal'
             : file.startsWith('dist/')
@@ -335,7 +392,15 @@ try {
       } finally {
         const rss = rssMb(server.proc.pid!);
         await server.stop();
-        results.push({ dialect, providers: n, setupMs, serverRssMb: rss, queries, inProcess: local, profile: profileDir ? summarizeProfile(profileDir) : undefined });
+        results.push({
+          dialect,
+          providers: n,
+          setupMs,
+          serverRssMb: rss,
+          queries,
+          inProcess: local,
+          profile: profileDir ? summarizeProfile(profileDir) : undefined,
+        });
       }
       console.error(`# done: ${dialect} ${n}`);
     }
@@ -346,4 +411,10 @@ try {
   else rmSync(tmp, { recursive: true, force: true });
 }
 // Other work on the machine shows in every latency: say how busy it was.
-console.log(JSON.stringify({ bench: 'allocation_candidates', node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg().map(round), queries: QUERIES, results }, null, 2));
+console.log(
+  JSON.stringify(
+    { bench: 'allocation_candidates', node: process.version, cpus: os.cpus().length, loadAverage: os.loadavg().map(round), queries: QUERIES, results },
+    null,
+    2,
+  ),
+);

@@ -16,7 +16,13 @@ interface CpuProfile {
 }
 
 const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true });
-const files = positionals.flatMap((p) => (statSync(p).isDirectory() ? readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(p, f)) : [p]));
+const files = positionals.flatMap((p) =>
+  statSync(p).isDirectory()
+    ? readdirSync(p)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(p, f))
+    : [p],
+);
 if (files.length === 0) {
   console.error('usage: npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N]');
   process.exit(2);
@@ -57,7 +63,10 @@ const top = Number(values.top);
 const busy = total - (byArea.get('(idle)') ?? 0);
 const show = (title: string, m: Map<string, number>) => {
   console.log(`\n${title} (self time, % of non-idle ${(busy / 1e6).toFixed(1)} s)`);
-  for (const [k, us] of [...m].filter(([k]) => k !== '(idle)' && !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+  for (const [k, us] of [...m]
+    .filter(([k]) => k !== '(idle)' && !k.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)) {
     console.log(`${((100 * us) / busy).toFixed(1).padStart(6)}%  ${k}`);
   }
 };

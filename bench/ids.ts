@@ -79,7 +79,19 @@ async function measure(base: string, db: string, pool: string, size: number, bef
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const q = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]! * 100) / 100;
-  return { db, pool, size, allocated_before: before, strategy, allocations: N, concurrency: CONCURRENCY, seconds: Math.round(seconds * 100) / 100, per_second: Math.round(N / seconds), p50_ms: q(0.5), p99_ms: q(0.99) };
+  return {
+    db,
+    pool,
+    size,
+    allocated_before: before,
+    strategy,
+    allocations: N,
+    concurrency: CONCURRENCY,
+    seconds: Math.round(seconds * 100) / 100,
+    per_second: Math.round(N / seconds),
+    p50_ms: q(0.5),
+    p99_ms: q(0.99),
+  };
 }
 
 /** `count` distinct values scattered uniformly over [1, max], as import items. */

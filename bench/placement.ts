@@ -249,7 +249,11 @@ async function baselines(postgres: Postgres | null) {
   if (postgres) {
     log('baseline: pgbench -N');
     const url = await postgres.createDatabase('allot_pgbench');
-    out.postgres = { server: postgres.source, ...(await postgresFacts(url)), ...(await pgbench({ url, clients: list('concurrency', args.concurrency), seconds: baselineSeconds, log })) };
+    out.postgres = {
+      server: postgres.source,
+      ...(await postgresFacts(url)),
+      ...(await pgbench({ url, clients: list('concurrency', args.concurrency), seconds: baselineSeconds, log })),
+    };
   }
   out.load_after = loadAverage();
   return out;
@@ -312,7 +316,14 @@ try {
         return { ...usageOf(roots), sql_statements: counts ? counts.pg_queries + counts.sqlite_statements : 0 };
       };
       const result = await runWorkload(target.url, `${runId}-${name}`, usage);
-      results[name] = { ...(quiet ? { quiet } : {}), ...target.facts, log: target.logFile, server_peak_rss_mb: peakServerRssMb(target.pid), db_cpu_measured: target.dbPids.length > 0, ...result };
+      results[name] = {
+        ...(quiet ? { quiet } : {}),
+        ...target.facts,
+        log: target.logFile,
+        server_peak_rss_mb: peakServerRssMb(target.pid),
+        db_cpu_measured: target.dbPids.length > 0,
+        ...result,
+      };
       cleanups.splice(cleanups.indexOf(target.stop), 1);
       await target.stop();
       if (name === 'allot-sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(path.join(logDir, `allot.db${suffix}`), { force: true });
@@ -329,6 +340,11 @@ const text = JSON.stringify(doc, null, 2);
 if (args.out) writeFileSync(args.out, `${text}\n`);
 process.stdout.write(`${text}\n`);
 if (doc.targets) {
-  const shape = { sizes, concurrency: list('concurrency', args.concurrency), largeConcurrency: list('large-concurrency', args['large-concurrency']), reference: REFERENCE };
+  const shape = {
+    sizes,
+    concurrency: list('concurrency', args.concurrency),
+    largeConcurrency: list('large-concurrency', args['large-concurrency']),
+    reference: REFERENCE,
+  };
   log(`\n${table(doc.targets as Record<string, Record<string, unknown>>, shape)}`);
 }

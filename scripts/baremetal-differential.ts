@@ -155,8 +155,21 @@ const SCENARIOS: Scenario[] = [
     name: 'empty Content-Type',
     steps: ({ s }) => [
       { method: 'POST', path: '/v1/nodes', raw: JSON.stringify({ ...FAKE, name: `ct-${s}` }), headers: { 'content-type': '' }, only: ['name', 'driver'] },
-      { method: 'PATCH', path: `/v1/nodes/ct-${s}`, raw: JSON.stringify([{ op: 'add', path: '/extra/a', value: 1 }]), headers: { 'content-type': '' }, only: ['extra'] },
-      { method: 'POST', path: '/v1/nodes', raw: JSON.stringify({ ...FAKE, name: `ct2-${s}` }), headers: { 'content-type': 'text/plain' }, only: ['name'], known: 'a type that names something else than JSON is a 415' },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/ct-${s}`,
+        raw: JSON.stringify([{ op: 'add', path: '/extra/a', value: 1 }]),
+        headers: { 'content-type': '' },
+        only: ['extra'],
+      },
+      {
+        method: 'POST',
+        path: '/v1/nodes',
+        raw: JSON.stringify({ ...FAKE, name: `ct2-${s}` }),
+        headers: { 'content-type': 'text/plain' },
+        only: ['name'],
+        known: 'a type that names something else than JSON is a 415',
+      },
       { method: 'DELETE', path: `/v1/nodes/ct-${s}` },
       { method: 'DELETE', path: `/v1/nodes/ct2-${s}`, known: 'allot refused to create it' },
     ],
@@ -228,22 +241,81 @@ const SCENARIOS: Scenario[] = [
     name: 'PATCH holds the reservation; un-retire and un-protect clear the reason',
     steps: ({ s }) => [
       ...availableSteps(`res-${s}`, { resource_class: `rc-${s}` }),
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/instance_uuid', value: '11111111-2222-3333-4444-55555555aaaa' }], only: ['instance_uuid', 'reservation'] },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [{ op: 'add', path: '/instance_uuid', value: '11111111-2222-3333-4444-55555555aaaa' }],
+        only: ['instance_uuid', 'reservation'],
+      },
       { method: 'GET', path: `/v1/nodes/res-${s}`, only: ['instance_uuid', 'reservation'] },
       { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'remove', path: '/instance_uuid' }], only: ['instance_uuid', 'reservation'] },
       { method: 'PUT', path: `/v1/nodes/res-${s}/states/provision`, body: { target: 'active' } },
       { method: 'GET', path: `/v1/nodes/res-${s}`, settle: true },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/retired', value: true }, { op: 'add', path: '/retired_reason', value: 'old' }], only: ['retired', 'retired_reason'] },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [
+          { op: 'add', path: '/retired', value: true },
+          { op: 'add', path: '/retired_reason', value: 'old' },
+        ],
+        only: ['retired', 'retired_reason'],
+      },
       { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/retired', value: false }], only: ['retired', 'retired_reason'] },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/retired', value: true }, { op: 'add', path: '/retired_reason', value: 'again' }], only: ['retired', 'retired_reason'] },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/retired', value: false }, { op: 'add', path: '/retired_reason', value: 'named' }], only: ['retired', 'retired_reason'] },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [
+          { op: 'add', path: '/retired', value: true },
+          { op: 'add', path: '/retired_reason', value: 'again' },
+        ],
+        only: ['retired', 'retired_reason'],
+      },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [
+          { op: 'add', path: '/retired', value: false },
+          { op: 'add', path: '/retired_reason', value: 'named' },
+        ],
+        only: ['retired', 'retired_reason'],
+      },
       { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/retired_reason', value: 'alone' }] },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/protected', value: true }, { op: 'add', path: '/protected_reason', value: 'why' }], only: ['protected', 'protected_reason'] },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [
+          { op: 'add', path: '/protected', value: true },
+          { op: 'add', path: '/protected_reason', value: 'why' },
+        ],
+        only: ['protected', 'protected_reason'],
+      },
       { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/protected', value: false }], only: ['protected', 'protected_reason'] },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/protected', value: true }, { op: 'add', path: '/protected_reason', value: 'again' }], only: ['protected', 'protected_reason'] },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/protected', value: false }, { op: 'add', path: '/protected_reason', value: 'named' }], only: ['protected', 'protected_reason'] },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [
+          { op: 'add', path: '/protected', value: true },
+          { op: 'add', path: '/protected_reason', value: 'again' },
+        ],
+        only: ['protected', 'protected_reason'],
+      },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [
+          { op: 'add', path: '/protected', value: false },
+          { op: 'add', path: '/protected_reason', value: 'named' },
+        ],
+        only: ['protected', 'protected_reason'],
+      },
       { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'add', path: '/protected_reason', value: 'alone' }] },
-      { method: 'PATCH', path: `/v1/nodes/res-${s}`, body: [{ op: 'remove', path: '/retired' }], only: ['retired', 'retired_reason'], known: 'removing retired sets it false (the reference: null)' },
+      {
+        method: 'PATCH',
+        path: `/v1/nodes/res-${s}`,
+        body: [{ op: 'remove', path: '/retired' }],
+        only: ['retired', 'retired_reason'],
+        known: 'removing retired sets it false (the reference: null)',
+      },
       { method: 'PUT', path: `/v1/nodes/res-${s}/states/provision`, body: { target: 'undeploy' } },
       { method: 'GET', path: `/v1/nodes/res-${s}`, settle: true },
     ],
@@ -342,7 +414,9 @@ async function settle(base: string, step: Step, saved: Record<string, string>, v
   for (let i = 0; i < 400; i++) {
     const res = await fetch(base + path, { headers: { 'x-openstack-ironic-api-version': version } });
     const b = (await res.json()) as Record<string, unknown>;
-    const idle = path.includes('/allocations/') ? b.state !== 'allocating' : b.target_provision_state === null && b.target_power_state === null && b.reservation === null;
+    const idle = path.includes('/allocations/')
+      ? b.state !== 'allocating'
+      : b.target_provision_state === null && b.target_power_state === null && b.reservation === null;
     if (idle) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -376,7 +450,9 @@ for (const scenario of SCENARIOS.filter((x) => !only || x.name.includes(only))) 
     if (a.status !== b.status || a.body !== b.body || a.headers !== b.headers) {
       if (step.known) known++;
       else differ++;
-      console.log(`${step.known ? `KNOWN (${step.known})` : 'DIFF'} ${what}\n  ironic: ${a.status} ${a.headers} ${a.body.slice(0, 600)}\n  allot:  ${b.status} ${b.headers} ${b.body.slice(0, 600)}`);
+      console.log(
+        `${step.known ? `KNOWN (${step.known})` : 'DIFF'} ${what}\n  ironic: ${a.status} ${a.headers} ${a.body.slice(0, 600)}\n  allot:  ${b.status} ${b.headers} ${b.body.slice(0, 600)}`,
+      );
     } else {
       console.log(`same ${what}: ${a.status}`);
     }

@@ -52,7 +52,12 @@ interface Api {
 async function call(api: Api, method: string, path: string, body?: unknown, mv = '1.39') {
   const res = await fetch(api.url + path, {
     method,
-    headers: { 'x-auth-token': 'admin', 'openstack-api-version': `placement ${mv}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      'x-auth-token': 'admin',
+      'openstack-api-version': `placement ${mv}`,
+      accept: 'application/json',
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -164,7 +169,12 @@ async function describeWorld(world: World): Promise<unknown[]> {
       return {
         rp: short(p.uuid),
         parent: short(p.parent),
-        inv: Object.fromEntries(Object.entries(inv).map(([c, i]: [string, any]) => [c, `${usages[c]}/${i.total}-${i.reserved}x${i.allocation_ratio} u${i.min_unit}..${i.max_unit}/${i.step_size}`])),
+        inv: Object.fromEntries(
+          Object.entries(inv).map(([c, i]: [string, any]) => [
+            c,
+            `${usages[c]}/${i.total}-${i.reserved}x${i.allocation_ratio} u${i.min_unit}..${i.max_unit}/${i.step_size}`,
+          ]),
+        ),
         traits,
         aggs: aggs.map(short),
       };
@@ -177,7 +187,27 @@ async function dropWorld(world: World): Promise<void> {
   for (const p of [...world.providers].reverse()) await both('DELETE', `/resource_providers/${p.uuid}`);
 }
 
-const VERSIONS = ['1.10', '1.12', '1.16', '1.17', '1.21', '1.22', '1.24', '1.25', '1.27', '1.28', '1.29', '1.31', '1.32', '1.33', '1.34', '1.35', '1.36', '1.38', '1.39'];
+const VERSIONS = [
+  '1.10',
+  '1.12',
+  '1.16',
+  '1.17',
+  '1.21',
+  '1.22',
+  '1.24',
+  '1.25',
+  '1.27',
+  '1.28',
+  '1.29',
+  '1.31',
+  '1.32',
+  '1.33',
+  '1.34',
+  '1.35',
+  '1.36',
+  '1.38',
+  '1.39',
+];
 const at = (mv: string, v: string) => {
   const [a, b] = mv.split('.').map(Number);
   const [c, d] = v.split('.').map(Number);
@@ -269,7 +299,10 @@ function deliberateDifference(qs: string): boolean {
  * from sharing providers only.
  */
 function unsuffixedFromSharingOnly(canonicalRequest: string, qs: string, sharing: Set<string>): boolean {
-  const classes = (new URLSearchParams(qs).get('resources') ?? '').split(',').filter(Boolean).map((p) => p.split(':')[0]!);
+  const classes = (new URLSearchParams(qs).get('resources') ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((p) => p.split(':')[0]!);
   if (classes.length === 0) return false;
   const [allocs, mappings] = JSON.parse(canonicalRequest) as [Array<[string, Array<[string, number]>]>, Array<[string, string[]]> | null];
   const unsuffixed = mappings?.find(([suffix]) => suffix === '');
@@ -285,7 +318,12 @@ function canonical(body: any, mv: string) {
       : Object.fromEntries(Object.entries(r.allocations).map(([u, a]: [string, any]) => [u, a.resources]));
     const sortedAllocs = Object.keys(allocs)
       .sort()
-      .map((u) => [u, Object.keys(allocs[u]!).sort().map((c) => [c, allocs[u]![c]])]);
+      .map((u) => [
+        u,
+        Object.keys(allocs[u]!)
+          .sort()
+          .map((c) => [c, allocs[u]![c]]),
+      ]);
     const mappings = r.mappings
       ? Object.keys(r.mappings)
           .sort()
@@ -298,7 +336,15 @@ function canonical(body: any, mv: string) {
     .sort()
     .map((u) => {
       const s = body.provider_summaries[u];
-      return JSON.stringify([u, Object.keys(s.resources).sort().map((c) => [c, s.resources[c]]), at(mv, '1.17') ? [...s.traits].sort() : null, s.parent_provider_uuid ?? null, s.root_provider_uuid ?? null]);
+      return JSON.stringify([
+        u,
+        Object.keys(s.resources)
+          .sort()
+          .map((c) => [c, s.resources[c]]),
+        at(mv, '1.17') ? [...s.traits].sort() : null,
+        s.parent_provider_uuid ?? null,
+        s.root_provider_uuid ?? null,
+      ]);
     });
   return { requests, summaries };
 }
@@ -332,7 +378,8 @@ try {
       const [a, p] = await Promise.all(apis.map((api) => call(api, 'GET', `/allocation_candidates?${qs}`, undefined, mv)));
       compared++;
       let diff: string | null = null;
-      if (a!.status !== p!.status) diff = `status ${a!.status} vs ${p!.status}: ${JSON.stringify(a!.body?.errors?.[0]?.detail ?? '')} / ${JSON.stringify(p!.body?.errors?.[0]?.detail ?? '')}`;
+      if (a!.status !== p!.status)
+        diff = `status ${a!.status} vs ${p!.status}: ${JSON.stringify(a!.body?.errors?.[0]?.detail ?? '')} / ${JSON.stringify(p!.body?.errors?.[0]?.detail ?? '')}`;
       else if (a!.status === 200) {
         const ca = canonical(a!.body, mv);
         const cp = canonical(p!.body, mv);
@@ -340,7 +387,8 @@ try {
         const onlyA = ca.requests.filter((r) => !cp.requests.includes(r));
         const onlyP = cp.requests.filter((r) => !ca.requests.includes(r));
         if (onlyP.length === 0 && onlyA.length > 0 && onlyA.every((r) => unsuffixedFromSharingOnly(r, qs, world.sharing))) sharedAnchorDefect++;
-        else if (onlyA.length || onlyP.length || ca.requests.length !== cp.requests.length) diff = `requests: allot ${ca.requests.length}, placement ${cp.requests.length}; only allot ${JSON.stringify(onlyA)}; only placement ${JSON.stringify(onlyP)}`;
+        else if (onlyA.length || onlyP.length || ca.requests.length !== cp.requests.length)
+          diff = `requests: allot ${ca.requests.length}, placement ${cp.requests.length}; only allot ${JSON.stringify(onlyA)}; only placement ${JSON.stringify(onlyP)}`;
         else if (JSON.stringify(ca.summaries) !== JSON.stringify(cp.summaries)) {
           diff = `summaries: only allot ${JSON.stringify(ca.summaries.filter((s) => !cp.summaries.includes(s)))}; only placement ${JSON.stringify(cp.summaries.filter((s) => !ca.summaries.includes(s)))}`;
         }
@@ -355,5 +403,18 @@ try {
 } finally {
   await running?.close();
 }
-console.log(JSON.stringify({ compared, nonEmpty, skippedForKnownPlacementDefect: knownDefect, placementLostSharedAnchors: sharedAnchorDefect, differences: differences.length, examples: differences.slice(0, 10) }, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      compared,
+      nonEmpty,
+      skippedForKnownPlacementDefect: knownDefect,
+      placementLostSharedAnchors: sharedAnchorDefect,
+      differences: differences.length,
+      examples: differences.slice(0, 10),
+    },
+    null,
+    2,
+  ),
+);
 process.exit(differences.length ? 1 : 0);

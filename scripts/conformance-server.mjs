@@ -46,11 +46,9 @@ if (admin) {
 }
 
 const cli = path.join(here, '../dist/cli/main.js');
-const child = spawn(
-  process.execPath,
-  [cli, 'serve', '--db', db, '--port', '0', '--placement-port', port, '--log-level', 'warn', ...PROFILES[profile]],
-  { stdio: 'inherit' },
-);
+const child = spawn(process.execPath, [cli, 'serve', '--db', db, '--port', '0', '--placement-port', port, '--log-level', 'warn', ...PROFILES[profile]], {
+  stdio: 'inherit',
+});
 for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
 child.on('exit', async (code, signal) => {
   if (dbName) await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});

@@ -33,9 +33,19 @@ const SCENARIOS: Scenario[] = [
       { method: 'PUT', path: `/resource_providers/${v.rp}/aggregates`, body: { aggregates: ['x'], resource_provider_generation: 0 }, version: '1.19' },
       { method: 'PUT', path: `/resource_providers/${v.rp}/aggregates`, body: ['not-a-uuid'], version: '1.1' },
       { method: 'POST', path: '/resource_classes', body: { name: 'BAD' }, version: '1.39' },
-      { method: 'PUT', path: `/resource_providers/${v.rp}/inventories`, body: { resource_provider_generation: 1, inventories: { VCPU: { total: 0 } } }, version: '1.39' },
+      {
+        method: 'PUT',
+        path: `/resource_providers/${v.rp}/inventories`,
+        body: { resource_provider_generation: 1, inventories: { VCPU: { total: 0 } } },
+        version: '1.39',
+      },
       { method: 'PUT', path: `/resource_providers/${v.rp}/traits`, body: { traits: ['bad-trait'], resource_provider_generation: 1 }, version: '1.39' },
-      { method: 'PUT', path: `/allocations/${v.c1}`, body: { allocations: { [v.rp]: { resources: { VCPU: 0 } } }, project_id: 'p', user_id: 'u', consumer_generation: null }, version: '1.39' },
+      {
+        method: 'PUT',
+        path: `/allocations/${v.c1}`,
+        body: { allocations: { [v.rp]: { resources: { VCPU: 0 } } }, project_id: 'p', user_id: 'u', consumer_generation: null },
+        version: '1.39',
+      },
       { method: 'PUT', path: `/allocations/${v.c1}`, body: { allocations: [{ resource_provider: { uuid: v.rp }, resources: { VCPU: 1 } }] }, version: '1.8' },
       { method: 'POST', path: '/allocations', body: { [v.c1]: { allocations: {}, project_id: 'p' } }, version: '1.28' },
       { method: 'GET', path: '/resource_providers?uuid=nope', version: '1.39' },
@@ -47,12 +57,22 @@ const SCENARIOS: Scenario[] = [
     steps: (v) => [
       { method: 'PUT', path: `/allocations/${v.c1}`, body: claim(v.rp), version: '1.39' },
       // lower capacity below usage: accepted, the provider is over capacity until consumers leave
-      { method: 'PUT', path: `/resource_providers/${v.rp}/inventories`, body: { resource_provider_generation: 2, inventories: { VCPU: { total: 2 }, DISK_GB: { total: 100 }, MEMORY_MB: { total: 2048 } } }, version: '1.39' },
+      {
+        method: 'PUT',
+        path: `/resource_providers/${v.rp}/inventories`,
+        body: { resource_provider_generation: 2, inventories: { VCPU: { total: 2 }, DISK_GB: { total: 100 }, MEMORY_MB: { total: 2048 } } },
+        version: '1.39',
+      },
       { method: 'PUT', path: `/resource_providers/${v.rp}/inventories/DISK_GB`, body: { resource_provider_generation: 3, total: 5 }, version: '1.39' },
       { method: 'GET', path: `/resource_providers/${v.rp}/usages`, version: '1.39' },
       { method: 'PUT', path: `/allocations/${v.c2}`, body: claim(v.rp), version: '1.39' },
       // removing classes in use: every class named, in Placement's order
-      { method: 'PUT', path: `/resource_providers/${v.rp}/inventories`, body: { resource_provider_generation: 4, inventories: { MEMORY_MB: { total: 2048 } } }, version: '1.39' },
+      {
+        method: 'PUT',
+        path: `/resource_providers/${v.rp}/inventories`,
+        body: { resource_provider_generation: 4, inventories: { MEMORY_MB: { total: 2048 } } },
+        version: '1.39',
+      },
       { method: 'DELETE', path: `/resource_providers/${v.rp}/inventories/VCPU`, version: '1.39' },
       { method: 'DELETE', path: `/resource_providers/${v.rp}/inventories/MEMORY_MB`, version: '1.39' },
       { method: 'DELETE', path: `/resource_providers/${v.rp}/inventories`, version: '1.39' },
@@ -67,7 +87,12 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'uuids as the client sent them',
     steps: (v) => [
-      { method: 'PUT', path: `/resource_providers/${v.rp}/aggregates`, body: { aggregates: [v.agg.toUpperCase(), v.agg2.replace(/-/g, '')], resource_provider_generation: 1 }, version: '1.39' },
+      {
+        method: 'PUT',
+        path: `/resource_providers/${v.rp}/aggregates`,
+        body: { aggregates: [v.agg.toUpperCase(), v.agg2.replace(/-/g, '')], resource_provider_generation: 1 },
+        version: '1.39',
+      },
       { method: 'GET', path: `/resource_providers/${v.rp}/aggregates`, version: '1.39' },
       { method: 'GET', path: `/resource_providers?member_of=${v.agg}`, version: '1.39' },
       { method: 'GET', path: `/resource_providers?member_of=${v.agg.toUpperCase()}`, version: '1.39' },
@@ -127,7 +152,12 @@ async function setUp(base: string, v: Vars): Promise<void> {
     if (a.status >= 300) throw new Error(`set-up ${s.method} ${s.path} on ${base}: ${a.status} ${JSON.stringify(a.body)}`);
   };
   await step({ method: 'POST', path: '/resource_providers', body: { name: `rp-${v.rp}`, uuid: v.rp }, version: '1.39' });
-  await step({ method: 'PUT', path: `/resource_providers/${v.rp}/inventories`, body: { resource_provider_generation: 0, inventories: INVENTORY }, version: '1.39' });
+  await step({
+    method: 'PUT',
+    path: `/resource_providers/${v.rp}/inventories`,
+    body: { resource_provider_generation: 0, inventories: INVENTORY },
+    version: '1.39',
+  });
 }
 
 const [real, allot] = process.argv.slice(2);

@@ -42,7 +42,8 @@ for (const c of cases) {
   const text = error ? describeSchemaError(error) : null;
   if (text === c.error) continue;
   differing++;
-  if (differing <= 10) console.log(`\n${c.schema} on ${JSON.stringify(c.instance)}\n  placement: ${JSON.stringify(c.error)}\n  allot:     ${JSON.stringify(text)}`);
+  if (differing <= 10)
+    console.log(`\n${c.schema} on ${JSON.stringify(c.instance)}\n  placement: ${JSON.stringify(c.error)}\n  allot:     ${JSON.stringify(text)}`);
 }
 console.log(`\n${Object.keys(placement).length} schemas (${failures} differ), ${cases.length} instances (${differing} answered differently)`);
 process.exit(failures || differing ? 1 : 0);

@@ -38,9 +38,10 @@ export function ensureSystemPackages(only: string[] = Object.keys(PACKAGES)): vo
   const policy = '/usr/sbin/policy-rc.d';
   const ownPolicy = !existsSync(policy);
   if (ownPolicy) writeFileSync(policy, '#!/bin/sh\n# allot scripts/system-deps.ts: no service starts while installing\nexit 101\n', { mode: 0o755 });
-  const failed = [['apt-get', 'update', '-qq'], ['apt-get', 'install', '-y', '-qq', ...missing]].find(
-    (cmd) => spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env }).status !== 0,
-  );
+  const failed = [
+    ['apt-get', 'update', '-qq'],
+    ['apt-get', 'install', '-y', '-qq', ...missing],
+  ].find((cmd) => spawnSync(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env }).status !== 0);
   if (ownPolicy) rmSync(policy, { force: true });
   if (failed) {
     console.error(`could not install ${missing.join(' ')} (${failed.join(' ')} failed)`);

@@ -49,7 +49,11 @@ if (files.some((f) => path.basename(f).includes('keystone')) && !process.env.ALL
   env.ALLOT_TEST_KEYSTONE_DIR = keystone.stateDir;
 }
 
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], { stdio: 'inherit', cwd: root, env });
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+  stdio: 'inherit',
+  cwd: root,
+  env,
+});
 const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
 if (postgres) await postgres.stop();
 if (keystone) await keystone.stop();

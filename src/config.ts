@@ -141,7 +141,8 @@ const port = (name: string) => int(name, 0, 65535);
 /** seconds (fractions allowed) on the command line, milliseconds in the config */
 const seconds = (name: string, min: number, max: number) => (raw: string) => {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new Error(`${name} must be a number of seconds from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+    throw new Error(`${name} must be a number of seconds from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   return Math.round(n * 1000);
 };
 const oneOf =
@@ -158,20 +159,72 @@ const bool = (name: string) => (raw: string) => {
   if (['false', '0', 'no', 'off'].includes(v)) return false;
   throw new Error(`${name} must be true or false, got ${JSON.stringify(raw)}`);
 };
-const names = (raw: string) => raw.split(',').map((o) => o.trim()).filter(Boolean);
+const names = (raw: string) =>
+  raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
 
 export const OPTIONS: OptionSpec[] = [
   { key: 'db', flag: '--db <url>', env: 'ALLOT_DB', description: 'database: sqlite:PATH, sqlite::memory: or postgres://…', parse: String },
   { key: 'host', flag: '--host <address>', env: 'ALLOT_HOST', description: 'address to listen on', parse: String },
-  { key: 'port', flag: '--port <n>', env: 'ALLOT_PORT', description: 'main port (all APIs under /placement, /baremetal, /ids); 0 = any free port', parse: port('port') },
-  { key: 'placementPort', flag: '--placement-port <n>', env: 'ALLOT_PLACEMENT_PORT', description: 'also serve the Placement API at / on this port', parse: port('placement port') },
-  { key: 'baremetalPort', flag: '--baremetal-port <n>', env: 'ALLOT_BAREMETAL_PORT', description: 'also serve the Ironic-compatible API at / on this port', parse: port('baremetal port') },
-  { key: 'logLevel', flag: '--log-level <level>', env: 'ALLOT_LOG_LEVEL', description: 'fatal, error, warn, info, debug or trace', parse: oneOf('log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) },
-  { key: 'sqliteSync', flag: '--sqlite-sync <mode>', env: 'ALLOT_SQLITE_SYNC', description: 'full (durable across power loss) or normal (faster; may lose the last commits on power loss)', parse: oneOf('sqlite sync', ['full', 'normal', 'off']) },
+  {
+    key: 'port',
+    flag: '--port <n>',
+    env: 'ALLOT_PORT',
+    description: 'main port (all APIs under /placement, /baremetal, /ids); 0 = any free port',
+    parse: port('port'),
+  },
+  {
+    key: 'placementPort',
+    flag: '--placement-port <n>',
+    env: 'ALLOT_PLACEMENT_PORT',
+    description: 'also serve the Placement API at / on this port',
+    parse: port('placement port'),
+  },
+  {
+    key: 'baremetalPort',
+    flag: '--baremetal-port <n>',
+    env: 'ALLOT_BAREMETAL_PORT',
+    description: 'also serve the Ironic-compatible API at / on this port',
+    parse: port('baremetal port'),
+  },
+  {
+    key: 'logLevel',
+    flag: '--log-level <level>',
+    env: 'ALLOT_LOG_LEVEL',
+    description: 'fatal, error, warn, info, debug or trace',
+    parse: oneOf('log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  },
+  {
+    key: 'sqliteSync',
+    flag: '--sqlite-sync <mode>',
+    env: 'ALLOT_SQLITE_SYNC',
+    description: 'full (durable across power loss) or normal (faster; may lose the last commits on power loss)',
+    parse: oneOf('sqlite sync', ['full', 'normal', 'off']),
+  },
   { key: 'poolSize', flag: '--pool-size <n>', env: 'ALLOT_POOL_SIZE', description: 'PostgreSQL connections per process', parse: int('pool size', 1, 1000) },
-  { key: 'maxAttempts', flag: '--max-attempts <n>', env: 'ALLOT_MAX_ATTEMPTS', description: 'tries for a write that races another writer before answering 409', parse: int('max attempts', 1, 1000) },
-  { key: 'bodyLimit', flag: '--body-limit <bytes>', env: 'ALLOT_BODY_LIMIT', description: 'largest accepted request body', parse: int('body limit', 1024, 1 << 30) },
-  { key: 'conductorId', flag: '--conductor-id <name>', env: 'ALLOT_CONDUCTOR_ID', description: 'name of this process among the conductors (default: hostname-pid)', parse: String },
+  {
+    key: 'maxAttempts',
+    flag: '--max-attempts <n>',
+    env: 'ALLOT_MAX_ATTEMPTS',
+    description: 'tries for a write that races another writer before answering 409',
+    parse: int('max attempts', 1, 1000),
+  },
+  {
+    key: 'bodyLimit',
+    flag: '--body-limit <bytes>',
+    env: 'ALLOT_BODY_LIMIT',
+    description: 'largest accepted request body',
+    parse: int('body limit', 1024, 1 << 30),
+  },
+  {
+    key: 'conductorId',
+    flag: '--conductor-id <name>',
+    env: 'ALLOT_CONDUCTOR_ID',
+    description: 'name of this process among the conductors (default: hostname-pid)',
+    parse: String,
+  },
   {
     key: 'corsAllowedOrigins',
     flag: '--cors-allowed-origins <origins>',
@@ -180,54 +233,297 @@ export const OPTIONS: OptionSpec[] = [
     parse: names,
     list: true,
   },
-  { key: 'maxCandidates', flag: '--max-candidates <n>', env: 'ALLOT_MAX_CANDIDATES', description: 'most allocation candidates one GET /allocation_candidates generates', parse: int('max candidates', 1, 1_000_000) },
-  { key: 'candidateStrategy', flag: '--candidate-strategy <name>', env: 'ALLOT_CANDIDATE_STRATEGY', description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random', parse: oneOf('candidate strategy', STRATEGIES) },
-  { key: 'baremetalBackend', flag: '--baremetal-backend <name>', env: 'ALLOT_BAREMETAL_BACKEND', description: 'bare-metal allocation backend: database or placement', parse: oneOf('baremetal backend', ['database', 'placement']) },
-  { key: 'heartbeatInterval', flag: '--heartbeat-interval <seconds>', env: 'ALLOT_HEARTBEAT_INTERVAL', description: 'how often this conductor writes its heartbeat', parse: seconds('heartbeat interval', 0.01, 3600) },
-  { key: 'heartbeatTimeout', flag: '--heartbeat-timeout <seconds>', env: 'ALLOT_HEARTBEAT_TIMEOUT', description: 'a conductor silent this long is dead and its work is taken over', parse: seconds('heartbeat timeout', 0.05, 86400) },
-  { key: 'takeoverInterval', flag: '--takeover-interval <seconds>', env: 'ALLOT_TAKEOVER_INTERVAL', description: 'how often to take over work of dead conductors; 0 disables', parse: seconds('takeover interval', 0, 86400) },
-  { key: 'transitionTime', flag: '--transition-time <seconds>', env: 'ALLOT_TRANSITION_TIME', description: 'simulated duration of a fake-hardware provision or power transition (default 0.01; raise it to watch nodes in their transitional states)', parse: seconds('transition time', 0, 3600) },
-  { key: 'allocationDelay', flag: '--allocation-delay <seconds>', env: 'ALLOT_ALLOCATION_DELAY', description: 'simulated time an allocation stays allocating before a node is picked', parse: seconds('allocation delay', 0, 3600) },
-  { key: 'allocationWorkers', flag: '--allocation-workers <n>', env: 'ALLOT_ALLOCATION_WORKERS', description: 'allocations this process works on at once', parse: int('allocation workers', 1, 1000) },
-  { key: 'idsConfig', flag: '--ids-config <file>', env: 'ALLOT_IDS_CONFIG', description: 'identifier API: JSON file naming external inventories and plugin modules', parse: String },
+  {
+    key: 'maxCandidates',
+    flag: '--max-candidates <n>',
+    env: 'ALLOT_MAX_CANDIDATES',
+    description: 'most allocation candidates one GET /allocation_candidates generates',
+    parse: int('max candidates', 1, 1_000_000),
+  },
+  {
+    key: 'candidateStrategy',
+    flag: '--candidate-strategy <name>',
+    env: 'ALLOT_CANDIDATE_STRATEGY',
+    description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random',
+    parse: oneOf('candidate strategy', STRATEGIES),
+  },
+  {
+    key: 'baremetalBackend',
+    flag: '--baremetal-backend <name>',
+    env: 'ALLOT_BAREMETAL_BACKEND',
+    description: 'bare-metal allocation backend: database or placement',
+    parse: oneOf('baremetal backend', ['database', 'placement']),
+  },
+  {
+    key: 'heartbeatInterval',
+    flag: '--heartbeat-interval <seconds>',
+    env: 'ALLOT_HEARTBEAT_INTERVAL',
+    description: 'how often this conductor writes its heartbeat',
+    parse: seconds('heartbeat interval', 0.01, 3600),
+  },
+  {
+    key: 'heartbeatTimeout',
+    flag: '--heartbeat-timeout <seconds>',
+    env: 'ALLOT_HEARTBEAT_TIMEOUT',
+    description: 'a conductor silent this long is dead and its work is taken over',
+    parse: seconds('heartbeat timeout', 0.05, 86400),
+  },
+  {
+    key: 'takeoverInterval',
+    flag: '--takeover-interval <seconds>',
+    env: 'ALLOT_TAKEOVER_INTERVAL',
+    description: 'how often to take over work of dead conductors; 0 disables',
+    parse: seconds('takeover interval', 0, 86400),
+  },
+  {
+    key: 'transitionTime',
+    flag: '--transition-time <seconds>',
+    env: 'ALLOT_TRANSITION_TIME',
+    description: 'simulated duration of a fake-hardware provision or power transition (default 0.01; raise it to watch nodes in their transitional states)',
+    parse: seconds('transition time', 0, 3600),
+  },
+  {
+    key: 'allocationDelay',
+    flag: '--allocation-delay <seconds>',
+    env: 'ALLOT_ALLOCATION_DELAY',
+    description: 'simulated time an allocation stays allocating before a node is picked',
+    parse: seconds('allocation delay', 0, 3600),
+  },
+  {
+    key: 'allocationWorkers',
+    flag: '--allocation-workers <n>',
+    env: 'ALLOT_ALLOCATION_WORKERS',
+    description: 'allocations this process works on at once',
+    parse: int('allocation workers', 1, 1000),
+  },
+  {
+    key: 'idsConfig',
+    flag: '--ids-config <file>',
+    env: 'ALLOT_IDS_CONFIG',
+    description: 'identifier API: JSON file naming external inventories and plugin modules',
+    parse: String,
+  },
   {
     key: 'idsLifecycles',
     flag: '--ids-lifecycles <file>',
     env: 'ALLOT_IDS_LIFECYCLES',
-    description: 'identifier API: YAML file of service-instance lifecycles (states and transitions) besides simple and simple_with_deallocation; checked at start',
+    description:
+      'identifier API: YAML file of service-instance lifecycles (states and transitions) besides simple and simple_with_deallocation; checked at start',
     parse: String,
   },
-  { key: 'idsRetryBaseMs', flag: '--ids-retry-base-ms <ms>', env: 'ALLOT_IDS_RETRY_BASE_MS', description: 'identifier API: bound of the first retry delay of an external deallocation (doubles each time; waits are random below it)', parse: int('ids retry base', 1, 3_600_000) },
-  { key: 'idsRetryMaxMs', flag: '--ids-retry-max-ms <ms>', env: 'ALLOT_IDS_RETRY_MAX_MS', description: 'identifier API: longest delay between two delivery attempts', parse: int('ids retry max', 1, 86_400_000) },
-  { key: 'idsWorkerIntervalMs', flag: '--ids-worker-interval-ms <ms>', env: 'ALLOT_IDS_WORKER_INTERVAL_MS', description: 'identifier API: how often the outbox and lease-expiry workers look for work', parse: int('ids worker interval', 10, 3_600_000) },
-  { key: 'dbConnectTimeout', flag: '--db-connect-timeout <seconds>', env: 'ALLOT_DB_CONNECT_TIMEOUT', description: 'PostgreSQL: longest wait for a connection; a write retries a lost connection for as long', parse: seconds('db connect timeout', 0.1, 600) },
-  { key: 'dbStatementTimeout', flag: '--db-statement-timeout <seconds>', env: 'ALLOT_DB_STATEMENT_TIMEOUT', description: 'PostgreSQL: longest a statement may run', parse: seconds('db statement timeout', 0.1, 3600) },
-  { key: 'dbIdleInTransactionTimeout', flag: '--db-idle-in-transaction-timeout <seconds>', env: 'ALLOT_DB_IDLE_IN_TRANSACTION_TIMEOUT', description: 'PostgreSQL: the server ends a session idle inside a transaction this long', parse: seconds('db idle-in-transaction timeout', 1, 86400) },
-  { key: 'dbKeepalive', flag: '--db-keepalive <seconds>', env: 'ALLOT_DB_KEEPALIVE', description: 'PostgreSQL: TCP keepalive probes start after this much silence', parse: seconds('db keepalive', 1, 7200) },
-  { key: 'sqliteBusyTimeout', flag: '--sqlite-busy-timeout <seconds>', env: 'ALLOT_SQLITE_BUSY_TIMEOUT', description: "SQLite: how long a write waits for another process's write lock", parse: seconds('sqlite busy timeout', 0, 600) },
-  { key: 'healthTimeout', flag: '--health-timeout <seconds>', env: 'ALLOT_HEALTH_TIMEOUT', description: '/healthz and /readyz are 503 when the database does not answer within this', parse: seconds('health timeout', 0.05, 600) },
-  { key: 'httpHeadersTimeout', flag: '--http-headers-timeout <seconds>', env: 'ALLOT_HTTP_HEADERS_TIMEOUT', description: 'a client must send its request headers within this', parse: seconds('http headers timeout', 0.1, 3600) },
-  { key: 'httpRequestTimeout', flag: '--http-request-timeout <seconds>', env: 'ALLOT_HTTP_REQUEST_TIMEOUT', description: 'a client must send its whole request within this', parse: seconds('http request timeout', 0.1, 3600) },
-  { key: 'httpKeepaliveTimeout', flag: '--http-keepalive-timeout <seconds>', env: 'ALLOT_HTTP_KEEPALIVE_TIMEOUT', description: 'an idle keep-alive connection is closed after this', parse: seconds('http keep-alive timeout', 0.1, 3600) },
-  { key: 'httpIdleTimeout', flag: '--http-idle-timeout <seconds>', env: 'ALLOT_HTTP_IDLE_TIMEOUT', description: 'a connection with no traffic either way for this long is closed', parse: seconds('http idle timeout', 0.1, 86400) },
-  { key: 'maxConnections', flag: '--max-connections <n>', env: 'ALLOT_MAX_CONNECTIONS', description: 'most client connections at once per listener', parse: int('max connections', 1, 1_000_000) },
-  { key: 'auth', flag: '--auth <mode>', env: 'ALLOT_AUTH', description: 'authentication: noauth (development, loopback only) or keystone (validate X-Auth-Token with Keystone)', parse: oneOf('auth', ['noauth', 'keystone']) },
-  { key: 'insecureNoauth', flag: '--insecure-noauth', env: 'ALLOT_INSECURE_NOAUTH', description: 'allow noauth on a non-loopback --host (anyone reaching the port is an administrator)', parse: bool('insecure noauth') },
-  { key: 'metricsPublic', flag: '--metrics-public', env: 'ALLOT_METRICS_PUBLIC', description: 'serve GET /metrics without authentication (default: a token with the admin role under --auth keystone)', parse: bool('metrics public') },
-  { key: 'allowedHosts', flag: '--allowed-hosts <names>', env: 'ALLOT_ALLOWED_HOSTS', description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]', parse: names, list: true },
+  {
+    key: 'idsRetryBaseMs',
+    flag: '--ids-retry-base-ms <ms>',
+    env: 'ALLOT_IDS_RETRY_BASE_MS',
+    description: 'identifier API: bound of the first retry delay of an external deallocation (doubles each time; waits are random below it)',
+    parse: int('ids retry base', 1, 3_600_000),
+  },
+  {
+    key: 'idsRetryMaxMs',
+    flag: '--ids-retry-max-ms <ms>',
+    env: 'ALLOT_IDS_RETRY_MAX_MS',
+    description: 'identifier API: longest delay between two delivery attempts',
+    parse: int('ids retry max', 1, 86_400_000),
+  },
+  {
+    key: 'idsWorkerIntervalMs',
+    flag: '--ids-worker-interval-ms <ms>',
+    env: 'ALLOT_IDS_WORKER_INTERVAL_MS',
+    description: 'identifier API: how often the outbox and lease-expiry workers look for work',
+    parse: int('ids worker interval', 10, 3_600_000),
+  },
+  {
+    key: 'dbConnectTimeout',
+    flag: '--db-connect-timeout <seconds>',
+    env: 'ALLOT_DB_CONNECT_TIMEOUT',
+    description: 'PostgreSQL: longest wait for a connection; a write retries a lost connection for as long',
+    parse: seconds('db connect timeout', 0.1, 600),
+  },
+  {
+    key: 'dbStatementTimeout',
+    flag: '--db-statement-timeout <seconds>',
+    env: 'ALLOT_DB_STATEMENT_TIMEOUT',
+    description: 'PostgreSQL: longest a statement may run',
+    parse: seconds('db statement timeout', 0.1, 3600),
+  },
+  {
+    key: 'dbIdleInTransactionTimeout',
+    flag: '--db-idle-in-transaction-timeout <seconds>',
+    env: 'ALLOT_DB_IDLE_IN_TRANSACTION_TIMEOUT',
+    description: 'PostgreSQL: the server ends a session idle inside a transaction this long',
+    parse: seconds('db idle-in-transaction timeout', 1, 86400),
+  },
+  {
+    key: 'dbKeepalive',
+    flag: '--db-keepalive <seconds>',
+    env: 'ALLOT_DB_KEEPALIVE',
+    description: 'PostgreSQL: TCP keepalive probes start after this much silence',
+    parse: seconds('db keepalive', 1, 7200),
+  },
+  {
+    key: 'sqliteBusyTimeout',
+    flag: '--sqlite-busy-timeout <seconds>',
+    env: 'ALLOT_SQLITE_BUSY_TIMEOUT',
+    description: "SQLite: how long a write waits for another process's write lock",
+    parse: seconds('sqlite busy timeout', 0, 600),
+  },
+  {
+    key: 'healthTimeout',
+    flag: '--health-timeout <seconds>',
+    env: 'ALLOT_HEALTH_TIMEOUT',
+    description: '/healthz and /readyz are 503 when the database does not answer within this',
+    parse: seconds('health timeout', 0.05, 600),
+  },
+  {
+    key: 'httpHeadersTimeout',
+    flag: '--http-headers-timeout <seconds>',
+    env: 'ALLOT_HTTP_HEADERS_TIMEOUT',
+    description: 'a client must send its request headers within this',
+    parse: seconds('http headers timeout', 0.1, 3600),
+  },
+  {
+    key: 'httpRequestTimeout',
+    flag: '--http-request-timeout <seconds>',
+    env: 'ALLOT_HTTP_REQUEST_TIMEOUT',
+    description: 'a client must send its whole request within this',
+    parse: seconds('http request timeout', 0.1, 3600),
+  },
+  {
+    key: 'httpKeepaliveTimeout',
+    flag: '--http-keepalive-timeout <seconds>',
+    env: 'ALLOT_HTTP_KEEPALIVE_TIMEOUT',
+    description: 'an idle keep-alive connection is closed after this',
+    parse: seconds('http keep-alive timeout', 0.1, 3600),
+  },
+  {
+    key: 'httpIdleTimeout',
+    flag: '--http-idle-timeout <seconds>',
+    env: 'ALLOT_HTTP_IDLE_TIMEOUT',
+    description: 'a connection with no traffic either way for this long is closed',
+    parse: seconds('http idle timeout', 0.1, 86400),
+  },
+  {
+    key: 'maxConnections',
+    flag: '--max-connections <n>',
+    env: 'ALLOT_MAX_CONNECTIONS',
+    description: 'most client connections at once per listener',
+    parse: int('max connections', 1, 1_000_000),
+  },
+  {
+    key: 'auth',
+    flag: '--auth <mode>',
+    env: 'ALLOT_AUTH',
+    description: 'authentication: noauth (development, loopback only) or keystone (validate X-Auth-Token with Keystone)',
+    parse: oneOf('auth', ['noauth', 'keystone']),
+  },
+  {
+    key: 'insecureNoauth',
+    flag: '--insecure-noauth',
+    env: 'ALLOT_INSECURE_NOAUTH',
+    description: 'allow noauth on a non-loopback --host (anyone reaching the port is an administrator)',
+    parse: bool('insecure noauth'),
+  },
+  {
+    key: 'metricsPublic',
+    flag: '--metrics-public',
+    env: 'ALLOT_METRICS_PUBLIC',
+    description: 'serve GET /metrics without authentication (default: a token with the admin role under --auth keystone)',
+    parse: bool('metrics public'),
+  },
+  {
+    key: 'allowedHosts',
+    flag: '--allowed-hosts <names>',
+    env: 'ALLOT_ALLOWED_HOSTS',
+    description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]',
+    parse: names,
+    list: true,
+  },
   { key: 'keystoneUrl', flag: '--keystone-url <url>', env: 'ALLOT_KEYSTONE_URL', description: "Keystone's URL, with or without /v3", parse: String },
-  { key: 'keystoneUsername', flag: '--keystone-username <name>', env: 'ALLOT_KEYSTONE_USERNAME', description: "allot's service user in Keystone (validates tokens)", parse: String },
-  { key: 'keystonePassword', flag: '--keystone-password <password>', env: 'ALLOT_KEYSTONE_PASSWORD', description: "the service user's password (prefer the environment: a command line is visible to other users)", parse: String, secret: true },
-  { key: 'keystoneProject', flag: '--keystone-project <name>', env: 'ALLOT_KEYSTONE_PROJECT', description: "the project of the service user's token", parse: String },
-  { key: 'keystoneUserDomain', flag: '--keystone-user-domain <name>', env: 'ALLOT_KEYSTONE_USER_DOMAIN', description: "the service user's domain (name)", parse: String },
-  { key: 'keystoneProjectDomain', flag: '--keystone-project-domain <name>', env: 'ALLOT_KEYSTONE_PROJECT_DOMAIN', description: "the service project's domain (name)", parse: String },
-  { key: 'keystoneTimeout', flag: '--keystone-timeout <seconds>', env: 'ALLOT_KEYSTONE_TIMEOUT', description: 'longest wait for Keystone; no answer in time is a 503', parse: seconds('keystone timeout', 0.1, 600) },
-  { key: 'keystoneTokenCacheTime', flag: '--keystone-token-cache-time <seconds>', env: 'ALLOT_KEYSTONE_TOKEN_CACHE_TIME', description: "how long a token's validation is reused (never past the token's expiry); a revoked token is refused at the latest this long after", parse: seconds('keystone token cache time', 0, 86400) },
-  { key: 'keystoneTokenCacheSize', flag: '--keystone-token-cache-size <n>', env: 'ALLOT_KEYSTONE_TOKEN_CACHE_SIZE', description: 'most token validations kept', parse: int('keystone token cache size', 1, 10_000_000) },
-  { key: 'policyFile', flag: '--policy-file <path>', env: 'ALLOT_POLICY_FILE', description: 'policy file (YAML: "rule name": "check string") over the default rules', parse: String },
-  { key: 'enforceNewDefaults', flag: '--enforce-new-defaults', env: 'ALLOT_ENFORCE_NEW_DEFAULTS', description: "use only the current default rules (--no-enforce-new-defaults: also allow what the legacy defaults allowed)", parse: bool('enforce new defaults') },
-  { key: 'enforceScope', flag: '--enforce-scope', env: 'ALLOT_ENFORCE_SCOPE', description: "refuse a token whose scope (system, project) a rule is not for (--no-enforce-scope: don't check)", parse: bool('enforce scope') },
-  { key: 'logFormat', flag: '--log-format <format>', env: 'ALLOT_LOG_FORMAT', description: 'json, pretty, or auto (pretty when stdout is a terminal, JSON otherwise)', parse: oneOf('log format', ['auto', 'json', 'pretty']) },
+  {
+    key: 'keystoneUsername',
+    flag: '--keystone-username <name>',
+    env: 'ALLOT_KEYSTONE_USERNAME',
+    description: "allot's service user in Keystone (validates tokens)",
+    parse: String,
+  },
+  {
+    key: 'keystonePassword',
+    flag: '--keystone-password <password>',
+    env: 'ALLOT_KEYSTONE_PASSWORD',
+    description: "the service user's password (prefer the environment: a command line is visible to other users)",
+    parse: String,
+    secret: true,
+  },
+  {
+    key: 'keystoneProject',
+    flag: '--keystone-project <name>',
+    env: 'ALLOT_KEYSTONE_PROJECT',
+    description: "the project of the service user's token",
+    parse: String,
+  },
+  {
+    key: 'keystoneUserDomain',
+    flag: '--keystone-user-domain <name>',
+    env: 'ALLOT_KEYSTONE_USER_DOMAIN',
+    description: "the service user's domain (name)",
+    parse: String,
+  },
+  {
+    key: 'keystoneProjectDomain',
+    flag: '--keystone-project-domain <name>',
+    env: 'ALLOT_KEYSTONE_PROJECT_DOMAIN',
+    description: "the service project's domain (name)",
+    parse: String,
+  },
+  {
+    key: 'keystoneTimeout',
+    flag: '--keystone-timeout <seconds>',
+    env: 'ALLOT_KEYSTONE_TIMEOUT',
+    description: 'longest wait for Keystone; no answer in time is a 503',
+    parse: seconds('keystone timeout', 0.1, 600),
+  },
+  {
+    key: 'keystoneTokenCacheTime',
+    flag: '--keystone-token-cache-time <seconds>',
+    env: 'ALLOT_KEYSTONE_TOKEN_CACHE_TIME',
+    description: "how long a token's validation is reused (never past the token's expiry); a revoked token is refused at the latest this long after",
+    parse: seconds('keystone token cache time', 0, 86400),
+  },
+  {
+    key: 'keystoneTokenCacheSize',
+    flag: '--keystone-token-cache-size <n>',
+    env: 'ALLOT_KEYSTONE_TOKEN_CACHE_SIZE',
+    description: 'most token validations kept',
+    parse: int('keystone token cache size', 1, 10_000_000),
+  },
+  {
+    key: 'policyFile',
+    flag: '--policy-file <path>',
+    env: 'ALLOT_POLICY_FILE',
+    description: 'policy file (YAML: "rule name": "check string") over the default rules',
+    parse: String,
+  },
+  {
+    key: 'enforceNewDefaults',
+    flag: '--enforce-new-defaults',
+    env: 'ALLOT_ENFORCE_NEW_DEFAULTS',
+    description: 'use only the current default rules (--no-enforce-new-defaults: also allow what the legacy defaults allowed)',
+    parse: bool('enforce new defaults'),
+  },
+  {
+    key: 'enforceScope',
+    flag: '--enforce-scope',
+    env: 'ALLOT_ENFORCE_SCOPE',
+    description: "refuse a token whose scope (system, project) a rule is not for (--no-enforce-scope: don't check)",
+    parse: bool('enforce scope'),
+  },
+  {
+    key: 'logFormat',
+    flag: '--log-format <format>',
+    env: 'ALLOT_LOG_FORMAT',
+    description: 'json, pretty, or auto (pretty when stdout is a terminal, JSON otherwise)',
+    parse: oneOf('log format', ['auto', 'json', 'pretty']),
+  },
 ];
 
 /** Is this option a switch (`--x` / `--no-x`) rather than `--x <value>`? */
@@ -360,10 +656,14 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv = process.env
   const result = config as unknown as Config;
   // A conductor must beat more often than the others give up on it, or it is taken over alive.
   if (result.heartbeatTimeout <= result.heartbeatInterval) {
-    throw new ConfigError(`heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`);
+    throw new ConfigError(
+      `heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`,
+    );
   }
   if (result.httpHeadersTimeout > result.httpRequestTimeout) {
-    throw new ConfigError(`http headers timeout (${result.httpHeadersTimeout / 1000}s) must not be longer than the http request timeout (${result.httpRequestTimeout / 1000}s)`);
+    throw new ConfigError(
+      `http headers timeout (${result.httpHeadersTimeout / 1000}s) must not be longer than the http request timeout (${result.httpRequestTimeout / 1000}s)`,
+    );
   }
   return { config: result, sources, file: filePath };
 }

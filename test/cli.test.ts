@@ -62,7 +62,11 @@ describe('CORS', () => {
     const server = await spawnServer(['--db', 'sqlite::memory:', '--cors-allowed-origins', 'https://dash.example.com, https://other.example.com']);
     try {
       const preflight = await request('OPTIONS', `${server.placementUrl}/resource_providers`, undefined, {
-        headers: { origin: 'https://dash.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'openstack-api-version, x-auth-token' },
+        headers: {
+          origin: 'https://dash.example.com',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'openstack-api-version, x-auth-token',
+        },
       });
       assert.equal(preflight.status, 200);
       assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://dash.example.com');

@@ -62,7 +62,10 @@ for (const dialect of DIALECTS) {
       // Set-up (before the first scrape): a provider with 10 VCPU, a node to allocate, a pool.
       const rp = randomUUID();
       assert.equal((await placement.post('/resource_providers', { name: 'metrics-rp', uuid: rp })).status, 200);
-      assert.equal((await placement.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 10 } } })).status, 200);
+      assert.equal(
+        (await placement.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 10 } } })).status,
+        200,
+      );
       await availableNode(ironic, { name: 'metrics-node', resource_class: 'metrics-gold' });
       assert.equal((await ids.post('/pools', { name: 'metrics-vlan', kind: 'integer', ranges: ['1-100'] })).status, 201);
 
@@ -76,16 +79,34 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < CLAIMS; i++) {
         const consumer = randomUUID();
         consumers.push(consumer);
-        const res = await placement.put(`/allocations/${consumer}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, consumer_type: 'INSTANCE', project_id: randomUUID(), user_id: randomUUID(), consumer_generation: null });
+        const res = await placement.put(`/allocations/${consumer}`, {
+          allocations: { [rp]: { resources: { VCPU: 1 } } },
+          consumer_type: 'INSTANCE',
+          project_id: randomUUID(),
+          user_id: randomUUID(),
+          consumer_generation: null,
+        });
         assert.equal(res.status, 204, res.text);
       }
       for (let i = 0; i < CONFLICTS; i++) {
-        const res = await placement.put(`/allocations/${consumers[0]}`, { allocations: { [rp]: { resources: { VCPU: 2 } } }, consumer_type: 'INSTANCE', project_id: randomUUID(), user_id: randomUUID(), consumer_generation: 99 });
+        const res = await placement.put(`/allocations/${consumers[0]}`, {
+          allocations: { [rp]: { resources: { VCPU: 2 } } },
+          consumer_type: 'INSTANCE',
+          project_id: randomUUID(),
+          user_id: randomUUID(),
+          consumer_generation: 99,
+        });
         assert.equal(res.status, 409, res.text);
         assert.equal(res.body.errors[0].code, 'placement.concurrent_update');
       }
       for (let i = 0; i < REFUSALS; i++) {
-        const res = await placement.put(`/allocations/${randomUUID()}`, { allocations: { [rp]: { resources: { VCPU: 100 } } }, consumer_type: 'INSTANCE', project_id: randomUUID(), user_id: randomUUID(), consumer_generation: null });
+        const res = await placement.put(`/allocations/${randomUUID()}`, {
+          allocations: { [rp]: { resources: { VCPU: 100 } } },
+          consumer_type: 'INSTANCE',
+          project_id: randomUUID(),
+          user_id: randomUUID(),
+          consumer_generation: null,
+        });
         assert.equal(res.status, 409, res.text);
         assert.match(res.body.errors[0].detail, /would exceed the capacity/);
       }
@@ -113,12 +134,19 @@ for (const dialect of DIALECTS) {
       assert.equal(moved(before, after, 'allot_transaction_retries_total', { reason: 'conflict' }), 0);
       assert.equal(moved(before, after, 'allot_transaction_retries_total', { reason: 'fault' }), 0);
 
-      const requests = (route: string, method: string, status_class: string) => moved(before, after, 'allot_http_requests_total', { api: 'placement', route, method, status_class });
+      const requests = (route: string, method: string, status_class: string) =>
+        moved(before, after, 'allot_http_requests_total', { api: 'placement', route, method, status_class });
       assert.equal(requests('/allocations/:consumer_uuid', 'PUT', '2xx'), CLAIMS);
       assert.equal(requests('/allocations/:consumer_uuid', 'PUT', '4xx'), CONFLICTS + REFUSALS);
       assert.equal(requests('/allocation_candidates', 'GET', '2xx'), 1);
-      assert.equal(moved(before, after, 'allot_http_request_duration_seconds_count', { api: 'placement', route: '/allocations/:consumer_uuid', method: 'PUT' }), CLAIMS + CONFLICTS + REFUSALS);
-      assert.equal(moved(before, after, 'allot_http_requests_total', { api: 'ids', route: '/v1/pools/:pool/allocations', method: 'POST', status_class: '2xx' }), ID_ALLOCATIONS);
+      assert.equal(
+        moved(before, after, 'allot_http_request_duration_seconds_count', { api: 'placement', route: '/allocations/:consumer_uuid', method: 'PUT' }),
+        CLAIMS + CONFLICTS + REFUSALS,
+      );
+      assert.equal(
+        moved(before, after, 'allot_http_requests_total', { api: 'ids', route: '/v1/pools/:pool/allocations', method: 'POST', status_class: '2xx' }),
+        ID_ALLOCATIONS,
+      );
       assert.equal(moved(before, after, 'allot_http_requests_total', { api: 'baremetal', route: '/v1/allocations', method: 'POST', status_class: '2xx' }), 1);
 
       assert.equal(moved(before, after, 'allot_placement_candidate_searches_total'), 1);
@@ -133,7 +161,10 @@ for (const dialect of DIALECTS) {
 
       assert.equal(value(before, 'allot_ids_pool_values', { pool: 'metrics-vlan' }), 100);
       assert.equal(moved(before, after, 'allot_ids_pool_used_values', { pool: 'metrics-vlan' }), ID_ALLOCATIONS);
-      assert.equal(value(after, 'allot_ids_pool_utilization_ratio', { pool: 'metrics-vlan' }), value(after, 'allot_ids_pool_used_values', { pool: 'metrics-vlan' }) / 100);
+      assert.equal(
+        value(after, 'allot_ids_pool_utilization_ratio', { pool: 'metrics-vlan' }),
+        value(after, 'allot_ids_pool_used_values', { pool: 'metrics-vlan' }) / 100,
+      );
 
       if (dialect === 'sqlite') {
         // Every write of the workload was committed in some batch; the conductor's own writes (heartbeats) may add more.
@@ -157,8 +188,14 @@ for (const dialect of DIALECTS) {
         assert.equal(value(theirs, 'allot_placement_claims_total', { outcome: 'claimed' }), 0);
         assert.equal((await new PlacementClient(other.placementUrl).get('/resource_providers')).status, 200);
         const again = await scrape(server);
-        assert.equal(moved(mine, again, 'allot_http_requests_total', { api: 'placement', route: '/resource_providers', method: 'GET', status_class: '2xx' }), 0);
-        assert.equal(value(await scrape(other), 'allot_http_requests_total', { api: 'placement', route: '/resource_providers', method: 'GET', status_class: '2xx' }), 1);
+        assert.equal(
+          moved(mine, again, 'allot_http_requests_total', { api: 'placement', route: '/resource_providers', method: 'GET', status_class: '2xx' }),
+          0,
+        );
+        assert.equal(
+          value(await scrape(other), 'allot_http_requests_total', { api: 'placement', route: '/resource_providers', method: 'GET', status_class: '2xx' }),
+          1,
+        );
       } finally {
         await other.close();
       }

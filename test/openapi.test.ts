@@ -72,7 +72,8 @@ for (const dialect of DIALECTS) {
         assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
         assert.deepEqual(operationsOf(doc).sort(), routesOf(routes).sort());
         const ajv = new Ajv2020({ strict: false, validateFormats: false });
-        for (const schema of schemasOf(doc)) assert.ok(ajv.validateSchema(schema as object), `${api}: ${JSON.stringify(schema).slice(0, 200)}: ${ajv.errorsText()}`);
+        for (const schema of schemasOf(doc))
+          assert.ok(ajv.validateSchema(schema as object), `${api}: ${JSON.stringify(schema).slice(0, 200)}: ${ajv.errorsText()}`);
         assert.equal(doc.components.securitySchemes?.token?.type, 'apiKey');
         assert.equal(doc.components.securitySchemes?.token?.name, 'X-Auth-Token');
         assert.equal(doc.components.securitySchemes?.token?.in, 'header');
@@ -84,7 +85,9 @@ for (const dialect of DIALECTS) {
         [placementRoutes, PLACEMENT_OPERATIONS],
         [baremetalRoutes, BAREMETAL_OPERATIONS],
       ] as const) {
-        const keys = Object.entries(routes as RouteTable<unknown>).flatMap(([template, byMethod]) => METHODS.filter((m) => byMethod[m]).map((m) => operationKey(m, template)));
+        const keys = Object.entries(routes as RouteTable<unknown>).flatMap(([template, byMethod]) =>
+          METHODS.filter((m) => byMethod[m]).map((m) => operationKey(m, template)),
+        );
         assert.deepEqual(Object.keys(operations).sort(), keys.sort());
       }
     });

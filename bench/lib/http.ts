@@ -63,18 +63,15 @@ export class PlacementClient {
         settled = true;
         resolve(r);
       };
-      const req = http.request(
-        { host: this.host, port: this.port, method, path: this.prefix + path, headers, agent: this.agent },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const ms = Number(process.hrtime.bigint() - start) / 1e6;
-            done({ status: res.statusCode ?? 0, ms, body: Buffer.concat(chunks).toString('utf8') });
-          });
-          res.on('error', (err) => done({ status: 0, ms: 0, body: '', error: err.message }));
-        },
-      );
+      const req = http.request({ host: this.host, port: this.port, method, path: this.prefix + path, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = Number(process.hrtime.bigint() - start) / 1e6;
+          done({ status: res.statusCode ?? 0, ms, body: Buffer.concat(chunks).toString('utf8') });
+        });
+        res.on('error', (err) => done({ status: 0, ms: 0, body: '', error: err.message }));
+      });
       req.setTimeout(this.options.timeoutMs, () => req.destroy(new Error(`timeout after ${this.options.timeoutMs} ms`)));
       req.on('error', (err) => done({ status: 0, ms: 0, body: '', error: err.message }));
       req.end(payload);

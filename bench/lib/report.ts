@@ -68,7 +68,10 @@ export function ratio(better: Metric['better'], allot: unknown, real: unknown): 
 
 const fmtRatio = (x: number | null) => (x === null ? '' : x >= 10 ? `${x.toFixed(0)}×` : `${x.toFixed(2)}×`);
 
-export function table(targets: Record<string, Results>, opts: { sizes: number[]; concurrency: number[]; largeConcurrency: number[]; reference?: string }): string {
+export function table(
+  targets: Record<string, Results>,
+  opts: { sizes: number[]; concurrency: number[]; largeConcurrency: number[]; reference?: string },
+): string {
   const names = Object.keys(targets);
   const ref = opts.reference && targets[opts.reference] ? opts.reference : undefined;
   const others = names.filter((n) => n !== ref);

@@ -72,7 +72,20 @@ export async function startAllot(opts: {
   const main = path.join(opts.root, 'dist/cli/main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\``);
   const port = await freePort();
-  const args = [...(opts.nodeArgs ?? []), main, 'serve', '--db', opts.db, '--port', '0', '--placement-port', String(port), '--log-level', 'warn', ...(opts.extraArgs ?? [])];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    main,
+    'serve',
+    '--db',
+    opts.db,
+    '--port',
+    '0',
+    '--placement-port',
+    String(port),
+    '--log-level',
+    'warn',
+    ...(opts.extraArgs ?? []),
+  ];
   const proc = spawn(process.execPath, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   const logFile = logTo(opts.logDir, opts.name, proc);
   const url = `http://127.0.0.1:${port}`;

@@ -182,7 +182,8 @@ export class Workload {
       if (o.steps.has('scheduler_loop')) this.result.scheduler_loop = await this.perLevel('scheduler_loop', () => this.schedulerLoopOp());
       if (o.steps.has('claim_write_path')) this.result.claim_write_path = await this.perLevel('claim_write_path', () => this.claimWritePathOp());
       // Swaps and deletes use up the consumers the claim steps made: each level gets an equal share.
-      if (o.steps.has('migration_swap')) this.result.migration_swap = await this.perLevel('migration_swap', (left) => this.swapOp(Math.ceil(this.instances.length / left)));
+      if (o.steps.has('migration_swap'))
+        this.result.migration_swap = await this.perLevel('migration_swap', (left) => this.swapOp(Math.ceil(this.instances.length / left)));
       if (o.steps.has('deletes')) {
         this.result.deletes = await this.perLevel('deletes', (left) => this.deleteOp(Math.ceil((this.migrations.length + this.instances.length) / left)));
       }
@@ -320,7 +321,9 @@ export class Workload {
       if (this.candidatesSupported === null) await this.probeCandidates();
       this.pickPath = this.candidatesSupported ? 'candidates' : 'resource_providers';
     }
-    this.hooks.log(`  scheduler loop picks from ${this.pickPath === 'candidates' ? 'GET /allocation_candidates' : 'GET /resource_providers?resources= (fallback)'}`);
+    this.hooks.log(
+      `  scheduler loop picks from ${this.pickPath === 'candidates' ? 'GET /allocation_candidates' : 'GET /resource_providers?resources= (fallback)'}`,
+    );
     return this.pickPath === 'candidates'
       ? `GET /allocation_candidates?${CLAIM_QUERY}&limit=${this.options.loopLimit}`
       : `GET /resource_providers?${CLAIM_QUERY} (fallback: no allocation candidates)`;
@@ -617,7 +620,12 @@ export class Workload {
       if (mismatch) usageMismatch++;
       missingAcknowledged += missing;
       unexpectedConsumers += unexpected;
-      perProvider.push({ capacity: total, usage: usage ?? null, acknowledged_units: ackedSum + total - free, units_left: usage === undefined ? null : total - usage });
+      perProvider.push({
+        capacity: total,
+        usage: usage ?? null,
+        acknowledged_units: ackedSum + total - free,
+        units_left: usage === undefined ? null : total - usage,
+      });
     }
     const result = {
       concurrency,

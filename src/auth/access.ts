@@ -36,7 +36,9 @@ export function createAccessControl(config: Config, log: Logger, clock: Clock): 
     const missing = (['keystoneUrl', 'keystoneUsername', 'keystonePassword', 'keystoneProject'] as const).filter((k) => !config[k]);
     if (missing.length) {
       const flag = (k: string) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-      throw new Error(`--auth keystone needs ${missing.map(flag).join(', ')} (or ALLOT_${missing.map((k) => flag(k).slice(2).toUpperCase().replace(/-/g, '_')).join(', ALLOT_')})`);
+      throw new Error(
+        `--auth keystone needs ${missing.map(flag).join(', ')} (or ALLOT_${missing.map((k) => flag(k).slice(2).toUpperCase().replace(/-/g, '_')).join(', ALLOT_')})`,
+      );
     }
     const keystone = new KeystoneClient(
       {
@@ -51,7 +53,10 @@ export function createAccessControl(config: Config, log: Logger, clock: Clock): 
       clock,
       log,
     );
-    log.info({ auth: 'keystone', keystone: keystone.api, user: config.keystoneUsername, project: config.keystoneProject, ...switches }, 'authentication: Keystone tokens');
+    log.info(
+      { auth: 'keystone', keystone: keystone.api, user: config.keystoneUsername, project: config.keystoneProject, ...switches },
+      'authentication: Keystone tokens',
+    );
     return new KeystoneAuth(keystone, policy, clock, log, { cacheTimeMs: config.keystoneTokenCacheTime, cacheSize: config.keystoneTokenCacheSize });
   }
   if (!isLoopbackAddress(config.host)) {
@@ -61,7 +66,10 @@ export function createAccessControl(config: Config, log: Logger, clock: Clock): 
           'Use --auth keystone, listen on 127.0.0.1, or say --insecure-noauth if that is really what you want.',
       );
     }
-    log.warn({ host: config.host }, 'serving WITHOUT AUTHENTICATION on a non-loopback address (--insecure-noauth): anyone who reaches this port is an administrator');
+    log.warn(
+      { host: config.host },
+      'serving WITHOUT AUTHENTICATION on a non-loopback address (--insecure-noauth): anyone who reaches this port is an administrator',
+    );
   }
   log.info({ auth: 'noauth', allowed_hosts: config.allowedHosts, ...switches }, 'authentication: none (development mode)');
   return new NoAuth(policy, config.allowedHosts, log);

@@ -10,7 +10,14 @@ function refusal(api: string, rule: string): string {
   return `Policy does not allow ${rule} to be performed.`;
 }
 
-export function authorizeOrRefuse(policy: PolicyEngine, api: string, rule: string, target: Record<string, unknown>, credentials: Credentials, log: Logger): void {
+export function authorizeOrRefuse(
+  policy: PolicyEngine,
+  api: string,
+  rule: string,
+  target: Record<string, unknown>,
+  credentials: Credentials,
+  log: Logger,
+): void {
   const decision = policy.decide(api, rule, target, credentials);
   if (decision === 'allow') return;
   // A route naming a rule that does not exist is a bug; refusing (as oslo.policy does) is the safe answer.

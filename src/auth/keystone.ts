@@ -71,7 +71,10 @@ export class KeystoneClient {
         if (this.serviceToken?.token === service) this.serviceToken = null;
         continue;
       }
-      throw this.unavailable(`Keystone answered ${res.status} to a token validation`, res.status === 403 ? "allot's service user may not validate tokens (give it the service or admin role)" : undefined);
+      throw this.unavailable(
+        `Keystone answered ${res.status} to a token validation`,
+        res.status === 403 ? "allot's service user may not validate tokens (give it the service or admin role)" : undefined,
+      );
     }
     throw this.unavailable("Keystone refused allot's own token twice in a row");
   }
@@ -99,7 +102,9 @@ export class KeystoneClient {
       const detail = await res.text().catch(() => '');
       const refused = res.status === 401 || res.status === 404;
       throw this.unavailable(
-        refused ? `Keystone refused allot's service credentials (user ${o.username} in domain ${o.userDomain}, project ${o.project} in domain ${o.projectDomain})` : `Keystone answered ${res.status} to allot's login`,
+        refused
+          ? `Keystone refused allot's service credentials (user ${o.username} in domain ${o.userDomain}, project ${o.project} in domain ${o.projectDomain})`
+          : `Keystone answered ${res.status} to allot's login`,
         detail.slice(0, 300),
       );
     }
@@ -113,7 +118,12 @@ export class KeystoneClient {
 
   private async call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
     try {
-      return await fetch(`${this.api}${path}`, { method, headers: { accept: 'application/json', ...headers }, body, signal: AbortSignal.timeout(this.options.timeoutMs) });
+      return await fetch(`${this.api}${path}`, {
+        method,
+        headers: { accept: 'application/json', ...headers },
+        body,
+        signal: AbortSignal.timeout(this.options.timeoutMs),
+      });
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       const why = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs / 1000}s` : (e.cause?.code ?? e.cause?.message ?? e.message);

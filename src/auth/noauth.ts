@@ -44,7 +44,14 @@ export function noauthCredentials(headers: FastifyRequest['headers']): Credentia
   const userId = header(headers, 'x-user-id') ?? tokenUser;
   const rolesHeader = header(headers, 'x-roles');
   const roles =
-    rolesHeader !== undefined ? rolesHeader.split(',').map((r) => r.trim().toLowerCase()).filter(Boolean) : tokenUser === 'admin' ? ['admin', 'member', 'reader'] : [];
+    rolesHeader !== undefined
+      ? rolesHeader
+          .split(',')
+          .map((r) => r.trim().toLowerCase())
+          .filter(Boolean)
+      : tokenUser === 'admin'
+        ? ['admin', 'member', 'reader']
+        : [];
   const systemScope = header(headers, 'openstack-system-scope') ?? null;
   return {
     userId,

@@ -22,7 +22,8 @@ export function readPolicyFile(path: string): Record<string, string> {
   if (typeof data !== 'object' || Array.isArray(data)) throw new PolicyError(`the policy file ${path} must be a mapping of rule names to check strings`);
   const rules: Record<string, string> = {};
   for (const [name, check] of Object.entries(data as Record<string, unknown>)) {
-    if (typeof check !== 'string') throw new PolicyError(`policy rule "${name}" in ${path}: the check must be a string, e.g. "role:admin" (got ${JSON.stringify(check)})`);
+    if (typeof check !== 'string')
+      throw new PolicyError(`policy rule "${name}" in ${path}: the check must be a string, e.g. "role:admin" (got ${JSON.stringify(check)})`);
     rules[name] = check;
   }
   return rules;

@@ -70,16 +70,24 @@ export class PolicyEngine {
    * rule such as `admin_api`) in every API that has it. A name no API has is refused — unless a
    * rule refers to it (`rule:my_admins`): then it is the operator's own helper rule.
    */
-  constructor(defaults: Readonly<Record<string, readonly RuleDefault[]>>, readonly options: PolicyOptions) {
+  constructor(
+    defaults: Readonly<Record<string, readonly RuleDefault[]>>,
+    readonly options: PolicyOptions,
+  ) {
     const overrides = Object.entries(options.overrides ?? {}).map(([name, text]) => ({ name, text, check: compile(name, text) }));
     const apis = Object.keys(defaults);
     const apiOf = (name: string) => apis.find((api) => name.startsWith(`${api}:`)) ?? null;
     const known = new Set(Object.values(defaults).flatMap((rules) => rules.map((r) => r.name)));
-    const referenced = new Set([...overrides.map((o) => o.check), ...Object.values(defaults).flatMap((rules) => rules.map((r) => compile(r.name, r.check)))].flatMap(referencedRules));
+    const referenced = new Set(
+      [...overrides.map((o) => o.check), ...Object.values(defaults).flatMap((rules) => rules.map((r) => compile(r.name, r.check)))].flatMap(referencedRules),
+    );
     for (const o of overrides) {
       if (known.has(o.name) || referenced.has(o.name)) {
         const prefix = o.name.split(':')[0]!;
-        if (o.name.includes(':') && apiOf(o.name) === null) throw new PolicyError(`policy rule "${o.name}": no API is called "${prefix}" (rules start with ${apis.map((a) => `${a}:`).join(', ')} or have no prefix)`);
+        if (o.name.includes(':') && apiOf(o.name) === null)
+          throw new PolicyError(
+            `policy rule "${o.name}": no API is called "${prefix}" (rules start with ${apis.map((a) => `${a}:`).join(', ')} or have no prefix)`,
+          );
         continue;
       }
       throw new PolicyError(`policy rule "${o.name}" is not a rule of ${apis.join(', ')} and no rule refers to it (a misspelt name?)`);
@@ -87,12 +95,15 @@ export class PolicyEngine {
 
     for (const api of apis) {
       const rules = new Map<string, CompiledRule>();
-      const overridden = new Map(overrides.filter((o) => apiOf(o.name) === api || (apiOf(o.name) === null && !o.name.includes(':'))).map((o) => [o.name, o.check]));
+      const overridden = new Map(
+        overrides.filter((o) => apiOf(o.name) === api || (apiOf(o.name) === null && !o.name.includes(':'))).map((o) => [o.name, o.check]),
+      );
       for (const d of defaults[api]!) {
         let check = overridden.get(d.name);
         if (!check) {
           check = compile(d.name, d.check);
-          if (!options.enforceNewDefaults && d.deprecated !== undefined && d.deprecated !== d.check) check = { kind: 'or', checks: [check, compile(d.name, d.deprecated)] };
+          if (!options.enforceNewDefaults && d.deprecated !== undefined && d.deprecated !== d.check)
+            check = { kind: 'or', checks: [check, compile(d.name, d.deprecated)] };
         }
         rules.set(d.name, { check, scopeTypes: d.scopeTypes ?? null });
       }
@@ -162,7 +173,8 @@ function checkReferences(api: string, rules: Map<string, CompiledRule>): void {
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (name: string, path: string[]): void => {
     if (state.get(name) === 'done') return;
-    if (state.get(name) === 'visiting') throw new PolicyError(`policy rules refer to each other in a cycle: ${[...path.slice(path.indexOf(name)), name].join(' → ')}`);
+    if (state.get(name) === 'visiting')
+      throw new PolicyError(`policy rules refer to each other in a cycle: ${[...path.slice(path.indexOf(name)), name].join(' → ')}`);
     state.set(name, 'visiting');
     for (const ref of referencedRules(rules.get(name)!.check)) visit(ref, [...path, name]);
     state.set(name, 'done');

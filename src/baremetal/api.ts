@@ -19,19 +19,35 @@ const v1Routes: RouteTable<Endpoint> = {
   // Until project scoping (owner/lessee) lands, lists and new allocations take the system-wide rules.
   '/v1/nodes': { GET: { ...nodes.list, policy: 'baremetal:node:list_all' }, POST: { ...nodes.create, policy: 'baremetal:node:create' } },
   '/v1/nodes/detail': { GET: { ...nodes.detail, policy: 'baremetal:node:list_all' } },
-  '/v1/nodes/:node': { GET: { ...nodes.show, policy: 'baremetal:node:get' }, PATCH: { ...nodes.patch, policy: 'baremetal:node:update' }, DELETE: { ...nodes.remove, policy: 'baremetal:node:delete' } },
+  '/v1/nodes/:node': {
+    GET: { ...nodes.show, policy: 'baremetal:node:get' },
+    PATCH: { ...nodes.patch, policy: 'baremetal:node:update' },
+    DELETE: { ...nodes.remove, policy: 'baremetal:node:delete' },
+  },
   '/v1/nodes/:node/states': { GET: { ...nodes.states, policy: 'baremetal:node:get_states' } },
   '/v1/nodes/:node/states/provision': { PUT: { ...nodes.provision, policy: 'baremetal:node:set_provision_state' } },
   '/v1/nodes/:node/states/power': { PUT: { ...nodes.power, policy: 'baremetal:node:set_power_state' } },
-  '/v1/nodes/:node/maintenance': { PUT: { ...nodes.maintenanceOn, policy: 'baremetal:node:set_maintenance' }, DELETE: { ...nodes.maintenanceOff, policy: 'baremetal:node:clear_maintenance' } },
+  '/v1/nodes/:node/maintenance': {
+    PUT: { ...nodes.maintenanceOn, policy: 'baremetal:node:set_maintenance' },
+    DELETE: { ...nodes.maintenanceOff, policy: 'baremetal:node:clear_maintenance' },
+  },
   '/v1/nodes/:node/traits': {
     GET: { ...nodes.traits, policy: 'baremetal:node:traits:list' },
     PUT: { ...nodes.setTraits, policy: 'baremetal:node:traits:set' },
     DELETE: { ...nodes.removeTraits, policy: 'baremetal:node:traits:delete' },
   },
-  '/v1/nodes/:node/traits/:trait': { PUT: { ...nodes.addTrait, policy: 'baremetal:node:traits:set' }, DELETE: { ...nodes.removeTrait, policy: 'baremetal:node:traits:delete' } },
-  '/v1/nodes/:node/allocation': { GET: { ...nodes.allocation, policy: 'baremetal:allocation:get' }, DELETE: { ...nodes.removeAllocation, policy: 'baremetal:allocation:delete' } },
-  '/v1/allocations': { GET: { ...allocations.list, policy: 'baremetal:allocation:list_all' }, POST: { ...allocations.create, policy: 'baremetal:allocation:create_restricted' } },
+  '/v1/nodes/:node/traits/:trait': {
+    PUT: { ...nodes.addTrait, policy: 'baremetal:node:traits:set' },
+    DELETE: { ...nodes.removeTrait, policy: 'baremetal:node:traits:delete' },
+  },
+  '/v1/nodes/:node/allocation': {
+    GET: { ...nodes.allocation, policy: 'baremetal:allocation:get' },
+    DELETE: { ...nodes.removeAllocation, policy: 'baremetal:allocation:delete' },
+  },
+  '/v1/allocations': {
+    GET: { ...allocations.list, policy: 'baremetal:allocation:list_all' },
+    POST: { ...allocations.create, policy: 'baremetal:allocation:create_restricted' },
+  },
   '/v1/allocations/:allocation': {
     GET: { ...allocations.show, policy: 'baremetal:allocation:get' },
     PATCH: { ...allocations.patch, policy: 'baremetal:allocation:update' },
@@ -52,7 +68,13 @@ const documentedRoutes: RouteTable<Endpoint> = {
   '/': { GET: { ...root, public: true } },
   '/v1': { GET: { ...v1, public: true } },
   // allot's own: the OpenAPI document of this route table (baremetal/openapi.ts)
-  '/openapi.json': { GET: { public: true, unversioned: true, handle: async (req, ctx) => ({ body: baremetalDocument(documentedRoutes, req.baseUrl, { auth: ctx.config.auth }) }) } },
+  '/openapi.json': {
+    GET: {
+      public: true,
+      unversioned: true,
+      handle: async (req, ctx) => ({ body: baremetalDocument(documentedRoutes, req.baseUrl, { auth: ctx.config.auth }) }),
+    },
+  },
   ...v1Routes,
 };
 

@@ -60,9 +60,17 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
   instance_associated: (p) => [409, `Instance ${p.instance} is already associated with a node, it cannot be associated with this other node ${p.node}`],
   node_associated: (p) => [409, `Node ${p.node} is associated with instance ${p.instance}.`],
   update_not_allowed: (p) => {
-    if (p.what === 'interfaces') return [409, `Node ${p.node} can not have ${p.fields.join(', ')} updated unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`];
-    if (p.what === 'resource_class') return [409, `Node ${p.node} can not have resource_class updated unless it is in one of allowed (${allowedStates(p)}) states.`];
-    return [409, `Node ${p.node} with an allocation can not have instance_uuid removed unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`];
+    if (p.what === 'interfaces')
+      return [
+        409,
+        `Node ${p.node} can not have ${p.fields.join(', ')} updated unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`,
+      ];
+    if (p.what === 'resource_class')
+      return [409, `Node ${p.node} can not have resource_class updated unless it is in one of allowed (${allowedStates(p)}) states.`];
+    return [
+      409,
+      `Node ${p.node} with an allocation can not have instance_uuid removed unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`,
+    ];
   },
   resource_class_allocated: (p) => [409, `Node ${p.node} can not have resource_class updated while it has an allocation (${p.allocation}).`],
   protect_not_allowed: (p) => [409, `Node ${p.node} can only be made protected in provision states 'active' or 'rescue', the current state is '${p.state}'`],
@@ -73,11 +81,17 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
     409,
     `Can not delete node "${p.node}" while it is in provision state "${p.state}". Valid provision states to perform deletion are: "${allowedStates(p)}", or set the node into maintenance mode`,
   ],
-  too_many_traits: (p) => [400, `Could not modify traits for node ${p.node} as it would exceed the maximum number of traits per node (${p.count} vs. ${p.max})`],
+  too_many_traits: (p) => [
+    400,
+    `Could not modify traits for node ${p.node} as it would exceed the maximum number of traits per node (${p.count} vs. ${p.max})`,
+  ],
   node_trait_not_found: (p) => [404, `Node ${p.node} doesn't have a trait '${p.trait}'`],
   node_in_maintenance: (p) => [400, `The provisioning operation can't be performed on node ${p.node} because it's in maintenance mode.`],
   invalid_provision_action: (p) => [400, `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state}".`],
-  invalid_power_action: (p) => [400, `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state ?? 'None'}".`],
+  invalid_power_action: (p) => [
+    400,
+    `The requested action "${p.action}" can not be performed on node "${p.node}" while it is in state "${p.state ?? 'None'}".`,
+  ],
   power_target_too_new: () => [406, 'Request not acceptable.'],
   // JSON Patch
   patch_failed: (p) => [400, `Couldn't apply patch '${pyRepr(p.op)}'. Reason: ${p.reason}`],

@@ -9,7 +9,14 @@ import * as schemas from './schemas.js';
 
 const listQuery = (extra: Record<string, JsonSchema>): JsonSchema => ({
   type: 'object',
-  properties: { limit: { type: 'integer' }, marker: { type: 'string' }, sort_key: { type: 'string' }, sort_dir: { type: 'string', enum: ['asc', 'desc'] }, fields: { type: 'string' }, ...extra },
+  properties: {
+    limit: { type: 'integer' },
+    marker: { type: 'string' },
+    sort_key: { type: 'string' },
+    sort_dir: { type: 'string', enum: ['asc', 'desc'] },
+    fields: { type: 'string' },
+    ...extra,
+  },
 });
 
 const text: JsonSchema = { type: 'string' };
@@ -38,12 +45,29 @@ export const BAREMETAL_OPERATIONS: Record<string, OperationDoc> = {
   'GET /v1': { summary: 'the v1 document: links to the resources', ok: [200] },
   'GET /v1/nodes': { summary: 'list nodes', query: listQuery({ ...NODE_FILTERS, detail: { type: 'boolean' } }), ok: [200] },
   'POST /v1/nodes': { summary: 'enroll a node (fake-hardware)', body: schemas.nodeCreate, ok: [201] },
-  'GET /v1/nodes/detail': { summary: 'list nodes with every field', query: { type: 'object', properties: { ...NODE_FILTERS, limit: { type: 'integer' }, marker: { type: 'string' }, sort_key: { type: 'string' }, sort_dir: { type: 'string', enum: ['asc', 'desc'] } } }, ok: [200] },
+  'GET /v1/nodes/detail': {
+    summary: 'list nodes with every field',
+    query: {
+      type: 'object',
+      properties: {
+        ...NODE_FILTERS,
+        limit: { type: 'integer' },
+        marker: { type: 'string' },
+        sort_key: { type: 'string' },
+        sort_dir: { type: 'string', enum: ['asc', 'desc'] },
+      },
+    },
+    ok: [200],
+  },
   'GET /v1/nodes/:node': { summary: 'a node (by uuid or name)', ok: [200] },
   'PATCH /v1/nodes/:node': { summary: 'change a node (JSON Patch)', body: schemas.patch, ok: [200] },
   'DELETE /v1/nodes/:node': { summary: 'delete a node', ok: [204] },
   'GET /v1/nodes/:node/states': { summary: "a node's power and provision states", ok: [200] },
-  'PUT /v1/nodes/:node/states/provision': { summary: 'move a node through the provision state machine (manage, provide, deploy, …)', body: schemas.provision, ok: [202] },
+  'PUT /v1/nodes/:node/states/provision': {
+    summary: 'move a node through the provision state machine (manage, provide, deploy, …)',
+    body: schemas.provision,
+    ok: [202],
+  },
   'PUT /v1/nodes/:node/states/power': { summary: "change a node's power state", body: schemas.power, ok: [202] },
   'PUT /v1/nodes/:node/maintenance': { summary: 'put a node in maintenance', body: schemas.maintenance, ok: [202] },
   'DELETE /v1/nodes/:node/maintenance': { summary: 'take a node out of maintenance', ok: [202] },
@@ -82,7 +106,9 @@ export function baremetalDocument(routes: RouteTable<{ public?: boolean }>, serv
     routes,
     operations: BAREMETAL_OPERATIONS,
     error: { mediaType: 'application/json', schema: ERROR, description: "Ironic's error document" },
-    requestHeaders: [{ name: 'X-OpenStack-Ironic-API-Version', description: 'the microversion asked for (default the minimum; `latest`)', example: MAX_VERSION }],
+    requestHeaders: [
+      { name: 'X-OpenStack-Ironic-API-Version', description: 'the microversion asked for (default the minimum; `latest`)', example: MAX_VERSION },
+    ],
   };
   return buildApiDocument(documentation, serverUrl, security);
 }

@@ -69,7 +69,12 @@ export const nodeCreate: JsonSchema = {
 };
 
 /** PUT /v1/nodes/{node}/traits */
-export const nodeTraits: JsonSchema = { type: 'object', properties: { traits: { type: 'array', items: trait } }, required: ['traits'], additionalProperties: false };
+export const nodeTraits: JsonSchema = {
+  type: 'object',
+  properties: { traits: { type: 'array', items: trait } },
+  required: ['traits'],
+  additionalProperties: false,
+};
 
 /** PUT /v1/nodes/{node}/states/provision (unknown keys are refused before, as Ironic's keyword arguments) */
 export const provision: JsonSchema = {

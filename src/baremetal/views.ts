@@ -174,7 +174,14 @@ export function allocationView(a: AllocationRecord, c: ViewContext, fields?: rea
  */
 export function parseFields(raw: string | undefined, table: readonly [string, string, unknown][], mv: Microversion): string[] | undefined {
   if (raw === undefined) return undefined;
-  const names = [...new Set(raw.split(',').map((s) => s.trim()).filter(Boolean))];
+  const names = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   const bad = names.filter((n) => !table.some(([name]) => name === n));
   if (bad.length) throw badRequest(`Field(s) "${bad.join(', ')}" are not valid`);
   const tooNew = names.filter((n) => !mv.atLeast(table.find(([name]) => name === n)![1]));

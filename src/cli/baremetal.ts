@@ -14,7 +14,8 @@ const DEFAULT_WAIT_SECONDS = 120;
 
 /** `--wait [seconds]`: absent → no wait; bare → the default; a number → that long. */
 const waitOption = () => new Option('--wait [seconds]', `wait until done, at most this long (default ${DEFAULT_WAIT_SECONDS} s)`).argParser(positiveSeconds);
-const waitMs = (wait: true | number | undefined): number | null => (wait === undefined ? null : Math.round((wait === true ? DEFAULT_WAIT_SECONDS : wait) * 1000));
+const waitMs = (wait: true | number | undefined): number | null =>
+  wait === undefined ? null : Math.round((wait === true ? DEFAULT_WAIT_SECONDS : wait) * 1000);
 
 /** Provision verbs: command → API target, the state a successful change ends in, what it does. */
 const PROVISION_VERBS: Array<[verb: string, target: B.ProvisionTarget, settlesIn: string | null, description: string]> = [
@@ -61,7 +62,9 @@ function patchOps(o: Record<string, any>, remove: boolean): B.PatchOperation[] {
 }
 
 export function registerBaremetalCommands(program: Command): void {
-  const baremetal = addConnectionOptions(program.command('baremetal').description('bare-metal nodes and their allocations (the Ironic-compatible API)'), { microversion: 'Ironic' });
+  const baremetal = addConnectionOptions(program.command('baremetal').description('bare-metal nodes and their allocations (the Ironic-compatible API)'), {
+    microversion: 'Ironic',
+  });
   const a = <A extends any[]>(fn: (ctx: CliContext, opts: Record<string, any>, ...args: A) => Promise<void>) => act<A>('baremetal', fn);
 
   const node = baremetal.command('node').description('bare-metal nodes');
@@ -91,7 +94,10 @@ export function registerBaremetalCommands(program: Command): void {
           sort_dir: o.sortDir,
           fields: NODE_COLUMNS,
         };
-        const nodes = o.limit !== undefined || o.marker ? (await client.baremetal.listNodes({ ...query, limit: o.limit, marker: o.marker })).nodes : await client.baremetal.listAllNodes(query);
+        const nodes =
+          o.limit !== undefined || o.marker
+            ? (await client.baremetal.listNodes({ ...query, limit: o.limit, marker: o.marker })).nodes
+            : await client.baremetal.listAllNodes(query);
         out.print(nodes, (l: B.Node[]) => ({ rows: l, columns: NODE_COLUMNS }));
       }),
     );
@@ -187,7 +193,10 @@ export function registerBaremetalCommands(program: Command): void {
     .action(a(async ({ client, out }, _o, ident: string) => out.print(await client.baremetal.getNodeStates(ident))));
 
   for (const [verb, target, settlesIn, description] of PROVISION_VERBS) {
-    const cmd = node.command(verb).description(`${description}${settlesIn ? '; --wait until it is done' : ''}`).argument('<node>', 'node uuid or name');
+    const cmd = node
+      .command(verb)
+      .description(`${description}${settlesIn ? '; --wait until it is done' : ''}`)
+      .argument('<node>', 'node uuid or name');
     if (settlesIn) cmd.addOption(waitOption());
     cmd.action(
       a(async ({ client, out }, o, ident: string) => {
@@ -312,7 +321,10 @@ export function registerBaremetalCommands(program: Command): void {
     .action(
       a(async ({ client, out }, o) => {
         const query: B.AllocationListQuery = { state: o.state, resource_class: o.resourceClass, node: o.node, owner: o.owner };
-        const list = o.limit !== undefined || o.marker ? (await client.baremetal.listAllocations({ ...query, limit: o.limit, marker: o.marker })).allocations : await client.baremetal.listAllAllocations(query);
+        const list =
+          o.limit !== undefined || o.marker
+            ? (await client.baremetal.listAllocations({ ...query, limit: o.limit, marker: o.marker })).allocations
+            : await client.baremetal.listAllAllocations(query);
         out.print(list, (l: B.Allocation[]) => ({ rows: l, columns: ALLOCATION_COLUMNS }));
       }),
     );
@@ -396,5 +408,9 @@ export function registerBaremetalCommands(program: Command): void {
     .description('conductors (allot processes) and whether they are alive')
     .command('list')
     .description('list conductors')
-    .action(a(async ({ client, out }) => out.print(await client.baremetal.listConductors(true), (l: B.Conductor[]) => ({ rows: l, columns: ['hostname', 'alive', 'updated_at'] }))));
+    .action(
+      a(async ({ client, out }) =>
+        out.print(await client.baremetal.listConductors(true), (l: B.Conductor[]) => ({ rows: l, columns: ['hostname', 'alive', 'updated_at'] })),
+      ),
+    );
 }

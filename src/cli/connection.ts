@@ -37,7 +37,11 @@ export const positiveSeconds = (raw: string): number => {
 export function addConnectionOptions(cmd: Command, options: { microversion?: string } = {}): Command {
   cmd
     .addOption(new Option('--url <url>', "the server's main-port base URL").env('ALLOT_URL').default(DEFAULT_URL))
-    .addOption(new Option('--token <token>', "x-auth-token to send (allot's noauth2: `admin` is an administrator; default admin unless OS_AUTH_URL is set)").env('ALLOT_TOKEN'))
+    .addOption(
+      new Option('--token <token>', "x-auth-token to send (allot's noauth2: `admin` is an administrator; default admin unless OS_AUTH_URL is set)").env(
+        'ALLOT_TOKEN',
+      ),
+    )
     .addOption(new Option('--os-auth-url <url>', 'Keystone URL: get a token by password (Keystone v3) instead of --token').env('OS_AUTH_URL'))
     .addOption(new Option('--os-username <name>', 'Keystone user').env('OS_USERNAME'))
     .addOption(new Option('--os-password <password>', 'Keystone password').env('OS_PASSWORD'))
@@ -45,8 +49,11 @@ export function addConnectionOptions(cmd: Command, options: { microversion?: str
     .addOption(new Option('--os-user-domain-name <name>', "the user's Keystone domain").env('OS_USER_DOMAIN_NAME').default('Default'))
     .addOption(new Option('--os-project-domain-name <name>', "the project's Keystone domain").env('OS_PROJECT_DOMAIN_NAME').default('Default'))
     .addOption(new Option('--timeout <seconds>', 'longest wait for one HTTP call').env('ALLOT_TIMEOUT').default(30).argParser(positiveSeconds))
-    .addOption(new Option('-o, --output <format>', 'table (default on a terminal), json (default otherwise) or yaml').choices(OUTPUT_FORMATS).env('ALLOT_OUTPUT'));
-  if (options.microversion) cmd.addOption(new Option('--microversion <version>', `${options.microversion} microversion to use (default: the newest both sides know)`));
+    .addOption(
+      new Option('-o, --output <format>', 'table (default on a terminal), json (default otherwise) or yaml').choices(OUTPUT_FORMATS).env('ALLOT_OUTPUT'),
+    );
+  if (options.microversion)
+    cmd.addOption(new Option('--microversion <version>', `${options.microversion} microversion to use (default: the newest both sides know)`));
   cmd.addHelpText('after', `\n${EXIT_CODES_HELP}\n`);
   return cmd;
 }

@@ -39,7 +39,8 @@ export class WaitFailedError extends Error {}
 
 export function exitCodeOf(err: unknown): number {
   if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     return EXIT.usage;
   }
   if (err instanceof UsageError || err instanceof ConfigError) return EXIT.usage;

@@ -17,7 +17,15 @@ const ALLOCATION_COLUMNS = ['id', 'pool', 'owner', 'purpose', 'value', 'count', 
 const INSTANCE_COLUMNS = ['id', 'allocation_spec', 'service_type', 'state', 'version', 'last_error'];
 const allocationRows = (l: I.Allocation[]): TableView => ({ rows: l, columns: ALLOCATION_COLUMNS });
 const poolRows = (l: I.Pool[]): TableView => ({
-  rows: l.map((p) => ({ name: p.name, kind: p.kind, strategy: p.strategy, total: p.utilization?.total, used: p.utilization?.used, free: p.utilization?.free, allocations: p.utilization?.allocations })),
+  rows: l.map((p) => ({
+    name: p.name,
+    kind: p.kind,
+    strategy: p.strategy,
+    total: p.utilization?.total,
+    used: p.utilization?.used,
+    free: p.utilization?.free,
+    allocations: p.utilization?.allocations,
+  })),
 });
 const instanceRows = (l: I.Instance[]): TableView => ({ rows: l, columns: INSTANCE_COLUMNS });
 
@@ -25,7 +33,8 @@ const instanceRows = (l: I.Instance[]): TableView => ({ rows: l, columns: INSTAN
 async function importItems(file: string): Promise<I.ImportItem[]> {
   const doc = (await readJsonFile(file)) as I.ImportItem[] | { items?: I.ImportItem[] };
   const items = Array.isArray(doc) ? doc : doc?.items;
-  if (!Array.isArray(items) || items.length === 0) throw new UsageError(`${file} must hold a non-empty list of {"value", "owner", "purpose"?} (or {"items": [...]})`);
+  if (!Array.isArray(items) || items.length === 0)
+    throw new UsageError(`${file} must hold a non-empty list of {"value", "owner", "purpose"?} (or {"items": [...]})`);
   return items;
 }
 
@@ -131,7 +140,8 @@ export function registerIdsCommands(program: Command): void {
         const progress = progressBar(`importing into ${name}`, items.length);
         try {
           if (!o.skipConflicts) {
-            if (items.length > IMPORT_MAX_ITEMS) throw new UsageError(`${items.length} items cannot be imported all or nothing (at most ${IMPORT_MAX_ITEMS}); use --skip-conflicts`);
+            if (items.length > IMPORT_MAX_ITEMS)
+              throw new UsageError(`${items.length} items cannot be imported all or nothing (at most ${IMPORT_MAX_ITEMS}); use --skip-conflicts`);
             const outcome = await client.ids.importValues(name, items, 'abort');
             progress.advance(items.length);
             return out.print(outcome);
@@ -191,7 +201,11 @@ export function registerIdsCommands(program: Command): void {
     .option('--owner <owner>', 'only of this owner')
     .option('--purpose <purpose>', 'only for this purpose')
     .addOption(new Option('--state <state>', 'only in this state').choices(['allocated', 'reserved']))
-    .action(a(async ({ client, out }, o) => out.print(await client.ids.listAllAllocations({ pool: o.pool, owner: o.owner, purpose: o.purpose, state: o.state }), allocationRows)));
+    .action(
+      a(async ({ client, out }, o) =>
+        out.print(await client.ids.listAllAllocations({ pool: o.pool, owner: o.owner, purpose: o.purpose, state: o.state }), allocationRows),
+      ),
+    );
   allocations
     .command('show')
     .description('one allocation')
@@ -223,7 +237,13 @@ export function registerIdsCommands(program: Command): void {
     .action(
       a(async ({ client, out }, o, id: string) => {
         if (o.ttl === undefined && !o.metadata) throw new UsageError('nothing to change: give --ttl or --metadata');
-        out.print(await client.ids.updateAllocation(id, { ...(o.ttl ? { ttl_seconds: o.ttl } : {}), ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}) }, { ifMatch: o.ifMatch }));
+        out.print(
+          await client.ids.updateAllocation(
+            id,
+            { ...(o.ttl ? { ttl_seconds: o.ttl } : {}), ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}) },
+            { ifMatch: o.ifMatch },
+          ),
+        );
       }),
     );
   allocations
@@ -239,7 +259,8 @@ export function registerIdsCommands(program: Command): void {
       a(async ({ client, out }, o, file: string) => {
         const doc = (await readJsonFile(file)) as I.BatchItem[] | { allocations?: I.BatchItem[] };
         const items = Array.isArray(doc) ? doc : doc?.allocations;
-        if (!Array.isArray(items) || items.length === 0) throw new UsageError(`${file} must hold a non-empty list of {"pool", "owner", …} (or {"allocations": [...]})`);
+        if (!Array.isArray(items) || items.length === 0)
+          throw new UsageError(`${file} must hold a non-empty list of {"pool", "owner", …} (or {"allocations": [...]})`);
         const progress = progressBar('allocating', items.length);
         const done: I.Allocation[] = [];
         try {
@@ -250,9 +271,18 @@ export function registerIdsCommands(program: Command): void {
               if (!(err instanceof AllotApiError) || start === 0) throw err;
               // say where in the file it failed, and that earlier requests' allocations stay
               const body = (err.body ?? {}) as { detail?: string; index?: number };
-              const where = typeof body.index === 'number' ? `item ${start + body.index} of the file` : `items ${start}–${start + chunk.length - 1} of the file`;
+              const where =
+                typeof body.index === 'number' ? `item ${start + body.index} of the file` : `items ${start}–${start + chunk.length - 1} of the file`;
               const detail = (body.detail ?? err.message).replace(/^allocations\[\d+\]: /, '');
-              throw new AllotApiError(err.status, err.code, `${detail} (${where}; the ${done.length} allocated before stay allocated)`, err.requestId, err.api, err.request, err.body);
+              throw new AllotApiError(
+                err.status,
+                err.code,
+                `${detail} (${where}; the ${done.length} allocated before stay allocated)`,
+                err.requestId,
+                err.api,
+                err.request,
+                err.body,
+              );
             });
             done.push(...result.allocations);
             progress.advance(chunk.length);
@@ -269,7 +299,9 @@ export function registerIdsCommands(program: Command): void {
   specs
     .command('list')
     .description('list allocation specs')
-    .action(a(async ({ client, out }) => out.print(await client.ids.listAllSpecs(), (l: I.Spec[]) => ({ rows: l, columns: ['name', 'description', 'version'] }))));
+    .action(
+      a(async ({ client, out }) => out.print(await client.ids.listAllSpecs(), (l: I.Spec[]) => ({ rows: l, columns: ['name', 'description', 'version'] }))),
+    );
   specs
     .command('show')
     .description('one allocation spec')
@@ -355,7 +387,14 @@ export function registerIdsCommands(program: Command): void {
   ids
     .command('inventories')
     .description('configured external inventories and their outbox counts')
-    .action(a(async ({ client, out }) => out.print(await client.ids.listInventories(), (l: I.InventoryInfo[]) => ({ rows: l.map((i) => ({ ...i, pending: i.outbox.pending, done: i.outbox.done, outbox: undefined })), columns: ['name', 'type', 'timeout_ms', 'pending', 'done'] }))));
+    .action(
+      a(async ({ client, out }) =>
+        out.print(await client.ids.listInventories(), (l: I.InventoryInfo[]) => ({
+          rows: l.map((i) => ({ ...i, pending: i.outbox.pending, done: i.outbox.done, outbox: undefined })),
+          columns: ['name', 'type', 'timeout_ms', 'pending', 'done'],
+        })),
+      ),
+    );
   const outbox = ids
     .command('outbox')
     .description('deallocations owed to external inventories (list them; `outbox show|retry <id>`)')

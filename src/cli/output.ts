@@ -9,7 +9,8 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = ['table', 'json', 'yaml']
 
 export function outputFormat(requested: string | undefined, stdout: { isTTY?: boolean } = process.stdout): OutputFormat {
   if (requested === undefined || requested === '') return stdout.isTTY ? 'table' : 'json';
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(requested)) throw new UsageError(`--output must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(requested)}`);
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(requested))
+    throw new UsageError(`--output must be one of ${OUTPUT_FORMATS.join(', ')}, got ${JSON.stringify(requested)}`);
   return requested as OutputFormat;
 }
 
@@ -33,7 +34,11 @@ export function renderTable(view: TableView): string {
   if (view.rows.length === 0) return '(none)\n';
   const cells = view.rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)[c]).replace(/\n/g, ' ')));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return `${[line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')}\n`;
 }
 

@@ -61,9 +61,12 @@ function params(pairs: string[] = []): Record<string, string[]> {
 const one = <T>(values: T[] | undefined): T | T[] | undefined => (values && values.length === 1 ? values[0] : values);
 
 export function registerPlacementCommands(program: Command): void {
-  const placement = addConnectionOptions(program.command('placement').description('resource providers, inventories, traits, aggregates, allocations, candidates and usages (the Placement API)'), {
-    microversion: 'Placement',
-  });
+  const placement = addConnectionOptions(
+    program.command('placement').description('resource providers, inventories, traits, aggregates, allocations, candidates and usages (the Placement API)'),
+    {
+      microversion: 'Placement',
+    },
+  );
   const a = <A extends any[]>(fn: (ctx: CliContext, opts: Record<string, any>, ...args: A) => Promise<void>) => act<A>('placement', fn);
 
   placement
@@ -89,7 +92,14 @@ export function registerPlacementCommands(program: Command): void {
     .option('--required <traits>', 'with these traits (comma-separated; !T forbids, in:A,B any of); repeatable', collect)
     .action(
       a(async ({ client, out }, o) => {
-        const list = await client.placement.listProviders({ name: o.name, uuid: o.uuid, in_tree: o.inTree, member_of: one(o.memberOf), resources: o.resources, required: one(o.required) });
+        const list = await client.placement.listProviders({
+          name: o.name,
+          uuid: o.uuid,
+          in_tree: o.inTree,
+          member_of: one(o.memberOf),
+          resources: o.resources,
+          required: one(o.required),
+        });
         out.print(list, (l) => ({ rows: l, columns: PROVIDER_COLUMNS }));
       }),
     );
@@ -104,7 +114,9 @@ export function registerPlacementCommands(program: Command): void {
     .argument('<name>', 'provider name (unique)')
     .option('--uuid <uuid>', 'choose the uuid (default: generated)')
     .option('--parent <uuid>', 'parent provider (nested trees)')
-    .action(a(async ({ client, out }, o, name: string) => out.print(await client.placement.createProvider({ name, uuid: o.uuid, parent_provider_uuid: o.parent }))));
+    .action(
+      a(async ({ client, out }, o, name: string) => out.print(await client.placement.createProvider({ name, uuid: o.uuid, parent_provider_uuid: o.parent }))),
+    );
   provider
     .command('set')
     .description('rename a resource provider or change its parent')
@@ -115,7 +127,9 @@ export function registerPlacementCommands(program: Command): void {
       a(async ({ client, out }, o, uuid: string) => {
         if (o.name === undefined && o.parent === undefined) throw new UsageError('nothing to change: give --name and/or --parent');
         const current = await client.placement.getProvider(uuid);
-        out.print(await client.placement.updateProvider(uuid, { name: o.name ?? current.name, parent_provider_uuid: o.parent ?? current.parent_provider_uuid ?? null }));
+        out.print(
+          await client.placement.updateProvider(uuid, { name: o.name ?? current.name, parent_provider_uuid: o.parent ?? current.parent_provider_uuid ?? null }),
+        );
       }),
     );
   provider
@@ -220,7 +234,9 @@ export function registerPlacementCommands(program: Command): void {
     .argument('<provider>', 'provider uuid')
     .action(
       a(async ({ client, out }, _o, rp: string) =>
-        out.print(await client.placement.getProviderUsages(rp), (u: P.ProviderUsages) => ({ rows: Object.entries(u.usages).map(([resource_class, used]) => ({ resource_class, used })) })),
+        out.print(await client.placement.getProviderUsages(rp), (u: P.ProviderUsages) => ({
+          rows: Object.entries(u.usages).map(([resource_class, used]) => ({ resource_class, used })),
+        })),
       ),
     );
   usage
@@ -286,19 +302,31 @@ export function registerPlacementCommands(program: Command): void {
     .description("replace a provider's traits")
     .argument('<provider>', 'provider uuid')
     .argument('<trait...>', 'traits')
-    .action(a(async ({ client, out }, _o, rp: string, traits: string[]) => out.print(await client.placement.updateProviderTraits(rp, () => traits, retry), showTraits)));
+    .action(
+      a(async ({ client, out }, _o, rp: string, traits: string[]) =>
+        out.print(await client.placement.updateProviderTraits(rp, () => traits, retry), showTraits),
+      ),
+    );
   providerTrait
     .command('add')
     .description('add traits to a provider, keeping the others')
     .argument('<provider>', 'provider uuid')
     .argument('<trait...>', 'traits')
-    .action(a(async ({ client, out }, _o, rp: string, traits: string[]) => out.print(await client.placement.updateProviderTraits(rp, (t) => [...new Set([...t, ...traits])], retry), showTraits)));
+    .action(
+      a(async ({ client, out }, _o, rp: string, traits: string[]) =>
+        out.print(await client.placement.updateProviderTraits(rp, (t) => [...new Set([...t, ...traits])], retry), showTraits),
+      ),
+    );
   providerTrait
     .command('remove')
     .description('remove traits from a provider, keeping the others')
     .argument('<provider>', 'provider uuid')
     .argument('<trait...>', 'traits')
-    .action(a(async ({ client, out }, _o, rp: string, traits: string[]) => out.print(await client.placement.updateProviderTraits(rp, (t) => t.filter((x) => !traits.includes(x)), retry), showTraits)));
+    .action(
+      a(async ({ client, out }, _o, rp: string, traits: string[]) =>
+        out.print(await client.placement.updateProviderTraits(rp, (t) => t.filter((x) => !traits.includes(x)), retry), showTraits),
+      ),
+    );
   providerTrait
     .command('clear')
     .description('remove every trait of a provider')
@@ -323,19 +351,29 @@ export function registerPlacementCommands(program: Command): void {
     .description("replace a provider's aggregates (none given: no aggregates)")
     .argument('<provider>', 'provider uuid')
     .argument('[aggregate...]', 'aggregate uuids')
-    .action(a(async ({ client, out }, _o, rp: string, aggs: string[]) => out.print(await client.placement.updateAggregates(rp, () => aggs, retry), showAggregates)));
+    .action(
+      a(async ({ client, out }, _o, rp: string, aggs: string[]) => out.print(await client.placement.updateAggregates(rp, () => aggs, retry), showAggregates)),
+    );
   aggregate
     .command('add')
     .description('add a provider to aggregates')
     .argument('<provider>', 'provider uuid')
     .argument('<aggregate...>', 'aggregate uuids')
-    .action(a(async ({ client, out }, _o, rp: string, aggs: string[]) => out.print(await client.placement.updateAggregates(rp, (g) => [...new Set([...g, ...aggs])], retry), showAggregates)));
+    .action(
+      a(async ({ client, out }, _o, rp: string, aggs: string[]) =>
+        out.print(await client.placement.updateAggregates(rp, (g) => [...new Set([...g, ...aggs])], retry), showAggregates),
+      ),
+    );
   aggregate
     .command('remove')
     .description('remove a provider from aggregates')
     .argument('<provider>', 'provider uuid')
     .argument('<aggregate...>', 'aggregate uuids')
-    .action(a(async ({ client, out }, _o, rp: string, aggs: string[]) => out.print(await client.placement.updateAggregates(rp, (g) => g.filter((x) => !aggs.includes(x)), retry), showAggregates)));
+    .action(
+      a(async ({ client, out }, _o, rp: string, aggs: string[]) =>
+        out.print(await client.placement.updateAggregates(rp, (g) => g.filter((x) => !aggs.includes(x)), retry), showAggregates),
+      ),
+    );
 
   // ---- resource classes ----
   const rc = placement.command('resource-class').description('resource classes (standard and CUSTOM_)');
@@ -468,5 +506,4 @@ export function registerPlacementCommands(program: Command): void {
         out.note('reshaped');
       }),
     );
-
 }

@@ -3,7 +3,19 @@
 // environment variable and its key in the configuration file can never drift apart.
 import { type Command, Option } from 'commander';
 import { stringify as toYaml } from 'yaml';
-import { CONFIG_ENV, type Config, type ConfigSource, OPTIONS, type ResolvedConfig, databaseOptions, displayValue, fileKey, isSwitch, maskedValue, resolveConfig } from '../config.js';
+import {
+  CONFIG_ENV,
+  type Config,
+  type ConfigSource,
+  OPTIONS,
+  type ResolvedConfig,
+  databaseOptions,
+  displayValue,
+  fileKey,
+  isSwitch,
+  maskedValue,
+  resolveConfig,
+} from '../config.js';
 import { UsageError } from './exit.js';
 import { OUTPUT_FORMATS, Printer, outputFormat } from './output.js';
 
@@ -16,7 +28,8 @@ function withOptions(cmd: Command, keys: Array<keyof Config>): Command {
   return cmd;
 }
 
-const sourceText = (s: ConfigSource): string => (s.from === 'default' ? 'default' : s.from === 'file' ? `file ${s.path}` : s.from === 'env' ? `env ${s.name}` : `flag ${s.flag}`);
+const sourceText = (s: ConfigSource): string =>
+  s.from === 'default' ? 'default' : s.from === 'file' ? `file ${s.path}` : s.from === 'env' ? `env ${s.name}` : `flag ${s.flag}`;
 
 /** The effective configuration as rows: key (as in the file), value (in the flag's units, secrets masked), source. */
 export function configRows(resolved: ResolvedConfig): Array<{ key: string; value: unknown; source: string }> {
@@ -59,7 +72,12 @@ export function registerServerCommands(program: Command): void {
     process.on('SIGINT', () => stop('SIGINT'));
   });
 
-  withOptions(program.command('migrate').description('bring the database schema up to date and exit'), ['db', 'sqliteSync', 'dbConnectTimeout', 'dbStatementTimeout'])
+  withOptions(program.command('migrate').description('bring the database schema up to date and exit'), [
+    'db',
+    'sqliteSync',
+    'dbConnectTimeout',
+    'dbStatementTimeout',
+  ])
     .addOption(new Option('--wait <seconds>', 'how long to wait for an unreachable or recovering database').default('60'))
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const { config } = resolveConfig(opts);

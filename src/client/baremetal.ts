@@ -36,7 +36,16 @@ export class WaitTimeoutError extends Error {
 }
 
 /** Provision states a node ends up in when an operation failed. */
-const FAILED_STATES = new Set(['error', 'deploy failed', 'clean failed', 'inspect failed', 'adopt failed', 'rescue failed', 'unrescue failed', 'service failed']);
+const FAILED_STATES = new Set([
+  'error',
+  'deploy failed',
+  'clean failed',
+  'inspect failed',
+  'adopt failed',
+  'rescue failed',
+  'unrescue failed',
+  'service failed',
+]);
 
 export class BaremetalClient {
   readonly http: HttpTransport;
@@ -56,7 +65,11 @@ export class BaremetalClient {
     this.negotiated ??= this.root().then(
       (doc) => {
         const max = doc.default_version?.version;
-        if (!max) throw new AllotApiError(0, 'client.bad_response', 'the bare-metal root document names no version', null, 'baremetal', { method: 'GET', url: `${this.http.endpoint}/` });
+        if (!max)
+          throw new AllotApiError(0, 'client.bad_response', 'the bare-metal root document names no version', null, 'baremetal', {
+            method: 'GET',
+            url: `${this.http.endpoint}/`,
+          });
         return compareVersions(max, BAREMETAL_MAX_VERSION) < 0 ? max : BAREMETAL_MAX_VERSION;
       },
       (err: unknown) => {
@@ -188,10 +201,17 @@ export class BaremetalClient {
       options,
     );
     if (node.provision_state !== expected) {
-      throw new AllotApiError(409, 'client.provision_failed', `node ${ident} is ${node.provision_state}, not ${expected}: ${node.last_error ?? 'no error recorded'}`, null, 'baremetal', {
-        method: 'GET',
-        url: `${this.http.endpoint}/v1/nodes/${seg(ident)}`,
-      });
+      throw new AllotApiError(
+        409,
+        'client.provision_failed',
+        `node ${ident} is ${node.provision_state}, not ${expected}: ${node.last_error ?? 'no error recorded'}`,
+        null,
+        'baremetal',
+        {
+          method: 'GET',
+          url: `${this.http.endpoint}/v1/nodes/${seg(ident)}`,
+        },
+      );
     }
     return node;
   }

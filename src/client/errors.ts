@@ -37,7 +37,7 @@ export class AllotApiError extends Error {
 
   /** One line for people: `<message> (HTTP 409 placement.concurrent_update, request req-…)`. */
   describe(): string {
-    const what = this.status === 0 ? this.code ?? 'no answer' : [`HTTP ${this.status}`, this.code].filter(Boolean).join(' ');
+    const what = this.status === 0 ? (this.code ?? 'no answer') : [`HTTP ${this.status}`, this.code].filter(Boolean).join(' ');
     const id = this.requestId ? `, request ${this.requestId}` : '';
     return `${this.message || '(no message)'} (${what}${id})`;
   }
@@ -45,7 +45,8 @@ export class AllotApiError extends Error {
 
 const REQUEST_ID_HEADERS = ['x-openstack-request-id', 'openstack-request-id', 'x-request-id'];
 
-const asRecord = (v: unknown): Record<string, unknown> | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const asRecord = (v: unknown): Record<string, unknown> | null =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 /**
@@ -135,8 +136,20 @@ export function errorFromResponse(api: ApiName, request: { method: string; url: 
     if (parsed) break;
   }
   const headerId = REQUEST_ID_HEADERS.map((h) => headers.get(h)).find((v): v is string => !!v) ?? null;
-  const fallback = text.trim().split('\n').find((l) => l.trim()) ?? '';
-  return new AllotApiError(status, parsed?.code ?? null, parsed?.message || fallback.slice(0, 500), headerId ?? parsed?.requestId ?? null, api, request, body ?? (text || null));
+  const fallback =
+    text
+      .trim()
+      .split('\n')
+      .find((l) => l.trim()) ?? '';
+  return new AllotApiError(
+    status,
+    parsed?.code ?? null,
+    parsed?.message || fallback.slice(0, 500),
+    headerId ?? parsed?.requestId ?? null,
+    api,
+    request,
+    body ?? (text || null),
+  );
 }
 
 /** The AllotApiError for a request that got no answer at all. */

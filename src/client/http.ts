@@ -141,7 +141,7 @@ export class HttpTransport {
     }
     const { text } = res;
     if (res.status < 200 || res.status > 299) return errorFromResponse(this.api, request, res.status, res.headers, text);
-    let body: unknown ;
+    let body: unknown;
     if (text) {
       try {
         body = JSON.parse(text);

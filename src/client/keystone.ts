@@ -33,7 +33,10 @@ export async function keystonePasswordLogin(auth: KeystonePasswordAuth): Promise
   const request = { method: 'POST', url };
   const body = {
     auth: {
-      identity: { methods: ['password'], password: { user: { name: auth.username, password: auth.password, domain: { name: auth.userDomainName ?? 'Default' } } } },
+      identity: {
+        methods: ['password'],
+        password: { user: { name: auth.username, password: auth.password, domain: { name: auth.userDomainName ?? 'Default' } } },
+      },
       ...(auth.projectName ? { scope: { project: { name: auth.projectName, domain: { name: auth.projectDomainName ?? 'Default' } } } } : {}),
     },
   };
@@ -42,12 +45,24 @@ export async function keystonePasswordLogin(auth: KeystonePasswordAuth): Promise
   let res: Response;
   let text: string;
   try {
-    res = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    res = await doFetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     text = await res.text();
   } catch (err) {
     const e = err as { name?: string; cause?: { code?: string }; message?: string };
     const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError';
-    throw new AllotApiError(0, timedOut ? 'client.timeout' : 'client.unreachable', timedOut ? `Keystone did not answer within ${timeoutMs} ms` : `cannot reach Keystone at ${url}: ${e.cause?.code ?? e.message}`, null, 'keystone', request);
+    throw new AllotApiError(
+      0,
+      timedOut ? 'client.timeout' : 'client.unreachable',
+      timedOut ? `Keystone did not answer within ${timeoutMs} ms` : `cannot reach Keystone at ${url}: ${e.cause?.code ?? e.message}`,
+      null,
+      'keystone',
+      request,
+    );
   }
   if (res.status !== 201 && res.status !== 200) {
     let message = text.slice(0, 300);
@@ -56,7 +71,14 @@ export async function keystonePasswordLogin(auth: KeystonePasswordAuth): Promise
     } catch {
       /* not JSON */
     }
-    throw new AllotApiError(res.status, 'keystone.auth_failed', `Keystone refused the credentials of ${auth.username}: ${message}`, res.headers.get('x-openstack-request-id'), 'keystone', request);
+    throw new AllotApiError(
+      res.status,
+      'keystone.auth_failed',
+      `Keystone refused the credentials of ${auth.username}: ${message}`,
+      res.headers.get('x-openstack-request-id'),
+      'keystone',
+      request,
+    );
   }
   const token = res.headers.get('x-subject-token');
   if (!token) throw new AllotApiError(res.status, 'client.bad_response', 'Keystone answered without an X-Subject-Token header', null, 'keystone', request);

@@ -35,7 +35,11 @@ export class PlacementClient {
     this.negotiated ??= this.versions().then(
       (doc) => {
         const max = doc.versions[0]?.max_version;
-        if (!max) throw new AllotApiError(0, 'client.bad_response', 'the Placement root document names no max_version', null, 'placement', { method: 'GET', url: `${this.http.endpoint}/` });
+        if (!max)
+          throw new AllotApiError(0, 'client.bad_response', 'the Placement root document names no max_version', null, 'placement', {
+            method: 'GET',
+            url: `${this.http.endpoint}/`,
+          });
         return compareVersions(max, PLACEMENT_MAX_VERSION) < 0 ? max : PLACEMENT_MAX_VERSION;
       },
       (err: unknown) => {
@@ -104,12 +108,16 @@ export class PlacementClient {
 
   /** Add one inventory (POST; 409 when the class already has one). */
   addInventory(uuid: string, generation: number, resourceClass: string, inventory: T.Inventory): Promise<T.InventoryWithGeneration> {
-    return this.body('POST', `/resource_providers/${seg(uuid)}/inventories`, { body: { resource_class: resourceClass, resource_provider_generation: generation, ...inventory } });
+    return this.body('POST', `/resource_providers/${seg(uuid)}/inventories`, {
+      body: { resource_class: resourceClass, resource_provider_generation: generation, ...inventory },
+    });
   }
 
   /** Create or replace one inventory. */
   setInventory(uuid: string, generation: number, resourceClass: string, inventory: T.Inventory): Promise<T.InventoryWithGeneration> {
-    return this.body('PUT', `/resource_providers/${seg(uuid)}/inventories/${seg(resourceClass)}`, { body: { resource_provider_generation: generation, ...inventory } });
+    return this.body('PUT', `/resource_providers/${seg(uuid)}/inventories/${seg(resourceClass)}`, {
+      body: { resource_provider_generation: generation, ...inventory },
+    });
   }
 
   async deleteInventory(uuid: string, resourceClass: string): Promise<void> {
@@ -122,11 +130,7 @@ export class PlacementClient {
   }
 
   /** Read, change and write back the inventories, again on a generation conflict. */
-  updateInventories(
-    uuid: string,
-    change: (current: Record<string, T.Inventory>) => Record<string, T.Inventory>,
-    retry?: RetryOptions,
-  ): Promise<T.Inventories> {
+  updateInventories(uuid: string, change: (current: Record<string, T.Inventory>) => Record<string, T.Inventory>, retry?: RetryOptions): Promise<T.Inventories> {
     return retryOnConflict(async () => {
       const current = await this.getInventories(uuid);
       return this.setInventories(uuid, current.resource_provider_generation, change({ ...current.inventories }));

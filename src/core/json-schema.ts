@@ -50,7 +50,6 @@ export interface SchemaError {
 // jsonschema patterns are searched (not anchored) and are Unicode-aware.
 const regex = memo((pattern: string) => new RegExp(pattern, 'u'), 1000);
 
-
 function typeOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
@@ -143,7 +142,8 @@ function matchesType(schema: JsonSchema, instance: unknown): boolean {
 
 // biome-ignore lint/suspicious/noExplicitAny: a keyword's argument and the instance are any JSON; each branch checks the shape it needs
 function checkKeyword(schema: JsonSchema, kw: string, arg: any, inst: any, sp: string, ip: string, depth: number, out: Found[]): void {
-  const f = (message: string, context: Found[] = []) => out.push({ keyword: kw, message, schemaPath: sp, instancePath: ip, schema, instance: inst, depth, context });
+  const f = (message: string, context: Found[] = []) =>
+    out.push({ keyword: kw, message, schemaPath: sp, instancePath: ip, schema, instance: inst, depth, context });
   const t = typeOf(inst);
   switch (kw) {
     case 'type': {
@@ -264,7 +264,10 @@ export function describeSchemaError(err: SchemaError): string {
   const show = (v: unknown) => {
     const text = pformat(v, 72);
     // bounded, past anything a real request needs: a 1 MB body of mistakes need not come back whole
-    return (text.length > 65536 ? `${text.slice(0, 65536)}...` : text).split('\n').map((l) => `    ${l}`).join('\n');
+    return (text.length > 65536 ? `${text.slice(0, 65536)}...` : text)
+      .split('\n')
+      .map((l) => `    ${l}`)
+      .join('\n');
   };
   return (
     `${err.message}\n\n` +

@@ -18,7 +18,11 @@ function repr(value: unknown, depth: number, sortDicts: boolean): string {
   if (typeof value === 'number') return pyNumber(value);
   if (typeof value === 'string') return pyStr(value);
   if (depth > 20) return '...';
-  if (Array.isArray(value)) return `[${value.slice(0, 100).map((v) => repr(v, depth + 1, sortDicts)).join(', ')}${value.length > 100 ? ', ...' : ''}]`;
+  if (Array.isArray(value))
+    return `[${value
+      .slice(0, 100)
+      .map((v) => repr(v, depth + 1, sortDicts))
+      .join(', ')}${value.length > 100 ? ', ...' : ''}]`;
   if (typeof value === 'object') {
     const entries = dictItems(value as Record<string, unknown>, sortDicts);
     const inner = entries.slice(0, 100).map(([k, v]) => `${pyStr(k)}: ${repr(v, depth + 1, sortDicts)}`);

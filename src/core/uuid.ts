@@ -9,7 +9,12 @@ export function isUuid(value: string): boolean {
 }
 
 /** The 32 hex digits of a uuid-like value (see isUuidLike). */
-const hexOf = (value: string) => value.replace(/urn:/g, '').replace(/uuid:/g, '').replace(/^[{}]+|[{}]+$/g, '').replace(/-/g, '');
+const hexOf = (value: string) =>
+  value
+    .replace(/urn:/g, '')
+    .replace(/uuid:/g, '')
+    .replace(/^[{}]+|[{}]+$/g, '')
+    .replace(/-/g, '');
 
 /**
  * oslo.utils' is_uuid_like, which Placement's `uuid` format checks: 32 hex digits once an

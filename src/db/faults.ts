@@ -50,7 +50,13 @@ const PG_STORAGE_FULL = new Set(['53100']); // disk_full
 // connectionTimeoutMillis (no code): what a client sees through a proxy such as HAProxy that
 // accepts the TCP connection but cannot reach a server during a failover.
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
-const NET_MESSAGES = [/^Connection terminated/, /^Client has encountered a connection error/, /^Client was closed/, /Cannot use a pool after calling end/, /^timeout expired$/];
+const NET_MESSAGES = [
+  /^Connection terminated/,
+  /^Client has encountered a connection error/,
+  /^Client was closed/,
+  /Cannot use a pool after calling end/,
+  /^timeout expired$/,
+];
 /** node-postgres's pool: no connection was free within the wait allowed */
 const POOL_WAIT_MESSAGE = /timeout exceeded when trying to connect/;
 
@@ -70,7 +76,8 @@ export function classifyFault(err: unknown): DatabaseFault | null {
     if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY') {
       return new DatabaseFault('unavailable', 'The database file cannot be read or written at the moment.', err);
     }
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_TIMEOUT') return new DatabaseFault('timeout', 'Another process held the database write lock too long.', err);
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_TIMEOUT')
+      return new DatabaseFault('timeout', 'Another process held the database write lock too long.', err);
   }
   if (POOL_WAIT_MESSAGE.test(message)) return new DatabaseFault('timeout', 'No database connection became free in time; the service is overloaded.', err);
   if (NET_MESSAGES.some((re) => re.test(message))) return new DatabaseFault('unavailable', 'The database is unreachable at the moment.', err);

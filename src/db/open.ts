@@ -218,7 +218,13 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
       super({ ...c, connectionTimeoutMillis: connectTimeoutMs });
     }
   }
-  const pool = new pg.Pool({ ...config, Client: BoundedClient, connectionTimeoutMillis: statementTimeoutMs, max: options.poolSize ?? 10, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    ...config,
+    Client: BoundedClient,
+    connectionTimeoutMillis: statementTimeoutMs,
+    max: options.poolSize ?? 10,
+    idleTimeoutMillis: 30_000,
+  });
   const preparedNames = new Map<string, string>();
   pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, preparedNames));
   // An idle client that loses its server emits 'error' on the pool; the pool drops it.

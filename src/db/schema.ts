@@ -202,7 +202,6 @@ export interface Schema {
   allot_health: { id: number; checked_at: string };
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Identifier pools (src/ids, migration 003-ids). Values are 32-digit hex keys (see
 // src/ids/core/values.ts); counts that may exceed 2^53 (IPv6) are decimal strings.

@@ -11,7 +11,6 @@ import { CompiledQuery, type RawBuilder } from 'kysely';
 import { type Database, type Db, kyselyOf, type Tx } from './database.js';
 import { prepareOnPostgres } from './open.js';
 
-
 export interface Statement<R, H extends Db> {
   /** all rows */
   all(db: H, params: readonly unknown[]): Promise<R[]>;

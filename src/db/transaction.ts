@@ -28,14 +28,16 @@ import { type CommitTopic, type Database, type TransactionOptions, type Tx, type
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
 
-
-
 /** Call `listener` with the record of every committed transaction that recorded under `topic`. */
 export function onCommit<T>(database: Database, topic: CommitTopic<T>, listener: (record: T) => void): () => void {
   const listeners = database.commitListeners;
   const list = listeners.get(topic) ?? [];
   listeners.set(topic, [...list, listener as (record: unknown) => void]);
-  return () => listeners.set(topic, (listeners.get(topic) ?? []).filter((l) => l !== listener));
+  return () =>
+    listeners.set(
+      topic,
+      (listeners.get(topic) ?? []).filter((l) => l !== listener),
+    );
 }
 
 /** A Tx for one attempt of one unit of work, collecting its commit hooks. */
@@ -91,7 +93,6 @@ function exhausted(err: unknown): Error {
   return concurrentUpdate();
 }
 
-
 /** The one door every write goes through. */
 export function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   return database.writer.run(database, work, options);
@@ -109,23 +110,25 @@ async function runOnConnection<T>(database: Database, work: (tx: Tx) => Promise<
     try {
       // Never call transaction() inside one: it would wait for itself (SQLite) or escape it
       // (PostgreSQL). Functions that write inside a caller's transaction take the Tx instead.
-      const { result, runAfter } = await kyselyOf(database).connection().execute(async (conn) => {
-        const attempt = newTx(database, conn);
-        if (options.oneStatement) {
-          committing = true;
-          return { result: await work(attempt.tx), runAfter: attempt.runAfter };
-        }
-        await conn.executeQuery(BEGIN);
-        try {
-          const value = await work(attempt.tx);
-          committing = true;
-          await conn.executeQuery(COMMIT);
-          return { result: value, runAfter: attempt.runAfter };
-        } catch (err) {
-          if (!committing) await conn.executeQuery(ROLLBACK).catch(() => {});
-          throw err;
-        }
-      });
+      const { result, runAfter } = await kyselyOf(database)
+        .connection()
+        .execute(async (conn) => {
+          const attempt = newTx(database, conn);
+          if (options.oneStatement) {
+            committing = true;
+            return { result: await work(attempt.tx), runAfter: attempt.runAfter };
+          }
+          await conn.executeQuery(BEGIN);
+          try {
+            const value = await work(attempt.tx);
+            committing = true;
+            await conn.executeQuery(COMMIT);
+            return { result: value, runAfter: attempt.runAfter };
+          } catch (err) {
+            if (!committing) await conn.executeQuery(ROLLBACK).catch(() => {});
+            throw err;
+          }
+        });
       runAfter();
       return result;
     } catch (err) {
@@ -216,18 +219,20 @@ class GroupCommitter {
 
   /** Runs and commits one batch; its callers hear the outcome once the commit is on disk. */
   private async runBatch(batch: Job[]): Promise<void> {
-    const outcomes = await kyselyOf(this.database).connection().execute(async (conn) => {
-      await beginImmediate(conn);
-      const results: Outcome[] = [];
-      try {
-        for (const job of batch) results.push(await runInSavepoint(this.database, conn, job));
-        await conn.executeQuery(COMMIT);
-      } catch (err) {
-        await conn.executeQuery(ROLLBACK).catch(() => {});
-        throw err;
-      }
-      return results;
-    });
+    const outcomes = await kyselyOf(this.database)
+      .connection()
+      .execute(async (conn) => {
+        await beginImmediate(conn);
+        const results: Outcome[] = [];
+        try {
+          for (const job of batch) results.push(await runInSavepoint(this.database, conn, job));
+          await conn.executeQuery(COMMIT);
+        } catch (err) {
+          await conn.executeQuery(ROLLBACK).catch(() => {});
+          throw err;
+        }
+        return results;
+      });
     // Off the event loop: requests keep being read meanwhile and make up the next batch.
     try {
       await this.database.flushCommits?.();

@@ -55,8 +55,20 @@ export function buildApiDocument(api: ApiDocumentation, serverUrl: string, secur
       const responses: Record<string, unknown> = {};
       for (const status of doc.ok) responses[String(status)] = { description: STATUS_TEXT[status] ?? 'OK' };
       responses.default = { $ref: '#/components/responses/Error' };
-      const queryParameters = Object.entries(doc.query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: doc.query?.required?.includes(name) ?? false, schema }));
-      const headerParameters = (api.requestHeaders ?? []).map((h) => ({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' }, example: h.example }));
+      const queryParameters = Object.entries(doc.query?.properties ?? {}).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: doc.query?.required?.includes(name) ?? false,
+        schema,
+      }));
+      const headerParameters = (api.requestHeaders ?? []).map((h) => ({
+        name: h.name,
+        in: 'header',
+        required: false,
+        description: h.description,
+        schema: { type: 'string' },
+        example: h.example,
+      }));
       item[method.toLowerCase()] = {
         summary: doc.summary,
         operationId: operationId(method, template),

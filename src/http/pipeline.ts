@@ -204,7 +204,12 @@ export interface PipelineOptions {
   observe?(api: string, route: string, method: string, status: number, seconds: number): void;
 }
 
-export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: ApiDefinition<C, R, S>, ctx: C, prefix: string, options: PipelineOptions): MountedApi {
+export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
+  api: ApiDefinition<C, R, S>,
+  ctx: C,
+  prefix: string,
+  options: PipelineOptions,
+): MountedApi {
   const router = new Router(api.routes, { trailingSlash: api.trailingSlash ?? false });
 
   function errorContext(req: FastifyRequest, mv: Microversion | null, route: string | null): ErrorContext {
@@ -222,7 +227,8 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
       return httpError(fault.kind === 'storage_full' ? 507 : 503, HTTP.unavailable, fault.message, { fault: fault.kind });
     }
     const e = err as { statusCode?: number; code?: string; message?: string };
-    if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e?.statusCode === 413) return httpError(413, HTTP.bodyTooLarge, 'The request body is larger than this server accepts.');
+    if (e?.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || e?.statusCode === 413)
+      return httpError(413, HTTP.bodyTooLarge, 'The request body is larger than this server accepts.');
     if (typeof e?.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return httpError(400, HTTP.badRequest, e.message ?? 'Bad request');
     req.log.error({ err }, 'unexpected error');
     return httpError(500, HTTP.internal, 'An unexpected error occurred; the request id identifies it in the log.');
@@ -291,7 +297,8 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
             if (endpoint?.since && mv && !mv.atLeast(endpoint.since)) {
               const tooOld = endpoint.tooOld ?? { status: 404 };
               if (typeof tooOld === 'function') throw tooOld(mv);
-              if (tooOld.status === 405 && m.found && tooOld.allow !== null) reply.header('allow', tooOld.allow ?? m.allowed.filter((x: Method) => x !== req.method).join(', '));
+              if (tooOld.status === 405 && m.found && tooOld.allow !== null)
+                reply.header('allow', tooOld.allow ?? m.allowed.filter((x: Method) => x !== req.method).join(', '));
               throw httpError(tooOld.status, tooOld.status === 405 ? HTTP.methodNotAllowed : HTTP.notFound, tooOld.message ?? '', { versionGate: true });
             }
             break;
@@ -308,14 +315,29 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(api: Ap
       const m = lookup();
       if (!m.found || !m.endpoint) throw httpError(404, HTTP.notFound, `No resource at ${req.url.split('?')[0]}`);
       route = m.template;
-      const request = api.request({ raw: req, prefix, params: m.params, query: new QueryParams(req.url), mv, credentials, access: options.access, api: api.name });
+      const request = api.request({
+        raw: req,
+        prefix,
+        params: m.params,
+        query: new QueryParams(req.url),
+        mv,
+        credentials,
+        access: options.access,
+        api: api.name,
+      });
       const response = await m.endpoint.handle(request, ctx);
       api.decorate?.(request, response, reply);
       write(reply, response);
     } catch (err) {
       fail(req, reply, err, mv, route);
     }
-    options.observe?.(api.name, template ?? 'unmatched', METHOD_LABELS.has(req.method) ? req.method : 'other', reply.statusCode, (performance.now() - started) / 1000);
+    options.observe?.(
+      api.name,
+      template ?? 'unmatched',
+      METHOD_LABELS.has(req.method) ? req.method : 'other',
+      reply.statusCode,
+      (performance.now() - started) / 1000,
+    );
   }
 
   return {
@@ -361,7 +383,10 @@ function write(reply: FastifyReply, response: ApiResponse): void {
 /** Add a header name to `Vary` without dropping what another layer put there. */
 export function appendVary(reply: FastifyReply, name: string): void {
   const current = String(reply.getHeader('vary') ?? '');
-  const names = current.split(',').map((v) => v.trim()).filter(Boolean);
+  const names = current
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
   if (!names.some((v) => v.toLowerCase() === name.toLowerCase())) names.push(name);
   reply.header('vary', names.join(', '));
 }

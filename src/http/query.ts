@@ -10,7 +10,8 @@ export class QueryParams {
     const i = rawUrl.indexOf('?');
     this.pairs = i < 0 ? [] : [...new URLSearchParams(rawUrl.slice(i + 1))];
     for (const [k, v] of this.pairs) {
-      if (k.includes('\0') || v.includes('\0')) throw httpError(400, HTTP.badQuery, `The query parameter ${JSON.stringify(k.replace(/\0/g, '\\0'))} holds a NUL character.`, { parameter: k });
+      if (k.includes('\0') || v.includes('\0'))
+        throw httpError(400, HTTP.badQuery, `The query parameter ${JSON.stringify(k.replace(/\0/g, '\\0'))} holds a NUL character.`, { parameter: k });
     }
   }
 

@@ -18,8 +18,15 @@ export const idsRoutes: RouteTable<Endpoint> = {
   '/v1': { GET: { ...meta.root, public: true } },
   '/v1/openapi.json': { GET: { ...meta.openapi, public: true } },
   '/v1/pools': { GET: { ...pools.list, policy: 'ids:pools:list' }, POST: { ...pools.create, policy: 'ids:pools:create' } },
-  '/v1/pools/:pool': { GET: { ...pools.show, policy: 'ids:pools:show' }, PATCH: { ...pools.update, policy: 'ids:pools:update' }, DELETE: { ...pools.remove, policy: 'ids:pools:delete' } },
-  '/v1/pools/:pool/allocations': { GET: { ...pools.listAllocationsOfPool, policy: 'ids:allocations:list' }, POST: { ...pools.allocateInPool, policy: 'ids:allocations:create' } },
+  '/v1/pools/:pool': {
+    GET: { ...pools.show, policy: 'ids:pools:show' },
+    PATCH: { ...pools.update, policy: 'ids:pools:update' },
+    DELETE: { ...pools.remove, policy: 'ids:pools:delete' },
+  },
+  '/v1/pools/:pool/allocations': {
+    GET: { ...pools.listAllocationsOfPool, policy: 'ids:allocations:list' },
+    POST: { ...pools.allocateInPool, policy: 'ids:allocations:create' },
+  },
   '/v1/pools/:pool/free-ranges': { GET: { ...pools.freeRanges, policy: 'ids:pools:show' } },
   '/v1/pools/:pool/imports': { POST: { ...pools.imports, policy: 'ids:pools:import' } },
   '/v1/allocations': { GET: { ...allocations.list, policy: 'ids:allocations:list' }, POST: { ...allocations.batch, policy: 'ids:allocations:create' } },
@@ -29,8 +36,14 @@ export const idsRoutes: RouteTable<Endpoint> = {
     DELETE: { ...allocations.remove, policy: 'ids:allocations:delete' },
   },
   '/v1/allocation-specs': { GET: { ...specs.list, policy: 'ids:allocation_specs:list' }, POST: { ...specs.create, policy: 'ids:allocation_specs:create' } },
-  '/v1/allocation-specs/:name': { GET: { ...specs.show, policy: 'ids:allocation_specs:show' }, DELETE: { ...specs.remove, policy: 'ids:allocation_specs:delete' } },
-  '/v1/service-instances': { GET: { ...instances.list, policy: 'ids:service_instances:list' }, POST: { ...instances.create, policy: 'ids:service_instances:create' } },
+  '/v1/allocation-specs/:name': {
+    GET: { ...specs.show, policy: 'ids:allocation_specs:show' },
+    DELETE: { ...specs.remove, policy: 'ids:allocation_specs:delete' },
+  },
+  '/v1/service-instances': {
+    GET: { ...instances.list, policy: 'ids:service_instances:list' },
+    POST: { ...instances.create, policy: 'ids:service_instances:create' },
+  },
   '/v1/service-instances/:id': {
     GET: { ...instances.show, policy: 'ids:service_instances:show' },
     PATCH: { ...instances.update, policy: 'ids:service_instances:update' },

@@ -48,7 +48,8 @@ export const PROBLEM_CODES = {
   'ids.inventory_unavailable': 'the external inventory failed or answered nonsense',
   'ids.inventory_timeout': 'the external inventory did not answer in time',
   'ids.identity_unavailable': 'the identity service (Keystone) cannot be asked who the caller is: unreachable, failing, or refusing allot',
-  'ids.database_unavailable': 'the database is unreachable, read-only (failing over), too slow, or lost the connection while committing (read back before retrying); see Retry-After',
+  'ids.database_unavailable':
+    'the database is unreachable, read-only (failing over), too slow, or lost the connection while committing (read back before retrying); see Retry-After',
   'ids.storage_full': "the database's disk is full; writes work again once space is freed",
   'ids.internal_error': 'an unexpected error; the request id identifies it in the log',
 } as const satisfies Record<string, string>;
@@ -113,7 +114,8 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   idempotency_mismatch: {
     status: 409,
     code: 'ids.idempotency_mismatch',
-    detail: (p) => `Owner ${q(p.owner)} with purpose ${q(p.purpose)} already holds ${q(p.held)} in pool ${p.pool}, requested with other parameters (${p.differs.join(', ')})`,
+    detail: (p) =>
+      `Owner ${q(p.owner)} with purpose ${q(p.purpose)} already holds ${q(p.held)} in pool ${p.pool}, requested with other parameters (${p.differs.join(', ')})`,
     members: (p) => ({ allocation_id: p.allocation_id, differs: p.differs }),
   },
   allocation_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `allocation ${p.id} not found` },
@@ -147,7 +149,11 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
     detail: (p) => `owner ${q(p.owner)} with purpose ${q(p.purpose)} appears twice in the import`,
   },
   import_overlaps_item: { status: 409, code: 'ids.value_in_use', detail: (p) => `overlaps item ${p.item} of the same import` },
-  owner_holds_other_value: { status: 409, code: 'ids.idempotency_mismatch', detail: (p) => `owner ${q(p.owner)} already holds another value in pool ${p.pool}` },
+  owner_holds_other_value: {
+    status: 409,
+    code: 'ids.idempotency_mismatch',
+    detail: (p) => `owner ${q(p.owner)} already holds another value in pool ${p.pool}`,
+  },
   value_not_free: { status: 409, code: 'ids.value_in_use', detail: () => 'not free' },
   // allocation specs
   spec_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `allocation spec ${q(p.spec)} not found` },
@@ -218,7 +224,8 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   owner_key_too_long: {
     status: 400,
     code: 'ids.invalid_request',
-    detail: (p) => `Attribute ${p.owner_attribute} (the owner of ${p.attribute} in its inventory) is ${p.length} characters long; an owner key has at most ${p.max}`,
+    detail: (p) =>
+      `Attribute ${p.owner_attribute} (the owner of ${p.attribute} in its inventory) is ${p.length} characters long; an owner key has at most ${p.max}`,
     members: (p) => ({ attribute: p.owner_attribute }),
   },
   missing_lookup_key: {
@@ -241,7 +248,12 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDoma
   },
   // outbox
   outbox_entry_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `outbox entry ${p.id} not found` },
-  outbox_entry_delivered: { status: 409, code: 'ids.invalid_state', detail: (p) => `Outbox entry ${p.id} is already delivered`, members: (p) => ({ state: p.state }) },
+  outbox_entry_delivered: {
+    status: 409,
+    code: 'ids.invalid_state',
+    detail: (p) => `Outbox entry ${p.id} is already delivered`,
+    members: (p) => ({ state: p.state }),
+  },
 };
 
 /** A domain error as the client reads it. */
@@ -273,7 +285,13 @@ export function problemDetail(err: unknown): string {
 export function conflictView(c: { index: number; value: unknown; error: DomainError }) {
   const d = describe(c.error);
   const heldBy = d?.members.held_by;
-  return { index: c.index, value: c.value, code: d?.code ?? 'ids.internal_error', detail: d?.detail ?? c.error.message, ...(heldBy ? { held_by: heldBy } : {}) };
+  return {
+    index: c.index,
+    value: c.value,
+    code: d?.code ?? 'ids.internal_error',
+    detail: d?.detail ?? c.error.message,
+    ...(heldBy ? { held_by: heldBy } : {}),
+  };
 }
 
 /** The pipeline's `translate`: a domain error of this API as an ApiError (null: not ours). */

@@ -19,11 +19,24 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1/openapi.json': { GET: { summary: 'this document', ok: [200] } },
   '/v1/pools': {
     GET: { summary: 'list pools (by name)', query: s.poolListQuery, ok: [200], response: 'PoolPage' },
-    POST: { summary: 'create a pool (same name and definition again: 200 with the existing pool)', body: s.poolCreateSchema, ok: [201, 200], response: 'Pool', errors: [400, 409, 415, 422] },
+    POST: {
+      summary: 'create a pool (same name and definition again: 200 with the existing pool)',
+      body: s.poolCreateSchema,
+      ok: [201, 200],
+      response: 'Pool',
+      errors: [400, 409, 415, 422],
+    },
   },
   '/v1/pools/{pool}': {
     GET: { summary: 'a pool with its utilization', ok: [200], response: 'Pool', errors: [404] },
-    PATCH: { summary: 'change strategy, description, metadata, ranges, exclusions, static band', body: s.poolPatchSchema, ok: [200], response: 'Pool', ifMatch: true, errors: [400, 404, 409, 412, 422] },
+    PATCH: {
+      summary: 'change strategy, description, metadata, ranges, exclusions, static band',
+      body: s.poolPatchSchema,
+      ok: [200],
+      response: 'Pool',
+      ifMatch: true,
+      errors: [400, 404, 409, 412, 422],
+    },
     DELETE: { summary: 'delete an empty pool', ok: [204], ifMatch: true, errors: [404, 409, 412] },
   },
   '/v1/pools/{pool}/allocations': {
@@ -36,15 +49,38 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       errors: [400, 404, 409, 422],
     },
   },
-  '/v1/pools/{pool}/free-ranges': { GET: { summary: 'free spans in value order', query: s.freeRangeQuery, ok: [200], response: 'FreeRangePage', errors: [404] } },
-  '/v1/pools/{pool}/imports': { POST: { summary: 'import values already in use, conflicts reported per item', body: s.importSchema, ok: [200], response: 'ImportOutcome', errors: [400, 404, 409] } },
+  '/v1/pools/{pool}/free-ranges': {
+    GET: { summary: 'free spans in value order', query: s.freeRangeQuery, ok: [200], response: 'FreeRangePage', errors: [404] },
+  },
+  '/v1/pools/{pool}/imports': {
+    POST: {
+      summary: 'import values already in use, conflicts reported per item',
+      body: s.importSchema,
+      ok: [200],
+      response: 'ImportOutcome',
+      errors: [400, 404, 409],
+    },
+  },
   '/v1/allocations': {
     GET: { summary: 'list allocations across pools', query: s.allocationListQuery, ok: [200], response: 'AllocationPage' },
-    POST: { summary: 'allocate several values from several pools, all or nothing', body: s.batchSchema, ok: [201, 200], response: 'Batch', errors: [400, 404, 409, 422] },
+    POST: {
+      summary: 'allocate several values from several pools, all or nothing',
+      body: s.batchSchema,
+      ok: [201, 200],
+      response: 'Batch',
+      errors: [400, 404, 409, 422],
+    },
   },
   '/v1/allocations/{id}': {
     GET: { summary: 'an allocation', ok: [200], response: 'Allocation', errors: [404] },
-    PATCH: { summary: 'confirm a reservation, extend its lease, replace metadata', body: s.allocationPatchSchema, ok: [200], response: 'Allocation', ifMatch: true, errors: [400, 404, 409, 412] },
+    PATCH: {
+      summary: 'confirm a reservation, extend its lease, replace metadata',
+      body: s.allocationPatchSchema,
+      ok: [200],
+      response: 'Allocation',
+      ifMatch: true,
+      errors: [400, 404, 409, 412],
+    },
     DELETE: {
       summary: 'release (the value is free again at once); a value a live service instance refers to is 409 ids.value_held_by_instance unless ?force=true',
       query: s.releaseQuery,
@@ -55,7 +91,13 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   '/v1/allocation-specs': {
     GET: { summary: 'list allocation specs', query: s.specListQuery, ok: [200], response: 'SpecPage' },
-    POST: { summary: 'create an allocation spec (same name and attributes again: 200)', body: s.specCreateSchema, ok: [201, 200], response: 'Spec', errors: [400, 409, 422] },
+    POST: {
+      summary: 'create an allocation spec (same name and attributes again: 200)',
+      body: s.specCreateSchema,
+      ok: [201, 200],
+      response: 'Spec',
+      errors: [400, 409, 422],
+    },
   },
   '/v1/allocation-specs/{name}': {
     GET: { summary: 'an allocation spec', ok: [200], response: 'Spec', errors: [404] },
@@ -63,20 +105,49 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   },
   '/v1/service-instances': {
     GET: { summary: 'list service instances', query: s.instanceListQuery, ok: [200], response: 'InstancePage' },
-    POST: { summary: 'create a service instance (candidate set = attributes, state start)', body: s.instanceCreateSchema, ok: [201, 200], response: 'Instance', errors: [400, 409, 422] },
+    POST: {
+      summary: 'create a service instance (candidate set = attributes, state start)',
+      body: s.instanceCreateSchema,
+      ok: [201, 200],
+      response: 'Instance',
+      errors: [400, 409, 422],
+    },
   },
   '/v1/service-instances/{id}': {
     GET: { summary: 'a service instance with its attribute sets', ok: [200], response: 'Instance', errors: [404] },
-    PATCH: { summary: 'merge-patch the candidate attributes (state up → update)', body: s.instancePatchSchema, ok: [200], response: 'Instance', ifMatch: true, errors: [400, 404, 409, 412] },
-    DELETE: { summary: 'terminate: release every value (external ones through the outbox)', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 412] },
+    PATCH: {
+      summary: 'merge-patch the candidate attributes (state up → update)',
+      body: s.instancePatchSchema,
+      ok: [200],
+      response: 'Instance',
+      ifMatch: true,
+      errors: [400, 404, 409, 412],
+    },
+    DELETE: {
+      summary: 'terminate: release every value (external ones through the outbox)',
+      ok: [200],
+      response: 'Instance',
+      ifMatch: true,
+      errors: [404, 412],
+    },
   },
   '/v1/service-instances/{id}/validate': {
     POST: { summary: 'allocate and look up into the candidate set', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412, 422, 502, 504] },
   },
-  '/v1/service-instances/{id}/promote': { POST: { summary: 'candidate → active, active → rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] } },
-  '/v1/service-instances/{id}/rollback': { POST: { summary: 'swap active and rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] } },
+  '/v1/service-instances/{id}/promote': {
+    POST: { summary: 'candidate → active, active → rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] },
+  },
+  '/v1/service-instances/{id}/rollback': {
+    POST: { summary: 'swap active and rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] },
+  },
   '/v1/service-instances/{id}/attribute-sets/{set}': {
-    DELETE: { summary: 'clear the candidate or rollback set (frees what only it held)', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] },
+    DELETE: {
+      summary: 'clear the candidate or rollback set (frees what only it held)',
+      ok: [200],
+      response: 'Instance',
+      ifMatch: true,
+      errors: [404, 409, 412],
+    },
   },
   '/v1/inventories': { GET: { summary: 'configured external inventories and their outbox counts', ok: [200] } },
   '/v1/outbox': { GET: { summary: 'deallocations owed to external inventories', query: s.outboxListQuery, ok: [200], response: 'OutboxPage' } },
@@ -110,7 +181,14 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
       for (const status of op.errors ?? []) responses[String(status)] = { $ref: '#/components/responses/Problem' };
       responses.default = { $ref: '#/components/responses/Problem' };
       const parameters = [...pathParams, ...queryParameters(op.query)];
-      if (op.ifMatch) parameters.push({ name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'the ETag read before; a different current version is 412' } as never);
+      if (op.ifMatch)
+        parameters.push({
+          name: 'If-Match',
+          in: 'header',
+          required: false,
+          schema: { type: 'string' },
+          description: 'the ETag read before; a different current version is 412',
+        } as never);
       item[method.toLowerCase()] = {
         summary: op.summary,
         operationId: `${method.toLowerCase()}${path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
@@ -127,7 +205,8 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
     info: {
       title: 'allot identifier API',
       version: '1',
-      description: 'Identifier pools (integer ranges, IP addresses, prefixes), idempotent allocation for an owner, reservations with leases, service instances with allocation specs, and external inventories. Errors are RFC 9457 problem details.',
+      description:
+        'Identifier pools (integer ranges, IP addresses, prefixes), idempotent allocation for an owner, reservations with leases, service instances with allocation specs, and external inventories. Errors are RFC 9457 problem details.',
     },
     servers: [{ url: serverUrl }],
     paths,
@@ -139,7 +218,10 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
           type: 'apiKey',
           in: 'header',
           name: 'X-Auth-Token',
-          description: auth === 'keystone' ? 'a Keystone token (this server runs with --auth keystone)' : 'not needed: this server runs with --auth noauth (development, loopback only)',
+          description:
+            auth === 'keystone'
+              ? 'a Keystone token (this server runs with --auth keystone)'
+              : 'not needed: this server runs with --auth noauth (development, loopback only)',
         },
       },
     },

@@ -26,7 +26,8 @@ const rangeItem: JsonSchema = {
     { type: 'string', minLength: 1, maxLength: 100 },
     { type: 'object', properties: { lower: bound, upper: bound }, required: ['lower', 'upper'], additionalProperties: false },
   ],
-  description: 'integer pools: 42, "100-200" or {"lower":100,"upper":200}; address/prefix pools: "10.0.0.0/24", "10.0.0.5", "10.0.0.10-10.0.0.20" or {"lower","upper"}',
+  description:
+    'integer pools: 42, "100-200" or {"lower":100,"upper":200}; address/prefix pools: "10.0.0.0/24", "10.0.0.5", "10.0.0.10-10.0.0.20" or {"lower","upper"}',
 };
 const value: JsonSchema = {
   anyOf: [
@@ -35,9 +36,19 @@ const value: JsonSchema = {
   ],
   description: 'an explicit value: an integer, an address, or a CIDR prefix for prefix pools',
 };
-const count: JsonSchema = { type: 'integer', minimum: 1, maximum: 4294967296, description: 'a contiguous block of this many values (a power of two), aligned on its size' };
+const count: JsonSchema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 4294967296,
+  description: 'a contiguous block of this many values (a power of two), aligned on its size',
+};
 const prefixLength: JsonSchema = { type: 'integer', minimum: 0, maximum: 128 };
-const ttl: JsonSchema = { type: 'integer', minimum: 1, maximum: 31536000, description: 'reserve for this many seconds: released unless confirmed with PATCH {"state":"allocated"}' };
+const ttl: JsonSchema = {
+  type: 'integer',
+  minimum: 1,
+  maximum: 31536000,
+  description: 'reserve for this many seconds: released unless confirmed with PATCH {"state":"allocated"}',
+};
 
 export const poolCreateSchema: JsonSchema = {
   type: 'object',
@@ -136,7 +147,11 @@ export const importSchema: JsonSchema = {
   additionalProperties: false,
 };
 
-const query = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties: { ...PAGE_QUERY, ...properties }, additionalProperties: false });
+const query = (properties: Record<string, JsonSchema>): JsonSchema => ({
+  type: 'object',
+  properties: { ...PAGE_QUERY, ...properties },
+  additionalProperties: false,
+});
 
 export const poolListQuery = query({ kind: { type: 'string', enum: ['integer', 'address', 'prefix'] } });
 export const allocationListQuery = query({
@@ -152,7 +167,11 @@ export const poolAllocationListQuery = query({
 });
 export const freeRangeQuery = query({ band: { type: 'string', enum: ['auto', 'static'] } });
 export const releaseQuery = query({
-  force: { type: 'string', enum: ['true', 'false'], description: 'release even a value that attribute sets of a live service instance refer to (recorded on the instance)' },
+  force: {
+    type: 'string',
+    enum: ['true', 'false'],
+    description: 'release even a value that attribute sets of a live service instance refer to (recorded on the instance)',
+  },
 });
 export const emptyQuery: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
@@ -187,7 +206,12 @@ const specAttribute: JsonSchema = {
       properties: {
         from: { type: 'string', enum: ['inventory'] },
         inventory: name,
-        owner_attribute: { type: 'string', minLength: 1, maxLength: 255, description: 'identify the owner in the inventory by this attribute (default: the instance id)' },
+        owner_attribute: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 255,
+          description: 'identify the owner in the inventory by this attribute (default: the instance id)',
+        },
       },
       required: ['from', 'inventory'],
       additionalProperties: false,
@@ -200,7 +224,13 @@ export const specCreateSchema: JsonSchema = {
   properties: {
     name,
     description: text(1000),
-    attributes: { type: 'object', minProperties: 1, maxProperties: 100, patternProperties: { '^[A-Za-z_][A-Za-z0-9_]{0,99}$': specAttribute }, additionalProperties: false },
+    attributes: {
+      type: 'object',
+      minProperties: 1,
+      maxProperties: 100,
+      patternProperties: { '^[A-Za-z_][A-Za-z0-9_]{0,99}$': specAttribute },
+      additionalProperties: false,
+    },
   },
   required: ['name', 'attributes'],
   additionalProperties: false,
@@ -214,7 +244,11 @@ export const instanceCreateSchema: JsonSchema = {
     id: { type: 'string', format: 'uuid', description: 'client-chosen id: creating it again with the same content answers the existing instance' },
     service_type: { type: 'string', minLength: 1, maxLength: 100 },
     allocation_spec: name,
-    lifecycle: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,39}$', description: 'simple (default), simple_with_deallocation, or one loaded from --ids-lifecycles' },
+    lifecycle: {
+      type: 'string',
+      pattern: '^[a-z][a-z0-9_]{0,39}$',
+      description: 'simple (default), simple_with_deallocation, or one loaded from --ids-lifecycles',
+    },
     attributes,
   },
   required: ['allocation_spec', 'attributes'],
@@ -229,7 +263,11 @@ export const instancePatchSchema: JsonSchema = {
 };
 
 export const instanceListQuery = query({
-  state: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,39}$', description: "a state of the instances' lifecycles (built in: start, up, update, deallocating, terminated)" },
+  state: {
+    type: 'string',
+    pattern: '^[a-z][a-z0-9_]{0,39}$',
+    description: "a state of the instances' lifecycles (built in: start, up, update, deallocating, terminated)",
+  },
   service_type: { type: 'string', maxLength: 100 },
 });
 export const outboxListQuery = query({ state: { type: 'string', enum: ['pending', 'done'] }, instance: { type: 'string', maxLength: 36 } });
@@ -316,16 +354,28 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     },
   },
   Batch: { type: 'object', properties: { allocations: { type: 'array', items: schemaRef('Allocation') }, dry_run: { type: 'boolean' } } },
-  FreeRange: { type: 'object', properties: { first: wireValue, last: wireValue, size: { type: 'string' }, band: { type: 'string', enum: ['auto', 'static'] } } },
+  FreeRange: {
+    type: 'object',
+    properties: { first: wireValue, last: wireValue, size: { type: 'string' }, band: { type: 'string', enum: ['auto', 'static'] } },
+  },
   ImportOutcome: {
     type: 'object',
     properties: {
       imported: { type: 'integer' },
       unchanged: { type: 'integer' },
-      conflicts: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, value: {}, code: { type: 'string' }, detail: { type: 'string' }, held_by: { type: 'object' } } } },
+      conflicts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { index: { type: 'integer' }, value: {}, code: { type: 'string' }, detail: { type: 'string' }, held_by: { type: 'object' } },
+        },
+      },
     },
   },
-  Spec: { type: 'object', properties: { name: { type: 'string' }, description: { type: 'string' }, attributes: { type: 'object' }, version: { type: 'integer' } } },
+  Spec: {
+    type: 'object',
+    properties: { name: { type: 'string' }, description: { type: 'string' }, attributes: { type: 'object' }, version: { type: 'integer' } },
+  },
   Instance: {
     type: 'object',
     properties: {
@@ -342,7 +392,8 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       last_error: { type: ['string', 'null'] },
       forced_releases: {
         type: 'array',
-        description: 'values released with ?force=true while a set referred to them, since the last validation (which takes each again if free, else allocates another)',
+        description:
+          'values released with ?force=true while a set referred to them, since the last validation (which takes each again if free, else allocates another)',
         items: {
           type: 'object',
           properties: {

@@ -22,14 +22,27 @@ export class Metrics {
   readonly registry = new Registry();
 
   // --- HTTP, every API (http/pipeline.ts) ---
-  private readonly httpRequests = this.counter<RequestLabels>('allot_http_requests_total', 'API requests answered, by API, route template, method and status class', ['api', 'route', 'method', 'status_class']);
-  private readonly httpDuration = this.histogram<'api' | 'route' | 'method'>('allot_http_request_duration_seconds', 'time from a request reaching its API to its answer being written', ['api', 'route', 'method'], REQUEST_BUCKETS);
+  private readonly httpRequests = this.counter<RequestLabels>(
+    'allot_http_requests_total',
+    'API requests answered, by API, route template, method and status class',
+    ['api', 'route', 'method', 'status_class'],
+  );
+  private readonly httpDuration = this.histogram<'api' | 'route' | 'method'>(
+    'allot_http_request_duration_seconds',
+    'time from a request reaching its API to its answer being written',
+    ['api', 'route', 'method'],
+    REQUEST_BUCKETS,
+  );
   /** label children by `api route method status`, so a request costs one Map lookup, not a label hash */
   private readonly requestChildren = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<'api' | 'route' | 'method'> }>();
 
   // --- writes (db/transaction.ts) ---
   /** reason: conflict (a lost compare-and-set, deadlock, serialization failure, SQLITE_BUSY) or fault (connection lost, read-only server) */
-  readonly transactionRetries = this.counter<'reason'>('allot_transaction_retries_total', 'transactions run again after losing a race or meeting a database fault', ['reason']);
+  readonly transactionRetries = this.counter<'reason'>(
+    'allot_transaction_retries_total',
+    'transactions run again after losing a race or meeting a database fault',
+    ['reason'],
+  );
   readonly commitBatchSize = this.histogram<never>('allot_sqlite_commit_batch_size', 'writes sharing one SQLite commit (group commit)', [], BATCH_BUCKETS);
 
   // --- Placement ---
@@ -38,18 +51,43 @@ export class Metrics {
     'allocation writes (PUT/POST /allocations): claimed, conflict (a generation), capacity_refused, refused (other 4xx), failed',
     ['outcome'],
   );
-  readonly placementClaimRetries = this.counter<never>('allot_placement_claim_retries_total', 'times a claim was tried again inside the server (a lost race, or the one-statement claim stepping aside)', []);
+  readonly placementClaimRetries = this.counter<never>(
+    'allot_placement_claim_retries_total',
+    'times a claim was tried again inside the server (a lost race, or the one-statement claim stepping aside)',
+    [],
+  );
   readonly candidateSearches = this.counter<never>('allot_placement_candidate_searches_total', 'GET /allocation_candidates searches run', []);
-  readonly candidateOptionsTried = this.counter<never>('allot_placement_candidate_options_tried_total', 'provider options the candidate searches tried (their work)', []);
+  readonly candidateOptionsTried = this.counter<never>(
+    'allot_placement_candidate_options_tried_total',
+    'provider options the candidate searches tried (their work)',
+    [],
+  );
   readonly candidatesReturned = this.counter<never>('allot_placement_candidates_returned_total', 'allocation candidates the searches returned', []);
 
   // --- bare metal ---
-  readonly baremetalAllocationsFinished = this.counter<'state'>('allot_baremetal_allocations_finished_total', 'bare-metal allocations the conductors finished, by the state they ended in (active, error)', ['state']);
-  readonly baremetalAllocationSeconds = this.histogram<never>('allot_baremetal_allocation_seconds', 'time from POST /v1/allocations to the allocation being active', [], ALLOCATION_BUCKETS);
-  readonly baremetalTakeovers = this.counter<'kind'>('allot_baremetal_takeovers_total', "work of dead conductors taken over by this one (kind: allocation, node)", ['kind']);
+  readonly baremetalAllocationsFinished = this.counter<'state'>(
+    'allot_baremetal_allocations_finished_total',
+    'bare-metal allocations the conductors finished, by the state they ended in (active, error)',
+    ['state'],
+  );
+  readonly baremetalAllocationSeconds = this.histogram<never>(
+    'allot_baremetal_allocation_seconds',
+    'time from POST /v1/allocations to the allocation being active',
+    [],
+    ALLOCATION_BUCKETS,
+  );
+  readonly baremetalTakeovers = this.counter<'kind'>(
+    'allot_baremetal_takeovers_total',
+    'work of dead conductors taken over by this one (kind: allocation, node)',
+    ['kind'],
+  );
 
   // --- identifiers ---
-  readonly outboxDeliveryFailures = this.counter<'inventory'>('allot_ids_outbox_delivery_failures_total', 'failed deliveries of outbox entries to an external inventory', ['inventory']);
+  readonly outboxDeliveryFailures = this.counter<'inventory'>(
+    'allot_ids_outbox_delivery_failures_total',
+    'failed deliveries of outbox entries to an external inventory',
+    ['inventory'],
+  );
 
   /** Record one answered request. `route` is the route table's template, never the raw path. */
   observeRequest(api: string, route: string, method: string, status: number, seconds: number): void {
@@ -107,4 +145,10 @@ export function claimOutcome(err: unknown): ClaimOutcome {
   return 'failed';
 }
 
-const CONFLICT_CODES = new Set(['consumer_generation_conflict', 'concurrent_update', 'provider_changed_concurrently', 'resource_classes_changed', 'inventory_changed_concurrently']);
+const CONFLICT_CODES = new Set([
+  'consumer_generation_conflict',
+  'concurrent_update',
+  'provider_changed_concurrently',
+  'resource_classes_changed',
+  'inventory_changed_concurrently',
+]);

@@ -22,7 +22,9 @@ import * as usages from './routes/usages.js';
 export const placementRoutes: RouteTable<Endpoint> = {
   '/': { GET: root },
   // allot's own: the OpenAPI document of this route table (placement/openapi.ts)
-  '/openapi.json': { GET: { public: true, handle: async (req, ctx) => ({ body: placementDocument(placementRoutes, req.baseUrl, { auth: ctx.config.auth }) }) } },
+  '/openapi.json': {
+    GET: { public: true, handle: async (req, ctx) => ({ body: placementDocument(placementRoutes, req.baseUrl, { auth: ctx.config.auth }) }) },
+  },
   '/resource_providers': { GET: providers.list, POST: providers.create },
   '/resource_providers/:uuid': { GET: providers.show, PUT: providers.update, DELETE: providers.remove },
   '/resource_providers/:uuid/inventories': { GET: inventories.list, POST: inventories.create, PUT: inventories.replaceAll, DELETE: inventories.removeAll },

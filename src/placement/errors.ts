@@ -55,7 +55,11 @@ const inUse = (p: Params) => `Inventory for '${p.classes.join(', ')}' on resourc
 /** Each domain code Placement can meet, worded as Placement's handler for that operation words it. */
 const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | null }) => Wording> = {
   // providers
-  provider_not_found: (p, op) => [404, CODES.undefined, `No resource provider with uuid ${p.uuid} found${op.method === 'DELETE' && op.route === '/resource_providers/:uuid' ? ' for delete' : ''}`],
+  provider_not_found: (p, op) => [
+    404,
+    CODES.undefined,
+    `No resource provider with uuid ${p.uuid} found${op.method === 'DELETE' && op.route === '/resource_providers/:uuid' ? ' for delete' : ''}`,
+  ],
   provider_name_taken: (p) => [409, CODES.duplicateName, `Conflicting resource provider name: ${p.name} already exists.`],
   provider_uuid_taken: (p) => [409, CODES.duplicateName, `Conflicting resource provider uuid: ${p.uuid} already exists.`],
   invalid_parent: (p, op) => [
@@ -74,7 +78,11 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
         ? "Resource provider's generation already changed. Please update the generation and try again."
         : 'resource provider generation conflict',
   ],
-  provider_changed_concurrently: (p) => [409, CODES.concurrentUpdate, `resource provider generation conflict: provider ${p.uuid} was changed concurrently; read it again and retry.`],
+  provider_changed_concurrently: (p) => [
+    409,
+    CODES.concurrentUpdate,
+    `resource provider generation conflict: provider ${p.uuid} was changed concurrently; read it again and retry.`,
+  ],
   provider_has_allocations: (p) => [409, CODES.providerInUse, `Unable to delete resource provider ${p.uuid}: Resource provider has allocations.`],
   provider_has_children: (p) => [409, CODES.cannotDeleteParent, `Unable to delete parent resource provider ${p.uuid}: It has child resource providers.`],
   // traits
@@ -84,7 +92,11 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
   trait_in_use: (p) => [409, CODES.undefined, `The trait ${p.name} is in use by a resource provider.`],
   // resource classes
   resource_class_not_found: (p) => [404, CODES.undefined, `No such resource class ${p.name}.`],
-  resource_class_exists: (p, op) => [409, CODES.undefined, op.method === 'POST' ? `Conflicting resource class already exists: ${p.name}` : `Resource class already exists: ${p.name}`],
+  resource_class_exists: (p, op) => [
+    409,
+    CODES.undefined,
+    op.method === 'POST' ? `Conflicting resource class already exists: ${p.name}` : `Resource class already exists: ${p.name}`,
+  ],
   resource_class_is_standard: (p, op) =>
     op.method === 'DELETE'
       ? [400, CODES.undefined, `Cannot delete standard resource class ${p.name}: Cannot delete standard resource class ${p.name}.`]
@@ -102,7 +114,8 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
       : [400, CODES.undefined, `Unknown resource class in inventory for resource provider ${p.provider}: No such resource class ${p.names.join(', ')}.`],
   inventory_in_use: (p, op) => {
     // Placement words this per handler (and one handler even files it under concurrent_update).
-    if (op.route === '/resource_providers/:uuid/inventories/:resource_class') return [409, CODES.concurrentUpdate, `Unable to delete inventory of class ${p.classes[0]}: ${inUse(p)}`];
+    if (op.route === '/resource_providers/:uuid/inventories/:resource_class')
+      return [409, CODES.concurrentUpdate, `Unable to delete inventory of class ${p.classes[0]}: ${inUse(p)}`];
     if (op.method === 'DELETE') return [409, CODES.inventoryInUse, inUse(p)];
     return [409, CODES.inventoryInUse, `update conflict: ${inUse(p)}`];
   },
@@ -114,7 +127,11 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
     op.route === '/reshaper' ? CODES.providerNotFound : CODES.undefined,
     `Allocation for resource provider '${p.uuid}' that does not exist.`,
   ],
-  reshape_provider_missing: (p) => [400, CODES.providerNotFound, `Resource provider ${p.uuid} in inventories not found: No resource provider with uuid ${p.uuid} found`],
+  reshape_provider_missing: (p) => [
+    400,
+    CODES.providerNotFound,
+    `Resource provider ${p.uuid} in inventories not found: No resource provider with uuid ${p.uuid} found`,
+  ],
   consumer_generation_conflict: (p) => [
     409,
     CODES.concurrentUpdate,
@@ -160,7 +177,6 @@ export function translate(err: unknown, context: ErrorContext): ApiError | null 
   return new ApiError(status, code, message);
 }
 
-
 /** How an error is rendered for an Accept header: JSON unless the client clearly wants text. */
 function errorMedia(accept: string | string[] | undefined): 'json' | 'html' | 'text' {
   const a = Array.isArray(accept) ? accept.join(', ') : accept;
@@ -168,7 +184,6 @@ function errorMedia(accept: string | string[] | undefined): 'json' | 'html' | 't
   if (accepts(a, 'text/html')) return 'html';
   return 'text';
 }
-
 
 /** The message Placement shows for the pipeline's own refusals (routing errors carry none). */
 function messageOf(err: ApiError): string {

@@ -44,7 +44,7 @@ export const VERSIONS: ReadonlyArray<readonly [string, string]> = [
   ['1.36', 'same_subtree and resourceless request groups'],
   ['1.37', 'providers may be re-parented and un-parented'],
   ['1.38', 'consumer types'],
-  ['1.39', "any-of traits: required=in:A,B"],
+  ['1.39', 'any-of traits: required=in:A,B'],
 ];
 
 export const MIN_VERSION = VERSIONS[0]![0];

@@ -13,13 +13,27 @@ const newest = (table: Record<string, JsonSchema>): JsonSchema => byVersion(Micr
 const candidatesQuery = (): JsonSchema => {
   const q = newest(s.candidatesQuery);
   // The numbered groups (resources1, required_ACCEL, …) are patternProperties; the document lists the unnamed group.
-  return { ...q, properties: { resources: { type: 'string' }, required: { type: 'string' }, member_of: { type: 'string' }, in_tree: { type: 'string' }, ...q.properties, [s.ALLOT_STRATEGY]: s.strategyQuery } };
+  return {
+    ...q,
+    properties: {
+      resources: { type: 'string' },
+      required: { type: 'string' },
+      member_of: { type: 'string' },
+      in_tree: { type: 'string' },
+      ...q.properties,
+      [s.ALLOT_STRATEGY]: s.strategyQuery,
+    },
+  };
 };
 
 export const PLACEMENT_OPERATIONS: Record<string, OperationDoc> = {
   'GET /': { summary: 'the version document: the microversion range', ok: [200] },
   'GET /openapi.json': { summary: 'this document', ok: [200] },
-  'GET /resource_providers': { summary: 'list resource providers (filters: name, uuid, member_of, resources, in_tree, required)', query: newest(s.providerListQuery), ok: [200] },
+  'GET /resource_providers': {
+    summary: 'list resource providers (filters: name, uuid, member_of, resources, in_tree, required)',
+    query: newest(s.providerListQuery),
+    ok: [200],
+  },
   'POST /resource_providers': { summary: 'create a resource provider', body: newest(s.providerCreate), ok: [200] },
   'GET /resource_providers/:uuid': { summary: 'a resource provider', ok: [200] },
   'PUT /resource_providers/:uuid': { summary: "change a provider's name or parent", body: newest(s.providerUpdate), ok: [200] },
@@ -49,7 +63,11 @@ export const PLACEMENT_OPERATIONS: Record<string, OperationDoc> = {
   'DELETE /traits/:name': { summary: 'delete an unused custom trait', ok: [204] },
   'POST /allocations': { summary: 'write the allocations of several consumers at once', body: newest(s.allocationsPost), ok: [204] },
   'GET /allocations/:consumer_uuid': { summary: "a consumer's allocations", ok: [200] },
-  'PUT /allocations/:consumer_uuid': { summary: "replace a consumer's allocations (the claim; consumer_generation guards it)", body: newest(s.allocationsPut), ok: [204] },
+  'PUT /allocations/:consumer_uuid': {
+    summary: "replace a consumer's allocations (the claim; consumer_generation guards it)",
+    body: newest(s.allocationsPut),
+    ok: [204],
+  },
   'DELETE /allocations/:consumer_uuid': { summary: "delete a consumer's allocations", ok: [204] },
   'GET /usages': { summary: "a project's (and user's) usages", query: newest(s.usagesQuery), ok: [200] },
   'GET /allocation_candidates': { summary: 'allocation candidates and provider summaries for resource groups', query: candidatesQuery(), ok: [200] },
@@ -63,7 +81,13 @@ const ERROR: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { status: { type: 'integer' }, title: { type: 'string' }, detail: { type: 'string' }, request_id: { type: 'string' }, code: { type: 'string', description: 'placement.* (1.23+)' } },
+        properties: {
+          status: { type: 'integer' },
+          title: { type: 'string' },
+          detail: { type: 'string' },
+          request_id: { type: 'string' },
+          code: { type: 'string', description: 'placement.* (1.23+)' },
+        },
         required: ['status', 'title', 'detail', 'request_id'],
       },
     },

@@ -62,7 +62,14 @@ export function parseTraitValue(value: string, allowForbidden: boolean, allowAny
   const invalid = 'Invalid query string parameters:';
   if (value.startsWith('in:')) {
     if (!allowAnyOf) throw placementError(400, `${invalid} The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. Got: ${value}`);
-    const names = [...new Set(value.slice(3).split(',').map((s) => s.trim()))];
+    const names = [
+      ...new Set(
+        value
+          .slice(3)
+          .split(',')
+          .map((s) => s.trim()),
+      ),
+    ];
     if (names.some((n) => n === '')) {
       throw placementError(400, `${invalid} Expected 'required' parameter value of the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: ${value}`);
     }
@@ -98,7 +105,10 @@ export function parseMemberOf(query: QueryParams, key: string, mv: Microversion)
   const filter: AggregateFilter = { anyOf: [], forbidden: new Set() };
   for (const value of values) {
     if (value.includes(',') && !value.startsWith('in:') && !value.startsWith('!in:')) {
-      throw placementError(400, `Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: ${value}`);
+      throw placementError(
+        400,
+        `Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' keyword using the valid microversion. Got: ${value}`,
+      );
     }
     let required: string[] = [];
     let forbidden: string[] = [];
@@ -107,7 +117,8 @@ export function parseMemberOf(query: QueryParams, key: string, mv: Microversion)
     else if (value.startsWith('in:')) required = value.slice(3).split(',');
     else required = [value];
     for (const uuid of [...required, ...forbidden]) {
-      if (!isUuidLike(uuid)) throw placementError(400, `Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: ${uuid}`);
+      if (!isUuidLike(uuid))
+        throw placementError(400, `Invalid query string parameters: Expected 'member_of' parameter to contain valid UUID(s). Got: ${uuid}`);
     }
     if (required.length > 0) filter.anyOf.push([...new Set(required)]);
     if (forbidden.length > 0) {

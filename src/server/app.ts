@@ -33,7 +33,8 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     const reason = await app.readiness.wait(app.database.connectTimeoutMs);
     return reason === null ? null : `allot is ${reason}`;
   };
-  const observe = (api: string, route: string, method: string, status: number, seconds: number) => app.metrics.observeRequest(api, route, method, status, seconds);
+  const observe = (api: string, route: string, method: string, status: number, seconds: number) =>
+    app.metrics.observeRequest(api, route, method, status, seconds);
   const apis: MountedApi[] = mounts
     .map((m) => {
       const api: ApiModule = APIS[m.api];
@@ -87,7 +88,12 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     const rendered = api
       ? api.renderBare(error, { requestId, method, path, headers: {}, mv: null, route: null })
       : { status: error.status, contentType: 'application/json', body: JSON.stringify({ error: error.message }), requestIdHeaders: [] as readonly string[] };
-    const headers = [`Content-Type: ${rendered.contentType}`, `Content-Length: ${Buffer.byteLength(rendered.body)}`, 'Connection: close', ...rendered.requestIdHeaders.map((h) => `${h}: ${requestId}`)];
+    const headers = [
+      `Content-Type: ${rendered.contentType}`,
+      `Content-Length: ${Buffer.byteLength(rendered.body)}`,
+      'Connection: close',
+      ...rendered.requestIdHeaders.map((h) => `${h}: ${requestId}`),
+    ];
     socket.end(`HTTP/1.1 ${rendered.status} ${STATUS_TEXT[rendered.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${rendered.body}`);
   }
 
@@ -150,7 +156,13 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   return server;
 }
 
-const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 414: 'URI Too Long', 431: 'Request Header Fields Too Large', 501: 'Not Implemented' };
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  414: 'URI Too Long',
+  431: 'Request Header Fields Too Large',
+  501: 'Not Implemented',
+};
 
 /** The framework's routing refusals, as pipeline errors. */
 function frameworkError(err: { code?: string; message: string }): ApiError {
@@ -163,7 +175,9 @@ function frameworkError(err: { code?: string; message: string }): ApiError {
 function malformedError(code: string | undefined, requestLineIncomplete: boolean): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return requestLineIncomplete ? httpError(414, HTTP.uriTooLong, 'The URL is longer than this server accepts.') : httpError(431, HTTP.headersTooLarge, 'The request headers are larger than this server accepts.');
+      return requestLineIncomplete
+        ? httpError(414, HTTP.uriTooLong, 'The URL is longer than this server accepts.')
+        : httpError(431, HTTP.headersTooLarge, 'The request headers are larger than this server accepts.');
     case 'HPE_INVALID_METHOD':
       return httpError(501, HTTP.notImplemented, 'The request method is not one this server knows.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':

@@ -6,7 +6,6 @@ import { transaction } from '../db/transaction.js';
 import { classifyFault } from '../db/faults.js';
 import { readStatement } from '../db/statement.js';
 
-
 const SELECT_1 = readStatement('select 1');
 
 /** Below this much free space on a SQLite database's filesystem, writes are about to fail. */

@@ -33,7 +33,11 @@ export function registerDatabaseGauges(metrics: Metrics, database: Database, log
   };
   metrics.gauge('allot_baremetal_allocations', 'bare-metal allocations by state (allocating, active, error)', ['state'], (g) =>
     safely('allot_baremetal_allocations', async () => {
-      const rows = await database.db.selectFrom('baremetal_allocations').select(['state', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('state').execute();
+      const rows = await database.db
+        .selectFrom('baremetal_allocations')
+        .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('state')
+        .execute();
       for (const r of rows) g.set({ state: r.state }, Number(r.n));
     })(),
   );
@@ -77,7 +81,9 @@ export async function serveMetrics(app: { config: Config; access: AccessControl;
       if (app.config.auth === 'keystone') {
         const credentials = await app.access.authenticate('metrics', req.headers);
         if (!credentials.roles.includes('admin')) {
-          return void reply.code(403).send({ error: 'The metrics are for administrators (a token with the admin role), unless allot runs with --metrics-public.' });
+          return void reply
+            .code(403)
+            .send({ error: 'The metrics are for administrators (a token with the admin role), unless allot runs with --metrics-public.' });
         }
       }
     }

@@ -28,7 +28,12 @@ export function referenceDocuments(security: SecurityMode): Array<{ id: string; 
   ];
 }
 
-const escapeHtml = (s: unknown) => String(s ?? '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (s: unknown) =>
+  String(s ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 
 /** `#/components/schemas/Pool` → the schema it names, so the page shows bodies in full. */
 function resolve(doc: Json, value: Json): Json {
@@ -44,7 +49,8 @@ function resolve(doc: Json, value: Json): Json {
 function renderOperation(doc: Json, api: string, path: string, method: string, op: Json): string {
   const id = `${api}-${op.operationId ?? `${method}${path}`}`.replace(/[^A-Za-z0-9_-]/g, '-');
   const parameters = (op.parameters ?? []).map(
-    (p: Json) => `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : ''}</td><td>${escapeHtml(p.description ?? '')}</td></tr>`,
+    (p: Json) =>
+      `<tr><td><code>${escapeHtml(p.name)}</code></td><td>${escapeHtml(p.in)}</td><td>${p.required ? 'yes' : ''}</td><td>${escapeHtml(p.description ?? '')}</td></tr>`,
   );
   const body = op.requestBody?.content?.['application/json']?.schema;
   const responses = Object.entries(op.responses ?? {}).map(([status, r]) => {
@@ -63,7 +69,10 @@ ${body ? `<details><summary>request body (application/json)</summary><pre>${esca
 
 /** The page: a table of contents, then each API's operations in route-table order. */
 export function renderReferencePage(documents: Array<{ id: string; doc: Json }>): string {
-  const toc = documents.map(({ id, doc }) => `<li><a href="#${escapeHtml(id)}">${escapeHtml(doc.info.title)}</a> — <a href="${escapeHtml(doc.servers?.[0]?.url ?? '')}/openapi.json">openapi.json</a></li>`);
+  const toc = documents.map(
+    ({ id, doc }) =>
+      `<li><a href="#${escapeHtml(id)}">${escapeHtml(doc.info.title)}</a> — <a href="${escapeHtml(doc.servers?.[0]?.url ?? '')}/openapi.json">openapi.json</a></li>`,
+  );
   const apis = documents.map(({ id, doc }) => {
     const operations = Object.entries(doc.paths as Record<string, Json>).flatMap(([path, item]) =>
       Object.entries(item as Record<string, Json>).map(([method, op]) => renderOperation(doc, id, path, method, op)),
@@ -111,5 +120,7 @@ export function installReferencePage(server: FastifyInstance, security: Security
     page ??= renderReferencePage(referenceDocuments(security));
     return reply.headers(HEADERS).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(page);
   });
-  server.get('/ui/reference/reference.css', (_req, reply) => reply.headers(HEADERS).header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(STYLESHEET));
+  server.get('/ui/reference/reference.css', (_req, reply) =>
+    reply.headers(HEADERS).header('cache-control', 'no-cache').type('text/css; charset=utf-8').send(STYLESHEET),
+  );
 }

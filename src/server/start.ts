@@ -36,7 +36,12 @@ const STARTUP_BACKOFF = { baseMs: 200, maxMs: 5_000 };
  * is unreachable or recovering. Errors that are not faults (bad credentials, a broken migration)
  * end the wait at once. `giveUp` is checked between attempts.
  */
-export async function prepareDatabase(database: Database, log: Logger, giveUp: () => string | null, onWait: (reason: string) => void = () => {}): Promise<string[]> {
+export async function prepareDatabase(
+  database: Database,
+  log: Logger,
+  giveUp: () => string | null,
+  onWait: (reason: string) => void = () => {},
+): Promise<string[]> {
   for (let attempt = 1; ; attempt++) {
     try {
       const applied = await migrate(database);
@@ -83,7 +88,12 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
       log.info({ api: name, url: `${urls[name]}${path}`, port: address.port }, `${name} listening on ${urls[name]}${path}`);
     };
     const allApis = Object.keys(APIS) as ApiName[];
-    await listen('main', allApis.map((api) => ({ api, prefix: APIS[api].defaultPrefix })), config.port, '/');
+    await listen(
+      'main',
+      allApis.map((api) => ({ api, prefix: APIS[api].defaultPrefix })),
+      config.port,
+      '/',
+    );
     const dedicated: Array<[ApiName, number | null]> = [
       ['placement', config.placementPort],
       ['baremetal', config.baremetalPort],
@@ -91,7 +101,12 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
     for (const [api, port] of dedicated) if (port !== null) await listen(api, [{ api, prefix: '/' }], port, '/');
 
     const ready = (async () => {
-      const applied = await prepareDatabase(database, log, () => (stopping ? 'stopped while waiting for the database' : null), (reason) => readiness.waiting(reason));
+      const applied = await prepareDatabase(
+        database,
+        log,
+        () => (stopping ? 'stopped while waiting for the database' : null),
+        (reason) => readiness.waiting(reason),
+      );
       if (applied.length) log.info({ migrations: applied }, 'database migrated');
       if (stopping) return;
       workers = createWorkers(context);

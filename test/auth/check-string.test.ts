@@ -93,7 +93,12 @@ describe('check strings: meaning', () => {
 });
 
 describe('check strings: errors name what is wrong and where', () => {
-  const refused = (text: string, pattern: RegExp) => assert.throws(() => parseCheck(text), (err: Error) => err instanceof CheckSyntaxError && pattern.test(err.message), text);
+  const refused = (text: string, pattern: RegExp) =>
+    assert.throws(
+      () => parseCheck(text),
+      (err: Error) => err instanceof CheckSyntaxError && pattern.test(err.message),
+      text,
+    );
 
   test('malformed strings are refused, never read as "deny" silently', () => {
     refused('admin', /"admin" at position 1 is not a check/);

@@ -28,7 +28,15 @@ const tokens = {} as Record<Persona | 'p2-member', string>;
 
 function keystoneConfig(overrides: Partial<Config> = {}): Partial<Config> {
   // A generous timeout: on a loaded test machine a Keystone just resumed can take seconds to answer.
-  return { auth: 'keystone', keystoneUrl: ks.url, keystoneUsername: 'allot', keystonePassword: ks.users.allot!.password, keystoneProject: 'service', keystoneTimeout: 30_000, ...overrides };
+  return {
+    auth: 'keystone',
+    keystoneUrl: ks.url,
+    keystoneUsername: 'allot',
+    keystonePassword: ks.users.allot!.password,
+    keystoneProject: 'service',
+    keystoneTimeout: 30_000,
+    ...overrides,
+  };
 }
 
 function call(server: TestServer, api: Api, method: string, path: string, token?: string, body?: unknown): Promise<HttpResponse> {
@@ -90,7 +98,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await call(server, 'baremetal', 'GET', '/openapi.json')).status, 200);
     });
 
-    test('no, expired, revoked or garbage tokens: 401 with WWW-Authenticate, in each API\'s format', async () => {
+    test("no, expired, revoked or garbage tokens: 401 with WWW-Authenticate, in each API's format", async () => {
       const challenge = `Keystone uri="${ks.url.replace(/\/v3$/, '')}"`;
       const cases: Array<[string, string | undefined]> = [
         ['no token', undefined],
@@ -125,16 +133,36 @@ for (const dialect of DIALECTS) {
       const p1 = ks.projects.p1!;
       const p2 = ks.projects.p2!;
       assert.deepEqual(await allowedFor('placement', 'GET', () => '/resource_providers'), ['admin', 'nova']);
-      assert.deepEqual(await allowedFor('placement', 'POST', () => '/resource_providers', (p) => ({ name: `rp-${p}-${dialect}` })), ['admin', 'nova']);
+      assert.deepEqual(
+        await allowedFor(
+          'placement',
+          'POST',
+          () => '/resource_providers',
+          (p) => ({ name: `rp-${p}-${dialect}` }),
+        ),
+        ['admin', 'nova'],
+      );
       assert.deepEqual(await allowedFor('placement', 'GET', () => '/allocation_candidates?resources=VCPU:1'), ['admin', 'nova']);
       assert.deepEqual(await allowedFor('placement', 'GET', () => '/resource_classes'), ['admin', 'nova']);
       assert.deepEqual(await allowedFor('placement', 'GET', () => `/usages?project_id=${p1}`), ['admin', 'p1-member', 'p1-reader', 'nova']);
       assert.deepEqual(await allowedFor('placement', 'GET', () => `/usages?project_id=${p2}`), ['admin', 'nova']);
-      assert.deepEqual(await allowedFor('placement', 'POST', () => '/reshaper', () => ({ inventories: {}, allocations: {} })), ['nova']);
+      assert.deepEqual(
+        await allowedFor(
+          'placement',
+          'POST',
+          () => '/reshaper',
+          () => ({ inventories: {}, allocations: {} }),
+        ),
+        ['nova'],
+      );
     });
 
-    test('bare-metal: nodes, allocations and conductors are the system scope\'s (project scoping comes with owner/lessee)', async () => {
-      const created = await call(server, 'baremetal', 'POST', '/v1/nodes', tokens['sys-admin'], { driver: 'fake-hardware', name: `node-${dialect}`, resource_class: 'bm' });
+    test("bare-metal: nodes, allocations and conductors are the system scope's (project scoping comes with owner/lessee)", async () => {
+      const created = await call(server, 'baremetal', 'POST', '/v1/nodes', tokens['sys-admin'], {
+        driver: 'fake-hardware',
+        name: `node-${dialect}`,
+        resource_class: 'bm',
+      });
       assert.equal(created.status, 201, created.text);
       const node = created.body.uuid as string;
       const sysOnly = ['sys-admin'];
@@ -142,11 +170,35 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/nodes/detail'), sysOnly);
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => `/v1/nodes/${node}`), sysOnly);
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => `/v1/nodes/${node}/states`), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'PATCH', () => `/v1/nodes/${node}`, () => [{ op: 'add', path: '/extra/k', value: 'v' }]), sysOnly);
+      assert.deepEqual(
+        await allowedFor(
+          'baremetal',
+          'PATCH',
+          () => `/v1/nodes/${node}`,
+          () => [{ op: 'add', path: '/extra/k', value: 'v' }],
+        ),
+        sysOnly,
+      );
       assert.deepEqual(await allowedFor('baremetal', 'PUT', () => `/v1/nodes/${node}/traits/CUSTOM_X`), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'POST', () => '/v1/nodes', (p) => ({ driver: 'fake-hardware', name: `n-${p}-${dialect}` })), sysOnly);
+      assert.deepEqual(
+        await allowedFor(
+          'baremetal',
+          'POST',
+          () => '/v1/nodes',
+          (p) => ({ driver: 'fake-hardware', name: `n-${p}-${dialect}` }),
+        ),
+        sysOnly,
+      );
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/allocations'), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'POST', () => '/v1/allocations', (p) => ({ resource_class: 'bm', name: `a-${p}-${dialect}` })), sysOnly);
+      assert.deepEqual(
+        await allowedFor(
+          'baremetal',
+          'POST',
+          () => '/v1/allocations',
+          (p) => ({ resource_class: 'bm', name: `a-${p}-${dialect}` }),
+        ),
+        sysOnly,
+      );
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => `/v1/allocations/a-sys-admin-${dialect}`), sysOnly);
       assert.deepEqual(await allowedFor('baremetal', 'DELETE', () => `/v1/allocations/a-sys-admin-${dialect}`), sysOnly);
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/conductors'), sysOnly);
@@ -158,8 +210,24 @@ for (const dialect of DIALECTS) {
       assert.equal(pool.status, 201, pool.text);
       assert.deepEqual(await allowedFor('ids', 'GET', () => '/v1/pools'), [...PERSONAS]);
       assert.deepEqual(await allowedFor('ids', 'GET', () => `/v1/pools/vni-${dialect}`), [...PERSONAS]);
-      assert.deepEqual(await allowedFor('ids', 'POST', () => '/v1/pools', (p) => ({ name: `pool-${p}-${dialect}`, kind: 'integer', ranges: ['1-10'] })), ['admin', 'sys-admin']);
-      assert.deepEqual(await allowedFor('ids', 'POST', () => `/v1/pools/vni-${dialect}/allocations`, (p) => ({ owner: `owner-${p}` })), ['admin', 'sys-admin', 'p1-member', 'nova']);
+      assert.deepEqual(
+        await allowedFor(
+          'ids',
+          'POST',
+          () => '/v1/pools',
+          (p) => ({ name: `pool-${p}-${dialect}`, kind: 'integer', ranges: ['1-10'] }),
+        ),
+        ['admin', 'sys-admin'],
+      );
+      assert.deepEqual(
+        await allowedFor(
+          'ids',
+          'POST',
+          () => `/v1/pools/vni-${dialect}/allocations`,
+          (p) => ({ owner: `owner-${p}` }),
+        ),
+        ['admin', 'sys-admin', 'p1-member', 'nova'],
+      );
       const held = await call(server, 'ids', 'GET', `/v1/allocations?owner=owner-nova`, tokens['p1-reader']);
       assert.equal(held.status, 200);
       const id = held.body.items[0].id as string;
@@ -195,10 +263,13 @@ async function countingProxy(target: string): Promise<{ url: string; count(metho
   const server = http.createServer((req, res) => {
     const key = `${req.method} ${req.url!.split('?')[0]}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
-    const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = http.request(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on('error', () => res.destroy());
     req.pipe(forward);
   });
@@ -292,7 +363,7 @@ describe('the validation cache', () => {
 });
 
 describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', () => {
-  test('Keystone stopped: a new token is 503 in each API\'s format; a cached one still works; back when Keystone is', async () => {
+  test("Keystone stopped: a new token is 503 in each API's format; a cached one still works; back when Keystone is", async () => {
     const server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig() });
     const cached = tokens.admin;
     const fresh = { placement: await ks.token('admin'), baremetal: await ks.token('sys-admin'), ids: await ks.token('p1-reader') };
@@ -306,11 +377,16 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
           assertRefused(api, res, 503, `${api} with Keystone stopped`);
           assert.match(res.text, /identity service is unavailable/);
         }
-        assert.equal((await call(server, 'placement', 'GET', '/resource_providers', cached)).status, 200, 'validated before: served from the cache, as keystonemiddleware does');
+        assert.equal(
+          (await call(server, 'placement', 'GET', '/resource_providers', cached)).status,
+          200,
+          'validated before: served from the cache, as keystonemiddleware does',
+        );
       } finally {
         await ks.resume();
       }
-      for (const api of ['placement', 'baremetal', 'ids'] as const) assert.equal((await call(server, api, 'GET', paths[api], fresh[api])).status, 200, `${api} after resume`);
+      for (const api of ['placement', 'baremetal', 'ids'] as const)
+        assert.equal((await call(server, api, 'GET', paths[api], fresh[api])).status, 200, `${api} after resume`);
     } finally {
       await server.close();
     }
@@ -335,12 +411,50 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
 
   test("wrong service credentials: 503 saying so, and allot's password appears in no log line", async () => {
     const wrong = 'not-the-allot-password-4f1c';
-    const bad = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'debug', '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service', '--keystone-timeout', '30'], { ALLOT_KEYSTONE_PASSWORD: wrong });
-    const good = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'trace', '--auth', 'keystone', '--keystone-url', `${ks.url}/`, '--keystone-username', 'allot', '--keystone-project', 'service', '--keystone-timeout', '30', '--keystone-password', ks.users.allot!.password]);
+    const bad = await spawnServer(
+      [
+        '--db',
+        'sqlite::memory:',
+        '--log-level',
+        'debug',
+        '--auth',
+        'keystone',
+        '--keystone-url',
+        ks.url,
+        '--keystone-username',
+        'allot',
+        '--keystone-project',
+        'service',
+        '--keystone-timeout',
+        '30',
+      ],
+      { ALLOT_KEYSTONE_PASSWORD: wrong },
+    );
+    const good = await spawnServer([
+      '--db',
+      'sqlite::memory:',
+      '--log-level',
+      'trace',
+      '--auth',
+      'keystone',
+      '--keystone-url',
+      `${ks.url}/`,
+      '--keystone-username',
+      'allot',
+      '--keystone-project',
+      'service',
+      '--keystone-timeout',
+      '30',
+      '--keystone-password',
+      ks.users.allot!.password,
+    ]);
     try {
       const refused = await request('GET', `${bad.url}/placement/resource_providers`, undefined, { headers: { 'x-auth-token': tokens.admin } });
       assert.equal(refused.status, 503);
-      assert.match(refused.body.errors[0].detail, /Keystone refused allot's service credentials \(user allot in domain Default, project service in domain Default\)/);
+      assert.match(
+        refused.body.errors[0].detail,
+        /Keystone refused allot's service credentials \(user allot in domain Default, project service in domain Default\)/,
+      );
       const ok = await request('GET', `${good.url}/placement/resource_providers`, undefined, { headers: { 'x-auth-token': tokens.admin } });
       assert.equal(ok.status, 200);
       await request('GET', `${good.url}/placement/resource_providers`, undefined, { headers: { 'x-auth-token': 'garbage' } });
@@ -355,14 +469,16 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
   });
 });
 
-describe('the openstack CLI through Keystone\'s catalog, with passwords', () => {
+describe("the openstack CLI through Keystone's catalog, with passwords", () => {
   let server: TestServer;
   let osc: (cloud: string, ...args: string[]) => Promise<any>;
   before(async () => {
     server = await startServer({ db: await freshDatabaseUrl('postgres'), ...keystoneConfig() });
     await ks.catalog(server.placementUrl, `${server.url}/baremetal`);
     osc = async (cloud, ...args) => {
-      const { stdout } = await exec('openstack', ['--os-cloud', cloud, ...args, '-f', 'json'], { env: { ...process.env, OS_CLIENT_CONFIG_FILE: ks.cloudsYaml } });
+      const { stdout } = await exec('openstack', ['--os-cloud', cloud, ...args, '-f', 'json'], {
+        env: { ...process.env, OS_CLIENT_CONFIG_FILE: ks.cloudsYaml },
+      });
       return JSON.parse(stdout);
     };
   });
@@ -371,8 +487,14 @@ describe('the openstack CLI through Keystone\'s catalog, with passwords', () => 
   test('resource provider list and allocation candidate list, as admin and as a service; a member is refused', async () => {
     const created = await osc('admin', 'resource', 'provider', 'create', 'cli-cn1');
     await osc('nova', 'resource', 'provider', 'inventory', 'set', created.uuid, '--resource', 'VCPU=8');
-    assert.deepEqual((await osc('admin', 'resource', 'provider', 'list')).map((p: { name: string }) => p.name), ['cli-cn1']);
-    assert.deepEqual((await osc('nova', 'resource', 'provider', 'list')).map((p: { name: string }) => p.name), ['cli-cn1']);
+    assert.deepEqual(
+      (await osc('admin', 'resource', 'provider', 'list')).map((p: { name: string }) => p.name),
+      ['cli-cn1'],
+    );
+    assert.deepEqual(
+      (await osc('nova', 'resource', 'provider', 'list')).map((p: { name: string }) => p.name),
+      ['cli-cn1'],
+    );
     const candidates = await osc('nova', '--os-placement-api-version', '1.10', 'allocation', 'candidate', 'list', '--resource', 'VCPU=1');
     assert.equal(candidates.length, 1);
     assert.match(JSON.stringify(candidates[0]), new RegExp(created.uuid));
@@ -389,7 +511,10 @@ describe('the openstack CLI through Keystone\'s catalog, with passwords', () => 
   test('baremetal node and allocation commands as the system administrator', async () => {
     const node = await osc('sys-admin', 'baremetal', 'node', 'create', '--driver', 'fake-hardware', '--name', 'cli-node', '--resource-class', 'bm-cli');
     assert.equal(node.name, 'cli-node');
-    assert.deepEqual((await osc('sys-admin', 'baremetal', 'node', 'list')).map((n: { Name: string }) => n.Name), ['cli-node']);
+    assert.deepEqual(
+      (await osc('sys-admin', 'baremetal', 'node', 'list')).map((n: { Name: string }) => n.Name),
+      ['cli-node'],
+    );
     const allocation = await osc('sys-admin', 'baremetal', 'allocation', 'create', '--resource-class', 'bm-cli', '--name', 'cli-alloc');
     assert.equal(allocation.name, 'cli-alloc');
     await assert.rejects(osc('p1-member', 'baremetal', 'node', 'list'), /Forbidden|403|denied/);
@@ -405,7 +530,7 @@ describe('the openstack CLI through Keystone\'s catalog, with passwords', () => 
       "allocation = sysadmin.baremetal.create_allocation(resource_class='bm-sdk', name='sdk-alloc')",
       'try:',
       "    list(openstack.connect(cloud='p1-member').placement.resource_providers())",
-      "    refused = None",
+      '    refused = None',
       'except openstack.exceptions.HttpException as e:',
       '    refused = e.status_code',
       'print(json.dumps({"providers": sorted(r.name for r in nova.placement.resource_providers()),',

@@ -29,12 +29,16 @@ interface RawResponse {
 function raw(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, { method, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = http.request(
+      url,
+      { method, headers: { ...headers, ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}) } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -85,7 +89,9 @@ for (const dialect of DIALECTS) {
 
     test('Placement: the roles in the headers go through the default rules (new defaults, scope enforced)', async () => {
       const api = new PlacementClient(server.placementUrl);
-      const as = (roles: string, extra: Record<string, string> = {}) => ({ headers: { 'x-auth-token': 'someone', 'x-roles': roles, 'x-project-id': 'p1', ...extra } });
+      const as = (roles: string, extra: Record<string, string> = {}) => ({
+        headers: { 'x-auth-token': 'someone', 'x-roles': roles, 'x-project-id': 'p1', ...extra },
+      });
       const denied = await api.get('/resource_providers', as('member,reader'));
       assert.equal(denied.status, 403);
       assert.match(denied.body.errors[0].detail, /Policy does not allow placement:resource_providers:list to be performed\./);
@@ -107,7 +113,7 @@ for (const dialect of DIALECTS) {
 }
 
 describe('noauth: switches, policy file, refusals', () => {
-  test('--no-enforce-new-defaults: an admin may reshape again (Placement\'s legacy rule)', async () => {
+  test("--no-enforce-new-defaults: an admin may reshape again (Placement's legacy rule)", async () => {
     const server = await startServer({ db: 'sqlite::memory:', enforceNewDefaults: false });
     try {
       const res = await new PlacementClient(server.placementUrl).post('/reshaper', { inventories: {}, allocations: {} });
@@ -134,20 +140,29 @@ describe('noauth: switches, policy file, refusals', () => {
   });
 
   test('allot serve refuses noauth on a non-loopback address, and a policy file with a mistake, saying why', async () => {
-    await assert.rejects(run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--host', '0.0.0.0', '--port', '0']), (err: { code: number; stderr: string }) => {
-      assert.equal(err.code, 1);
-      assert.match(err.stderr, /refusing to listen on 0\.0\.0\.0 without authentication.*--insecure-noauth/);
-      return true;
-    });
+    await assert.rejects(
+      run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--host', '0.0.0.0', '--port', '0']),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /refusing to listen on 0\.0\.0\.0 without authentication.*--insecure-noauth/);
+        return true;
+      },
+    );
     const file = path.join(dir, 'typo.yaml');
     writeFileSync(file, '"placement:resource_provider:list": "role:admin"\n');
-    await assert.rejects(run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0', '--policy-file', file]), (err: { code: number; stderr: string }) => {
-      assert.equal(err.code, 1);
-      assert.match(err.stderr, /typo\.yaml: policy rule "placement:resource_provider:list" is not a rule of placement, baremetal, ids/);
-      return true;
-    });
+    await assert.rejects(
+      run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0', '--policy-file', file]),
+      (err: { code: number; stderr: string }) => {
+        assert.equal(err.code, 1);
+        assert.match(err.stderr, /typo\.yaml: policy rule "placement:resource_provider:list" is not a rule of placement, baremetal, ids/);
+        return true;
+      },
+    );
     await assert.rejects(run(process.execPath, [cli, 'serve', '--enforce-scope', 'maybe']), /error: too many arguments|unknown|maybe/);
-    await assert.rejects(run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0'], { env: { ...process.env, ALLOT_ENFORCE_SCOPE: 'maybe' } }), /enforce scope must be true or false/);
+    await assert.rejects(
+      run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0'], { env: { ...process.env, ALLOT_ENFORCE_SCOPE: 'maybe' } }),
+      /enforce scope must be true or false/,
+    );
   });
 
   test('--insecure-noauth starts on 0.0.0.0 and still answers only loopback and allowed names', async () => {

@@ -86,7 +86,13 @@ describe('Placement default rules', () => {
     assert.deepEqual(matrix(legacy, 'placement', 'placement:reshaper:reshape'), ['projectAdmin', 'service', 'p2Admin'], 'admins reshape again');
     assert.deepEqual(matrix(legacy, 'placement', 'placement:usages', { project_id: 'p1' }), ['projectAdmin', 'service', 'p1Member', 'p1Reader', 'p2Admin']);
     const unscoped = engine({ enforceNewDefaults: false, enforceScope: false });
-    assert.deepEqual(matrix(unscoped, 'placement', 'placement:resource_providers:create'), ['projectAdmin', 'service', 'p2Admin', 'systemAdmin', 'domainAdmin']);
+    assert.deepEqual(matrix(unscoped, 'placement', 'placement:resource_providers:create'), [
+      'projectAdmin',
+      'service',
+      'p2Admin',
+      'systemAdmin',
+      'domainAdmin',
+    ]);
   });
 });
 
@@ -102,22 +108,40 @@ describe('Ironic default rules', () => {
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:conductor:get'), ['systemAdmin', 'systemMember', 'systemReader']);
   });
 
-  test("a project acts on nodes it owns or leases, each rule as Ironic draws the line between owner and lessee", () => {
+  test('a project acts on nodes it owns or leases, each rule as Ironic draws the line between owner and lessee', () => {
     const e = engine();
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:get', node('p1')), ['p1Member', 'p1Reader', 'systemAdmin', 'systemMember', 'systemReader']);
-    assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:get', node('p2', 'p1')), ['p1Member', 'p1Reader', 'p2Member', 'p2Admin', 'systemAdmin', 'systemMember', 'systemReader']);
-    assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:get', node(null)), ['systemAdmin', 'systemMember', 'systemReader'], 'an unowned node is the system\'s');
+    assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:get', node('p2', 'p1')), [
+      'p1Member',
+      'p1Reader',
+      'p2Member',
+      'p2Admin',
+      'systemAdmin',
+      'systemMember',
+      'systemReader',
+    ]);
+    assert.deepEqual(
+      matrix(e, 'baremetal', 'baremetal:node:get', node(null)),
+      ['systemAdmin', 'systemMember', 'systemReader'],
+      "an unowned node is the system's",
+    );
     // provisioning: owner members, lessee admins (not lessee members)
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:set_provision_state', node('p2', 'p1')), ['p2Member', 'p2Admin', 'systemAdmin', 'systemMember']);
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:set_provision_state', node('p1', 'p2')), ['p1Member', 'p2Admin', 'systemAdmin', 'systemMember']);
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:node:update:owner', node('p1')), ['systemAdmin', 'systemMember'], 'only the system gives nodes away');
   });
 
-  test('allocations: members create (their own), read and release their own; list_all is the system\'s', () => {
+  test("allocations: members create (their own), read and release their own; list_all is the system's", () => {
     const e = engine();
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:allocation:create'), ['projectAdmin', 'p1Member', 'p2Member', 'p2Admin', 'systemAdmin', 'systemMember']);
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:allocation:create_restricted'), ['systemAdmin', 'systemMember']);
-    assert.deepEqual(matrix(e, 'baremetal', 'baremetal:allocation:get', { 'allocation.owner': 'p1' }), ['p1Member', 'p1Reader', 'systemAdmin', 'systemMember', 'systemReader']);
+    assert.deepEqual(matrix(e, 'baremetal', 'baremetal:allocation:get', { 'allocation.owner': 'p1' }), [
+      'p1Member',
+      'p1Reader',
+      'systemAdmin',
+      'systemMember',
+      'systemReader',
+    ]);
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:allocation:delete', { 'allocation.owner': 'p1' }), ['p1Member', 'systemAdmin', 'systemMember']);
     assert.deepEqual(matrix(e, 'baremetal', 'baremetal:allocation:list_all'), ['systemAdmin', 'systemMember', 'systemReader']);
   });
@@ -125,14 +149,24 @@ describe('Ironic default rules', () => {
   test('legacy defaults: any admin (rule:is_admin) manages everything', () => {
     const legacy = engine({ enforceNewDefaults: false, enforceScope: false });
     assert.deepEqual(matrix(legacy, 'baremetal', 'baremetal:node:create'), ['projectAdmin', 'p2Admin', 'systemAdmin', 'domainAdmin']);
-    assert.deepEqual(matrix(legacy, 'baremetal', 'baremetal:node:list_all'), ['projectAdmin', 'p2Admin', 'systemAdmin', 'systemMember', 'systemReader', 'domainAdmin']);
+    assert.deepEqual(matrix(legacy, 'baremetal', 'baremetal:node:list_all'), [
+      'projectAdmin',
+      'p2Admin',
+      'systemAdmin',
+      'systemMember',
+      'systemReader',
+      'domainAdmin',
+    ]);
   });
 });
 
 describe('identifier API rules', () => {
   test('readers read, members (and services) allocate and release, admins manage pools; system or project scope', () => {
     const e = engine();
-    assert.deepEqual(matrix(e, 'ids', 'ids:pools:list'), Object.keys(P).filter((k) => k !== 'domainAdmin'));
+    assert.deepEqual(
+      matrix(e, 'ids', 'ids:pools:list'),
+      Object.keys(P).filter((k) => k !== 'domainAdmin'),
+    );
     assert.deepEqual(matrix(e, 'ids', 'ids:allocations:create'), ['projectAdmin', 'service', 'p1Member', 'p2Member', 'p2Admin', 'systemAdmin', 'systemMember']);
     assert.deepEqual(matrix(e, 'ids', 'ids:pools:create'), ['projectAdmin', 'p2Admin', 'systemAdmin']);
   });
@@ -171,7 +205,10 @@ describe('the policy file', () => {
   };
   const load = (text: string, legacy = false) => createPolicy({ policyFile: file(text), enforceNewDefaults: !legacy, enforceScope: true });
   const refused = (text: string, pattern: RegExp) =>
-    assert.throws(() => load(text), (err: Error) => err instanceof PolicyError && pattern.test(err.message) && err.message.includes(dir));
+    assert.throws(
+      () => load(text),
+      (err: Error) => err instanceof PolicyError && pattern.test(err.message) && err.message.includes(dir),
+    );
 
   test('overrides rules by name, and an override stands as written even with the legacy defaults on', () => {
     const e = load('"placement:resource_providers:list": "role:reader"\n# a comment\n"placement:reshaper:reshape": "role:admin"\n', true);
@@ -194,7 +231,10 @@ describe('the policy file', () => {
   });
 
   test('what is wrong is refused at start, naming the file and the rule', () => {
-    refused('"placement:resource_provider:list": "role:admin"\n', /policy rule "placement:resource_provider:list" is not a rule of placement, baremetal, ids and no rule refers to it/);
+    refused(
+      '"placement:resource_provider:list": "role:admin"\n',
+      /policy rule "placement:resource_provider:list" is not a rule of placement, baremetal, ids and no rule refers to it/,
+    );
     refused('"placement:traits:list": "role:admin or"\n', /policy rule "placement:traits:list": expected a check, found the end/);
     refused('"placement:traits:list": "rule:nobody"\n', /policy rule "placement:traits:list" refers to rule:nobody, which placement does not have/);
     refused('"a": "rule:b"\n"b": "rule:a"\n"placement:traits:list": "rule:a"\n', /refer to each other in a cycle: a → b → a/);
@@ -202,7 +242,10 @@ describe('the policy file', () => {
     refused('"placement:traits:list": "role:admin"\n"placement:traits:list": "@"\n', /not valid YAML/);
     refused('- role:admin\n', /must be a mapping of rule names to check strings/);
     refused('"nova:servers:list": "@"\n"placement:traits:list": "rule:nova:servers:list"\n', /no API is called "nova"/);
-    assert.throws(() => createPolicy({ policyFile: path.join(dir, 'missing.yaml'), enforceNewDefaults: true, enforceScope: true }), /cannot read the policy file .*missing\.yaml/);
+    assert.throws(
+      () => createPolicy({ policyFile: path.join(dir, 'missing.yaml'), enforceNewDefaults: true, enforceScope: true }),
+      /cannot read the policy file .*missing\.yaml/,
+    );
   });
 
   test('an empty file changes nothing', () => {
@@ -214,10 +257,14 @@ describe('the policy file', () => {
 describe('access control refuses to start when the configuration is unsafe or incomplete', () => {
   test('noauth on an address other machines reach, unless --insecure-noauth', () => {
     for (const host of ['0.0.0.0', '::', '192.0.2.10']) {
-      assert.throws(() => createAccessControl({ ...defaultConfig(), host }, silent, systemClock), /refusing to listen on .* without authentication.*--auth keystone.*--insecure-noauth/);
+      assert.throws(
+        () => createAccessControl({ ...defaultConfig(), host }, silent, systemClock),
+        /refusing to listen on .* without authentication.*--auth keystone.*--insecure-noauth/,
+      );
       assert.doesNotThrow(() => createAccessControl({ ...defaultConfig(), host, insecureNoauth: true }, silent, systemClock));
     }
-    for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.doesNotThrow(() => createAccessControl({ ...defaultConfig(), host }, silent, systemClock));
+    for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost'])
+      assert.doesNotThrow(() => createAccessControl({ ...defaultConfig(), host }, silent, systemClock));
   });
 
   test('--auth keystone without what it needs says which options are missing', () => {
@@ -226,7 +273,12 @@ describe('access control refuses to start when the configuration is unsafe or in
       /--auth keystone needs --keystone-username, --keystone-password, --keystone-project \(or ALLOT_KEYSTONE_USERNAME, ALLOT_KEYSTONE_PASSWORD, ALLOT_KEYSTONE_PROJECT\)/,
     );
     assert.throws(
-      () => createAccessControl({ ...defaultConfig(), auth: 'keystone', keystoneUrl: 'keystone:5000', keystoneUsername: 'a', keystonePassword: 'b', keystoneProject: 'c' }, silent, systemClock),
+      () =>
+        createAccessControl(
+          { ...defaultConfig(), auth: 'keystone', keystoneUrl: 'keystone:5000', keystoneUsername: 'a', keystonePassword: 'b', keystoneProject: 'c' },
+          silent,
+          systemClock,
+        ),
       /--keystone-url must be an http\(s\) URL/,
     );
   });
@@ -265,7 +317,7 @@ describe('configuration of authentication', () => {
     assert.throws(() => loadConfig({}, { ALLOT_AUTH: 'ldap' }), /auth must be one of noauth, keystone/);
   });
 
-  test('defaults: noauth, new defaults and scope enforced, keystonemiddleware\'s 300 s cache', () => {
+  test("defaults: noauth, new defaults and scope enforced, keystonemiddleware's 300 s cache", () => {
     const c = loadConfig({}, {});
     assert.equal(c.auth, 'noauth');
     assert.equal(c.enforceNewDefaults, true);

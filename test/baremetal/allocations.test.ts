@@ -79,7 +79,10 @@ for (const dialect of DIALECTS) {
         const node = await availableNode(api, { name: 'f-n1', resource_class: 'silver' }, ['CUSTOM_A']);
         await expectError({ resource_class: 'silver', traits: ['CUSTOM_B', 'CUSTOM_A'] }, 'no suitable nodes have the requested traits CUSTOM_A, CUSTOM_B');
         const other = (await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'f-n2', resource_class: 'silver' })).body;
-        await expectError({ resource_class: 'silver', candidate_nodes: ['f-n2'] }, 'none of the requested nodes are available and match the resource class silver');
+        await expectError(
+          { resource_class: 'silver', candidate_nodes: ['f-n2'] },
+          'none of the requested nodes are available and match the resource class silver',
+        );
         // a node without a power state, or in maintenance, is never a candidate
         await api.put(`/v1/nodes/${other.uuid}/states/provision`, { target: 'manage' });
         await nodeSettled(api, other.uuid);
@@ -163,7 +166,10 @@ for (const dialect of DIALECTS) {
         await nodeSettled(api, node.uuid);
         const refused = await api.delete(`/v1/allocations/${a.uuid}`);
         assert.equal(refused.status, 409);
-        assert.equal(fault(refused).faultstring, `Cannot remove allocation ${a.uuid} for node ${node.uuid}, because the node is active (and maintenance mode is off)`);
+        assert.equal(
+          fault(refused).faultstring,
+          `Cannot remove allocation ${a.uuid} for node ${node.uuid}, because the node is active (and maintenance mode is off)`,
+        );
         assert.equal((await api.delete('/v1/nodes/dl-1/allocation')).status, 409);
         const unset = await api.patch('/v1/nodes/dl-1', [{ op: 'remove', path: '/instance_uuid' }]);
         assert.equal(unset.status, 409);
@@ -245,7 +251,10 @@ for (const dialect of DIALECTS) {
         assert.equal(bf.body.allocations.length, 1);
         assert.deepEqual(Object.keys(bf.body.allocations[0]), ['uuid', 'links', 'node_uuid']);
         assert.deepEqual((await api.get('/v1/allocations?node=bf-1&state=error')).body.allocations, []);
-        assert.equal((await api.get('/v1/allocations?resource_class=pick')).body.allocations.every((a: { resource_class: string }) => a.resource_class === 'pick'), true);
+        assert.equal(
+          (await api.get('/v1/allocations?resource_class=pick')).body.allocations.every((a: { resource_class: string }) => a.resource_class === 'pick'),
+          true,
+        );
         assert.equal((await api.get('/v1/allocations?owner=tenant-l')).body.allocations.length, 0);
         const seen: string[] = [];
         let url: string | undefined = '/v1/allocations?limit=2&sort_key=created_at&sort_dir=desc';

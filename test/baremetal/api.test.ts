@@ -115,7 +115,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('huge numbers, deep nesting and big bodies are refused cleanly', async () => {
-      const huge = await api.post('/v1/nodes', undefined, { raw: '{"driver": "fake-hardware", "extra": {"n": 1e999}}', headers: { 'content-type': 'application/json' } });
+      const huge = await api.post('/v1/nodes', undefined, {
+        raw: '{"driver": "fake-hardware", "extra": {"n": 1e999}}',
+        headers: { 'content-type': 'application/json' },
+      });
       assert.equal(huge.status, 400);
       assert.match(fault(huge).faultstring!, /number too large/);
       const bigBody = await api.post('/v1/nodes', { driver: 'fake-hardware', extra: { blob: 'x'.repeat(2 << 20) } });

@@ -89,7 +89,9 @@ for (const dialect of DIALECTS) {
       const viaVictim = new IronicClient(`${victim.url}/baremetal`);
       const K = 6;
       for (let i = 0; i < K; i++) await availableNode(api, { name: `to-${i}`, resource_class: 'takeover' });
-      const pending = await Promise.all(Array.from({ length: K }, async () => (await viaVictim.post('/v1/allocations', { resource_class: 'takeover' })).body.uuid as string));
+      const pending = await Promise.all(
+        Array.from({ length: K }, async () => (await viaVictim.post('/v1/allocations', { resource_class: 'takeover' })).body.uuid as string),
+      );
       const spare = (await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'to-spare' })).body.uuid;
       assert.equal((await viaVictim.put(`/v1/nodes/${spare}/states/provision`, { target: 'manage' })).status, 202);
       for (const uuid of pending) assert.equal((await api.get(`/v1/allocations/${uuid}`)).body.state, 'allocating');

@@ -28,7 +28,10 @@ for (const dialect of DIALECTS) {
       const followed = await root.call('GET', bookmark.slice(root.baseUrl.length));
       assert.equal(followed.status, 200, followed.text);
       assert.equal(followed.body.name, 'rootless');
-      assert.deepEqual((await root.get('/nodes/detail?resource_class=rootless')).body.nodes.map((n: { name: string }) => n.name), ['rootless']);
+      assert.deepEqual(
+        (await root.get('/nodes/detail?resource_class=rootless')).body.nodes.map((n: { name: string }) => n.name),
+        ['rootless'],
+      );
       assert.deepEqual((await root.get('/nodes/?resource_class=rootless')).body.nodes.length, 1);
       assert.equal((await root.get('/nodes/rootless/states')).body.provision_state, 'enroll');
       assert.deepEqual((await root.get('/nodes/rootless/traits')).body, { traits: [] });
@@ -48,10 +51,16 @@ for (const dialect of DIALECTS) {
     });
 
     test('an empty Content-Type with a JSON body is read as JSON (201), as Ironic does', async () => {
-      const created = await api.post('/v1/nodes', undefined, { raw: JSON.stringify({ driver: 'fake-hardware', name: 'untyped' }), headers: { 'content-type': '' } });
+      const created = await api.post('/v1/nodes', undefined, {
+        raw: JSON.stringify({ driver: 'fake-hardware', name: 'untyped' }),
+        headers: { 'content-type': '' },
+      });
       assert.equal(created.status, 201, created.text);
       assert.equal(created.body.name, 'untyped');
-      const patched = await api.patch('/v1/nodes/untyped', undefined, { raw: JSON.stringify([{ op: 'add', path: '/extra/a', value: 1 }]), headers: { 'content-type': '' } });
+      const patched = await api.patch('/v1/nodes/untyped', undefined, {
+        raw: JSON.stringify([{ op: 'add', path: '/extra/a', value: 1 }]),
+        headers: { 'content-type': '' },
+      });
       assert.equal(patched.status, 200, patched.text);
       assert.deepEqual(patched.body.extra, { a: 1 });
       // a body that is not JSON is still the request's 400, not a 500
@@ -60,7 +69,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.delete('/v1/nodes/untyped')).status, 204);
     });
 
-    test('an identifier that is neither a uuid nor a name is a 400 in Ironic\'s words and envelope', async () => {
+    test("an identifier that is neither a uuid nor a name is a 400 in Ironic's words and envelope", async () => {
       const framework = (description: string) => ({ code: 400, title: 'Bad Request', description });
       const faultOf = (faultstring: string) => ({ faultcode: 'Client', faultstring, debuginfo: null });
       const cases: [string, string, unknown, object][] = [
@@ -183,7 +192,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(fault(await api.at('1.59').post('/v1/allocations', { resource_class: 'x', owner: 'o' })), faultOf('Request not acceptable.'));
       assert.deepEqual(fault(await api.at('1.49').post('/v1/nodes', { driver: 'fake-hardware', owner: 'x' })), faultOf('Request not acceptable.'));
       assert.deepEqual(fault(await api.at('1.26').put('/v1/nodes/versioned/states/power', { target: 'soft power off' })), faultOf('Request not acceptable.'));
-      assert.deepEqual(fault(await api.at('1.26').put('/v1/nodes/versioned/states/power', { target: 'power on', timeout: 5 })), faultOf('Request not acceptable.'));
+      assert.deepEqual(
+        fault(await api.at('1.26').put('/v1/nodes/versioned/states/power', { target: 'power on', timeout: 5 })),
+        faultOf('Request not acceptable.'),
+      );
       // ?detail before 1.43 is a 400; description_contains and retired are not version-checked (as in Ironic)
       assert.deepEqual(fault(await api.at('1.42').get('/v1/nodes?detail=true')), faultOf('Invalid query parameter ?detail=True received.'));
       assert.equal((await api.at('1.50').get('/v1/nodes?description_contains=zzz')).status, 200);
@@ -212,7 +224,17 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 400, name);
         assert.match(fault(res).faultstring!, new RegExp(`^Invalid ${name}: Unrecognized value 'maybe'`));
       }
-      for (const path of ['/v1/nodes?limit=abc', '/v1/nodes?limit=0', '/v1/nodes?sort_dir=up', '/v1/nodes?marker=nope', '/v1/nodes?bogus=1', '/v1/allocations?state=bogus', '/v1/allocations?limit=abc', '/v1/allocations?marker=nope', '/v1/allocations?bogus=1']) {
+      for (const path of [
+        '/v1/nodes?limit=abc',
+        '/v1/nodes?limit=0',
+        '/v1/nodes?sort_dir=up',
+        '/v1/nodes?marker=nope',
+        '/v1/nodes?bogus=1',
+        '/v1/allocations?state=bogus',
+        '/v1/allocations?limit=abc',
+        '/v1/allocations?marker=nope',
+        '/v1/allocations?bogus=1',
+      ]) {
         assert.equal((await api.get(path)).status, 400, path);
       }
       // a well-formed chassis uuid names a chassis that does not exist (allot serves none)
@@ -221,12 +243,19 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(fault(chassis), faultOf('Chassis 11111111-2222-3333-4444-555555555555 could not be found.'));
       // valid values filter: fault, and project (owner or lessee)
       assert.deepEqual((await api.get('/v1/nodes?fault=power%20failure')).body, { nodes: [] });
-      for (const [name, fields] of [['owned', { owner: 'p1' }], ['leased', { lessee: 'p1' }], ['other', { owner: 'p2' }]] as const) {
+      for (const [name, fields] of [
+        ['owned', { owner: 'p1' }],
+        ['leased', { lessee: 'p1' }],
+        ['other', { owner: 'p2' }],
+      ] as const) {
         assert.equal((await api.post('/v1/nodes', { driver: 'fake-hardware', name, ...fields })).status, 201);
       }
       const project = await api.get('/v1/nodes?project=p1&sort_key=name');
       assert.equal(project.status, 200, project.text);
-      assert.deepEqual(project.body.nodes.map((n: { name: string }) => n.name), ['leased', 'owned']);
+      assert.deepEqual(
+        project.body.nodes.map((n: { name: string }) => n.name),
+        ['leased', 'owned'],
+      );
       for (const name of ['owned', 'leased', 'other']) assert.equal((await api.delete(`/v1/nodes/${name}`)).status, 204);
     });
 
@@ -254,18 +283,47 @@ for (const dialect of DIALECTS) {
       assert.equal((await nodeSettled(api, node.uuid)).provision_state, 'active');
       const patch = async (ops: unknown[]) => {
         const res = await api.patch('/v1/nodes/reasons', ops);
-        return res.status === 200 ? { status: 200, retired: [res.body.retired, res.body.retired_reason], protected: [res.body.protected, res.body.protected_reason] } : { status: res.status, message: fault(res).faultstring };
+        return res.status === 200
+          ? { status: 200, retired: [res.body.retired, res.body.retired_reason], protected: [res.body.protected, res.body.protected_reason] }
+          : { status: res.status, message: fault(res).faultstring };
       };
       for (const flag of ['retired', 'protected'] as const) {
         const reason = `${flag}_reason`;
-        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: true }, { op: 'add', path: `/${reason}`, value: 'old' }]))[flag as 'retired'], [true, 'old']);
+        assert.deepEqual(
+          (
+            await patch([
+              { op: 'add', path: `/${flag}`, value: true },
+              { op: 'add', path: `/${reason}`, value: 'old' },
+            ])
+          )[flag as 'retired'],
+          [true, 'old'],
+        );
         // the reason set earlier goes with the flag
         assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: false }]))[flag as 'retired'], [false, null]);
-        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: true }, { op: 'add', path: `/${reason}`, value: 'again' }]))[flag as 'retired'], [true, 'again']);
+        assert.deepEqual(
+          (
+            await patch([
+              { op: 'add', path: `/${flag}`, value: true },
+              { op: 'add', path: `/${reason}`, value: 'again' },
+            ])
+          )[flag as 'retired'],
+          [true, 'again'],
+        );
         // a reason named with the clearing is cleared too
-        assert.deepEqual((await patch([{ op: 'add', path: `/${flag}`, value: false }, { op: 'add', path: `/${reason}`, value: 'named' }]))[flag as 'retired'], [false, null]);
+        assert.deepEqual(
+          (
+            await patch([
+              { op: 'add', path: `/${flag}`, value: false },
+              { op: 'add', path: `/${reason}`, value: 'named' },
+            ])
+          )[flag as 'retired'],
+          [false, null],
+        );
         // a reason alone, without the flag, is still refused
-        assert.deepEqual(await patch([{ op: 'add', path: `/${reason}`, value: 'alone' }]), { status: 400, message: `The ${reason} field can only be set when ${flag} is True` });
+        assert.deepEqual(await patch([{ op: 'add', path: `/${reason}`, value: 'alone' }]), {
+          status: 400,
+          message: `The ${reason} field can only be set when ${flag} is True`,
+        });
         // while the flag is set, the reason may change on its own
         await patch([{ op: 'add', path: `/${flag}`, value: true }]);
         assert.deepEqual((await patch([{ op: 'add', path: `/${reason}`, value: 'changed' }]))[flag as 'retired'], [true, 'changed']);

@@ -105,7 +105,7 @@ for (const dialect of DIALECTS) {
         [[{ op: 'add', path: '/traits', value: [] }], 400, /Cannot patch \/traits/],
         [[{ op: 'move', path: '/extra/x', from: '/extra/y' }], 400, /Schema error for patch: Additional properties are not allowed \('from' was unexpected\)/],
         [[{ op: 'move', path: '/extra/x' }], 400, /Schema error for patch: 'move' is not one of \['add', 'replace', 'remove'\]/],
-        [[{ op: 'add', path: 'extra' , value: 1 }], 400, /does not match/],
+        [[{ op: 'add', path: 'extra', value: 1 }], 400, /does not match/],
         [[{ op: 'add', path: '/extra' }], 400, /need a value/],
         [{ op: 'add' }, 400, /is not of type 'array'/],
         [[{ op: 'remove', path: '/driver' }], 400, /'driver' is a required property|None is not of type 'string'/],
@@ -208,7 +208,10 @@ for (const dialect of DIALECTS) {
       assert.equal(inspected.provision_state, 'manageable');
       assert.notEqual(inspected.inspection_finished_at, null);
       assert.equal((await api.put('/v1/nodes/sm1/states/provision', { target: 'clean' })).status, 400);
-      assert.equal((await api.put('/v1/nodes/sm1/states/provision', { target: 'clean', clean_steps: [{ interface: 'deploy', step: 'erase_devices' }] })).status, 202);
+      assert.equal(
+        (await api.put('/v1/nodes/sm1/states/provision', { target: 'clean', clean_steps: [{ interface: 'deploy', step: 'erase_devices' }] })).status,
+        202,
+      );
       await nodeSettled(api, n);
       await api.put('/v1/nodes/sm1/states/provision', { target: 'provide' });
       assert.equal((await nodeSettled(api, n)).provision_state, 'available');

@@ -48,7 +48,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    test("a Placement client cannot make a second owner of a node: writes on node providers are refused", async () => {
+    test('a Placement client cannot make a second owner of a node: writes on node providers are refused', async () => {
       const server = await startServer({ db: await databaseUrl('held'), transitionTime: 20, baremetalBackend: 'placement' });
       try {
         const api = new IronicClient(`${server.url}/baremetal`);
@@ -61,7 +61,10 @@ for (const dialect of DIALECTS) {
         // a foreign provider, to show that ordinary Placement writes still work
         const other = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
         assert.equal((await placement.post('/resource_providers', { name: 'other', uuid: other })).status, 200);
-        assert.equal((await placement.put(`/resource_providers/${other}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 4 } } })).status, 200);
+        assert.equal(
+          (await placement.put(`/resource_providers/${other}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 4 } } })).status,
+          200,
+        );
 
         const consumer = '5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
         const put = (allocations: Record<string, unknown>, generation: number | null = null) =>
@@ -75,14 +78,27 @@ for (const dialect of DIALECTS) {
         // the allocated node's provider: raising its capacity first does not help
         const inventory = (await placement.get(`/resource_providers/${taken.uuid}/inventories`)).body;
         assert.equal(
-          (await placement.put(`/resource_providers/${taken.uuid}/inventories`, { ...inventory, inventories: { CUSTOM_HELD: { total: 1, allocation_ratio: 2 } } })).status,
+          (
+            await placement.put(`/resource_providers/${taken.uuid}/inventories`, {
+              ...inventory,
+              inventories: { CUSTOM_HELD: { total: 1, allocation_ratio: 2 } },
+            })
+          ).status,
           200,
         );
         refused(await put({ [taken.uuid]: { resources: { CUSTOM_HELD: 1 } } }), [taken.uuid]);
         // a free node's provider, alone or among others; in POST /allocations; in /reshaper
         refused(await put({ [free.uuid]: { resources: { CUSTOM_HELD: 1 } }, [other]: { resources: { VCPU: 1 } } }), [free.uuid]);
         refused(
-          await placement.post('/allocations', { [consumer]: { allocations: { [free.uuid]: { resources: { CUSTOM_HELD: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' } }),
+          await placement.post('/allocations', {
+            [consumer]: {
+              allocations: { [free.uuid]: { resources: { CUSTOM_HELD: 1 } } },
+              project_id: 'p',
+              user_id: 'u',
+              consumer_generation: null,
+              consumer_type: 'INSTANCE',
+            },
+          }),
           [free.uuid],
         );
         const otherGeneration = (await placement.get(`/resource_providers/${other}`)).body.generation;
@@ -90,19 +106,38 @@ for (const dialect of DIALECTS) {
           '/reshaper',
           {
             inventories: { [other]: { resource_provider_generation: otherGeneration, inventories: { VCPU: { total: 4 } } } },
-            allocations: { [consumer]: { allocations: { [free.uuid]: { resources: { CUSTOM_HELD: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' } },
+            allocations: {
+              [consumer]: {
+                allocations: { [free.uuid]: { resources: { CUSTOM_HELD: 1 } } },
+                project_id: 'p',
+                user_id: 'u',
+                consumer_generation: null,
+                consumer_type: 'INSTANCE',
+              },
+            },
           },
           { headers: { 'x-roles': 'service' } },
         );
         refused(reshape, [free.uuid]);
         // the bare-metal allocation's consumer cannot be moved or deleted through Placement either
-        refused(await placement.put(`/allocations/${owned.uuid}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: 1, consumer_type: 'INSTANCE' }), [taken.uuid]);
+        refused(
+          await placement.put(`/allocations/${owned.uuid}`, {
+            allocations: { [other]: { resources: { VCPU: 1 } } },
+            project_id: 'p',
+            user_id: 'u',
+            consumer_generation: 1,
+            consumer_type: 'INSTANCE',
+          }),
+          [taken.uuid],
+        );
         refused(await placement.delete(`/allocations/${owned.uuid}`), [taken.uuid]);
         // ordinary consumers on ordinary providers are unaffected
         assert.equal((await put({ [other]: { resources: { VCPU: 1 } } })).status, 204);
 
         // one owner per node, and Placement agrees with the nodes
-        assert.deepEqual((await placement.get(`/resource_providers/${taken.uuid}/allocations`)).body.allocations, { [owned.uuid]: { resources: { CUSTOM_HELD: 1 } } });
+        assert.deepEqual((await placement.get(`/resource_providers/${taken.uuid}/allocations`)).body.allocations, {
+          [owned.uuid]: { resources: { CUSTOM_HELD: 1 } },
+        });
         assert.deepEqual((await placement.get(`/resource_providers/${free.uuid}/allocations`)).body.allocations, {});
         const next = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held' })).body.uuid);
         assert.equal(next.state, 'active');
@@ -110,7 +145,9 @@ for (const dialect of DIALECTS) {
         const none = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'held' })).body.uuid);
         assert.equal(none.state, 'error');
         assert.match(none.last_error, /no available nodes match the resource class held/);
-        assert.deepEqual((await placement.get(`/resource_providers/${free.uuid}/allocations`)).body.allocations, { [next.uuid]: { resources: { CUSTOM_HELD: 1 } } });
+        assert.deepEqual((await placement.get(`/resource_providers/${free.uuid}/allocations`)).body.allocations, {
+          [next.uuid]: { resources: { CUSTOM_HELD: 1 } },
+        });
         // releasing through the bare-metal API still works
         assert.equal((await api.delete(`/v1/allocations/${owned.uuid}`)).status, 204);
         assert.deepEqual((await placement.get(`/resource_providers/${taken.uuid}/allocations`)).body.allocations, {});

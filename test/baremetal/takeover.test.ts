@@ -45,7 +45,9 @@ for (const dialect of DIALECTS) {
 
       const K = 3;
       for (let i = 0; i < K; i++) await availableNode(api, { name: `clock-${i}`, resource_class: 'clock' });
-      const pending = await Promise.all(Array.from({ length: K }, async () => (await viaVictim.post('/v1/allocations', { resource_class: 'clock' })).body.uuid as string));
+      const pending = await Promise.all(
+        Array.from({ length: K }, async () => (await viaVictim.post('/v1/allocations', { resource_class: 'clock' })).body.uuid as string),
+      );
       const spare = (await api.post('/v1/nodes', { driver: 'fake-hardware', name: 'clock-spare' })).body.uuid;
       assert.equal((await viaVictim.put(`/v1/nodes/${spare}/states/provision`, { target: 'manage' })).status, 202);
       assert.equal((await api.get(`/v1/nodes/${spare}`)).body.reservation, 'victim');
@@ -91,7 +93,10 @@ for (const dialect of DIALECTS) {
 
     test('a heartbeat is written with the conductor’s clock', async () => {
       const clock = new ManualClock();
-      const server = await startServer({ db: await freshDatabaseUrl(dialect), heartbeatInterval: HOUR, heartbeatTimeout: TIMEOUT_MS, takeoverInterval: 0, conductorId: 'beating' }, { clock });
+      const server = await startServer(
+        { db: await freshDatabaseUrl(dialect), heartbeatInterval: HOUR, heartbeatTimeout: TIMEOUT_MS, takeoverInterval: 0, conductorId: 'beating' },
+        { clock },
+      );
       servers.push(server);
       const api = new IronicClient(`${server.url}/baremetal`);
       clock.advance(10 * HOUR);

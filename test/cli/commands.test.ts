@@ -58,23 +58,56 @@ for (const dialect of DIALECTS) {
       const inv = await allot('placement', 'inventory', 'set', rp.uuid, 'MEMORY_MB', '--total', '4096');
       assert.deepEqual(Object.keys(inv.inventories).sort(), ['MEMORY_MB', 'VCPU'], 'setting one class keeps the others');
       assert.equal(inv.inventories.VCPU.reserved, 2);
-      assert.equal((await allot('placement', 'inventory', 'set', rp.uuid, 'VCPU', '--allocation-ratio', '2')).inventories.VCPU.total, 16, 'a change keeps unnamed fields');
+      assert.equal(
+        (await allot('placement', 'inventory', 'set', rp.uuid, 'VCPU', '--allocation-ratio', '2')).inventories.VCPU.total,
+        16,
+        'a change keeps unnamed fields',
+      );
 
       await allot('placement', 'trait', 'create', 'CUSTOM_GOLD');
-      assert.deepEqual((await allot('placement', 'provider-trait', 'add', rp.uuid, 'CUSTOM_GOLD', 'HW_CPU_X86_AVX2')).traits.sort(), ['CUSTOM_GOLD', 'HW_CPU_X86_AVX2']);
+      assert.deepEqual((await allot('placement', 'provider-trait', 'add', rp.uuid, 'CUSTOM_GOLD', 'HW_CPU_X86_AVX2')).traits.sort(), [
+        'CUSTOM_GOLD',
+        'HW_CPU_X86_AVX2',
+      ]);
       assert.deepEqual((await allot('placement', 'provider-trait', 'remove', rp.uuid, 'HW_CPU_X86_AVX2')).traits, ['CUSTOM_GOLD']);
       const agg = '11111111-2222-4333-8444-555555555555';
       assert.deepEqual((await allot('placement', 'aggregate', 'add', rp.uuid, agg)).aggregates, [agg]);
       await allot('placement', 'resource-class', 'create', 'CUSTOM_FPGA');
       assert.ok((await allot('placement', 'resource-class', 'list')).some((c: { name: string }) => c.name === 'CUSTOM_FPGA'));
 
-      const candidates = await allot('placement', 'candidates', '--resources', 'VCPU:2,MEMORY_MB:512', '--required', 'CUSTOM_GOLD', '--member-of', `in:${agg}`, '--limit', '3');
+      const candidates = await allot(
+        'placement',
+        'candidates',
+        '--resources',
+        'VCPU:2,MEMORY_MB:512',
+        '--required',
+        'CUSTOM_GOLD',
+        '--member-of',
+        `in:${agg}`,
+        '--limit',
+        '3',
+      );
       assert.equal(candidates.allocation_requests.length, 1);
       const consumer = '6a9e7f41-6f1e-4a5c-9a0f-0d5a2f0c9b11';
-      const set = await allot('placement', 'allocation', 'set', consumer, '--allocation', `rp=${rp.uuid},VCPU=2,MEMORY_MB=512`, '--project', 'p1', '--user', 'u1');
+      const set = await allot(
+        'placement',
+        'allocation',
+        'set',
+        consumer,
+        '--allocation',
+        `rp=${rp.uuid},VCPU=2,MEMORY_MB=512`,
+        '--project',
+        'p1',
+        '--user',
+        'u1',
+      );
       assert.deepEqual(set.allocations[rp.uuid].resources, { VCPU: 2, MEMORY_MB: 512 });
       // setting again moves the consumer generation on: the command reads it first
-      assert.equal((await allot('placement', 'allocation', 'set', consumer, '--allocation', `rp=${rp.uuid},VCPU=4`, '--project', 'p1', '--user', 'u1')).consumer_generation, 2);
+      assert.equal(
+        (await allot('placement', 'allocation', 'set', consumer, '--allocation', `rp=${rp.uuid},VCPU=4`, '--project', 'p1', '--user', 'u1'))
+          .consumer_generation,
+        2,
+      );
       assert.deepEqual((await allot('placement', 'allocation', 'list', rp.uuid)).allocations[consumer].resources, { VCPU: 4 });
       assert.deepEqual((await allot('placement', 'usage', 'show', rp.uuid)).usages, { VCPU: 4, MEMORY_MB: 0 });
       assert.equal((await allot('placement', 'usage', 'total', '--project', 'p1')).usages.INSTANCE.VCPU, 4);
@@ -145,7 +178,12 @@ for (const dialect of DIALECTS) {
       assert.equal(new Set(values).size, 250);
 
       const importFile = path.join(dir, `import-${dialect}.json`);
-      writeFileSync(importFile, JSON.stringify(Array.from({ length: 1200 }, (_, i) => ({ value: 50_000 + i, owner: `legacy-${i}` })).concat([{ value: values[0]!, owner: 'intruder' }])));
+      writeFileSync(
+        importFile,
+        JSON.stringify(
+          Array.from({ length: 1200 }, (_, i) => ({ value: 50_000 + i, owner: `legacy-${i}` })).concat([{ value: values[0]!, owner: 'intruder' }]),
+        ),
+      );
       const aborted = await fails(5, 'ids', 'pools', 'import', 'vni', importFile);
       assert.match(aborted, /ids\.import_conflicts/);
       assert.equal((await allot('ids', 'pools', 'show', 'vni')).utilization.allocations, 250, 'an aborted import imports nothing');
@@ -161,7 +199,10 @@ for (const dialect of DIALECTS) {
       const stopped = await runCli(server.url, ['ids', 'allocations', 'batch', stopFile]);
       assert.equal(stopped.code, 5, stopped.stderr);
       assert.equal((JSON.parse(stopped.stdout) as unknown[]).length, 100);
-      assert.match(stopped.stderr, /^allot: .*held by owner "wire-0" \(item 150 of the file; the 100 allocated before stay allocated\) \(HTTP 409 ids\.value_in_use, request /);
+      assert.match(
+        stopped.stderr,
+        /^allot: .*held by owner "wire-0" \(item 150 of the file; the 100 allocated before stay allocated\) \(HTTP 409 ids\.value_in_use, request /,
+      );
       assert.equal((await allot('ids', 'allocations', 'list', '--owner', 'late-0')).length, 1);
       assert.equal((await allot('ids', 'allocations', 'list', '--owner', 'late-100')).length, 0, 'the failing request took nothing');
     });

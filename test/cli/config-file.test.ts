@@ -36,7 +36,10 @@ describe('configuration file', () => {
 
   test('every option has a file key, and precedence is flags > environment > file > defaults', () => {
     assert.equal(new Set(OPTIONS.map(fileKey)).size, OPTIONS.length);
-    const f = file('precedence.yaml', 'port: 9001\nhost: 0.0.0.0\nlog-level: debug\nheartbeat-interval: 0.5\ncors-allowed-origins:\n  - https://a.example\n  - https://b.example\n');
+    const f = file(
+      'precedence.yaml',
+      'port: 9001\nhost: 0.0.0.0\nlog-level: debug\nheartbeat-interval: 0.5\ncors-allowed-origins:\n  - https://a.example\n  - https://b.example\n',
+    );
     const r = resolveConfig({ config: f, port: '9003' }, { ALLOT_PORT: '9002', ALLOT_HOST: '10.0.0.1' });
     assert.equal(r.config.port, 9003);
     assert.deepEqual(r.sources.port, { from: 'flag', flag: '--port' });
@@ -64,11 +67,14 @@ describe('configuration file', () => {
     ];
     for (const [text, expected] of cases) {
       const f = file('bad.yaml', text);
-      assert.throws(() => resolveConfig({ config: f }, {}), (err: Error) => {
-        assert.match(err.message, expected);
-        assert.ok(err.message.startsWith(f), `names the file: ${err.message}`);
-        return true;
-      });
+      assert.throws(
+        () => resolveConfig({ config: f }, {}),
+        (err: Error) => {
+          assert.match(err.message, expected);
+          assert.ok(err.message.startsWith(f), `names the file: ${err.message}`);
+          return true;
+        },
+      );
     }
     assert.throws(() => resolveConfig({ config: path.join(dir, 'none.yaml') }, {}), /cannot read configuration file .*none\.yaml: ENOENT/);
   });

@@ -26,7 +26,10 @@ describe('output', () => {
         { name: 'compute-22', total: 8, traits: [], extra: null },
       ],
     });
-    assert.equal(text, `${['name        total  traits  extra', '----------  -----  ------  ----------', 'cn1         16     A, B    {"rack":1}', 'compute-22  8'].join('\n')}\n`);
+    assert.equal(
+      text,
+      `${['name        total  traits  extra', '----------  -----  ------  ----------', 'cn1         16     A, B    {"rack":1}', 'compute-22  8'].join('\n')}\n`,
+    );
     assert.equal(renderTable({ rows: [] }), '(none)\n');
   });
 
@@ -62,7 +65,14 @@ describe('output', () => {
   });
 
   test('log lines for people: time, level, message, fields, and an error stack below', () => {
-    const line = JSON.stringify({ level: 30, time: Date.UTC(2026, 0, 2, 3, 4, 5, 678), pid: 1, msg: 'allot ready', db: 'sqlite:./allot.db', workers: ['a', 'b'] });
+    const line = JSON.stringify({
+      level: 30,
+      time: Date.UTC(2026, 0, 2, 3, 4, 5, 678),
+      pid: 1,
+      msg: 'allot ready',
+      db: 'sqlite:./allot.db',
+      workers: ['a', 'b'],
+    });
     assert.equal(prettyLine(line, false), '03:04:05.678 INFO  allot ready db=sqlite:./allot.db workers=["a","b"]\n');
     const err = JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { type: 'Error', message: 'boom here', stack: 'Error: boom here\n    at x' } });
     assert.equal(prettyLine(err, false), '00:00:00.000 ERROR failed err="boom here"\n    Error: boom here\n        at x\n');
@@ -74,7 +84,9 @@ describe('output', () => {
   });
 
   test('allot serve --log-format pretty writes readable lines; piped, it writes JSON by default', async () => {
-    const proc = spawn(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0', '--log-format', 'pretty'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0', '--log-format', 'pretty'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
     let out = '';
     try {
@@ -96,7 +108,14 @@ describe('output', () => {
     }
     const json = await spawnServer(['--db', 'sqlite::memory:']);
     try {
-      assert.ok(json.output().split('\n').filter(Boolean).every((l) => l.startsWith('{')), 'every line is JSON');
+      assert.ok(
+        json
+          .output()
+          .split('\n')
+          .filter(Boolean)
+          .every((l) => l.startsWith('{')),
+        'every line is JSON',
+      );
     } finally {
       await json.stop();
     }

@@ -58,7 +58,15 @@ describe('npm package', () => {
 
   test('the tarball holds the build, the deploy files and the lock, not the sources or tests', async () => {
     const listing = (await run('tar', ['tzf', tarball])).stdout.split('\n');
-    for (const f of ['package/dist/cli/main.js', 'package/dist/client/index.js', 'package/dist/client/index.d.ts', 'package/npm-shrinkwrap.json', 'package/deploy/allot.service', 'package/deploy/Dockerfile', 'package/README.md']) {
+    for (const f of [
+      'package/dist/cli/main.js',
+      'package/dist/client/index.js',
+      'package/dist/client/index.d.ts',
+      'package/npm-shrinkwrap.json',
+      'package/deploy/allot.service',
+      'package/deploy/Dockerfile',
+      'package/README.md',
+    ]) {
       assert.ok(listing.includes(f), `${f} is packed`);
     }
     assert.ok(!listing.some((f) => f.startsWith('package/src/') || f.startsWith('package/test/')), 'no sources or tests');
@@ -76,7 +84,11 @@ describe('npm package', () => {
   });
 
   test('the installed allot serves, its CLI and the exported typed client talk to it', async () => {
-    const proc = spawn(process.execPath, [installedCli(), 'serve', '--db', 'sqlite::memory:', '--port', '0'], { cwd: app, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [installedCli(), 'serve', '--db', 'sqlite::memory:', '--port', '0'], {
+      cwd: app,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((resolve) => proc.on('exit', resolve));
     try {
       let out = '';
@@ -131,9 +143,25 @@ describe('npm package', () => {
          try { return (await c.ids.getPool('vlan')).utilization.allocations; } catch (e) { if (e instanceof AllotApiError) return e.status; throw e; }
        }\n`,
     );
-    writeFileSync(path.join(app, 'bad.ts'), `import { AllotClient } from 'allot/client';\nexport const n: number = (await new AllotClient({ url: 'x' }).ids.getPool('vlan')).name;\n`);
+    writeFileSync(
+      path.join(app, 'bad.ts'),
+      `import { AllotClient } from 'allot/client';\nexport const n: number = (await new AllotClient({ url: 'x' }).ids.getPool('vlan')).name;\n`,
+    );
     const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const flags = ['--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types')];
+    const flags = [
+      '--noEmit',
+      '--strict',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      '--typeRoots',
+      path.join(root, 'node_modules', '@types'),
+    ];
     const good = await run(process.execPath, [tsc, ...flags, 'good.ts'], { cwd: app });
     assert.equal(good.code, 0, good.stdout + good.stderr);
     const bad = await run(process.execPath, [tsc, ...flags, 'bad.ts'], { cwd: app });
@@ -163,9 +191,11 @@ describe('npm package', () => {
     };
     // four at a time: enough to keep two cores busy
     const queue = [...commands];
-    await Promise.all([1, 2, 3, 4].map(async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) await check(next);
-    }));
+    await Promise.all(
+      [1, 2, 3, 4].map(async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) await check(next);
+      }),
+    );
     assert.deepEqual(missing, []);
     assert.ok(commands.length > 100, `${commands.length} commands checked`);
   });

@@ -48,7 +48,10 @@ for (const dialect of DIALECTS) {
 
       await bm.setMaintenance('bm-1', 'disk swap');
       assert.deepEqual([(await bm.getNode('bm-1')).maintenance, (await bm.getNode('bm-1')).maintenance_reason], [true, 'disk swap']);
-      assert.deepEqual((await bm.listAllNodes({ maintenance: true })).map((n) => n.name), ['bm-1']);
+      assert.deepEqual(
+        (await bm.listAllNodes({ maintenance: true })).map((n) => n.name),
+        ['bm-1'],
+      );
       await bm.clearMaintenance('bm-1');
       assert.equal((await bm.getNode('bm-1')).maintenance, false);
 
@@ -70,7 +73,10 @@ for (const dialect of DIALECTS) {
       assert.equal(done.node_uuid, node.uuid);
       assert.equal(seen.at(-1), 'active');
       assert.equal((await bm.getNodeAllocation('bm-2')).uuid, created.uuid);
-      assert.deepEqual((await bm.listAllAllocations({ state: 'active' })).map((a) => a.name), ['alloc-1']);
+      assert.deepEqual(
+        (await bm.listAllAllocations({ state: 'active' })).map((a) => a.name),
+        ['alloc-1'],
+      );
       assert.equal((await bm.updateAllocation('alloc-1', [{ op: 'replace', path: '/name', value: 'alloc-one' }])).name, 'alloc-one');
       await bm.deleteAllocation('alloc-one');
       assert.equal((await bm.getNode('bm-2')).allocation_uuid, null);
@@ -85,7 +91,10 @@ for (const dialect of DIALECTS) {
       const page = await bm.listNodes({ resource_class: 'paged', limit: 2 });
       assert.equal(page.nodes.length, 2);
       assert.ok(page.next);
-      assert.deepEqual((await bm.listAllNodes({ resource_class: 'paged', limit: 2, sort_key: 'name' })).map((n) => n.name), ['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+      assert.deepEqual(
+        (await bm.listAllNodes({ resource_class: 'paged', limit: 2, sort_key: 'name' })).map((n) => n.name),
+        ['page-0', 'page-1', 'page-2', 'page-3', 'page-4'],
+      );
     });
 
     test("Ironic's fault and framework errors become AllotApiErrors", async () => {
@@ -94,7 +103,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([missing.status, missing.code, missing.message], [404, 'Client', 'Node no-such-node could not be found.']);
       assert.match(missing.requestId ?? '', /^req-/);
 
-      const tooNew = await bm.at('1.99').listNodes().catch((e: unknown) => e);
+      const tooNew = await bm
+        .at('1.99')
+        .listNodes()
+        .catch((e: unknown) => e);
       assert.ok(tooNew instanceof AllotApiError);
       assert.equal(tooNew.status, 406);
       assert.match(tooNew.message, /version/i);

@@ -88,7 +88,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await ids.listInventories(), []);
       await ids.createSpec({ name: 'unused', attributes: { vni: { from: 'pool', pool: 'vni' } } });
       await ids.deleteSpec('unused');
-      assert.deepEqual((await ids.listAllSpecs()).map((s) => s.name), ['vni-only']);
+      assert.deepEqual(
+        (await ids.listAllSpecs()).map((s) => s.name),
+        ['vni-only'],
+      );
       assert.equal(((await ids.openapi()) as { openapi: string }).openapi, '3.1.0');
     });
 

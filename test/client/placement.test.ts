@@ -82,13 +82,25 @@ for (const dialect of DIALECTS) {
       const candidates = await placement.getAllocationCandidates({ resources: 'VCPU:2,MEMORY_MB:1024', limit: 5, in_tree: rp.uuid });
       assert.equal(candidates.allocation_requests.length, 1);
       assert.deepEqual(candidates.provider_summaries[rp.uuid]!.resources.VCPU, { capacity: 8, used: 0 });
-      await placement.setAllocations(c1, { ...candidates.allocation_requests[0]!, project_id: 'p1', user_id: 'u1', consumer_generation: null, consumer_type: 'INSTANCE' });
+      await placement.setAllocations(c1, {
+        ...candidates.allocation_requests[0]!,
+        project_id: 'p1',
+        user_id: 'u1',
+        consumer_generation: null,
+        consumer_type: 'INSTANCE',
+      });
       const held = await placement.getAllocations(c1);
       assert.deepEqual(held.allocations[rp.uuid]!.resources, { VCPU: 2, MEMORY_MB: 1024 });
       assert.equal(held.consumer_generation, 1);
 
       await placement.postAllocations({
-        [c2]: { allocations: { [rp.uuid]: { resources: { VCPU: 1 } } }, project_id: 'p1', user_id: 'u2', consumer_generation: null, consumer_type: 'MIGRATION' },
+        [c2]: {
+          allocations: { [rp.uuid]: { resources: { VCPU: 1 } } },
+          project_id: 'p1',
+          user_id: 'u2',
+          consumer_generation: null,
+          consumer_type: 'MIGRATION',
+        },
       });
       assert.deepEqual((await placement.getProviderAllocations(rp.uuid)).allocations[c2], { resources: { VCPU: 1 } });
       const usages = (await placement.getUsages({ project_id: 'p1' })).usages;
@@ -116,7 +128,13 @@ for (const dialect of DIALECTS) {
             consumer_generation: c1now.consumer_generation,
             consumer_type: 'INSTANCE',
           },
-          [c2]: { allocations: { [child.uuid]: { resources: { VCPU: 1 } } }, project_id: 'p1', user_id: 'u2', consumer_generation: c2now.consumer_generation, consumer_type: 'MIGRATION' },
+          [c2]: {
+            allocations: { [child.uuid]: { resources: { VCPU: 1 } } },
+            project_id: 'p1',
+            user_id: 'u2',
+            consumer_generation: c2now.consumer_generation,
+            consumer_type: 'MIGRATION',
+          },
         },
       });
       assert.deepEqual((await placement.getProviderUsages(child.uuid)).usages, { VCPU: 5 });

@@ -18,9 +18,13 @@ describe('openstack CLI (osc-placement) against allot', () => {
   before(async () => {
     server = await startServer({ db: await freshDatabaseUrl('sqlite') });
     const run = (args: string[]) =>
-      exec('openstack', ['--os-auth-type', 'admin_token', '--os-token', 'admin', '--os-endpoint', server.placementUrl, '--os-placement-api-version', '1.39', ...args], {
-        env: { ...process.env, OS_CLOUD: '' },
-      });
+      exec(
+        'openstack',
+        ['--os-auth-type', 'admin_token', '--os-token', 'admin', '--os-endpoint', server.placementUrl, '--os-placement-api-version', '1.39', ...args],
+        {
+          env: { ...process.env, OS_CLOUD: '' },
+        },
+      );
     osc = async (...args) => JSON.parse((await run([...args, '-f', 'json'])).stdout);
     oscQuiet = async (...args) => {
       await run(args);
@@ -33,7 +37,10 @@ describe('openstack CLI (osc-placement) against allot', () => {
     assert.equal(created.name, 'cn1');
     const rp = created.uuid as string;
     const listed = await osc('resource', 'provider', 'list');
-    assert.deepEqual(listed.map((p: { uuid: string }) => p.uuid), [rp]);
+    assert.deepEqual(
+      listed.map((p: { uuid: string }) => p.uuid),
+      [rp],
+    );
     assert.equal((await osc('resource', 'provider', 'show', rp)).generation, 0);
 
     await osc('resource', 'provider', 'inventory', 'set', rp, '--resource', 'VCPU=16', '--resource', 'VCPU:reserved=2', '--resource', 'MEMORY_MB=4096');
@@ -51,9 +58,19 @@ describe('openstack CLI (osc-placement) against allot', () => {
 
     const consumer = randomUUID();
     const set = await osc(
-      'resource', 'provider', 'allocation', 'set', consumer,
-      '--allocation', `rp=${rp},VCPU=2,MEMORY_MB=512`,
-      '--project-id', 'p1', '--user-id', 'u1', '--consumer-type', 'INSTANCE',
+      'resource',
+      'provider',
+      'allocation',
+      'set',
+      consumer,
+      '--allocation',
+      `rp=${rp},VCPU=2,MEMORY_MB=512`,
+      '--project-id',
+      'p1',
+      '--user-id',
+      'u1',
+      '--consumer-type',
+      'INSTANCE',
     );
     assert.deepEqual(set[0].resources, { VCPU: 2, MEMORY_MB: 512 });
     const shown = await osc('resource', 'provider', 'allocation', 'show', consumer);

@@ -31,9 +31,18 @@ describe('a claim in flight when the database freezes', () => {
   test('is answered 503 commit_unknown, and reading it back tells the outcome', async () => {
     const rp = randomUUID();
     assert.equal((await api.post('/resource_providers', { name: `outcome-${rp}`, uuid: rp })).status, 200);
-    assert.equal((await api.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 100 } } })).status, 200);
+    assert.equal(
+      (await api.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 100 } } })).status,
+      200,
+    );
     const claim = (consumer: string) =>
-      api.put(`/allocations/${consumer}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' });
+      api.put(`/allocations/${consumer}`, {
+        allocations: { [rp]: { resources: { VCPU: 1 } } },
+        project_id: 'p',
+        user_id: 'u',
+        consumer_generation: null,
+        consumer_type: 'INSTANCE',
+      });
     assert.equal((await claim(randomUUID())).status, 204); // the names it uses are known now
 
     const consumer = randomUUID();

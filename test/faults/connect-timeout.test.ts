@@ -26,7 +26,11 @@ describe('a database that accepts connections and never answers', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     port = (silent.address() as net.AddressInfo).port;
-    server = await spawnServer(['--db', `postgres://allot:x@127.0.0.1:${port}/allot`, '--db-connect-timeout', '0.3', '--health-timeout', '0.5'], {}, { waitFor: 'listening' });
+    server = await spawnServer(
+      ['--db', `postgres://allot:x@127.0.0.1:${port}/allot`, '--db-connect-timeout', '0.3', '--health-timeout', '0.5'],
+      {},
+      { waitFor: 'listening' },
+    );
   });
   after(async () => {
     await server?.stop();

@@ -43,7 +43,13 @@ function claimLoop(api: PlacementClient, rp: string, clients: number) {
       const consumer = randomUUID();
       const started = Date.now();
       const res = await api
-        .put(`/allocations/${consumer}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' })
+        .put(`/allocations/${consumer}`, {
+          allocations: { [rp]: { resources: { VCPU: 1 } } },
+          project_id: 'p',
+          user_id: 'u',
+          consumer_generation: null,
+          consumer_type: 'INSTANCE',
+        })
         .catch((err: Error) => ({ status: 0, text: err.message, headers: new Headers() }));
       outcomes.push({ status: res.status, ms: Date.now() - started, text: res.text, retryAfter: res.headers.get('retry-after') });
       if (res.status === 204) acknowledged.push(consumer);
@@ -160,7 +166,10 @@ describe('PostgreSQL faults under a running allot', () => {
     await load.stop();
     alive();
     checkOutcomes(load.outcomes);
-    assert.ok(load.outcomes.some((o) => o.status === 503), 'the outage was seen');
+    assert.ok(
+      load.outcomes.some((o) => o.status === 503),
+      'the outage was seen',
+    );
     assert.equal((await api.get('/resource_providers')).status, 200);
     await checkNothingLost(api, rp, load.acknowledged);
   });
@@ -180,7 +189,13 @@ describe('PostgreSQL faults under a running allot', () => {
       started = Date.now();
       const claims = await Promise.all(
         Array.from({ length: 4 }, () =>
-          api.put(`/allocations/${randomUUID()}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' }),
+          api.put(`/allocations/${randomUUID()}`, {
+            allocations: { [rp]: { resources: { VCPU: 1 } } },
+            project_id: 'p',
+            user_id: 'u',
+            consumer_generation: null,
+            consumer_type: 'INSTANCE',
+          }),
         ),
       );
       for (const c of claims) assert.equal(c.status, 503, c.text);
@@ -190,7 +205,13 @@ describe('PostgreSQL faults under a running allot', () => {
     }
     await waitFor('ready again', async () => (await status(`${server.url}/readyz`)) === 200);
     const consumer = randomUUID();
-    const claim = await api.put(`/allocations/${consumer}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' });
+    const claim = await api.put(`/allocations/${consumer}`, {
+      allocations: { [rp]: { resources: { VCPU: 1 } } },
+      project_id: 'p',
+      user_id: 'u',
+      consumer_generation: null,
+      consumer_type: 'INSTANCE',
+    });
     assert.equal(claim.status, 204, claim.text);
     alive();
   });
@@ -271,7 +292,10 @@ describe('PostgreSQL faults under a running allot', () => {
     const early = await spawnServer(['--db', db], {}, { waitFor: 'listening' });
     try {
       // Sent the moment the port is open, before the schema is migrated: answered once it is.
-      const [placement, ids] = await Promise.all([new PlacementClient(early.placementUrl).get('/resource_providers'), request('GET', `${early.url}/ids/v1/pools`)]);
+      const [placement, ids] = await Promise.all([
+        new PlacementClient(early.placementUrl).get('/resource_providers'),
+        request('GET', `${early.url}/ids/v1/pools`),
+      ]);
       assert.equal(placement.status, 200, placement.text);
       assert.equal(ids.status, 200, ids.text);
     } finally {
@@ -284,7 +308,9 @@ describe('PostgreSQL faults under a running allot', () => {
     await pg.stop();
     try {
       const started = Date.now();
-      const run = spawnSync(process.execPath, [path.join(root, 'dist/cli/main.js'), 'migrate', '--db', db, '--wait', '2', '--db-connect-timeout', '0.5'], { encoding: 'utf8' });
+      const run = spawnSync(process.execPath, [path.join(root, 'dist/cli/main.js'), 'migrate', '--db', db, '--wait', '2', '--db-connect-timeout', '0.5'], {
+        encoding: 'utf8',
+      });
       assert.notEqual(run.status, 0);
       assert.match(run.stderr, /did not become reachable within 2s/);
       assert.ok(Date.now() - started >= 2_000);

@@ -78,7 +78,8 @@ function runAs(): { uid: number; gid: number } | null {
   const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
   const uid = id('-u');
   const gid = id('-g');
-  if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid <= 0) throw new Error('running as root needs a `postgres` user (the postgresql-15 package creates it)');
+  if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid <= 0)
+    throw new Error('running as root needs a `postgres` user (the postgresql-15 package creates it)');
   return { uid, gid };
 }
 
@@ -141,10 +142,11 @@ function descendants(root: number): number[] {
   }
   const out: number[] = [];
   const walk = (pid: number) => {
-    for (const [child, ppid] of parent) if (ppid === pid && !out.includes(child)) {
-      out.push(child);
-      walk(child);
-    }
+    for (const [child, ppid] of parent)
+      if (ppid === pid && !out.includes(child)) {
+        out.push(child);
+        walk(child);
+      }
   };
   walk(root);
   return out;
@@ -260,16 +262,21 @@ export async function startCluster(): Promise<PatroniCluster> {
   // Healthy as Patroni itself judges a switchover candidate: the leader answers /primary, the
   // other member /sync (a synchronous standby in the DCS, streaming), with no lag.
   const waitHealthy = (timeoutMs: number, expected?: string) =>
-    until(`a healthy cluster (leader ${expected ?? ''} + streaming synchronous standby)`, timeoutMs, async () => {
-      const s = await status();
-      if (!healthy(s)) return null;
-      const leader = members.find((m) => m.name === s!.find((x) => x.role === 'leader')!.name)!;
-      if (expected && leader.name !== expected) return null;
-      const standby = members.find((m) => m !== leader)!;
-      if ((await getJson(`http://127.0.0.1:${leader.restPort}/primary`))?.status !== 200) return null;
-      if ((await getJson(`http://127.0.0.1:${standby.restPort}/sync`))?.status !== 200) return null;
-      return s;
-    }, logs);
+    until(
+      `a healthy cluster (leader ${expected ?? ''} + streaming synchronous standby)`,
+      timeoutMs,
+      async () => {
+        const s = await status();
+        if (!healthy(s)) return null;
+        const leader = members.find((m) => m.name === s!.find((x) => x.role === 'leader')!.name)!;
+        if (expected && leader.name !== expected) return null;
+        const standby = members.find((m) => m !== leader)!;
+        if ((await getJson(`http://127.0.0.1:${leader.restPort}/primary`))?.status !== 200) return null;
+        if ((await getJson(`http://127.0.0.1:${standby.restPort}/sync`))?.status !== 200) return null;
+        return s;
+      },
+      logs,
+    );
 
   const cluster: PatroniCluster = {
     dir,
@@ -292,7 +299,10 @@ export async function startCluster(): Promise<PatroniCluster> {
       if (!from) throw new Error(`no primary to switch over from\n${logs()}`);
       const to = members.find((m) => m !== from)!;
       // Not spawnSync: the load and the pollers must go on while patronictl waits for the result.
-      const run = await runCommand('patronictl', ['-c', from.configFile, 'switchover', '--leader', from.name, '--candidate', to.name, '--force'], 60_000, { ...process.env, HOME: dir });
+      const run = await runCommand('patronictl', ['-c', from.configFile, 'switchover', '--leader', from.name, '--candidate', to.name, '--force'], 60_000, {
+        ...process.env,
+        HOME: dir,
+      });
       const output = run.output;
       // patronictl exits 0 when Patroni refuses or fails the switchover; its output says which.
       if (run.code !== 0 || !/Successfully switched over/.test(output)) throw new Error(`patronictl switchover did not succeed (${run.code}):\n${output}`);
@@ -314,7 +324,8 @@ export async function startCluster(): Promise<PatroniCluster> {
       while (Date.now() < deadline && [...postmasters].some(alive)) await sleep(100);
       killEverything();
       const exited = Date.now() + 5_000;
-      while (Date.now() < exited && (children.some((c) => c.proc.exitCode === null && c.proc.signalCode === null) || [...postmasters].some(alive))) await sleep(50);
+      while (Date.now() < exited && (children.some((c) => c.proc.exitCode === null && c.proc.signalCode === null) || [...postmasters].some(alive)))
+        await sleep(50);
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
       process.removeListener('exit', onExit);
@@ -334,16 +345,21 @@ export async function startCluster(): Promise<PatroniCluster> {
     launch('haproxy', '/usr/sbin/haproxy', ['-f', haproxyFile, '-db']);
     await waitHealthy(90_000);
     // Through HAProxy: the primary answers and takes writes.
-    await until('a writable primary behind HAProxy', 20_000, async () => {
-      const client = new pg.Client({ connectionString: cluster.url(SUPERUSER, 'postgres'), connectionTimeoutMillis: 1_000 });
-      try {
-        await client.connect();
-        const r = await client.query('select pg_is_in_recovery() as standby');
-        return r.rows[0]?.standby === false;
-      } finally {
-        await client.end().catch(() => {});
-      }
-    }, logs);
+    await until(
+      'a writable primary behind HAProxy',
+      20_000,
+      async () => {
+        const client = new pg.Client({ connectionString: cluster.url(SUPERUSER, 'postgres'), connectionTimeoutMillis: 1_000 });
+        try {
+          await client.connect();
+          const r = await client.query('select pg_is_in_recovery() as standby');
+          return r.rows[0]?.standby === false;
+        } finally {
+          await client.end().catch(() => {});
+        }
+      },
+      logs,
+    );
     return cluster;
   } catch (err) {
     await cluster.destroy();

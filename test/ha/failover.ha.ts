@@ -86,14 +86,41 @@ async function call(api: Api, op: string, proc: number, method: string, url: str
   if (body !== undefined) h['content-type'] = 'application/json';
   let answer: Answer;
   try {
-    const res = await fetch(url, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(CLIENT_ABORT_MS) });
+    const res = await fetch(url, {
+      method,
+      headers: h,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(CLIENT_ABORT_MS),
+    });
     const text = await res.text();
     const contentType = res.headers.get('content-type') ?? '';
-    let parsed: unknown ;
+    let parsed: unknown;
     if (text && contentType.includes('json')) parsed = JSON.parse(text);
-    answer = { api, op, proc, sent, answered: Date.now(), status: res.status, retryAfter: res.headers.get('retry-after'), contentType, text: res.ok ? '' : text, body: parsed };
+    answer = {
+      api,
+      op,
+      proc,
+      sent,
+      answered: Date.now(),
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      contentType,
+      text: res.ok ? '' : text,
+      body: parsed,
+    };
   } catch (err) {
-    answer = { api, op, proc, sent, answered: Date.now(), status: 0, retryAfter: null, contentType: '', text: `${(err as Error).name}: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? '')}`, body: undefined };
+    answer = {
+      api,
+      op,
+      proc,
+      sent,
+      answered: Date.now(),
+      status: 0,
+      retryAfter: null,
+      contentType: '',
+      text: `${(err as Error).name}: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? '')}`,
+      body: undefined,
+    };
   }
   answers.push(answer);
   return answer;
@@ -115,7 +142,9 @@ function wellFormed503(a: Answer): string | null {
     const body = JSON.parse(a.text);
     if (a.api === 'placement') return body.errors?.[0]?.status === 503 ? null : 'not a Placement error document';
     if (a.api === 'baremetal') return JSON.parse(body.error_message).faultcode === 'Server' ? null : 'not an Ironic error document';
-    return a.contentType.startsWith('application/problem+json') && body.status === 503 && body.code === 'ids.database_unavailable' ? null : 'not a problem+json document';
+    return a.contentType.startsWith('application/problem+json') && body.status === 503 && body.code === 'ids.database_unavailable'
+      ? null
+      : 'not a problem+json document';
   } catch (err) {
     return `not JSON (${(err as Error).message})`;
   }
@@ -164,8 +193,19 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
 
   // What the load learned: acknowledged (2xx), refused (a 503 that is not commit_unknown: must
   // not have been applied), released, and releases whose outcome is unknown (not checked).
-  const claims = { acked: new Map<string, { rp: string; vcpu: number }>(), refused: new Set<string>(), released: new Set<string>(), releaseUnknown: new Set<string>() };
-  const bm = { acked: new Map<string, string>(), refused: new Set<string>(), released: new Set<string>(), releaseUnknown: new Set<string>(), unsettled: new Set<string>() };
+  const claims = {
+    acked: new Map<string, { rp: string; vcpu: number }>(),
+    refused: new Set<string>(),
+    released: new Set<string>(),
+    releaseUnknown: new Set<string>(),
+  };
+  const bm = {
+    acked: new Map<string, string>(),
+    refused: new Set<string>(),
+    released: new Set<string>(),
+    releaseUnknown: new Set<string>(),
+    unsettled: new Set<string>(),
+  };
   const ids = { acked: new Map<string, string>(), repeated: 0 };
 
   const url = (p: number) => servers[p]!.url;
@@ -176,7 +216,15 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
       const consumer = randomUUID();
       const rp = providers[rand(providers.length)]!;
       const vcpu = 1 + rand(4);
-      const res = await call('placement', 'claim', p, 'PUT', `${url(p)}/placement/allocations/${consumer}`, { allocations: { [rp]: { resources: { VCPU: vcpu } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' }, PLACEMENT_HEADERS);
+      const res = await call(
+        'placement',
+        'claim',
+        p,
+        'PUT',
+        `${url(p)}/placement/allocations/${consumer}`,
+        { allocations: { [rp]: { resources: { VCPU: vcpu } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' },
+        PLACEMENT_HEADERS,
+      );
       if (res.status === 204) {
         claims.acked.set(consumer, { rp, vcpu });
         mine.push(consumer);
@@ -331,9 +379,23 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
     const t0 = fault.injectedAt;
     const windows: Record<string, Window> = {};
     windows.database = windowOf(probes, t0, until);
-    for (const api of APIS) windows[api] = windowOf(answers.filter((a) => a.api === api).map((a) => ({ ...a, ok: a.status !== 503 && a.status !== 0 })), t0, until);
-    windows.all = windowOf(answers.map((a) => ({ ...a, ok: a.status !== 503 && a.status !== 0 })), t0, until);
-    for (let p = 0; p < PROCESSES; p++) windows[`readyz#${p}`] = windowOf(readyz.filter((r) => r.proc === p).map((r) => ({ ...r, ok: r.status === 200 })), t0, until);
+    for (const api of APIS)
+      windows[api] = windowOf(
+        answers.filter((a) => a.api === api).map((a) => ({ ...a, ok: a.status !== 503 && a.status !== 0 })),
+        t0,
+        until,
+      );
+    windows.all = windowOf(
+      answers.map((a) => ({ ...a, ok: a.status !== 503 && a.status !== 0 })),
+      t0,
+      until,
+    );
+    for (let p = 0; p < PROCESSES; p++)
+      windows[`readyz#${p}`] = windowOf(
+        readyz.filter((r) => r.proc === p).map((r) => ({ ...r, ok: r.status === 200 })),
+        t0,
+        until,
+      );
     fault.windows = windows;
     const rel = (t: number | null) => (t === null ? '-' : `+${fmt(t - t0)}`);
     console.log(`\n# ${fault.name} at ${new Date(t0).toISOString()}: ${fault.detail}`);
@@ -365,7 +427,10 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
     const windowEnd = Math.max(windows.all!.firstSuccessAfter ?? t0, dbBack) + 2_000;
     for (let p = 0; p < PROCESSES; p++) {
       const during = readyz.filter((r) => r.proc === p && r.answered >= t0 && r.sent <= windowEnd);
-      assert.ok(during.some((r) => r.status === 503), `/readyz of allot ${p} was never 503 during ${fault.name}: ${JSON.stringify(during.map((r) => r.status))}`);
+      assert.ok(
+        during.some((r) => r.status === 503),
+        `/readyz of allot ${p} was never 503 during ${fault.name}: ${JSON.stringify(during.map((r) => r.status))}`,
+      );
     }
   };
 
@@ -380,16 +445,25 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
 
   const setUp = async () => {
     const missing = missingPackages();
-    assert.deepEqual(missing, [], `npm run test:ha needs these Debian packages (it installs nothing):\n  ${missing.join('\n  ')}\n  apt-get install -y patroni etcd-server haproxy postgresql-15`);
+    assert.deepEqual(
+      missing,
+      [],
+      `npm run test:ha needs these Debian packages (it installs nothing):\n  ${missing.join('\n  ')}\n  apt-get install -y patroni etcd-server haproxy postgresql-15`,
+    );
     let t = Date.now();
     cluster = await startCluster();
-    console.log(`# cluster up in ${fmt(Date.now() - t)}: etcd, Patroni ${cluster.members.map((m) => `${m.name} (pg ${m.pgPort}, rest ${m.restPort})`).join(', ')}, HAProxy on ${cluster.haproxyPort}`);
+    console.log(
+      `# cluster up in ${fmt(Date.now() - t)}: etcd, Patroni ${cluster.members.map((m) => `${m.name} (pg ${m.pgPort}, rest ${m.restPort})`).join(', ')}, HAProxy on ${cluster.haproxyPort}`,
+    );
     await asSuperuser(cluster, 'postgres', [
       `create role ${ALLOT_USER.username} login password '${ALLOT_USER.password}'`,
       `create database allot owner ${ALLOT_USER.username}`,
       `create database probe owner ${ALLOT_USER.username}`,
     ]);
-    await asSuperuser(cluster, 'probe', [`create table probe (id bigserial primary key, at timestamptz not null default now())`, `alter table probe owner to ${ALLOT_USER.username}`]);
+    await asSuperuser(cluster, 'probe', [
+      `create table probe (id bigserial primary key, at timestamptz not null default now())`,
+      `alter table probe owner to ${ALLOT_USER.username}`,
+    ]);
 
     t = Date.now();
     const db = cluster.url(ALLOT_USER, 'allot');
@@ -403,19 +477,35 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
 
     // Placement: providers small enough that capacity runs out and 409s happen.
     const placement = (path: string, body: unknown, method = 'POST') =>
-      fetch(`${url(0)}/placement${path}`, { method, headers: { ...PLACEMENT_HEADERS, 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+      fetch(`${url(0)}/placement${path}`, {
+        method,
+        headers: { ...PLACEMENT_HEADERS, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(10_000),
+      });
     for (let i = 0; i < PROVIDERS; i++) {
       const rp = randomUUID();
       assert.equal((await placement('/resource_providers', { name: `ha-${rp}`, uuid: rp })).status, 200);
-      assert.equal((await placement(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: PROVIDER_VCPU } } }, 'PUT')).status, 200);
+      assert.equal(
+        (await placement(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: PROVIDER_VCPU } } }, 'PUT'))
+          .status,
+        200,
+      );
       providers.push(rp);
     }
     // Bare metal: available nodes of one resource class, made through all three processes.
     t = Date.now();
-    await Promise.all(Array.from({ length: NODES }, (_, i) => availableNode(new IronicClient(`${url(i % PROCESSES)}/baremetal`), { resource_class: RC, name: `${RC}-${i}` })));
+    await Promise.all(
+      Array.from({ length: NODES }, (_, i) => availableNode(new IronicClient(`${url(i % PROCESSES)}/baremetal`), { resource_class: RC, name: `${RC}-${i}` })),
+    );
     console.log(`# ${NODES} available nodes in ${fmt(Date.now() - t)}`);
     // Identifiers: one big integer pool.
-    const pool = await fetch(`${url(0)}/ids/v1/pools`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: POOL, kind: 'integer', ranges: ['1-1000000'], strategy: 'random' }), signal: AbortSignal.timeout(10_000) });
+    const pool = await fetch(`${url(0)}/ids/v1/pools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: POOL, kind: 'integer', ranges: ['1-1000000'], strategy: 'random' }),
+      signal: AbortSignal.timeout(10_000),
+    });
     assert.equal(pool.status, 201, await pool.text());
   };
 
@@ -453,7 +543,15 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
   step('planned switchover under load (patronictl switchover --force)', async () => {
     const injectedAt = Date.now();
     const { from, to, output } = await cluster!.switchover();
-    const fault: Fault = { name: 'switchover', injectedAt, detail: `patronictl switchover --leader ${from} --candidate ${to} --force: ${output.trim().split('\n').filter((l) => /switched over/.test(l)).join(' ')}` };
+    const fault: Fault = {
+      name: 'switchover',
+      injectedAt,
+      detail: `patronictl switchover --leader ${from} --candidate ${to} --force: ${output
+        .trim()
+        .split('\n')
+        .filter((l) => /switched over/.test(l))
+        .join(' ')}`,
+    };
     faults.push(fault);
     await recovered(fault, to);
     await sleep(3_000);
@@ -472,7 +570,12 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
       c[a.status] = (c[a.status] ?? 0) + 1;
     }
     console.log('\n# statuses per API (all requests of the load, both faults):');
-    for (const api of APIS) console.log(`#   ${api.padEnd(10)} ${Object.entries(counts[api] ?? {}).map(([s, n]) => `${s}: ${n}`).join(', ')}`);
+    for (const api of APIS)
+      console.log(
+        `#   ${api.padEnd(10)} ${Object.entries(counts[api] ?? {})
+          .map(([s, n]) => `${s}: ${n}`)
+          .join(', ')}`,
+      );
     const unknownCounts = APIS.map((api) => `${api} ${answers.filter((a) => a.api === api && commitUnknown(a)).length}`).join(', ');
     console.log(`#   503 commit_unknown: ${unknownCounts}; identifier allocations acknowledged after repeating a 503: ${ids.repeated}`);
     for (const api of APIS) {
@@ -483,18 +586,36 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
     console.log(`#   slowest answer: ${fmt(slowest)} (bound ${fmt(ANSWER_BOUND_MS)})`);
 
     const hung = answers.filter((a) => a.status === 0);
-    assert.deepEqual(hung.slice(0, 5).map((a) => `${a.api} ${a.op}: ${a.text}`), [], `${hung.length} requests got no answer`);
+    assert.deepEqual(
+      hung.slice(0, 5).map((a) => `${a.api} ${a.op}: ${a.text}`),
+      [],
+      `${hung.length} requests got no answer`,
+    );
     const other5xx = answers.filter((a) => a.status >= 500 && a.status !== 503);
-    assert.deepEqual(other5xx.slice(0, 5).map((a) => `${a.api} ${a.op} ${a.status}: ${a.text}`), [], `${other5xx.length} answers were 5xx other than 503`);
+    assert.deepEqual(
+      other5xx.slice(0, 5).map((a) => `${a.api} ${a.op} ${a.status}: ${a.text}`),
+      [],
+      `${other5xx.length} answers were 5xx other than 503`,
+    );
     const badly = answers.filter((a) => a.status === 503 && wellFormed503(a)).map((a) => `${a.api} ${a.op}: ${wellFormed503(a)}: ${a.text}`);
     assert.deepEqual(badly.slice(0, 5), [], `${badly.length} 503 answers not in the API's format`);
     const slow = answers.filter((a) => a.answered - a.sent > ANSWER_BOUND_MS);
-    assert.deepEqual(slow.slice(0, 5).map((a) => `${a.api} ${a.op} ${a.status} after ${a.answered - a.sent} ms`), [], 'answers beyond the configured bounds');
+    assert.deepEqual(
+      slow.slice(0, 5).map((a) => `${a.api} ${a.op} ${a.status} after ${a.answered - a.sent} ms`),
+      [],
+      'answers beyond the configured bounds',
+    );
     // What else a client may see here: Placement refuses claims beyond capacity (409); nothing else.
     const expected: Record<Api, number[]> = { placement: [200, 204, 409, 503], baremetal: [200, 201, 204, 503], ids: [200, 201, 503] };
     const unexpected = answers.filter((a) => !expected[a.api].includes(a.status));
-    assert.deepEqual(unexpected.slice(0, 5).map((a) => `${a.api} ${a.op} ${a.status}: ${a.text}`), [], `${unexpected.length} unexpected answers`);
-    const readyzBad = readyz.filter((r) => (r.status !== 200 && r.status !== 503) || (r.status === 503 && !r.retryAfter) || r.answered - r.sent > HEALTH_TIMEOUT_S * 1_000 + 1_000);
+    assert.deepEqual(
+      unexpected.slice(0, 5).map((a) => `${a.api} ${a.op} ${a.status}: ${a.text}`),
+      [],
+      `${unexpected.length} unexpected answers`,
+    );
+    const readyzBad = readyz.filter(
+      (r) => (r.status !== 200 && r.status !== 503) || (r.status === 503 && !r.retryAfter) || r.answered - r.sent > HEALTH_TIMEOUT_S * 1_000 + 1_000,
+    );
     assert.deepEqual(readyzBad.slice(0, 5), [], '/readyz answers 200 or 503 (with Retry-After) within --health-timeout');
     for (const f of faults) assert.ok(f.windows?.all?.firstFailure !== undefined, `${f.name} was measured`);
 
@@ -525,8 +646,15 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
 
     // Placement: usage is the sum of the allocations; nobody over capacity.
     for (const rp of providers) {
-      const [allocs, usages, inv] = await Promise.all([api(0).placement(`/resource_providers/${rp}/allocations`), api(1).placement(`/resource_providers/${rp}/usages`), api(2).placement(`/resource_providers/${rp}/inventories`)]);
-      const sum = Object.values(allocs.body.allocations as Record<string, { resources: Record<string, number> }>).reduce((s, a) => s + (a.resources.VCPU ?? 0), 0);
+      const [allocs, usages, inv] = await Promise.all([
+        api(0).placement(`/resource_providers/${rp}/allocations`),
+        api(1).placement(`/resource_providers/${rp}/usages`),
+        api(2).placement(`/resource_providers/${rp}/inventories`),
+      ]);
+      const sum = Object.values(allocs.body.allocations as Record<string, { resources: Record<string, number> }>).reduce(
+        (s, a) => s + (a.resources.VCPU ?? 0),
+        0,
+      );
       assert.equal(usages.body.usages.VCPU ?? 0, sum, `provider ${rp}: usage is the sum of its allocations`);
       const v = inv.body.inventories.VCPU;
       assert.ok(sum <= (v.total - v.reserved) * v.allocation_ratio, `provider ${rp} is over capacity: ${sum} of ${v.total}`);
@@ -545,9 +673,17 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
       await sleep(250);
       all = await everyAllocation();
     }
-    assert.deepEqual(all.filter((a) => a.state === 'allocating').map((a) => a.name), [], 'allocations still allocating 60 s after the load');
+    assert.deepEqual(
+      all.filter((a) => a.state === 'allocating').map((a) => a.name),
+      [],
+      'allocations still allocating 60 s after the load',
+    );
     assert.deepEqual([...bm.unsettled], [], 'allocations that stayed allocating for 60 s during the load');
-    assert.deepEqual(all.filter((a) => a.state === 'error').map((a) => `${a.name}: ${a.last_error}`), [], 'allocations that failed (there are nodes enough)');
+    assert.deepEqual(
+      all.filter((a) => a.state === 'error').map((a) => `${a.name}: ${a.last_error}`),
+      [],
+      'allocations that failed (there are nodes enough)',
+    );
     const byName = new Map(all.map((a) => [a.name, a]));
     for (const [name, uuid] of bm.acked) {
       const a = byName.get(name);
@@ -561,7 +697,11 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
     const active = all.filter((a) => a.state === 'active');
     const perNode = new Map<string, string[]>();
     for (const a of active) perNode.set(a.node_uuid!, [...(perNode.get(a.node_uuid!) ?? []), a.name]);
-    assert.deepEqual([...perNode].filter(([, list]) => list.length > 1), [], 'nodes with two allocations');
+    assert.deepEqual(
+      [...perNode].filter(([, list]) => list.length > 1),
+      [],
+      'nodes with two allocations',
+    );
     for (const n of nodes.body.nodes as Array<{ uuid: string; allocation_uuid: string | null; instance_uuid: string | null }>) {
       const holder = active.find((a) => a.node_uuid === n.uuid);
       assert.equal(n.allocation_uuid, holder?.uuid ?? null, `node ${n.uuid} and its allocation agree`);

@@ -98,15 +98,24 @@ ${o.members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} maxconn 300 che
 /** A single-member etcd on loopback. */
 export function etcdArgs(o: { dir: string; clientPort: number; peerPort: number }): string[] {
   return [
-    '--name', 'etcd1',
-    '--data-dir', `${o.dir}/etcd`,
-    '--listen-client-urls', `http://127.0.0.1:${o.clientPort}`,
-    '--advertise-client-urls', `http://127.0.0.1:${o.clientPort}`,
-    '--listen-peer-urls', `http://127.0.0.1:${o.peerPort}`,
-    '--initial-advertise-peer-urls', `http://127.0.0.1:${o.peerPort}`,
-    '--initial-cluster', `etcd1=http://127.0.0.1:${o.peerPort}`,
-    '--initial-cluster-state', 'new',
-    '--initial-cluster-token', SCOPE,
+    '--name',
+    'etcd1',
+    '--data-dir',
+    `${o.dir}/etcd`,
+    '--listen-client-urls',
+    `http://127.0.0.1:${o.clientPort}`,
+    '--advertise-client-urls',
+    `http://127.0.0.1:${o.clientPort}`,
+    '--listen-peer-urls',
+    `http://127.0.0.1:${o.peerPort}`,
+    '--initial-advertise-peer-urls',
+    `http://127.0.0.1:${o.peerPort}`,
+    '--initial-cluster',
+    `etcd1=http://127.0.0.1:${o.peerPort}`,
+    '--initial-cluster-state',
+    'new',
+    '--initial-cluster-token',
+    SCOPE,
   ];
 }
 
@@ -116,15 +125,24 @@ export function etcdArgs(o: { dir: string; clientPort: number; peerPort: number 
  * LISTEN connection stays well inside PostgreSQL's max_connections (200) for three processes.
  */
 export const ALLOT_HA_ARGS = [
-  '--db-connect-timeout', '2',
-  '--db-statement-timeout', '5',
-  '--db-idle-in-transaction-timeout', '10',
-  '--db-keepalive', '2',
-  '--health-timeout', '1',
-  '--pool-size', '10',
-  '--heartbeat-interval', '1',
-  '--heartbeat-timeout', '10',
-  '--takeover-interval', '5',
+  '--db-connect-timeout',
+  '2',
+  '--db-statement-timeout',
+  '5',
+  '--db-idle-in-transaction-timeout',
+  '10',
+  '--db-keepalive',
+  '2',
+  '--health-timeout',
+  '1',
+  '--pool-size',
+  '10',
+  '--heartbeat-interval',
+  '1',
+  '--heartbeat-timeout',
+  '10',
+  '--takeover-interval',
+  '5',
 ];
 
 /** The addresses and paths docs/operations.md shows the layout with (the test picks free ports). */

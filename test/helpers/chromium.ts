@@ -8,7 +8,16 @@ import { type BrowserContext, type Page, chromium } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface Chromium {
   context: BrowserContext;
@@ -18,7 +27,15 @@ export interface Chromium {
 /** One browser with a fresh, throwaway profile. */
 export async function launchChromium(viewport = { width: 1440, height: 900 }): Promise<Chromium> {
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'allot-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport, deviceScaleFactor: 1, locale: 'en-GB', timezoneId: 'UTC' });
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport,
+    deviceScaleFactor: 1,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
   return {
     context,
     close: async () => {
@@ -46,7 +63,10 @@ interface BrowserGlobals {
     createElement(tag: 'canvas'): {
       width: number;
       height: number;
-      getContext(kind: '2d'): { drawImage(img: unknown, x: number, y: number): void; getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+      getContext(kind: '2d'): {
+        drawImage(img: unknown, x: number, y: number): void;
+        getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray };
+      };
     };
   };
 }

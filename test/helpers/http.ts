@@ -25,7 +25,7 @@ export async function request<T = any>(method: string, url: string, body?: unkno
   }
   const res = await send(fetch, { method, url, headers, body: payload });
   const text = res.text;
-  let parsed: unknown ;
+  let parsed: unknown;
   if (text && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
   return { status: res.status, body: parsed as T, headers: res.headers, text };
 }

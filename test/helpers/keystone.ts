@@ -72,7 +72,11 @@ export async function realKeystone(): Promise<RealKeystone & { stop(): Promise<v
     stateDir = started.stateDir;
     stop = started.stop;
   }
-  const state = JSON.parse(readFileSync(path.join(stateDir, 'users.json'), 'utf8')) as { keystone_url: string; users: Record<string, KeystoneUser>; projects: Record<string, string> };
+  const state = JSON.parse(readFileSync(path.join(stateDir, 'users.json'), 'utf8')) as {
+    keystone_url: string;
+    users: Record<string, KeystoneUser>;
+    projects: Record<string, string>;
+  };
   const url = state.keystone_url;
   const read = (name: string) => readFileSync(path.join(stateDir!, name), 'utf8').trim();
   return {
@@ -90,7 +94,9 @@ export async function realKeystone(): Promise<RealKeystone & { stop(): Promise<v
       const res = await fetch(`${url}/auth/tokens?nocatalog`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { name: 'Default' }, password: u.password } } }, scope } }),
+        body: JSON.stringify({
+          auth: { identity: { methods: ['password'], password: { user: { name: user, domain: { name: 'Default' }, password: u.password } } }, scope },
+        }),
       });
       const token = res.headers.get('x-subject-token');
       if (res.status !== 201 || !token) throw new Error(`Keystone refused a token for ${user}: ${res.status} ${await res.text()}`);
@@ -112,4 +118,3 @@ export async function realKeystone(): Promise<RealKeystone & { stop(): Promise<v
     stop,
   };
 }
-

@@ -81,7 +81,9 @@ function raw(port: number, request: string): Promise<Answer> {
 
 function request(method: string, path: string, headers: Record<string, string>, body?: string): string {
   const all = { host: '127.0.0.1', connection: 'close', ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) };
-  return `${method} ${path} HTTP/1.1\r\n${Object.entries(all).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body ?? ''}`;
+  return `${method} ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n${body ?? ''}`;
 }
 
 for (const dialect of DIALECTS) {
@@ -119,7 +121,12 @@ for (const dialect of DIALECTS) {
         assertFormat(api, await raw(port, request('PROPFIND', a.collection, a.headers)), 405, 'a method this API does not serve');
         assertFormat(api, await raw(port, request('GET', `${a.collection}/no/such/thing`, a.headers)), 404, 'no such path');
         assertFormat(api, await raw(port, request('POST', a.collection, a.headers, '{"a": \xff}')), 400, 'a body that is not UTF-8');
-        assertFormat(api, await raw(port, request('POST', a.collection, a.headers, `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`)), 400, 'JSON nested 5000 deep');
+        assertFormat(
+          api,
+          await raw(port, request('POST', a.collection, a.headers, `{"x":${'['.repeat(5000)}${']'.repeat(5000)}}`)),
+          400,
+          'JSON nested 5000 deep',
+        );
       });
     }
   });

@@ -31,7 +31,10 @@ const MOUNTS: Array<{ prefix: string; routes: RouteTable<any>; headers: fc.Arbit
     prefix: '/baremetal',
     routes: baremetalRoutes,
     headers: fc.record({
-      'x-openstack-ironic-api-version': fc.oneof(fc.integer({ min: 0, max: 90 }).map((m) => `1.${m}`), fc.constantFrom('latest', '2.0', 'x', '')),
+      'x-openstack-ironic-api-version': fc.oneof(
+        fc.integer({ min: 0, max: 90 }).map((m) => `1.${m}`),
+        fc.constantFrom('latest', '2.0', 'x', ''),
+      ),
     }),
   },
   { prefix: '/ids', routes: idsRoutes, headers: fc.constant({}) },
@@ -44,7 +47,9 @@ const known: string[] = [];
 const text = fc.oneof(
   fc.nat().map((i) => (known.length ? encoded(known[i % known.length]!) : '')),
   fc.uuid().map(encoded),
-  fc.constantFrom('VCPU', 'CUSTOM_X', 'HW_CPU_X86_AVX2', 'available', 'active', 'fake-hardware', 'in:a,b', '!x', 'true', '1', '0', '-1', '1e400', 'null').map(encoded),
+  fc
+    .constantFrom('VCPU', 'CUSTOM_X', 'HW_CPU_X86_AVX2', 'available', 'active', 'fake-hardware', 'in:a,b', '!x', 'true', '1', '0', '-1', '1e400', 'null')
+    .map(encoded),
   fc.string({ maxLength: 40 }).map(encoded),
   fc.string({ unit: 'binary', maxLength: 20 }).map(encoded),
   fc.constantFrom('%00', 'a%00b', '%', '%zz', '..', '%ED%A0%80', '%FF', 'x'.repeat(300), '%20', ''),
@@ -52,7 +57,25 @@ const text = fc.oneof(
 
 const jsonBody = fc.oneof(
   fc.jsonValue({ maxDepth: 4 }),
-  fc.dictionary(fc.constantFrom('name', 'uuid', 'total', 'resources', 'allocations', 'traits', 'kind', 'ranges', 'owner', 'resource_class', 'driver', 'op', 'path', 'value'), fc.jsonValue({ maxDepth: 3 })),
+  fc.dictionary(
+    fc.constantFrom(
+      'name',
+      'uuid',
+      'total',
+      'resources',
+      'allocations',
+      'traits',
+      'kind',
+      'ranges',
+      'owner',
+      'resource_class',
+      'driver',
+      'op',
+      'path',
+      'value',
+    ),
+    fc.jsonValue({ maxDepth: 3 }),
+  ),
 );
 
 const requestArb = fc
@@ -63,7 +86,13 @@ const requestArb = fc
     method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'),
     params: fc.array(text, { minLength: 4, maxLength: 4 }),
     query: fc.array(fc.tuple(text, text), { maxLength: 3 }),
-    body: fc.option(fc.oneof(jsonBody.map((v) => JSON.stringify(v)), fc.string({ maxLength: 50 })), { nil: undefined }),
+    body: fc.option(
+      fc.oneof(
+        jsonBody.map((v) => JSON.stringify(v)),
+        fc.string({ maxLength: 50 }),
+      ),
+      { nil: undefined },
+    ),
     contentType: fc.constantFrom('application/json', 'application/json', 'text/plain', '', 'application/merge-patch+json'),
   })
   .chain((r) => MOUNTS[r.mount]!.headers.map((headers) => ({ ...r, headers })));
@@ -76,9 +105,22 @@ for (const dialect of DIALECTS) {
       const json = { 'content-type': 'application/json' };
       const placement = { ...json, 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
       const rp = (await request('POST', `${server.url}/placement/resource_providers`, { name: 'fuzz' }, { headers: placement })).body.uuid;
-      await request('PUT', `${server.url}/placement/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } }, { headers: placement });
-      const node = (await request('POST', `${server.url}/baremetal/v1/nodes`, { driver: 'fake-hardware', name: 'fuzz-node', resource_class: 'fuzz' }, { headers: { ...json, 'x-openstack-ironic-api-version': '1.82' } })).body.uuid;
-      const pool = (await request('POST', `${server.url}/ids/v1/pools`, { name: 'fuzz-pool', kind: 'integer', ranges: ['1-100'] }, { headers: json })).body.name;
+      await request(
+        'PUT',
+        `${server.url}/placement/resource_providers/${rp}/inventories`,
+        { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } },
+        { headers: placement },
+      );
+      const node = (
+        await request(
+          'POST',
+          `${server.url}/baremetal/v1/nodes`,
+          { driver: 'fake-hardware', name: 'fuzz-node', resource_class: 'fuzz' },
+          { headers: { ...json, 'x-openstack-ironic-api-version': '1.82' } },
+        )
+      ).body.uuid;
+      const pool = (await request('POST', `${server.url}/ids/v1/pools`, { name: 'fuzz-pool', kind: 'integer', ranges: ['1-100'] }, { headers: json })).body
+        .name;
       const id = (await request('POST', `${server.url}/ids/v1/pools/${pool}/allocations`, { owner: 'fuzz' }, { headers: json })).body.id;
       known.push(...[rp, node, 'fuzz-node', pool, id, 'VCPU', 'CUSTOM_FUZZ'].filter((x): x is string => typeof x === 'string'));
     });

@@ -24,7 +24,9 @@ async function stampede(clients: IdsClient[], pool: string, owners: number, askE
       const client = clients[n++ % clients.length]!;
       const owner = `owner-${i}`;
       requests.push(
-        client.post(`/pools/${pool}/allocations`, { owner, ...(strategy ? { strategy } : {}) }).then((res) => ({ owner, status: res.status, value: res.body.value, code: res.body.code })),
+        client
+          .post(`/pools/${pool}/allocations`, { owner, ...(strategy ? { strategy } : {}) })
+          .then((res) => ({ owner, status: res.status, value: res.body.value, code: res.body.code })),
       );
     }
   }

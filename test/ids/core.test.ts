@@ -119,7 +119,10 @@ describe('pool definitions', () => {
 
   test('IPv4 address pools keep network and broadcast out unless told otherwise', () => {
     const space = parsePoolDefinition({ kind: 'address', ranges: ['10.0.0.0/30'] });
-    assert.deepEqual(initialFreeSpans(space).map((s) => [formatIPv4(s.first), formatIPv4(s.last)]), [['10.0.0.1', '10.0.0.2']]);
+    assert.deepEqual(
+      initialFreeSpans(space).map((s) => [formatIPv4(s.first), formatIPv4(s.last)]),
+      [['10.0.0.1', '10.0.0.2']],
+    );
     const all = parsePoolDefinition({ kind: 'address', ranges: ['10.0.0.0/30'], exclude_network_and_broadcast: false });
     assert.equal(totalSize(initialFreeSpans(all)), 4n);
   });

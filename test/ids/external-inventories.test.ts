@@ -99,7 +99,9 @@ for (const dialect of DIALECTS) {
       const tableUrl = await freshDatabaseUrl('postgres');
       table = new pg.Client({ connectionString: tableUrl });
       await table.connect();
-      await table.query('CREATE TABLE allocation (attribute text NOT NULL, owner text NOT NULL, allocated_value integer NOT NULL, UNIQUE (attribute, owner), UNIQUE (attribute, allocated_value))');
+      await table.query(
+        'CREATE TABLE allocation (attribute text NOT NULL, owner text NOT NULL, allocated_value integer NOT NULL, UNIQUE (attribute, owner), UNIQUE (attribute, allocated_value))',
+      );
       const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-ids-ext-'));
       const config = path.join(dir, 'ids.json');
       writeFileSync(
@@ -124,11 +126,17 @@ for (const dialect of DIALECTS) {
     test('validate through failures and timeouts; deallocations survive a restart and all land', async () => {
       let api = new IdsClient(server.url);
       assert.equal(
-        (await api.post('/allocation-specs', { name: 'wire', attributes: { vlan: { from: 'inventory', inventory: 'flaky' }, tunnel: { from: 'inventory', inventory: 'table' } } })).status,
+        (
+          await api.post('/allocation-specs', {
+            name: 'wire',
+            attributes: { vlan: { from: 'inventory', inventory: 'flaky' }, tunnel: { from: 'inventory', inventory: 'table' } },
+          })
+        ).status,
         201,
       );
       const ids: string[] = [];
-      for (let i = 0; i < 10; i++) ids.push((await api.post('/service-instances', { allocation_spec: 'wire', lifecycle: 'simple_with_deallocation', attributes: { n: i } })).body.id);
+      for (let i = 0; i < 10; i++)
+        ids.push((await api.post('/service-instances', { allocation_spec: 'wire', lifecycle: 'simple_with_deallocation', attributes: { n: i } })).body.id);
 
       const failures = new Map<number, number>();
       const values = new Map<string, { vlan: number; tunnel: number }>();
@@ -163,7 +171,8 @@ for (const dialect of DIALECTS) {
       });
       assert.ok(retried.every((e) => e.inventory === 'flaky'));
       // Each wait is at most the bound of its attempt: 50 ms doubling, never beyond 500 ms.
-      for (const e of retried) assert.ok(Date.parse(e.next_attempt_at) - Date.parse(e.updated_at) <= Math.min(500, 50 * 2 ** (e.attempts - 1)), JSON.stringify(e));
+      for (const e of retried)
+        assert.ok(Date.parse(e.next_attempt_at) - Date.parse(e.updated_at) <= Math.min(500, 50 * 2 ** (e.attempts - 1)), JSON.stringify(e));
       assert.equal((await api.get(`/service-instances/${ids[0]}`)).body.pending_deallocations, 1);
 
       // Restart allot while deallocations are owed; the inventory comes back (still flaky).

@@ -50,7 +50,11 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let api: IdsClient;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), idsLifecycles: fileWith('good.yaml', { lifecycles: { reviewed } }), idsWorkerIntervalMs: 60_000 });
+      server = await startServer({
+        db: await freshDatabaseUrl(dialect),
+        idsLifecycles: fileWith('good.yaml', { lifecycles: { reviewed } }),
+        idsWorkerIntervalMs: 60_000,
+      });
       api = new IdsClient(server.url);
       assert.equal((await api.post('/pools', { name: 'lc', kind: 'integer', ranges: ['100-199'] })).status, 201);
       assert.equal((await api.post('/allocation-specs', { name: 'lc-spec', attributes: { tag: { from: 'pool', pool: 'lc' } } })).status, 201);
@@ -112,14 +116,30 @@ describe('lifecycle definitions are checked at start', () => {
     ['other-key.yaml', { lifecycle: {} }, /other-key\.yaml: must be a mapping with one key, "lifecycles"/],
     ['redefine.yaml', { lifecycles: { simple: reviewed } }, /lifecycles\.simple: "simple" is built in/],
     ['bad-name.yaml', { lifecycles: { 'Bad-Name': reviewed } }, /lifecycles\.Bad-Name: a lifecycle name is/],
-    ['no-terminated.yaml', broken((l) => (l.states = l.states.filter((s: string) => s !== 'terminated'))), /lifecycles\.reviewed\.states: must include "terminated"/],
+    [
+      'no-terminated.yaml',
+      broken((l) => (l.states = l.states.filter((s: string) => s !== 'terminated'))),
+      /lifecycles\.reviewed\.states: must include "terminated"/,
+    ],
     ['bad-initial.yaml', broken((l) => (l.initial = 'nowhere')), /lifecycles\.reviewed\.initial: must be one of the states/],
     ['bad-to.yaml', broken((l) => (l.transitions[1].to = 'elsewhere')), /lifecycles\.reviewed\.transitions\[1\]\.to: "elsewhere" is not one of the states/],
     ['bad-action.yaml', broken((l) => (l.transitions[0].action = 'fly')), /transitions\[0\]\.action: must be one of update_attributes, validate/],
-    ['twice.yaml', broken((l) => l.transitions.push({ action: 'validate', from: ['draft'], validate: 'candidate' })), /transitions\[7\]\.from: validate from "draft" is already transitions\[2\]/],
-    ['no-terminate.yaml', broken((l) => (l.transitions[6].from = ['draft', 'ready', 'active', 'terminated'])), /terminate must be allowed from every state; "changing" has none/],
+    [
+      'twice.yaml',
+      broken((l) => l.transitions.push({ action: 'validate', from: ['draft'], validate: 'candidate' })),
+      /transitions\[7\]\.from: validate from "draft" is already transitions\[2\]/,
+    ],
+    [
+      'no-terminate.yaml',
+      broken((l) => (l.transitions[6].from = ['draft', 'ready', 'active', 'terminated'])),
+      /terminate must be allowed from every state; "changing" has none/,
+    ],
     ['validate-active.yaml', broken((l) => (l.transitions[2].validate = 'active')), /transitions\[2\]\.validate: only the candidate set is validated/],
-    ['promote-wrong.yaml', broken((l) => (l.transitions[4].promote = 'rollback')), /transitions\[4\]\.promote: a promote transition promotes the candidate set/],
+    [
+      'promote-wrong.yaml',
+      broken((l) => (l.transitions[4].promote = 'rollback')),
+      /transitions\[4\]\.promote: a promote transition promotes the candidate set/,
+    ],
     [
       'unreachable.yaml',
       broken((l) => {
@@ -143,7 +163,9 @@ describe('lifecycle definitions are checked at start', () => {
   }
 
   test('the built-in lifecycles pass the same checks as a loaded one', async () => {
-    const file = fileWith('built-ins-renamed.yaml', { lifecycles: { copy_simple: BUILT_IN_LIFECYCLES.simple, copy_dealloc: BUILT_IN_LIFECYCLES.simple_with_deallocation } });
+    const file = fileWith('built-ins-renamed.yaml', {
+      lifecycles: { copy_simple: BUILT_IN_LIFECYCLES.simple, copy_dealloc: BUILT_IN_LIFECYCLES.simple_with_deallocation },
+    });
     const server = await startServer({ db: 'sqlite::memory:', idsLifecycles: file });
     await server.close();
   });

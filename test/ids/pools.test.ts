@@ -64,7 +64,11 @@ for (const dialect of DIALECTS) {
       assert.equal(again.body.id, first.body.id);
       assert.equal(again.body.value, first.body.value);
       problem(await api.post('/pools/vni/allocations', { owner: 'svc-1', purpose: 'tunnel', count: 2 }), 409, 'ids.idempotency_mismatch');
-      problem(await api.post('/pools/vni/allocations', { owner: 'svc-1', purpose: 'tunnel', value: first.body.value === 9 ? 10 : 9 }), 409, 'ids.idempotency_mismatch');
+      problem(
+        await api.post('/pools/vni/allocations', { owner: 'svc-1', purpose: 'tunnel', value: first.body.value === 9 ? 10 : 9 }),
+        409,
+        'ids.idempotency_mismatch',
+      );
       const other = await api.post('/pools/vni/allocations', { owner: 'svc-1', purpose: 'second' });
       assert.notEqual(other.body.value, first.body.value);
       const n = (await api.get('/pools/vni')).body.utilization.allocations;
@@ -133,7 +137,10 @@ for (const dialect of DIALECTS) {
         ],
       });
       assert.equal(ok.status, 201);
-      assert.deepEqual(ok.body.allocations.map((a: any) => a.value), [100, 10, 11]);
+      assert.deepEqual(
+        ok.body.allocations.map((a: any) => a.value),
+        [100, 10, 11],
+      );
       const failed = await api.post('/allocations', {
         allocations: [
           { pool: 'm-vni', owner: 'wire-2', purpose: 'vni' },
@@ -200,7 +207,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([outcome.body.imported, outcome.body.unchanged, outcome.body.conflicts.length], [0, 1, 1]);
       const after = await api.get('/pools/lease-import');
       assert.deepEqual([after.body.utilization.used, after.body.utilization.free, after.body.utilization.allocations], ['1', '9', 1]);
-      assert.deepEqual((await api.all('/pools/lease-import/allocations')).map((a) => a.owner), ['keeps']);
+      assert.deepEqual(
+        (await api.all('/pools/lease-import/allocations')).map((a) => a.owner),
+        ['keeps'],
+      );
       assert.notEqual(after.headers.get('etag'), before.headers.get('etag'), 'releasing the expired reservation changed the pool');
       assert.equal(after.body.generation, before.body.generation + 1);
     });
@@ -212,7 +222,10 @@ for (const dialect of DIALECTS) {
       assert.equal(first.body.items.length, 3);
       assert.match(first.headers.get('link')!, /rel="next"/);
       const all = await api.all('/pools/paged/allocations?limit=3');
-      assert.deepEqual(all.map((a) => a.value), [1, 2, 3, 4, 5, 6, 7]);
+      assert.deepEqual(
+        all.map((a) => a.value),
+        [1, 2, 3, 4, 5, 6, 7],
+      );
       const odd = await api.all('/allocations?pool=paged&purpose=odd');
       assert.equal(odd.length, 3);
       problem(await api.get('/allocations?cursor=garbage'), 400, 'ids.invalid_request');
@@ -327,8 +340,12 @@ for (const dialect of DIALECTS) {
       const { idsRoutes } = await import('../../src/ids/api.js');
       const doc = (await api.get('/openapi.json')).body;
       assert.equal(doc.openapi, '3.1.0');
-      const served = Object.entries(idsRoutes).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path.replace(/:(\w+)/g, '{$1}')}`)).sort();
-      const documented = Object.entries(doc.paths as Record<string, object>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`)).sort();
+      const served = Object.entries(idsRoutes)
+        .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path.replace(/:(\w+)/g, '{$1}')}`))
+        .sort();
+      const documented = Object.entries(doc.paths as Record<string, object>)
+        .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+        .sort();
       assert.deepEqual(documented, served);
       const root = (await api.get('')).body;
       assert.equal(root.links.openapi, '/ids/v1/openapi.json');
@@ -357,7 +374,10 @@ for (const dialect of DIALECTS) {
       const pool = (await api.get('/pools/lw')).body;
       assert.equal(pool.utilization.used, '1');
       assert.equal(pool.utilization.allocations, 1);
-      assert.deepEqual((await api.all('/allocations?pool=lw')).map((a) => a.owner), ['keeps']);
+      assert.deepEqual(
+        (await api.all('/allocations?pool=lw')).map((a) => a.owner),
+        ['keeps'],
+      );
     });
   });
 }

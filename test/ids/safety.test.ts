@@ -64,7 +64,9 @@ for (const dialect of DIALECTS) {
       const tableUrl = await freshDatabaseUrl('postgres');
       table = new pg.Client({ connectionString: tableUrl });
       await table.connect();
-      await table.query('CREATE TABLE allocation (attribute text NOT NULL, owner text NOT NULL, allocated_value integer NOT NULL, UNIQUE (attribute, owner), UNIQUE (attribute, allocated_value))');
+      await table.query(
+        'CREATE TABLE allocation (attribute text NOT NULL, owner text NOT NULL, allocated_value integer NOT NULL, UNIQUE (attribute, owner), UNIQUE (attribute, allocated_value))',
+      );
       const config = path.join(mkdtempSync(path.join(os.tmpdir(), 'allot-ids-safety-')), 'ids.json');
       const inventories = {
         odd: { module: path.join(here, 'fixtures/odd-inventory.mjs') },
@@ -130,7 +132,10 @@ for (const dialect of DIALECTS) {
       assert.equal(after.version, before.version + 1);
       assert.equal(after.forced_releases.length, 1);
       const [record] = after.forced_releases;
-      assert.deepEqual({ ...record, released_at: undefined }, { allocation_id: held.id, pool: 'tiny', attribute: 'vni', value: 1, sets: ['active', 'rollback'], released_at: undefined });
+      assert.deepEqual(
+        { ...record, released_at: undefined },
+        { allocation_id: held.id, pool: 'tiny', attribute: 'vni', value: 1, sets: ['active', 'rollback'], released_at: undefined },
+      );
 
       // Another owner takes the freed value; the instance's next validation notices and allocates another.
       assert.equal((await api.post('/pools/tiny/allocations', { owner: 'd' })).body.value, 1);
@@ -150,7 +155,10 @@ for (const dialect of DIALECTS) {
       const tag = (await api.post(`/service-instances/${id}/validate`)).body.candidate_attributes.tag;
       const held = await allocationOf(`service-instance/${id}`, 'small');
       assert.equal((await api.delete(`/allocations/${held.id}?force=true`)).status, 204);
-      assert.deepEqual((await api.get(`/service-instances/${id}`)).body.forced_releases.map((f: any) => f.sets), [['candidate']]);
+      assert.deepEqual(
+        (await api.get(`/service-instances/${id}`)).body.forced_releases.map((f: any) => f.sets),
+        [['candidate']],
+      );
       const again = (await api.post(`/service-instances/${id}/validate`)).body;
       assert.equal(again.candidate_attributes.tag, tag);
       assert.deepEqual(again.forced_releases, []);
@@ -159,7 +167,7 @@ for (const dialect of DIALECTS) {
       await api.delete(`/service-instances/${id}`);
       assert.equal((await api.all(`/pools/small/allocations`)).length, 0);
     });
-  
+
     test('IPv6 pools hold every value the API accepts: explicit prefixes, ::/0, a /0 block', async () => {
       assert.equal((await api.post('/pools', { name: 'v6-prefixes', kind: 'prefix', ranges: ['2001:db8::/32'], prefix_length: 64 })).status, 201);
       const explicit = await api.post('/pools/v6-prefixes/allocations', { owner: 'a', value: '2001:db8:0:5::/64' });
@@ -197,17 +205,33 @@ for (const dialect of DIALECTS) {
       }
       problem(await api.get('/allocations?owner=a%00b'), 400, 'ids.invalid_request');
       assert.equal((await api.get('/pools/a%00b')).status, 404);
-      problem(await api.call('POST', '/service-instances', undefined, { ...H, raw: '{"allocation_spec":"tiny-wire","attributes":{"n":"\\u0000"}}' }), 400, 'ids.invalid_request');
+      problem(
+        await api.call('POST', '/service-instances', undefined, { ...H, raw: '{"allocation_spec":"tiny-wire","attributes":{"n":"\\u0000"}}' }),
+        400,
+        'ids.invalid_request',
+      );
 
       assert.equal(
-        (await api.post('/allocation-specs', { name: 'odd', attributes: { found: { from: 'lookup', inventory: 'odd', key_attribute: 'key' }, slot: { from: 'inventory', inventory: 'odd', owner_attribute: 'customer' } } })).status,
+        (
+          await api.post('/allocation-specs', {
+            name: 'odd',
+            attributes: {
+              found: { from: 'lookup', inventory: 'odd', key_attribute: 'key' },
+              slot: { from: 'inventory', inventory: 'odd', owner_attribute: 'customer' },
+            },
+          })
+        ).status,
         201,
       );
       const long = 'c'.repeat(256);
       const tooLong = await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: long } });
       problem(tooLong, 400, 'ids.invalid_request');
       assert.equal(tooLong.body.attribute, 'customer');
-      problem(await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: { nested: long } } }), 400, 'ids.invalid_request');
+      problem(
+        await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: { nested: long } } }),
+        400,
+        'ids.invalid_request',
+      );
       const fits = (await api.post('/service-instances', { allocation_spec: 'odd', attributes: { key: 'k', customer: 'c'.repeat(255) } })).body;
       assert.equal((await api.post(`/service-instances/${fits.id}/validate`)).body.candidate_attributes.slot, 255);
       problem(await api.patch(`/service-instances/${fits.id}`, { attributes: { customer: long } }), 400, 'ids.invalid_request');
@@ -222,13 +246,17 @@ for (const dialect of DIALECTS) {
         assert.match(after.last_error, /answered a value that/);
       }
     });
-  
-    test('deeply nested JSON is a 400 in each API\'s format, also where JSON is stored and echoed; the deepest accepted round-trips', async () => {
+
+    test("deeply nested JSON is a 400 in each API's format, also where JSON is stored and echoed; the deepest accepted round-trips", async () => {
       const nest = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
       const deep = nest(5000);
       const json = { 'content-type': 'application/json' };
       const send = (method: string, url: string, body: string | undefined, headers: Record<string, string> = {}) =>
-        fetch(`${server.url}${url}`, { method, headers: { ...json, ...headers }, body }).then(async (r) => ({ status: r.status, contentType: r.headers.get('content-type') ?? '', text: await r.text() }));
+        fetch(`${server.url}${url}`, { method, headers: { ...json, ...headers }, body }).then(async (r) => ({
+          status: r.status,
+          contentType: r.headers.get('content-type') ?? '',
+          text: await r.text(),
+        }));
 
       // identifiers: metadata of an allocation (create, PATCH), of a pool; attribute sets of an instance
       const alloc = (await api.post('/pools/small/allocations', { owner: 'meta' })).body;
@@ -273,11 +301,16 @@ for (const dialect of DIALECTS) {
 
       // placement: allocations of a consumer — Placement's error envelope
       const pl = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
-      const res = await send('PUT', '/placement/allocations/6b5a4d3c-2e1f-4a0b-9c8d-7e6f5a4b3c2d', `{"allocations":${deep},"project_id":"p","user_id":"u","consumer_generation":null}`, pl);
+      const res = await send(
+        'PUT',
+        '/placement/allocations/6b5a4d3c-2e1f-4a0b-9c8d-7e6f5a4b3c2d',
+        `{"allocations":${deep},"project_id":"p","user_id":"u","consumer_generation":null}`,
+        pl,
+      );
       assert.equal(res.status, 400, res.text.slice(0, 200));
       assert.equal(JSON.parse(res.text).errors[0].status, 400);
     });
-  
+
     test('malformed ranges are a 400 naming the field and the value, and nothing is stored', async () => {
       const cases: Array<[Record<string, unknown>, string, unknown, RegExp]> = [
         [{ kind: 'integer', ranges: ['1-2-3'] }, '/ranges/0', '1-2-3', /not a range of the form/],
@@ -297,7 +330,11 @@ for (const dialect of DIALECTS) {
       for (const [definition, pointer, value, reason] of cases) {
         const res = await api.post('/pools', { name: 'malformed', ...definition });
         problem(res, 400, 'ids.invalid_request');
-        assert.deepEqual(res.body.errors.map((e: any) => e.pointer), [pointer], res.text);
+        assert.deepEqual(
+          res.body.errors.map((e: any) => e.pointer),
+          [pointer],
+          res.text,
+        );
         assert.ok(res.body.detail.includes(JSON.stringify(value)), res.text);
         assert.match(res.body.detail, reason);
       }
@@ -310,7 +347,7 @@ for (const dialect of DIALECTS) {
       problem(await api.patch('/pools/adjacent', { excluded: ['30'] }), 400, 'ids.invalid_request');
       assert.equal((await api.get('/pools/adjacent')).body.generation, 0, 'refused changes changed nothing');
     });
-  
+
     test('an idempotent repeat must be the same request: every parameter but an omitted value is compared', async () => {
       assert.equal((await api.post('/pools', { name: 'idem', kind: 'integer', ranges: ['1-1000'] })).status, 201);
       const request = { owner: 'svc', purpose: 'p', strategy: 'highest', ttl_seconds: 600, metadata: { site: 'ams1', tags: ['a', 'b'] } };
@@ -318,7 +355,13 @@ for (const dialect of DIALECTS) {
       assert.equal(first.status, 201, first.text);
       assert.equal(first.body.value, 1000);
       // the same request (object keys in another order are the same metadata): the same answer
-      const same = await api.post('/pools/idem/allocations', { metadata: { tags: ['a', 'b'], site: 'ams1' }, ttl_seconds: 600, strategy: 'highest', purpose: 'p', owner: 'svc' });
+      const same = await api.post('/pools/idem/allocations', {
+        metadata: { tags: ['a', 'b'], site: 'ams1' },
+        ttl_seconds: 600,
+        strategy: 'highest',
+        purpose: 'p',
+        owner: 'svc',
+      });
       assert.equal(same.status, 200, same.text);
       assert.equal(same.body.id, first.body.id);
       // naming the value it holds is the same request; leaving out the value too
@@ -348,7 +391,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.post('/pools/idem/allocations', { ...request, dry_run: true })).body.id, first.body.id);
       // what the allocation became later (confirmed, metadata replaced) does not change what the request was
       const etag = (await api.get(`/allocations/${first.body.id}`)).headers.get('etag')!;
-      assert.equal((await api.patch(`/allocations/${first.body.id}`, { state: 'allocated', metadata: { other: 1 } }, { headers: { 'if-match': etag } })).status, 200);
+      assert.equal(
+        (await api.patch(`/allocations/${first.body.id}`, { state: 'allocated', metadata: { other: 1 } }, { headers: { 'if-match': etag } })).status,
+        200,
+      );
       const retried = await api.post('/pools/idem/allocations', request);
       assert.equal(retried.status, 200, retried.text);
       assert.deepEqual([retried.body.state, retried.body.metadata], ['allocated', { other: 1 }]);
@@ -358,11 +404,14 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.post('/pools/idem/allocations', { owner: 'old', metadata: { from: 'ipam' } })).body.value, 7);
       assert.deepEqual((await api.post('/pools/idem/allocations', { owner: 'old' })).body.differs, ['metadata']);
     });
-  
+
     test('an external inventory with nothing left is 409 ids.pool_exhausted naming it; failures and timeouts stay 502/504', async () => {
       for (const inventory of ['scarce-http', 'scarce-table']) {
         const spec = `from-${inventory}`;
-        assert.equal((await api.post('/allocation-specs', { name: spec, attributes: { slot: { from: 'inventory', inventory, owner_attribute: 'customer' } } })).status, 201);
+        assert.equal(
+          (await api.post('/allocation-specs', { name: spec, attributes: { slot: { from: 'inventory', inventory, owner_attribute: 'customer' } } })).status,
+          201,
+        );
         const validate = async (customer: string) => {
           const id = (await api.post('/service-instances', { allocation_spec: spec, attributes: { customer } })).body.id;
           return { id, res: await api.post(`/service-instances/${id}/validate`) };

@@ -60,7 +60,15 @@ for (const dialect of DIALECTS) {
         },
       });
       assert.equal(spec.status, 201, spec.text);
-      assert.equal((await api.post('/allocation-specs', { name: 'vlan-assignment', attributes: { vlan_id: { from: 'inventory', inventory: 'vlans', owner_attribute: 'name' } } })).status, 201);
+      assert.equal(
+        (
+          await api.post('/allocation-specs', {
+            name: 'vlan-assignment',
+            attributes: { vlan_id: { from: 'inventory', inventory: 'vlans', owner_attribute: 'name' } },
+          })
+        ).status,
+        201,
+      );
       assert.equal((await api.post('/allocation-specs', { name: 'by-id', attributes: { tag: { from: 'inventory', inventory: 'memory' } } })).status, 201);
     });
     after(async () => {
@@ -86,7 +94,11 @@ for (const dialect of DIALECTS) {
       // validating again keeps what is there
       const again = await api.post(`/service-instances/${id}/validate`);
       assert.equal(again.body.candidate_attributes.vni, c.vni);
-      problem(await api.post(`/service-instances/${id}/promote`, undefined, { headers: { 'if-match': validated.headers.get('etag')! } }), 412, 'ids.precondition_failed');
+      problem(
+        await api.post(`/service-instances/${id}/promote`, undefined, { headers: { 'if-match': validated.headers.get('etag')! } }),
+        412,
+        'ids.precondition_failed',
+      );
       const up = await api.post(`/service-instances/${id}/promote`, undefined, { headers: { 'if-match': again.headers.get('etag')! } });
       assert.equal(up.status, 200, up.text);
       assert.equal(up.body.state, 'up');
@@ -106,7 +118,10 @@ for (const dialect of DIALECTS) {
       assert.equal(promoted.rollback_attributes.router_a_mgmt_ip, '10.0.0.1');
 
       const held = await api.all(`/allocations?owner=${encodeURIComponent(`service-instance/${id}`)}`);
-      assert.deepEqual(held.map((a) => [a.pool, a.purpose, a.value, a.source]), [['vni', 'vni', c.vni, 'service-instance']]);
+      assert.deepEqual(
+        held.map((a) => [a.pool, a.purpose, a.value, a.source]),
+        [['vni', 'vni', c.vni, 'service-instance']],
+      );
 
       const rolledBack = (await api.post(`/service-instances/${id}/rollback`)).body;
       assert.equal(rolledBack.active_attributes.router_a, 'r1');
@@ -138,14 +153,26 @@ for (const dialect of DIALECTS) {
       problem(await api.post(`/service-instances/${x.id}/validate`), 422, 'ids.missing_attribute');
       await api.patch(`/service-instances/${x.id}`, { attributes: { router_z: 'nowhere' } });
       problem(await api.post(`/service-instances/${x.id}/validate`), 422, 'ids.lookup_not_found');
-      problem(await api.post('/service-instances', { allocation_spec: 'virtualwire', attributes: { router_a_mgmt_ip: '1.2.3.4' } }), 400, 'ids.attribute_read_only');
+      problem(
+        await api.post('/service-instances', { allocation_spec: 'virtualwire', attributes: { router_a_mgmt_ip: '1.2.3.4' } }),
+        400,
+        'ids.attribute_read_only',
+      );
       problem(await api.post('/service-instances', { allocation_spec: 'nope', attributes: {} }), 422, 'ids.invalid_request');
-      problem(await api.post('/allocation-specs', { name: 'bad', attributes: { x: { from: 'lookup', inventory: 'ghost', key_attribute: 'y' } } }), 422, 'ids.unknown_inventory');
+      problem(
+        await api.post('/allocation-specs', { name: 'bad', attributes: { x: { from: 'lookup', inventory: 'ghost', key_attribute: 'y' } } }),
+        422,
+        'ids.unknown_inventory',
+      );
     });
 
     test('an inventory that owns allocation: idempotent per owner, deallocated through the outbox', async () => {
-      const one = (await api.post('/service-instances', { allocation_spec: 'vlan-assignment', lifecycle: 'simple_with_deallocation', attributes: { name: 'cust-1' } })).body;
-      const two = (await api.post('/service-instances', { allocation_spec: 'vlan-assignment', lifecycle: 'simple_with_deallocation', attributes: { name: 'cust-2' } })).body;
+      const one = (
+        await api.post('/service-instances', { allocation_spec: 'vlan-assignment', lifecycle: 'simple_with_deallocation', attributes: { name: 'cust-1' } })
+      ).body;
+      const two = (
+        await api.post('/service-instances', { allocation_spec: 'vlan-assignment', lifecycle: 'simple_with_deallocation', attributes: { name: 'cust-2' } })
+      ).body;
       const v1 = (await api.post(`/service-instances/${one.id}/validate`)).body.candidate_attributes.vlan_id;
       const v2 = (await api.post(`/service-instances/${two.id}/validate`)).body.candidate_attributes.vlan_id;
       assert.notEqual(v1, v2);
@@ -167,7 +194,10 @@ for (const dialect of DIALECTS) {
       assert.equal(done.pending_deallocations, 0);
       assert.deepEqual((await inventory.query("SELECT owner FROM allocation WHERE attribute = 'vlan_id'")).rows, [{ owner: 'cust-2' }]);
       const entries = await api.all(`/outbox?instance=${one.id}`);
-      assert.deepEqual(entries.map((e) => [e.inventory, e.owner, e.state]), [['vlans', 'cust-1', 'done']]);
+      assert.deepEqual(
+        entries.map((e) => [e.inventory, e.owner, e.state]),
+        [['vlans', 'cust-1', 'done']],
+      );
       const inventories = (await api.get('/inventories')).body.items;
       assert.deepEqual(inventories.find((i: any) => i.name === 'vlans').outbox, { pending: 0, done: 1 });
     });

@@ -43,8 +43,7 @@ function rootsOf(body: any): string[] {
   });
 }
 
-const groups = (n: number, resources: string) =>
-  Array.from({ length: n }, (_, i) => `resources${i + 1}=${resources}`).join('&');
+const groups = (n: number, resources: string) => Array.from({ length: n }, (_, i) => `resources${i + 1}=${resources}`).join('&');
 
 for (const dialect of DIALECTS) {
   describe(`allocation candidates (${dialect})`, () => {
@@ -129,8 +128,7 @@ for (const dialect of DIALECTS) {
       await use(api, (await api.get(`/resource_providers?in_tree=${computes[0]}`)).body.resource_providers[1].uuid, { VCPU: 3 });
       await use(api, (await api.get(`/resource_providers?in_tree=${computes[0]}`)).body.resource_providers[2].uuid, { VCPU: 3 });
       await use(api, (await api.get(`/resource_providers?in_tree=${computes[1]}`)).body.resource_providers[1].uuid, { VCPU: 3 });
-      const order = async (strategy: string) =>
-        rootsOf((await api.get(`/allocation_candidates?resources=VCPU:1&limit=12&allot_strategy=${strategy}`)).body);
+      const order = async (strategy: string) => rootsOf((await api.get(`/allocation_candidates?resources=VCPU:1&limit=12&allot_strategy=${strategy}`)).body);
       const packed = await order('pack');
       assert.deepEqual(packed.slice(0, 2), [computes[0], computes[1]]);
       const spread = await order('spread');
@@ -226,7 +224,11 @@ for (const dialect of DIALECTS) {
         assert.equal(typeof res.body.errors[0].detail, 'string');
       }
       // Out-of-range numbers and many groups are answered (nothing fits, or a bounded set).
-      for (const q of ['resources=VCPU:99999999999999999999999', 'resources=VCPU:1&limit=99999999999999999999', `${groups(300, 'CUSTOM_WIDE:1')}&group_policy=none`]) {
+      for (const q of [
+        'resources=VCPU:99999999999999999999999',
+        'resources=VCPU:1&limit=99999999999999999999',
+        `${groups(300, 'CUSTOM_WIDE:1')}&group_policy=none`,
+      ]) {
         const res = await api.get(`/allocation_candidates?${q}`);
         assert.equal(res.status, 200, `${q.slice(0, 60)} → ${res.status} ${res.text.slice(0, 300)}`);
         assert.ok(res.body.allocation_requests.length <= CAP);

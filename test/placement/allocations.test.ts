@@ -73,7 +73,12 @@ for (const dialect of DIALECTS) {
       // migration takes over the source claim, instance claims the destination: the second part
       // does not fit, so neither may happen
       const tooBig = await api.post('/allocations', {
-        [migration]: { allocations: { [source]: { resources: { VCPU: 2, MEMORY_MB: 1024 } } }, ...owner, consumer_generation: null, consumer_type: 'MIGRATION' },
+        [migration]: {
+          allocations: { [source]: { resources: { VCPU: 2, MEMORY_MB: 1024 } } },
+          ...owner,
+          consumer_generation: null,
+          consumer_type: 'MIGRATION',
+        },
         [instance]: { allocations: { [dest]: { resources: { VCPU: 3, MEMORY_MB: 1024 } } }, ...owner, consumer_generation: 1, consumer_type: 'INSTANCE' },
       });
       assert.equal(tooBig.status, 409);
@@ -82,7 +87,12 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get(`/resource_providers/${dest}`)).body.generation, genBefore);
 
       const swap = await api.post('/allocations', {
-        [migration]: { allocations: { [source]: { resources: { VCPU: 2, MEMORY_MB: 1024 } } }, ...owner, consumer_generation: null, consumer_type: 'MIGRATION' },
+        [migration]: {
+          allocations: { [source]: { resources: { VCPU: 2, MEMORY_MB: 1024 } } },
+          ...owner,
+          consumer_generation: null,
+          consumer_type: 'MIGRATION',
+        },
         [instance]: { allocations: { [dest]: { resources: { VCPU: 2, MEMORY_MB: 1024 } } }, ...owner, consumer_generation: 1, consumer_type: 'INSTANCE' },
       });
       assert.equal(swap.status, 204, swap.text);
@@ -124,7 +134,10 @@ for (const dialect of DIALECTS) {
       // (resource class id), worded as each of Placement's handlers words it.
       const before = await generation();
       const inUse = `Inventory for 'VCPU, DISK_GB' on resource provider '${rp}' in use.`;
-      const replace = await api.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: before, inventories: { MEMORY_MB: { total: 1 } } });
+      const replace = await api.put(`/resource_providers/${rp}/inventories`, {
+        resource_provider_generation: before,
+        inventories: { MEMORY_MB: { total: 1 } },
+      });
       assert.equal(replace.status, 409);
       assert.equal(replace.body.errors[0].code, 'placement.inventory.inuse');
       assert.ok(replace.body.errors[0].detail.includes(`update conflict: ${inUse}`), replace.text);
@@ -135,8 +148,14 @@ for (const dialect of DIALECTS) {
       const deleteOne = await api.delete(`/resource_providers/${rp}/inventories/DISK_GB`);
       assert.equal(deleteOne.status, 409);
       assert.equal(deleteOne.body.errors[0].code, 'placement.concurrent_update'); // sic: Placement files it so
-      assert.ok(deleteOne.body.errors[0].detail.includes(`Unable to delete inventory of class DISK_GB: Inventory for 'DISK_GB' on resource provider '${rp}' in use.`));
-      const reshape = await api.post('/reshaper', { inventories: { [rp]: { resource_provider_generation: before, inventories: { MEMORY_MB: { total: 1 } } } }, allocations: {} }, { headers: { 'x-roles': 'service' } });
+      assert.ok(
+        deleteOne.body.errors[0].detail.includes(`Unable to delete inventory of class DISK_GB: Inventory for 'DISK_GB' on resource provider '${rp}' in use.`),
+      );
+      const reshape = await api.post(
+        '/reshaper',
+        { inventories: { [rp]: { resource_provider_generation: before, inventories: { MEMORY_MB: { total: 1 } } } }, allocations: {} },
+        { headers: { 'x-roles': 'service' } },
+      );
       assert.equal(reshape.status, 409);
       assert.equal(reshape.body.errors[0].code, 'placement.inventory.inuse');
       assert.ok(reshape.body.errors[0].detail.includes(`update conflict: ${inUse}`), reshape.text);
@@ -151,14 +170,18 @@ for (const dialect of DIALECTS) {
       const consumer = randomUUID();
       assert.equal((await api.put(`/allocations/${consumer}`, claim(parent, { VCPU: 3 }))).status, 204);
       const pg = (await api.get(`/resource_providers/${parent}`)).body.generation;
-      const res = await api.post('/reshaper', {
-        inventories: {
-          [parent]: { resource_provider_generation: pg, inventories: {} },
-          [child]: { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } },
+      const res = await api.post(
+        '/reshaper',
+        {
+          inventories: {
+            [parent]: { resource_provider_generation: pg, inventories: {} },
+            [child]: { resource_provider_generation: 0, inventories: { VCPU: { total: 8 } } },
+          },
+          allocations: { [consumer]: { allocations: { [child]: { resources: { VCPU: 3 } } }, ...owner, consumer_generation: 1, consumer_type: 'INSTANCE' } },
+          // Reshaping is a service's call (nova-compute's); Placement's default rule allows no one else.
         },
-        allocations: { [consumer]: { allocations: { [child]: { resources: { VCPU: 3 } } }, ...owner, consumer_generation: 1, consumer_type: 'INSTANCE' } },
-        // Reshaping is a service's call (nova-compute's); Placement's default rule allows no one else.
-      }, { headers: { 'x-roles': 'service' } });
+        { headers: { 'x-roles': 'service' } },
+      );
       assert.equal(res.status, 204, res.text);
       assert.deepEqual((await api.get(`/resource_providers/${parent}/usages`)).body.usages, {});
       assert.deepEqual((await api.get(`/resource_providers/${child}/usages`)).body.usages, { VCPU: 3 });

@@ -155,9 +155,17 @@ describe('candidates follow changes made by other processes', () => {
         assert.deepEqual(await candidateHosts(reader!), [], 'the reader has loaded its index');
         const rp = (await writer!.post('/resource_providers', { name: 'far' })).body.uuid;
         await writer!.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 2 } } });
-        await eventually(() => candidateHosts(reader!), (h) => h.includes(rp), 'the new provider reached the other process');
+        await eventually(
+          () => candidateHosts(reader!),
+          (h) => h.includes(rp),
+          'the new provider reached the other process',
+        );
         await writer!.put(`/allocations/${randomUUID()}`, { allocations: { [rp]: { resources: { VCPU: 2 } } }, consumer_generation: null, ...owner });
-        await eventually(() => candidateHosts(reader!), (h) => !h.includes(rp), 'the claim reached the other process');
+        await eventually(
+          () => candidateHosts(reader!),
+          (h) => !h.includes(rp),
+          'the claim reached the other process',
+        );
       } finally {
         for (const s of servers) assert.equal(await s.stop(), 0);
       }

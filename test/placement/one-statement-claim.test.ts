@@ -47,7 +47,13 @@ describe('one-statement claim (postgres)', () => {
   // Consumer types are created by the general path (the statement only uses known ones).
   before(async () => {
     const rp = await provider({ VCPU: { total: 1 } });
-    const res = await api.put(`/allocations/${randomUUID()}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u', consumer_generation: null, consumer_type: 'INSTANCE' });
+    const res = await api.put(`/allocations/${randomUUID()}`, {
+      allocations: { [rp]: { resources: { VCPU: 1 } } },
+      project_id: 'p',
+      user_id: 'u',
+      consumer_generation: null,
+      consumer_type: 'INSTANCE',
+    });
     assert.equal(res.status, 204, res.text);
   });
 

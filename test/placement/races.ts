@@ -27,8 +27,14 @@ async function checkProviders(api: PlacementClient, expected: Map<string, number
   for (const [rp, cap] of capacity) {
     const usage = (await api.get(`/resource_providers/${rp}/usages`)).body.usages[rc] ?? 0;
     assert.equal(usage, expected.get(rp) ?? 0, `usage of ${rp} must equal the acknowledged claims`);
-    const held = Object.values((await api.get(`/resource_providers/${rp}/allocations`)).body.allocations as Record<string, { resources: Record<string, number> }>);
-    assert.equal(held.reduce((sum, a) => sum + (a.resources[rc] ?? 0), 0), usage, `the allocations on ${rp} must add up to its usage`);
+    const held = Object.values(
+      (await api.get(`/resource_providers/${rp}/allocations`)).body.allocations as Record<string, { resources: Record<string, number> }>,
+    );
+    assert.equal(
+      held.reduce((sum, a) => sum + (a.resources[rc] ?? 0), 0),
+      usage,
+      `the allocations on ${rp} must add up to its usage`,
+    );
     assert.ok(usage <= cap, `usage ${usage} of ${rp} exceeds capacity ${cap}`);
   }
 }

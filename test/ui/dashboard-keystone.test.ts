@@ -77,7 +77,10 @@ for (const dialect of DIALECTS) {
       await page.waitForSelector('[data-signin="refused"]');
       assert.match(await page.locator('[data-signin="refused"]').innerText(), /placement API refused the token \(401\)/);
       assert.ok(apiRequests.length > 0);
-      assert.ok(apiRequests.every((r) => r.token === 'not-a-keystone-token'), JSON.stringify(apiRequests));
+      assert.ok(
+        apiRequests.every((r) => r.token === 'not-a-keystone-token'),
+        JSON.stringify(apiRequests),
+      );
     });
 
     test('a project member may not read Placement: 403, said in the view', async () => {
@@ -107,7 +110,10 @@ for (const dialect of DIALECTS) {
       await page.waitForSelector('.notice.error:has-text("The baremetal API refused this token the access (403)")');
       const apis = new Set(apiRequests.map((r) => new URL(r.url).pathname.split('/')[1]));
       assert.deepEqual([...apis].sort(), ['baremetal', 'ids', 'placement']);
-      assert.ok(apiRequests.every((r) => r.token === admin), JSON.stringify(apiRequests.filter((r) => r.token !== admin)));
+      assert.ok(
+        apiRequests.every((r) => r.token === admin),
+        JSON.stringify(apiRequests.filter((r) => r.token !== admin)),
+      );
     });
 
     test("a system reader's token reads the bare-metal view, and stays with the tab across a reload", async () => {
@@ -121,7 +127,10 @@ for (const dialect of DIALECTS) {
       await page.reload();
       await page.waitForSelector('[data-view="baremetal"] [data-conductor]');
       assert.equal(await page.locator('.signin').count(), 0);
-      assert.ok(apiRequests.length > 0 && apiRequests.every((r) => r.token === systemAdmin), JSON.stringify(apiRequests.filter((r) => r.token !== systemAdmin)));
+      assert.ok(
+        apiRequests.length > 0 && apiRequests.every((r) => r.token === systemAdmin),
+        JSON.stringify(apiRequests.filter((r) => r.token !== systemAdmin)),
+      );
     });
   });
 }

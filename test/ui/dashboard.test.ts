@@ -32,7 +32,9 @@ function expectedPlacement() {
       ratios.set(rc, [...(ratios.get(rc) ?? []), inv.allocation_ratio ?? 1]);
     }
   }
-  for (const c of consumerDefs()) for (const [name, resources] of Object.entries(c.allocations)) for (const [rc, n] of Object.entries(resources)) used.get(name)!.set(rc, (used.get(name)!.get(rc) ?? 0) + n);
+  for (const c of consumerDefs())
+    for (const [name, resources] of Object.entries(c.allocations))
+      for (const [rc, n] of Object.entries(resources)) used.get(name)!.set(rc, (used.get(name)!.get(rc) ?? 0) + n);
   const classTotals = new Map<string, { capacity: number; used: number }>();
   for (const [name, caps] of capacity)
     for (const [rc, cap] of caps) {
@@ -41,7 +43,10 @@ function expectedPlacement() {
       t.used += used.get(name)!.get(rc) ?? 0;
       classTotals.set(rc, t);
     }
-  const loads = PROVIDERS.map((p) => ({ name: p.name, load: Math.max(...[...capacity.get(p.name)!].map(([rc, cap]) => (used.get(p.name)!.get(rc) ?? 0) / cap)) }));
+  const loads = PROVIDERS.map((p) => ({
+    name: p.name,
+    load: Math.max(...[...capacity.get(p.name)!].map(([rc, cap]) => (used.get(p.name)!.get(rc) ?? 0) / cap)),
+  }));
   loads.sort((a, b) => b.load - a.load || a.name.localeCompare(b.name));
   return { classTotals, ratios, loads };
 }
@@ -138,17 +143,29 @@ for (const dialect of DIALECTS) {
       await page.waitForSelector('[data-view="capacity"] [data-rc="VCPU"]');
       assert.equal(await page.locator('[data-stat="providers"] .stat-value').innerText(), String(PROVIDERS.length));
       assert.equal(await page.locator('[data-stat="consumers"] .stat-value').innerText(), String(consumerDefs().length));
-      assert.deepEqual(await page.locator('[data-rc]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-rc'))), ['VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB', 'SRIOV_NET_VF']);
+      assert.deepEqual(await page.locator('[data-rc]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-rc'))), [
+        'VCPU',
+        'PCPU',
+        'MEMORY_MB',
+        'DISK_GB',
+        'SRIOV_NET_VF',
+      ]);
       for (const [rc, t] of classTotals) {
         const bar = page.locator(`[data-rc="${rc}"] [data-chart="capacity-bar"]`);
         assert.equal(await bar.getAttribute('data-used'), String(t.used), rc);
         assert.equal(await bar.getAttribute('data-capacity'), String(t.capacity), rc);
       }
       const vcpu = classTotals.get('VCPU')!;
-      assert.equal(await page.locator('[data-rc="VCPU"] [data-field="used"]').innerText(), `${en(vcpu.used)} vCPU (${Math.round((vcpu.used / vcpu.capacity) * 100)}%)`);
+      assert.equal(
+        await page.locator('[data-rc="VCPU"] [data-field="used"]').innerText(),
+        `${en(vcpu.used)} vCPU (${Math.round((vcpu.used / vcpu.capacity) * 100)}%)`,
+      );
       assert.equal(await page.locator('[data-rc="VCPU"] [data-field="free"]').innerText(), `${en(vcpu.capacity - vcpu.used)} vCPU`);
       assert.equal(await page.locator('[data-rc="VCPU"] [data-field="capacity"]').innerText(), `${en(vcpu.capacity)} vCPU`);
-      assert.equal(await page.locator('[data-rc="VCPU"] [data-field="ratio"]').innerText(), `${Math.min(...ratios.get('VCPU')!)}×–${Math.max(...ratios.get('VCPU')!)}×`);
+      assert.equal(
+        await page.locator('[data-rc="VCPU"] [data-field="ratio"]').innerText(),
+        `${Math.min(...ratios.get('VCPU')!)}×–${Math.max(...ratios.get('VCPU')!)}×`,
+      );
       assert.equal(await page.locator('[data-rc="PCPU"] [data-field="ratio"]').innerText(), '1×');
       // overcommitted classes hatch what exists only through the ratio
       assert.equal(await page.locator('[data-rc="VCPU"] rect[fill="url(#hatch)"]').count(), 1);
@@ -156,11 +173,17 @@ for (const dialect of DIALECTS) {
 
       const heaviest = await texts(page, '[data-panel="heaviest"] tr[data-provider] td.name');
       assert.equal(heaviest[0], loads[0]!.name);
-      assert.equal(await page.locator(`[data-panel="heaviest"] tr[data-provider="${loads[0]!.name}"] td.num`).innerText(), `${Math.round(loads[0]!.load * 100)}%`);
+      assert.equal(
+        await page.locator(`[data-panel="heaviest"] tr[data-provider="${loads[0]!.name}"] td.num`).innerText(),
+        `${Math.round(loads[0]!.load * 100)}%`,
+      );
       const emptiest = await texts(page, '[data-panel="emptiest"] tr[data-provider] td.name');
       assert.equal(emptiest[0], loads[loads.length - 1]!.name);
       // a child provider is named with its tree
-      assert.ok(heaviest.some((n) => n.startsWith('cn-nfv-01 › cn-nfv-01-')), heaviest.join());
+      assert.ok(
+        heaviest.some((n) => n.startsWith('cn-nfv-01 › cn-nfv-01-')),
+        heaviest.join(),
+      );
 
       const roots = PROVIDERS.filter((p) => !p.parent).map((p) => p.name);
       assert.deepEqual((await page.locator('tr[data-tree]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-tree')))).sort(), [...roots].sort());
@@ -173,7 +196,10 @@ for (const dialect of DIALECTS) {
       await page.waitForSelector('[data-view="consumers"] tr[data-consumer]');
       const defs = [...demo.consumers];
       assert.equal(await page.locator('[data-stat="consumers"] .stat-value').innerText(), String(defs.length));
-      assert.equal(await page.locator('[data-stat="allocations"] .stat-value').innerText(), String(defs.reduce((n, [, c]) => n + Object.keys(c.allocations).length, 0)));
+      assert.equal(
+        await page.locator('[data-stat="allocations"] .stat-value').innerText(),
+        String(defs.reduce((n, [, c]) => n + Object.keys(c.allocations).length, 0)),
+      );
       assert.equal(await page.locator('tr[data-consumer]').count(), 25);
       assert.equal(await page.locator('[data-chart="top-consumers"] rect').count(), 10);
       // the largest consumers are the VNFs: 8 of 48 PCPU each
@@ -182,12 +208,15 @@ for (const dialect of DIALECTS) {
       await row.getByText('telco').waitFor();
       const rowText = await row.innerText();
       for (const name of Object.keys(vnf.allocations)) assert.ok(rowText.includes(name), rowText);
-      for (const chip of ['8 pCPU', '64 GiB memory', '8 SRIOV_NET_VF', '500 GB disk', 'nfv-orchestrator', 'INSTANCE', '17%']) assert.ok(rowText.includes(chip), `${chip} in ${rowText}`);
+      for (const chip of ['8 pCPU', '64 GiB memory', '8 SRIOV_NET_VF', '500 GB disk', 'nfv-orchestrator', 'INSTANCE', '17%'])
+        assert.ok(rowText.includes(chip), `${chip} in ${rowText}`);
       // projects, with how many consumers each
       const perProject = new Map<string, number>();
       for (const [, c] of defs) perProject.set(c.project, (perProject.get(c.project) ?? 0) + 1);
       await page.waitForSelector('.notice:has-text("Reading the project")', { state: 'detached' });
-      const projects = await page.locator('tr[data-project]').evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-project'), r.querySelector('.small')!.textContent] as const));
+      const projects = await page
+        .locator('tr[data-project]')
+        .evaluateAll((rows) => rows.map((r) => [r.getAttribute('data-project'), r.querySelector('.small')!.textContent] as const));
       assert.deepEqual(new Map(projects), new Map([...perProject].map(([p, n]) => [p, `${n} consumers`])));
       // the filter finds a project's consumers
       await page.fill('#consumer-filter', 'ci-runners');
@@ -203,15 +232,27 @@ for (const dialect of DIALECTS) {
       await page.waitForSelector('[data-chart="provision-states"]');
       const byState = new Map<string, number>();
       for (const n of NODES) byState.set(provisionState(n), (byState.get(provisionState(n)) ?? 0) + 1);
-      const drawn = await page.locator('[data-chart="provision-states"] rect[data-segment]').evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-segment'), Number(r.getAttribute('data-value'))]));
+      const drawn = await page
+        .locator('[data-chart="provision-states"] rect[data-segment]')
+        .evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-segment'), Number(r.getAttribute('data-value'))]));
       assert.deepEqual(Object.fromEntries(drawn), Object.fromEntries(byState));
       assert.equal(await page.locator('[data-chart="provision-states"]').getAttribute('data-total'), String(NODES.length));
-      assert.equal(await page.locator('[data-stat="allocatable"] .stat-value').innerText(), String(NODES.filter((n) => n.state === 'available' && !n.maintenance).length));
+      assert.equal(
+        await page.locator('[data-stat="allocatable"] .stat-value').innerText(),
+        String(NODES.filter((n) => n.state === 'available' && !n.maintenance).length),
+      );
 
       const active = NODES.filter((n) => n.state === 'allocated' || n.state === 'active').length;
-      const allocationStates = Object.fromEntries(await page.locator('[data-chart="allocation-states"] rect[data-segment]').evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-segment'), Number(r.getAttribute('data-value'))])));
+      const allocationStates = Object.fromEntries(
+        await page
+          .locator('[data-chart="allocation-states"] rect[data-segment]')
+          .evaluateAll((rs) => rs.map((r) => [r.getAttribute('data-segment'), Number(r.getAttribute('data-value'))])),
+      );
       assert.deepEqual(allocationStates, { active, error: 1 });
-      assert.match(await page.locator(`tr[data-allocation="${FAILED_ALLOCATION.name}"]`).innerText(), /no available nodes match the resource class baremetal-xxl/);
+      assert.match(
+        await page.locator(`tr[data-allocation="${FAILED_ALLOCATION.name}"]`).innerText(),
+        /no available nodes match the resource class baremetal-xxl/,
+      );
       for (const n of NODES.filter((x) => x.state === 'allocated' || x.state === 'active')) {
         const nodeRow = await page.locator(`tr[data-node="${n.name}"]`).innerText();
         assert.ok(nodeRow.includes(`alloc-${n.name} (active)`), nodeRow);
@@ -226,7 +267,10 @@ for (const dialect of DIALECTS) {
       // a state in the chart's legend lists only its nodes
       await page.click('[data-panel="states"] button:text-is("enroll")');
       await countReaches(page, 'tr[data-node]', 2);
-      assert.deepEqual((await page.locator('tr[data-node]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-node')))).sort(), NODES.filter((n) => n.state === 'enroll').map((n) => n.name));
+      assert.deepEqual(
+        (await page.locator('tr[data-node]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-node')))).sort(),
+        NODES.filter((n) => n.state === 'enroll').map((n) => n.name),
+      );
       await page.click('[data-panel="states"] button:text-is("enroll")');
       await countReaches(page, 'tr[data-node]', NODES.length);
       await screenshotShows(browser, page, shots, 'baremetal', { '#22c55e': 1000, '#2563eb': 1000, '#94a3b8': 300, '#a78bfa': 200, '#dc2626': 300 });
@@ -236,7 +280,10 @@ for (const dialect of DIALECTS) {
       await page.click('a[data-route="pools"]');
       await page.waitForSelector('[data-pool="vlan"] [data-chart="free-strip"]');
       const defs = poolDefs();
-      assert.deepEqual((await page.locator('[data-pool]').evaluateAll((ps) => ps.map((p) => p.getAttribute('data-pool')))).sort(), defs.map((d) => d.body.name).sort());
+      assert.deepEqual(
+        (await page.locator('[data-pool]').evaluateAll((ps) => ps.map((p) => p.getAttribute('data-pool')))).sort(),
+        defs.map((d) => d.body.name).sort(),
+      );
       for (const d of defs) {
         const pool = page.locator(`[data-pool="${d.body.name}"]`);
         const taken = d.taken.reduce((n, [, c]) => n + c * (d.body.kind === 'prefix' ? 2 : 1), 0);
@@ -245,11 +292,16 @@ for (const dialect of DIALECTS) {
       }
       // the VLAN strip: 160 buckets over 1–4094; the excluded VLAN 1 grey, the dense low band mostly
       // taken, the top free; the static band 2–99 marked
-      const free = await page.locator('[data-pool="vlan"] [data-chart="free-strip"] rect[data-free]').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-free')));
+      const free = await page
+        .locator('[data-pool="vlan"] [data-chart="free-strip"] rect[data-free]')
+        .evaluateAll((rs) => rs.map((r) => r.getAttribute('data-free')));
       assert.equal(free.length, 160);
       assert.equal(free[0], '1', 'bucket 1–25: VLAN 1 excluded, 2–25 (static band) free');
       const dense = free.slice(5, 10).map(Number);
-      assert.ok(dense.every((f) => f < 0.2), `VLANs 100–419 are 93% taken: ${dense}`);
+      assert.ok(
+        dense.every((f) => f < 0.2),
+        `VLANs 100–419 are 93% taken: ${dense}`,
+      );
       assert.equal(free[159], '1');
       assert.equal(await page.locator('[data-pool="vlan"] rect[fill="#7c3aed"]').count(), 1);
       // the selected pool's allocations
@@ -266,7 +318,12 @@ for (const dialect of DIALECTS) {
 
       const allot = new AllotClient({ url: server.url, token: 'admin' });
       const consumer = randomUUID();
-      await allocatePlacement(allot.placement, consumer, { name: 'live', project: 'live-project', user: 'live-user', allocations: { 'cn-r1-03': { VCPU: 32, MEMORY_MB: 131072 } } }, demo.providers);
+      await allocatePlacement(
+        allot.placement,
+        consumer,
+        { name: 'live', project: 'live-project', user: 'live-user', allocations: { 'cn-r1-03': { VCPU: 32, MEMORY_MB: 131072 } } },
+        demo.providers,
+      );
       await page.locator(`tr[data-consumer="${consumer}"]`).getByText('live-project').waitFor({ timeout: 15_000 });
 
       await page.click('a[data-route="capacity"]');
@@ -275,7 +332,12 @@ for (const dialect of DIALECTS) {
 
       await page.click('a[data-route="baremetal"]');
       await page.waitForSelector('[data-chart="provision-states"]');
-      await allot.baremetal.createAllocation({ name: 'alloc-live', resource_class: 'baremetal-large', candidate_nodes: [demo.nodes.get('bm-rack4-04')!], owner: 'bm-project' });
+      await allot.baremetal.createAllocation({
+        name: 'alloc-live',
+        resource_class: 'baremetal-large',
+        candidate_nodes: [demo.nodes.get('bm-rack4-04')!],
+        owner: 'bm-project',
+      });
       assert.equal((await allot.baremetal.waitForAllocation('alloc-live')).state, 'active');
       await page.locator('tr[data-node="bm-rack4-04"]').getByText('alloc-live (active)').waitFor({ timeout: 15_000 });
 

@@ -75,7 +75,13 @@ export function consumerDefs(): ConsumerDef[] {
   const out: ConsumerDef[] = [];
   let i = 0;
   for (const [hostName, flavor, n] of PLACED)
-    for (let k = 0; k < n; k++, i++) out.push({ name: `${hostName}-${flavor}-${k}`, project: PROJECTS[i % PROJECTS.length]!, user: `user-${i % 3}`, allocations: { [hostName]: FLAVORS[flavor]! } });
+    for (let k = 0; k < n; k++, i++)
+      out.push({
+        name: `${hostName}-${flavor}-${k}`,
+        project: PROJECTS[i % PROJECTS.length]!,
+        user: `user-${i % 3}`,
+        allocations: { [hostName]: FLAVORS[flavor]! },
+      });
   // instances on the NFV host: dedicated CPUs and memory on a NUMA cell, VFs on the NIC, disk from the shared pool
   for (let k = 0; k < 3; k++)
     out.push({
@@ -156,10 +162,16 @@ export function poolDefs(): PoolDef[] {
   for (let k = 0; k < 420; k++) p2p.push([`10.255.${Math.floor(k / 128)}.${(k % 128) * 2}/31`, 1]);
   for (let k = 0; k < 160; k++) p2p.push([`10.255.${64 + Math.floor(k / 128)}.${(k % 128) * 2}/31`, 1]);
   return [
-    { body: { name: 'vlan', kind: 'integer', ranges: ['1-4094'], excluded: [1, '1002-1005'], static: ['2-99'], description: 'tenant VLANs, fabric ams1' }, taken: [...vlans].map((v) => [v, 1]) },
+    {
+      body: { name: 'vlan', kind: 'integer', ranges: ['1-4094'], excluded: [1, '1002-1005'], static: ['2-99'], description: 'tenant VLANs, fabric ams1' },
+      taken: [...vlans].map((v) => [v, 1]),
+    },
     { body: { name: 'mgmt-v4', kind: 'address', ranges: ['192.0.2.0/24'], description: 'out-of-band management' }, taken: mgmt },
     { body: { name: 'p2p-links', kind: 'prefix', ranges: ['10.255.0.0/16'], prefix_length: 31, description: 'router point-to-point links' }, taken: p2p },
-    { body: { name: 'vni', kind: 'integer', ranges: ['4096-16777215'], strategy: 'random', description: 'VXLAN network identifiers' }, taken: Array.from({ length: 40 }, (_, k) => [4096 + k * 4096, 1] as [number, number]) },
+    {
+      body: { name: 'vni', kind: 'integer', ranges: ['4096-16777215'], strategy: 'random', description: 'VXLAN network identifiers' },
+      taken: Array.from({ length: 40 }, (_, k) => [4096 + k * 4096, 1] as [number, number]),
+    },
   ];
 }
 

@@ -106,7 +106,11 @@ export class Api {
     let pages = 0;
     do {
       const sep = path.includes('?') ? '&' : '?';
-      const res: ApiResponse<{ items: T[]; next_cursor: string | null }> = await this.get('ids', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path, signal);
+      const res: ApiResponse<{ items: T[]; next_cursor: string | null }> = await this.get(
+        'ids',
+        cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path,
+        signal,
+      );
       items.push(...res.body.items);
       cursor = res.body.next_cursor;
       pages++;

@@ -46,13 +46,24 @@ export function CapacityBar(props: { used: number; capacity: number; physical: n
   const fraction = capacity > 0 ? used / capacity : used > 0 ? Infinity : 0;
   const overcommitted = capacity > physical && physical >= 0;
   return (
-    <svg class="bar" width="100%" height={props.height ?? 18} role="img" aria-label={props.label} data-chart="capacity-bar" data-used={used} data-capacity={capacity}>
+    <svg
+      class="bar"
+      width="100%"
+      height={props.height ?? 18}
+      role="img"
+      aria-label={props.label}
+      data-chart="capacity-bar"
+      data-used={used}
+      data-capacity={capacity}
+    >
       <title>{props.label}</title>
       <rect x="0" y="0" width="100%" height="100%" rx="3" fill={COLORS.free} />
       {overcommitted && <rect x={pct(physical / scale)} y="0" width={pct((capacity - physical) / scale)} height="100%" fill="url(#hatch)" />}
       <rect x="0" y="0" width={pct(Math.min(used, capacity) / scale)} height="100%" rx="3" fill={levelColor(fraction)} data-part="used" />
       {used > capacity && <rect x={pct(capacity / scale)} y="0" width={pct((used - capacity) / scale)} height="100%" fill={COLORS.over} />}
-      {overcommitted && <line x1={pct(physical / scale)} x2={pct(physical / scale)} y1="0" y2="100%" stroke={COLORS.text} stroke-width="1.5" stroke-dasharray="3 2" />}
+      {overcommitted && (
+        <line x1={pct(physical / scale)} x2={pct(physical / scale)} y1="0" y2="100%" stroke={COLORS.text} stroke-width="1.5" stroke-dasharray="3 2" />
+      )}
     </svg>
   );
 }
@@ -121,7 +132,15 @@ export function FreeStrip(props: { buckets: StripBucket[]; label: string; static
     <svg class="strip" width="100%" height="34" role="img" aria-label={props.label} data-chart="free-strip" data-buckets={n}>
       <title>{props.label}</title>
       {props.buckets.map((b, i) => (
-        <rect key={i} x={pct(i / n)} y="0" width={pct(1 / n + 0.0005)} height="26" fill={b.free === null ? COLORS.idle : mix(COLORS.used, '#bbf7d0', b.free)} data-free={b.free ?? ''}>
+        <rect
+          key={i}
+          x={pct(i / n)}
+          y="0"
+          width={pct(1 / n + 0.0005)}
+          height="26"
+          fill={b.free === null ? COLORS.idle : mix(COLORS.used, '#bbf7d0', b.free)}
+          data-free={b.free ?? ''}
+        >
           <title>{b.title}</title>
         </rect>
       ))}
@@ -137,6 +156,10 @@ export function FreeStrip(props: { buckets: StripBucket[]; label: string; static
 /** Linear mix of two #rrggbb colours: t = 0 gives `a`, 1 gives `b`. */
 function mix(a: string, b: string, t: number): string {
   const ch = (hex: string, i: number) => parseInt(hex.slice(1 + 2 * i, 3 + 2 * i), 16);
-  const out = [0, 1, 2].map((i) => Math.round(ch(a, i) + (ch(b, i) - ch(a, i)) * t).toString(16).padStart(2, '0'));
+  const out = [0, 1, 2].map((i) =>
+    Math.round(ch(a, i) + (ch(b, i) - ch(a, i)) * t)
+      .toString(16)
+      .padStart(2, '0'),
+  );
   return `#${out.join('')}`;
 }

@@ -4,7 +4,14 @@ import { useState } from 'preact/hooks';
 import { ApiError } from './api.js';
 import { count } from './format.js';
 
-export function Panel(props: { title: string; subtitle?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; id?: string; wide?: boolean }) {
+export function Panel(props: {
+  title: string;
+  subtitle?: ComponentChildren;
+  actions?: ComponentChildren;
+  children: ComponentChildren;
+  id?: string;
+  wide?: boolean;
+}) {
   return (
     <section class={`panel${props.wide ? ' wide' : ''}`} id={props.id} data-panel={props.id}>
       <header>
@@ -88,7 +95,16 @@ export function Badge(props: { color: string; children: ComponentChildren; title
 }
 
 export function Filter(props: { value: string; onInput: (v: string) => void; placeholder: string; id?: string }) {
-  return <input class="filter" type="search" id={props.id} value={props.value} placeholder={props.placeholder} onInput={(e) => props.onInput((e.target as HTMLInputElement).value)} />;
+  return (
+    <input
+      class="filter"
+      type="search"
+      id={props.id}
+      value={props.value}
+      placeholder={props.placeholder}
+      onInput={(e) => props.onInput((e.target as HTMLInputElement).value)}
+    />
+  );
 }
 
 /** Dark or white text, whichever reads better on a #rrggbb background. */

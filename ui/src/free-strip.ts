@@ -105,7 +105,12 @@ function spread(intervals: Interval[], base: bigint, size: bigint, n: number, in
  * `complete` false: the free spans were read only in part, so buckets past the last one read are
  * unknown.
  */
-export function freeStrip(pool: StripPool, free: FreeSpan[], complete: boolean, maxBuckets: number): { buckets: StripBucket[]; staticMarks: Array<[number, number]> } {
+export function freeStrip(
+  pool: StripPool,
+  free: FreeSpan[],
+  complete: boolean,
+  maxBuckets: number,
+): { buckets: StripBucket[]; staticMarks: Array<[number, number]> } {
   const toIntervals = (list: Array<{ lower: Point; upper: Point }>) => list.map((r) => ({ lo: pointValue(r.lower), hi: pointValue(r.upper) }));
   const ranges = merge(toIntervals(pool.ranges));
   if (ranges.length === 0) return { buckets: [], staticMarks: [] };

@@ -47,7 +47,12 @@ function App() {
   useEffect(() => {
     loadServerSettings().then(setSettings, (err: Error) => setFailure(err.message));
   }, []);
-  if (failure) return <div class="notice error" role="alert">Could not reach allot: {failure}</div>;
+  if (failure)
+    return (
+      <div class="notice error" role="alert">
+        Could not reach allot: {failure}
+      </div>
+    );
   return settings ? <Dashboard settings={settings} /> : null;
 }
 
@@ -99,11 +104,13 @@ function Dashboard({ settings }: { settings: ServerSettings }) {
         <div class="controls">
           <LiveIndicator status={status} refreshMs={refreshMs} />
           <select aria-label="refresh interval" value={String(refreshMs)} onChange={(e) => chooseRefresh(Number((e.target as HTMLSelectElement).value))}>
-            {[...new Set([...REFRESH_CHOICES, refreshMs])].sort((a, b) => a - b).map((ms) => (
-              <option key={ms} value={String(ms)}>
-                {ms === 0 ? 'live updates off' : `refresh every ${ms / 1000} s`}
-              </option>
-            ))}
+            {[...new Set([...REFRESH_CHOICES, refreshMs])]
+              .sort((a, b) => a - b)
+              .map((ms) => (
+                <option key={ms} value={String(ms)}>
+                  {ms === 0 ? 'live updates off' : `refresh every ${ms / 1000} s`}
+                </option>
+              ))}
           </select>
           <button type="button" class="token" onClick={() => setSignIn({ reason: null })} title="the token sent to the APIs">
             {token === null ? 'sign in' : settings.auth === 'noauth' && token === NOAUTH_TOKEN ? 'noauth (admin)' : 'signed in'}
@@ -111,11 +118,21 @@ function Dashboard({ settings }: { settings: ServerSettings }) {
         </div>
       </header>
       {(signIn || api === null) && (
-        <SignIn auth={settings.auth} reason={signIn?.reason ?? null} current={token} onToken={useToken} onCancel={api === null ? null : () => setSignIn(null)} />
+        <SignIn
+          auth={settings.auth}
+          reason={signIn?.reason ?? null}
+          current={token}
+          onToken={useToken}
+          onCancel={api === null ? null : () => setSignIn(null)}
+        />
       )}
       <main>
-        {api !== null && route === 'capacity' && <PlacementRoute api={api} cache={placement} token={api.token} withOwners={false} render={(l) => <CapacityView live={l} />} />}
-        {api !== null && route === 'consumers' && <PlacementRoute api={api} cache={placement} token={api.token} withOwners render={(l) => <ConsumersView live={l} />} />}
+        {api !== null && route === 'capacity' && (
+          <PlacementRoute api={api} cache={placement} token={api.token} withOwners={false} render={(l) => <CapacityView live={l} />} />
+        )}
+        {api !== null && route === 'consumers' && (
+          <PlacementRoute api={api} cache={placement} token={api.token} withOwners render={(l) => <ConsumersView live={l} />} />
+        )}
         {api !== null && route === 'baremetal' && <BaremetalRoute api={api} token={api.token} />}
         {api !== null && route === 'pools' && <PoolsRoute api={api} cache={pools} token={api.token} />}
       </main>
@@ -123,8 +140,18 @@ function Dashboard({ settings }: { settings: ServerSettings }) {
   );
 }
 
-function PlacementRoute(props: { api: Api; cache: PlacementCache; token: string; withOwners: boolean; render: (live: Live<PlacementSnapshot>) => JSX.Element }) {
-  const live = useLive((signal) => props.cache.refresh(props.api, signal, props.withOwners), `placement:${props.token}:${props.withOwners}`, (s) => s.unfinished);
+function PlacementRoute(props: {
+  api: Api;
+  cache: PlacementCache;
+  token: string;
+  withOwners: boolean;
+  render: (live: Live<PlacementSnapshot>) => JSX.Element;
+}) {
+  const live = useLive(
+    (signal) => props.cache.refresh(props.api, signal, props.withOwners),
+    `placement:${props.token}:${props.withOwners}`,
+    (s) => s.unfinished,
+  );
   return props.render(live);
 }
 
@@ -162,7 +189,13 @@ function LiveIndicator(props: { status: LiveStatus | null; refreshMs: number }) 
  * tab's sessionStorage only and sent as `X-Auth-Token` (api.ts, authHeaders). With noauth, a
  * token is Placement's noauth2 `USER[:PROJECT]`, and "No authentication" goes back to `admin`.
  */
-function SignIn(props: { auth: ServerSettings['auth']; reason: ApiName | null; current: string | null; onToken: (t: string) => void; onCancel: (() => void) | null }) {
+function SignIn(props: {
+  auth: ServerSettings['auth'];
+  reason: ApiName | null;
+  current: string | null;
+  onToken: (t: string) => void;
+  onCancel: (() => void) | null;
+}) {
   const [value, setValue] = useState(props.current === null || props.current === NOAUTH_TOKEN ? '' : props.current);
   const keystone = props.auth === 'keystone';
   return (
@@ -177,7 +210,8 @@ function SignIn(props: { auth: ServerSettings['auth']; reason: ApiName | null; c
         <h2>Sign in</h2>
         {props.reason && (
           <p class="notice error" role="alert" data-signin="refused">
-            The {props.reason} API refused the token (401): {keystone ? 'Keystone does not know it, or it has expired or been revoked.' : 'it names no caller.'} Give a valid token.
+            The {props.reason} API refused the token (401): {keystone ? 'Keystone does not know it, or it has expired or been revoked.' : 'it names no caller.'}{' '}
+            Give a valid token.
           </p>
         )}
         {keystone ? (
@@ -186,11 +220,19 @@ function SignIn(props: { auth: ServerSettings['auth']; reason: ApiName | null; c
           </p>
         ) : (
           <p>
-            This allot runs without authentication (<code>--auth noauth</code>): a token only names the Placement caller, as <code>USER[:PROJECT]</code>; <code>admin</code> is an administrator.
+            This allot runs without authentication (<code>--auth noauth</code>): a token only names the Placement caller, as <code>USER[:PROJECT]</code>;{' '}
+            <code>admin</code> is an administrator.
           </p>
         )}
         {keystone && <pre>openstack token issue -f value -c id</pre>}
-        <input type="password" autocomplete="off" placeholder="token" value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} aria-label="token" />
+        <input
+          type="password"
+          autocomplete="off"
+          placeholder="token"
+          value={value}
+          onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+          aria-label="token"
+        />
         <div class="signin-actions">
           <button type="submit" class="primary" disabled={!value.trim()}>
             Use this token

@@ -165,7 +165,10 @@ export class PlacementCache {
     const ownersRead = await untilDeadline(unknown, deadline, signal, async (c) => {
       try {
         const { body } = await api.get<ConsumerOwner>('placement', `/allocations/${c.uuid}`, signal);
-        this.owners.set(c.uuid, { signature: c.signature, owner: { project_id: body.project_id, user_id: body.user_id, consumer_type: body.consumer_type, consumer_generation: body.consumer_generation } });
+        this.owners.set(c.uuid, {
+          signature: c.signature,
+          owner: { project_id: body.project_id, user_id: body.user_id, consumer_type: body.consumer_type, consumer_generation: body.consumer_generation },
+        });
       } catch (err) {
         if (!(err instanceof ApiError && err.status === 404)) throw err;
       }
@@ -195,7 +198,11 @@ async function readDetail(api: Api, uuid: string, signal: AbortSignal): Promise<
   try {
     const [inv, alloc] = await Promise.all([
       api.get<{ resource_provider_generation: number; inventories: Record<string, Inventory> }>('placement', `/resource_providers/${uuid}/inventories`, signal),
-      api.get<{ resource_provider_generation: number; allocations: Record<string, { resources: Record<string, number> }> }>('placement', `/resource_providers/${uuid}/allocations`, signal),
+      api.get<{ resource_provider_generation: number; allocations: Record<string, { resources: Record<string, number> }> }>(
+        'placement',
+        `/resource_providers/${uuid}/allocations`,
+        signal,
+      ),
     ]);
     const allocations: ProviderDetail['allocations'] = {};
     for (const [consumer, a] of Object.entries(alloc.body.allocations)) allocations[consumer] = a.resources;
@@ -254,10 +261,26 @@ export function summarize(cached: CachedProvider[]): PlacementSnapshot {
       for (const [rc, inv] of Object.entries(p.detail.inventories)) {
         const physical = inv.total - inv.reserved;
         // Placement's capacity: int((total - reserved) * allocation_ratio)
-        classes[rc] = { total: inv.total, reserved: inv.reserved, physical, capacity: Math.floor(physical * inv.allocation_ratio), used: used[rc] ?? 0, minRatio: inv.allocation_ratio, maxRatio: inv.allocation_ratio };
+        classes[rc] = {
+          total: inv.total,
+          reserved: inv.reserved,
+          physical,
+          capacity: Math.floor(physical * inv.allocation_ratio),
+          used: used[rc] ?? 0,
+          minRatio: inv.allocation_ratio,
+          maxRatio: inv.allocation_ratio,
+        };
       }
     }
-    const view: ProviderView = { uuid: p.uuid, name: p.name, parent: p.parent_provider_uuid, root: p.root_provider_uuid, generation: p.generation, classes, ...loadOf(classes) };
+    const view: ProviderView = {
+      uuid: p.uuid,
+      name: p.name,
+      parent: p.parent_provider_uuid,
+      root: p.root_provider_uuid,
+      generation: p.generation,
+      classes,
+      ...loadOf(classes),
+    };
     providers.push(view);
     byUuid.set(p.uuid, view);
   }

@@ -7,7 +7,13 @@
 import type { RuleDefault } from '../policy.js';
 
 const both = ['system', 'project'] as const;
-const op = (name: string, check: string, description: string, operations: string[]): RuleDefault => ({ name, check, description, operations, scopeTypes: both });
+const op = (name: string, check: string, description: string, operations: string[]): RuleDefault => ({
+  name,
+  check,
+  description,
+  operations,
+  scopeTypes: both,
+});
 const READER = 'rule:ids:reader';
 const MEMBER = 'rule:ids:member';
 const ADMIN = 'rule:ids:admin';

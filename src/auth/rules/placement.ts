@@ -8,13 +8,30 @@ const LEGACY = 'role:admin';
 const ADMIN_OR_SERVICE = 'rule:admin_or_service_api';
 const project = ['project'] as const;
 
-const op = (name: string, description: string, operations: string[], check = ADMIN_OR_SERVICE): RuleDefault => ({ name, check, description, operations, scopeTypes: project });
+const op = (name: string, description: string, operations: string[], check = ADMIN_OR_SERVICE): RuleDefault => ({
+  name,
+  check,
+  description,
+  operations,
+  scopeTypes: project,
+});
 
 export const PLACEMENT_RULES: readonly RuleDefault[] = [
   { name: 'admin_api', check: 'role:admin', description: 'Default rule for most placement APIs.', scopeTypes: project },
   { name: 'service_api', check: 'role:service', description: 'Default rule for service-to-service placement APIs.', scopeTypes: project, deprecated: LEGACY },
-  { name: 'admin_or_service_api', check: 'role:admin or role:service', description: 'Default rule for most placement APIs.', scopeTypes: project, deprecated: LEGACY },
-  { name: 'project_reader_api', check: 'role:reader and project_id:%(project_id)s', description: 'Default rule for project level reader APIs.', deprecated: LEGACY },
+  {
+    name: 'admin_or_service_api',
+    check: 'role:admin or role:service',
+    description: 'Default rule for most placement APIs.',
+    scopeTypes: project,
+    deprecated: LEGACY,
+  },
+  {
+    name: 'project_reader_api',
+    check: 'role:reader and project_id:%(project_id)s',
+    description: 'Default rule for project level reader APIs.',
+    deprecated: LEGACY,
+  },
   {
     name: 'admin_or_project_reader_or_service_api',
     check: 'role:admin or rule:project_reader_api or role:service',

@@ -19,7 +19,8 @@ export function applyPatch(doc: Record<string, unknown>, ops: PatchOp[]): Record
   const out = structuredClone(doc);
   for (const op of ops) {
     const fail = (reason: string) => new DomainError('patch_failed', { op, reason }, `couldn't apply patch ${pyRepr(op)}: ${reason}`);
-    if ((op.op === 'add' || op.op === 'replace') && !('value' in op)) throw new DomainError('patch_value_missing', { op }, `'add' and 'replace' operations need a value: ${pyRepr(op)}`);
+    if ((op.op === 'add' || op.op === 'replace') && !('value' in op))
+      throw new DomainError('patch_value_missing', { op }, `'add' and 'replace' operations need a value: ${pyRepr(op)}`);
     const segments = op.path.split('/').slice(1);
     if (segments.length === 1) {
       // top level: every patchable field is in the document (null when unset)

@@ -40,7 +40,8 @@ export const create: E = {
     req.queryArgs([]);
     const body = req.json<CreateBody>(schemas.allocationCreate, 'allocation');
     if (body.owner !== undefined && !req.mv.atLeast('1.60')) throw notAcceptable();
-    if (body.node !== undefined && body.node !== null && !req.mv.atLeast('1.58')) throw badRequest('Cannot set node when creating an allocation in this API version');
+    if (body.node !== undefined && body.node !== null && !req.mv.atLeast('1.58'))
+      throw badRequest('Cannot set node when creating an allocation in this API version');
     if (body.node && !isUuidOrName(body.node)) throw badRequest(invalidUuidOrName(body.node));
     const name = body.name ?? null;
     if (name !== null && !isValidName(name)) throw badRequest(`Cannot create allocation with invalid name '${name}'`);
@@ -69,7 +70,8 @@ export const list: E = {
   async handle(req, ctx) {
     const args = req.queryArgs(['node', 'resource_class', 'state', 'owner', 'fields', 'limit', 'marker', 'sort_key', 'sort_dir']);
     requireParamVersions(req, args, { owner: { since: '1.60' } });
-    if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key)) throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
+    if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
+      throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
     const filters: AllocationFilters = {};
     if (args.state !== undefined) {
@@ -115,7 +117,9 @@ export const patch: E = {
   since: '1.57',
   // before allocations existed the framework's 405, after that Ironic's own
   tooOld: (mv) =>
-    mv.atLeast('1.52') ? ironicError(405, 'The API version does not allow updating allocations') : frameworkError(405, 'The API version does not allow allocations'),
+    mv.atLeast('1.52')
+      ? ironicError(405, 'The API version does not allow updating allocations')
+      : frameworkError(405, 'The API version does not allow allocations'),
   async handle(req, ctx) {
     const ident = allocationIdent(req, true);
     req.queryArgs([]);
@@ -144,4 +148,3 @@ export const remove: E = {
     return {};
   },
 };
-

@@ -84,7 +84,10 @@ export function emptyBody(req: IronicRequest): void {
   if (body === undefined || body === null) return;
   if (typeof body !== 'object' || Array.isArray(body)) throw badRequest(`Schema error for body: ${JSON.stringify(body)} is not of type 'object'`);
   const keys = Object.keys(body);
-  if (keys.length) throw badRequest(`Schema error for body: Additional properties are not allowed (${keys.map((k) => `'${k}'`).join(', ')} ${keys.length === 1 ? 'was' : 'were'} unexpected)`);
+  if (keys.length)
+    throw badRequest(
+      `Schema error for body: Additional properties are not allowed (${keys.map((k) => `'${k}'`).join(', ')} ${keys.length === 1 ? 'was' : 'were'} unexpected)`,
+    );
 }
 
 /**

@@ -85,7 +85,10 @@ export function boolField(doc: Record<string, unknown>, name: string): boolean |
   const value = doc[name];
   if (value === undefined || value === null) return undefined;
   const b = parseBool(value);
-  if (b === null) throw badRequest(`Invalid ${name}: Unrecognized value '${value}', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'`);
+  if (b === null)
+    throw badRequest(
+      `Invalid ${name}: Unrecognized value '${value}', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'`,
+    );
   return b;
 }
 
@@ -108,7 +111,8 @@ export function createFields(body: Record<string, unknown>, mv: Microversion): {
   const group = conductorGroup(body.conductor_group);
   checkDriver(body.driver as string, group);
   const description = nullableString(body.description);
-  if (description !== null && [...description].length > MAX_DESCRIPTION) throw badRequest(`Cannot create node with description exceeding ${MAX_DESCRIPTION} characters`);
+  if (description !== null && [...description].length > MAX_DESCRIPTION)
+    throw badRequest(`Cannot create node with description exceeding ${MAX_DESCRIPTION} characters`);
   const instanceUuid = uuidField(body.instance_uuid, 'instance_uuid');
   const ifaces = interfaces(body);
   const maintenance = boolField(body, 'maintenance') ?? false;

@@ -25,7 +25,17 @@ import {
 import { findAllocation } from '../store/allocations.js';
 import { aliveConductors } from '../store/conductors.js';
 import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
-import { ALLOCATION_FIELDS, NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, allocationView, ironicTime, nodeView, parseFields, provisionStateAt } from '../views.js';
+import {
+  ALLOCATION_FIELDS,
+  NODE_FIELDS,
+  NODE_LIST_FIELDS,
+  type ViewContext,
+  allocationView,
+  ironicTime,
+  nodeView,
+  parseFields,
+  provisionStateAt,
+} from '../views.js';
 import { type ParamVersions, emptyBody, nextLink, nodeIdent, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
@@ -68,7 +78,19 @@ const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
 const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
 
 /** Fields a node list may not be sorted by (Ironic's invalid_sort_key_list). */
-const UNSORTABLE = ['properties', 'driver_info', 'extra', 'instance_info', 'driver_internal_info', 'clean_step', 'deploy_step', 'raid_config', 'target_raid_config', 'traits', 'network_data'];
+const UNSORTABLE = [
+  'properties',
+  'driver_info',
+  'extra',
+  'instance_info',
+  'driver_internal_info',
+  'clean_step',
+  'deploy_step',
+  'raid_config',
+  'target_raid_config',
+  'traits',
+  'network_data',
+];
 
 /** Columns a node list may be sorted by (not documents, not traits). */
 const SORT_KEYS = [
@@ -109,7 +131,8 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   const detailArg = queryBool(args, 'detail');
   if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
   const detail = detailPath || detailArg === true;
-  if (!detailPath && args.detail !== undefined && args.fields !== undefined && detail) throw badRequest('Can not specify ?detail=True and fields in the same request.');
+  if (!detailPath && args.detail !== undefined && args.fields !== undefined && detail)
+    throw badRequest('Can not specify ?detail=True and fields in the same request.');
   const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
   if (args.provision_state !== undefined && !(PROVISION_STATES as readonly string[]).includes(args.provision_state)) {
     throw badRequest(`Provision state "${args.provision_state}" is not valid`);
@@ -120,7 +143,8 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   // allot serves no chassis (yet): a well-formed chassis uuid names one that does not exist
   const chassis = queryUuid(args, 'chassis_uuid');
   if (chassis !== undefined) throw ironicError(404, `Chassis ${chassis} could not be found.`);
-  if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key)) throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
+  if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
+    throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
   const filters: NodeFilters = {};
   const instanceUuid = queryUuid(args, 'instance_uuid');
   if (instanceUuid !== undefined) filters.instanceUuid = instanceUuid;
@@ -268,7 +292,8 @@ export const provision: E = {
       throw badRequest(`Adding a config drive is only supported when setting provision state to active or rebuild`);
     }
     if (given('rescue_password') && target !== 'rescue') throw badRequest('"rescue_password" is only valid when setting target provision state to rescue');
-    if (target === 'rescue' && !args.rescue_password) throw badRequest('A non-empty "rescue_password" is required when setting target provision state to rescue');
+    if (target === 'rescue' && !args.rescue_password)
+      throw badRequest('A non-empty "rescue_password" is required when setting target provision state to rescue');
     if (given('disable_ramdisk') && target !== 'clean') throw badRequest('"disable_ramdisk" is only valid when setting target provision state to clean');
     await setProvisionState(ctx, ident, target);
     return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };

@@ -30,7 +30,17 @@ import {
   updateAllocation,
 } from '../store/allocations.js';
 import { candidateQuery, nodesSettlingPower } from '../store/candidates.js';
-import { type NodeRecord, findNodeById, instanceUuidTaken, lockNode, nodeNotFound, requireNode, reserveForAllocation, resolveNodes, updateNode } from '../store/nodes.js';
+import {
+  type NodeRecord,
+  findNodeById,
+  instanceUuidTaken,
+  lockNode,
+  nodeNotFound,
+  requireNode,
+  reserveForAllocation,
+  resolveNodes,
+  updateNode,
+} from '../store/nodes.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate, instanceAssociated, nodeAssociated } from './nodes.js';
 
@@ -130,10 +140,12 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
     const node = await lockNode(tx, ident);
     if (!node) throw nodeNotFound(ident);
     const uuid = input.uuid ?? node.instance_uuid ?? newUuid();
-    if (node.allocation_id !== null) throw new DomainError('backfill_node_allocated', { node: node.uuid, allocation: node.allocation_uuid }, `node ${node.uuid} is allocated`);
+    if (node.allocation_id !== null)
+      throw new DomainError('backfill_node_allocated', { node: node.uuid, allocation: node.allocation_uuid }, `node ${node.uuid} is allocated`);
     if (node.instance_uuid !== null && node.instance_uuid !== uuid) throw nodeAssociated(node.uuid, node.instance_uuid);
     if (node.instance_uuid === null && (await instanceUuidTaken(tx, uuid))) throw instanceAssociated(uuid, node.uuid);
-    if (node.provision_state !== 'active') throw new DomainError('backfill_node_not_active', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} is not active`);
+    if (node.provision_state !== 'active')
+      throw new DomainError('backfill_node_not_active', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} is not active`);
     const mismatch: { resourceClass?: [string | null, string]; traits?: [string[], string[]]; candidates?: string[] } = {};
     if (input.resourceClass && input.resourceClass !== node.resource_class) mismatch.resourceClass = [node.resource_class, input.resourceClass];
     if (traits.some((t) => !node.traits.includes(t))) mismatch.traits = [node.traits, traits];
@@ -142,7 +154,8 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
       const resolved = await resolveNodes(tx, candidates);
       if (![...resolved.values()].some((r) => r.id === node.id)) mismatch.candidates = candidates;
     }
-    if (Object.keys(mismatch).length) throw new DomainError('backfill_mismatch', { node: node.uuid, ...mismatch }, `the request does not match node ${node.uuid}`);
+    if (Object.keys(mismatch).length)
+      throw new DomainError('backfill_mismatch', { node: node.uuid, ...mismatch }, `the request does not match node ${node.uuid}`);
     if (await findAllocation(tx, uuid)) throw uuidTaken(uuid);
     if (input.name !== null && (await findAllocation(tx, input.name))) throw nameTaken(input.name);
     const allocationId = await insertAllocation(
@@ -164,7 +177,8 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
       traits,
     );
     const allocation = (await findAllocationById(tx, allocationId))!;
-    if (!(await ctx.backend.claim(tx, allocation, node))) throw new DomainError('backfill_no_room', { node: node.uuid }, `node ${node.uuid}'s provider is full`);
+    if (!(await ctx.backend.claim(tx, allocation, node)))
+      throw new DomainError('backfill_no_room', { node: node.uuid }, `node ${node.uuid}'s provider is full`);
     await updateNode(tx, node.id, { instance_uuid: uuid, allocation_id: allocationId, updated_at: now });
     created = await findAllocationById(tx, allocationId);
   }).catch((err) => {
@@ -208,12 +222,19 @@ export async function deleteAllocation(ctx: BaremetalContext, ident: string): Pr
     if (!allocation) throw allocationNotFound(ident);
     if (allocation.node_id !== seen.node_id) {
       // the worker bound it to a node between our read and our lock: start over in lock order
-      throw new RetryableConflict('allocation changed while deleting', () => new DomainError('allocation_changed_concurrently', {}, 'the allocation changed concurrently'));
+      throw new RetryableConflict(
+        'allocation changed while deleting',
+        () => new DomainError('allocation_changed_concurrently', {}, 'the allocation changed concurrently'),
+      );
     }
     if (node && node.allocation_id === allocation.id) {
       const refusal = deallocationRefusal(node);
       if (refusal) {
-        throw new DomainError('deallocation_refused', { allocation: allocation.uuid, node: node.uuid, state: node.provision_state, reason: refusal }, `node ${node.uuid} is ${refusal}`);
+        throw new DomainError(
+          'deallocation_refused',
+          { allocation: allocation.uuid, node: node.uuid, state: node.provision_state, reason: refusal },
+          `node ${node.uuid} is ${refusal}`,
+        );
       }
       await deallocate(tx, ctx, node);
     } else {
@@ -294,6 +315,8 @@ async function claimNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRe
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */
 export async function failAllocation(ctx: BaremetalContext, allocation: { id: number; uuid: string }, reason: string): Promise<void> {
-  const finished = await transaction(ctx.database, (tx) => finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }));
+  const finished = await transaction(ctx.database, (tx) =>
+    finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }),
+  );
   if (finished) ctx.metrics.baremetalAllocationsFinished.inc({ state: 'error' });
 }

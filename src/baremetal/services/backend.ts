@@ -67,7 +67,11 @@ export const databaseBackend: AllocationBackend = {
     const found = await eligible(db, a);
     if (!found.length) return noneMatch(a);
     if (!a.traits.length) return { nodes: found };
-    const withTraits = await nodesWithTraits(db, found.map((n) => n.id), a.traits);
+    const withTraits = await nodesWithTraits(
+      db,
+      found.map((n) => n.id),
+      a.traits,
+    );
     const nodes = found.filter((n) => withTraits.has(n.id));
     return nodes.length ? { nodes } : noTraits(a);
   },
@@ -87,7 +91,14 @@ export const databaseBackend: AllocationBackend = {
 const PLACEMENT_USER = 'allot-baremetal';
 
 /** What a Placement claim refuses when the node's provider cannot take this allocation now. */
-const NOT_CLAIMABLE: readonly string[] = ['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing', 'consumer_generation_conflict', 'unknown_resource_class'];
+const NOT_CLAIMABLE: readonly string[] = [
+  'capacity_exceeded',
+  'inventory_invalid',
+  'inventory_constraint_violated',
+  'allocation_provider_missing',
+  'consumer_generation_conflict',
+  'unknown_resource_class',
+];
 
 export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
@@ -136,9 +147,7 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
     const wanted = node.resource_class ? placementResourceClass(node.resource_class) : null;
     const current = await currentInventories(tx, provider.id);
     if (current.size !== (wanted ? 1 : 0) || (wanted !== null && !current.has(wanted))) {
-      const inventories = new Map(
-        wanted ? [[wanted, { total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1 }]] : [],
-      );
+      const inventories = new Map(wanted ? [[wanted, { total: 1, reserved: 0, min_unit: 1, max_unit: 1, step_size: 1, allocation_ratio: 1 }]] : []);
       await changeInventories(tx, provider, { kind: 'replace-all', inventories });
       provider = (await findAndLockProvider(tx, node.uuid))!;
     }

@@ -28,7 +28,10 @@ export async function reconcileNode(ctx: BaremetalContext, nodeId: number): Prom
     if (node.allocation_id === null || node.allocation_uuid === null || (await ctx.backend.holdsClaim(tx, node.allocation_uuid))) return 'ok';
     const allocation = await findAllocationById(tx, node.allocation_id);
     if (allocation && (await ctx.backend.claim(tx, allocation, node))) return 'repaired';
-    ctx.log.warn({ node: node.uuid, allocation: node.allocation_uuid }, 'allocated node could not be claimed in Placement (its provider is held by another consumer)');
+    ctx.log.warn(
+      { node: node.uuid, allocation: node.allocation_uuid },
+      'allocated node could not be claimed in Placement (its provider is held by another consumer)',
+    );
     return 'unclaimable';
   });
 }

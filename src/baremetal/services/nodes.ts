@@ -62,14 +62,20 @@ const asJson = (v: unknown) => JSON.stringify(v ?? {});
 
 // ---- domain errors ---------------------------------------------------------------------------
 
-const nodeLocked = (node: NodeRecord) => new DomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
+const nodeLocked = (node: NodeRecord) =>
+  new DomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
 const nameTaken = (name: string) => new DomainError('node_name_taken', { name }, `a node is named ${name}`);
 const uuidTaken = (uuid: string) => new DomainError('node_uuid_taken', { uuid }, `a node has uuid ${uuid}`);
 export const instanceAssociated = (instance: string, node: string) =>
   new DomainError('instance_associated', { instance, node }, `instance ${instance} is on another node than ${node}`);
-export const nodeAssociated = (node: string, instance: string) => new DomainError('node_associated', { node, instance }, `node ${node} has instance ${instance}`);
+export const nodeAssociated = (node: string, instance: string) =>
+  new DomainError('node_associated', { node, instance }, `node ${node} has instance ${instance}`);
 const notInAllowedState = (node: NodeRecord, what: 'interfaces' | 'resource_class' | 'instance_uuid_removal', fields: string[] = []) =>
-  new DomainError('update_not_allowed', { node: node.uuid, what, fields, allowed: UPDATE_ALLOWED_STATES }, `node ${node.uuid} cannot change ${what} in state ${node.provision_state}`);
+  new DomainError(
+    'update_not_allowed',
+    { node: node.uuid, what, fields, allowed: UPDATE_ALLOWED_STATES },
+    `node ${node.uuid} cannot change ${what} in state ${node.provision_state}`,
+  );
 const nodeProtected = (node: NodeRecord) => new DomainError('node_protected', { node: node.uuid }, `node ${node.uuid} is protected`);
 
 /** A node that exists, locked for this transaction. */
@@ -197,7 +203,12 @@ export interface NodeEdit {
  * on the node as locked in this transaction, so concurrent patches compose. `resourceClass`: a
  * class the patch may set, made known to the backend first.
  */
-export async function patchNode(ctx: BaremetalContext, ident: string, edit: (doc: Record<string, unknown>) => NodeEdit, resourceClass: string | null): Promise<NodeRecord> {
+export async function patchNode(
+  ctx: BaremetalContext,
+  ident: string,
+  edit: (doc: Record<string, unknown>) => NodeEdit,
+  resourceClass: string | null,
+): Promise<NodeRecord> {
   if (resourceClass !== null) await ctx.backend.prepare(ctx.database, { resourceClass });
   return transaction(ctx.database, async (tx) => {
     const node = await requireLockedNode(tx, ident);
@@ -229,7 +240,11 @@ export async function patchNode(ctx: BaremetalContext, ident: string, edit: (doc
 
     if (changed('protected') || changed('protected_reason')) {
       if (changed('protected') && after.protected && !['active', 'rescue'].includes(node.provision_state)) {
-        throw new DomainError('protect_not_allowed', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} cannot be protected in ${node.provision_state}`);
+        throw new DomainError(
+          'protect_not_allowed',
+          { node: node.uuid, state: node.provision_state },
+          `node ${node.uuid} cannot be protected in ${node.provision_state}`,
+        );
       }
       // un-protecting clears the reason, even one the request names (Ironic's _check_update_protected)
       const reason = changed('protected') && !after.protected ? null : after.protected_reason;
@@ -253,7 +268,11 @@ export async function patchNode(ctx: BaremetalContext, ident: string, edit: (doc
       // allot: the class an allocation was made for stays true while it lasts (and in the
       // placement backend the claim is on the old class's inventory)
       if (node.allocation_id !== null) {
-        throw new DomainError('resource_class_allocated', { node: node.uuid, allocation: node.allocation_uuid }, `node ${node.uuid} has allocation ${node.allocation_uuid}`);
+        throw new DomainError(
+          'resource_class_allocated',
+          { node: node.uuid, allocation: node.allocation_uuid },
+          `node ${node.uuid} has allocation ${node.allocation_uuid}`,
+        );
       }
       changes.resource_class = after.resource_class;
     }
@@ -306,7 +325,11 @@ export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<
     if (node.maintenance !== 1 && node.instance_uuid !== null) throw nodeAssociated(node.uuid, node.instance_uuid);
     if (node.protected === 1) throw nodeProtected(node);
     if (node.maintenance !== 1 && !DELETE_ALLOWED_STATES.includes(node.provision_state)) {
-      throw new DomainError('delete_not_allowed', { node: node.uuid, state: node.provision_state, allowed: DELETE_ALLOWED_STATES }, `node ${node.uuid} cannot be deleted in ${node.provision_state}`);
+      throw new DomainError(
+        'delete_not_allowed',
+        { node: node.uuid, state: node.provision_state, allowed: DELETE_ALLOWED_STATES },
+        `node ${node.uuid} cannot be deleted in ${node.provision_state}`,
+      );
     }
     // "If a node is deleted with allocation (possible only in maintenance mode), the allocation
     // is deleted as well."
@@ -327,7 +350,11 @@ async function changeTraits(ctx: BaremetalContext, ident: string, added: string[
     requireUnlocked(node);
     const traits = [...new Set(change(node.traits, node))];
     if (traits.length > MAX_TRAITS_PER_NODE) {
-      throw new DomainError('too_many_traits', { node: node.uuid, count: traits.length, max: MAX_TRAITS_PER_NODE }, `node ${node.uuid} would have ${traits.length} traits`);
+      throw new DomainError(
+        'too_many_traits',
+        { node: node.uuid, count: traits.length, max: MAX_TRAITS_PER_NODE },
+        `node ${node.uuid} would have ${traits.length} traits`,
+      );
     }
     await replaceNodeTraits(tx, node.id, traits);
     await updateNode(tx, node.id, { updated_at: tx.clock.nowIso() });
@@ -357,13 +384,23 @@ export async function setProvisionState(ctx: BaremetalContext, ident: string, ta
     if (!transition) {
       // a node busy in a transition is "locked" (409), as Ironic answers, not a bad request
       requireUnlocked(node);
-      throw new DomainError('invalid_provision_action', { action: target, node: node.uuid, state: node.provision_state }, `${target} is not possible in ${node.provision_state}`);
+      throw new DomainError(
+        'invalid_provision_action',
+        { action: target, node: node.uuid, state: node.provision_state },
+        `${target} is not possible in ${node.provision_state}`,
+      );
     }
     requireUnlocked(node);
     if (node.protected === 1 && ['rebuild', 'deleted', 'undeploy'].includes(target)) throw nodeProtected(node);
     const now = tx.clock.nowIso();
     if (transition.via === null) {
-      await updateNode(tx, node.id, { provision_state: transition.to, target_provision_state: null, provision_updated_at: now, last_error: null, updated_at: now });
+      await updateNode(tx, node.id, {
+        provision_state: transition.to,
+        target_provision_state: null,
+        provision_updated_at: now,
+        last_error: null,
+        updated_at: now,
+      });
       return null;
     }
     const changes: NodeChanges = {

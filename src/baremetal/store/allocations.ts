@@ -89,7 +89,11 @@ export async function listAllocations(db: Db, f: AllocationFilters, page: Page):
 export async function insertAllocation(tx: Tx, values: Insertable<BaremetalAllocationTable>, traits: string[]): Promise<number> {
   const row = await tx.db.insertInto('baremetal_allocations').values(values).returning('id').executeTakeFirstOrThrow();
   const unique = [...new Set(traits)];
-  if (unique.length) await tx.db.insertInto('baremetal_allocation_traits').values(unique.map((trait) => ({ allocation_id: row.id, trait }))).execute();
+  if (unique.length)
+    await tx.db
+      .insertInto('baremetal_allocation_traits')
+      .values(unique.map((trait) => ({ allocation_id: row.id, trait })))
+      .execute();
   return row.id;
 }
 

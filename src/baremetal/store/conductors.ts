@@ -15,7 +15,11 @@ export interface ConductorRow {
 /** Register (or re-register after a restart) as online with a fresh heartbeat. */
 export async function registerConductor(db: Tx, hostname: string): Promise<void> {
   const now = db.clock.nowIso();
-  const updated = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
+  const updated = await db.db
+    .updateTable('baremetal_conductors')
+    .set({ online: 1, heartbeat_at: now, updated_at: now })
+    .where('hostname', '=', hostname)
+    .executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 1) return;
   try {
     await db.db.insertInto('baremetal_conductors').values({ hostname, online: 1, heartbeat_at: now, created_at: now, updated_at: null }).execute();
@@ -28,7 +32,11 @@ export async function registerConductor(db: Tx, hostname: string): Promise<void>
 
 export async function heartbeat(db: Tx, hostname: string): Promise<void> {
   const now = db.clock.nowIso();
-  const result = await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).executeTakeFirst();
+  const result = await db.db
+    .updateTable('baremetal_conductors')
+    .set({ online: 1, heartbeat_at: now, updated_at: now })
+    .where('hostname', '=', hostname)
+    .executeTakeFirst();
   // our row is gone (an operator cleaned the table): register again rather than beat into nothing
   if (Number(result.numUpdatedRows) === 0) await registerConductor(db, hostname);
 }
@@ -41,7 +49,13 @@ export async function unregisterConductor(db: Tx, hostname: string): Promise<voi
 /** Hostnames of the conductors alive now: online, with a heartbeat within `timeoutMs`. */
 export async function aliveConductors(db: Db, timeoutMs: number): Promise<string[]> {
   const cutoff = new Date(db.clock.nowMs() - timeoutMs).toISOString();
-  const rows = await db.db.selectFrom('baremetal_conductors').select('hostname').where('online', '=', 1).where('heartbeat_at', '>=', cutoff).orderBy('hostname').execute();
+  const rows = await db.db
+    .selectFrom('baremetal_conductors')
+    .select('hostname')
+    .where('online', '=', 1)
+    .where('heartbeat_at', '>=', cutoff)
+    .orderBy('hostname')
+    .execute();
   return rows.map((r) => r.hostname);
 }
 
@@ -66,7 +80,12 @@ export async function orphanedReservations(db: Db, alive: string[]): Promise<Arr
 
 /** The node-lock version of the take-over compare-and-set. */
 export async function takeOverReservation(db: Tx, nodeId: number, dead: string, me: string): Promise<boolean> {
-  const result = await db.db.updateTable('baremetal_nodes').set({ reservation: me }).where('id', '=', nodeId).where('reservation', '=', dead).executeTakeFirst();
+  const result = await db.db
+    .updateTable('baremetal_nodes')
+    .set({ reservation: me })
+    .where('id', '=', nodeId)
+    .where('reservation', '=', dead)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 

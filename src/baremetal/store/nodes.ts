@@ -17,12 +17,19 @@ export type NodeChanges = Updateable<BaremetalNodeTable>;
 export type NewNode = Insertable<BaremetalNodeTable>;
 
 function selectNodes(db: ReadOnlyKysely) {
-  return db.selectFrom('baremetal_nodes as t').leftJoin('baremetal_allocations as a', 'a.id', 't.allocation_id').selectAll('t').select('a.uuid as allocation_uuid');
+  return db
+    .selectFrom('baremetal_nodes as t')
+    .leftJoin('baremetal_allocations as a', 'a.id', 't.allocation_id')
+    .selectAll('t')
+    .select('a.uuid as allocation_uuid');
 }
 
 async function withTraits(db: Db, rows: Array<BaremetalNodeRow & { allocation_uuid: string | null }>): Promise<NodeRecord[]> {
   if (rows.length === 0) return [];
-  const traits = await traitsOf(db, rows.map((r) => r.id));
+  const traits = await traitsOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) => ({ ...r, traits: traits.get(r.id) ?? [] }));
 }
 
@@ -159,7 +166,11 @@ export async function replaceNodeTraits(tx: Tx, id: number, traits: string[]): P
 
 async function writeTraits(tx: Tx, id: number, traits: string[]): Promise<void> {
   const unique = [...new Set(traits)];
-  if (unique.length) await tx.db.insertInto('baremetal_node_traits').values(unique.map((trait) => ({ node_id: id, trait }))).execute();
+  if (unique.length)
+    await tx.db
+      .insertInto('baremetal_node_traits')
+      .values(unique.map((trait) => ({ node_id: id, trait })))
+      .execute();
 }
 
 export async function deleteNodeRow(tx: Tx, id: number): Promise<void> {
@@ -220,6 +231,10 @@ export async function traitsInUse(db: Db): Promise<string[]> {
 /** Of these uuids, those that are nodes' (in the placement backend, their providers' uuids). */
 export async function nodeUuidsAmong(db: Db, uuids: readonly string[]): Promise<string[]> {
   if (!uuids.length) return [];
-  const rows = await db.db.selectFrom('baremetal_nodes').select('uuid').where('uuid', 'in', [...uuids]).execute();
+  const rows = await db.db
+    .selectFrom('baremetal_nodes')
+    .select('uuid')
+    .where('uuid', 'in', [...uuids])
+    .execute();
   return rows.map((r) => r.uuid);
 }

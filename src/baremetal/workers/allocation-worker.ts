@@ -41,7 +41,8 @@ export function allocationWork(ctx: BaremetalContext): Work<number> {
           await pause(backoffDelay(round, RACE_BACKOFF), stopping);
           continue;
         }
-        if (ctx.clock.nowMs() > deadline) return void (await failAllocation(ctx, await uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`));
+        if (ctx.clock.nowMs() > deadline)
+          return void (await failAllocation(ctx, await uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`));
         // everything we tried was held by someone else: back off with jitter, then search again
         await pause(backoffDelay(round, RACE_BACKOFF), stopping);
       } catch (err) {

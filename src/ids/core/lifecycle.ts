@@ -13,7 +13,15 @@
 import { idsDomainError } from './domain-errors.js';
 
 export type InstanceAction = 'update_attributes' | 'validate' | 'promote' | 'rollback' | 'clear_candidate' | 'clear_rollback' | 'terminate';
-export const INSTANCE_ACTIONS: readonly InstanceAction[] = ['update_attributes', 'validate', 'promote', 'rollback', 'clear_candidate', 'clear_rollback', 'terminate'];
+export const INSTANCE_ACTIONS: readonly InstanceAction[] = [
+  'update_attributes',
+  'validate',
+  'promote',
+  'rollback',
+  'clear_candidate',
+  'clear_rollback',
+  'terminate',
+];
 export type InstanceState = string;
 
 /** States every lifecycle has, with a meaning the engine gives them. */
@@ -128,7 +136,8 @@ export function checkLifecycles(raw: unknown): Lifecycles {
     if (!Array.isArray(d.states) || d.states.length === 0) fail(`${at}.states`, 'must be a non-empty list of state names');
     const states = d.states as unknown[];
     states.forEach((s, i) => {
-      if (typeof s !== 'string' || !NAME.test(s)) fail(`${at}.states[${i}]`, 'a state name is 1 to 40 lower-case letters, digits and "_", starting with a letter');
+      if (typeof s !== 'string' || !NAME.test(s))
+        fail(`${at}.states[${i}]`, 'a state name is 1 to 40 lower-case letters, digits and "_", starting with a letter');
       if (states.indexOf(s) !== i) fail(`${at}.states[${i}]`, `"${s}" is listed twice`);
     });
     const known = new Set(states as string[]);
@@ -145,7 +154,8 @@ export function checkLifecycles(raw: unknown): Lifecycles {
       const tat = `${at}.transitions[${i}]`;
       if (!isMapping(entry)) fail(tat, 'must be a mapping with action, from and optionally to, validate, promote');
       const t = entry as Record<string, unknown>;
-      for (const k of Object.keys(t)) if (!ALLOWED_KEYS.transition!.includes(k)) fail(`${tat}.${k}`, `unknown key (known: ${ALLOWED_KEYS.transition!.join(', ')})`);
+      for (const k of Object.keys(t))
+        if (!ALLOWED_KEYS.transition!.includes(k)) fail(`${tat}.${k}`, `unknown key (known: ${ALLOWED_KEYS.transition!.join(', ')})`);
       const action = t.action as InstanceAction;
       if (!INSTANCE_ACTIONS.includes(action)) fail(`${tat}.action`, `must be one of ${INSTANCE_ACTIONS.join(', ')}`);
       const from = typeof t.from === 'string' ? [t.from] : t.from;
@@ -158,17 +168,20 @@ export function checkLifecycles(raw: unknown): Lifecycles {
         taken.set(key, i);
       }
       if (t.to !== undefined) {
-        if (action === 'terminate') fail(`${tat}.to`, `terminate leads to "${TERMINATED}" (or "${DEALLOCATING}" while deallocations are owed); it takes no "to"`);
+        if (action === 'terminate')
+          fail(`${tat}.to`, `terminate leads to "${TERMINATED}" (or "${DEALLOCATING}" while deallocations are owed); it takes no "to"`);
         if (typeof t.to !== 'string' || !known.has(t.to)) fail(`${tat}.to`, `${JSON.stringify(t.to)} is not one of the states`);
         if (!isLive(t.to as string)) fail(`${tat}.to`, `only terminate leads to "${t.to}"`);
       }
       if (t.validate !== undefined) {
         if (t.validate !== 'candidate') fail(`${tat}.validate`, 'only the candidate set is validated (allocation writes into it)');
-        if (action !== 'validate' && action !== 'promote') fail(`${tat}.validate`, 'applies to validate (the set validated) and promote (the set must be validated first)');
+        if (action !== 'validate' && action !== 'promote')
+          fail(`${tat}.validate`, 'applies to validate (the set validated) and promote (the set must be validated first)');
       }
       if (action === 'validate' && t.validate !== 'candidate') fail(`${tat}.validate`, 'a validate transition must say validate: candidate');
       const promotes = { promote: 'candidate', rollback: 'rollback' } as Partial<Record<InstanceAction, string>>;
-      if (promotes[action] !== undefined && t.promote !== promotes[action]) fail(`${tat}.promote`, `a ${action} transition promotes the ${promotes[action]} set: write promote: ${promotes[action]}`);
+      if (promotes[action] !== undefined && t.promote !== promotes[action])
+        fail(`${tat}.promote`, `a ${action} transition promotes the ${promotes[action]} set: write promote: ${promotes[action]}`);
       if (promotes[action] === undefined && t.promote !== undefined) fail(`${tat}.promote`, `${action} promotes no set`);
       transitions.push({
         action,

@@ -99,7 +99,13 @@ function parseItem(kind: PoolKind, item: RangeItem, field: string, index: number
     const a = address(item.lower);
     const b = address(item.upper);
     if (a.family !== b.family) throw invalidDefinition(`${where}: lower and upper are of different IP families`);
-    if (a.value > b.value) throw malformedRange(field, index, original, `has its ends reversed: lower ${formatAddress(a.family, a.value)} is above upper ${formatAddress(b.family, b.value)}`);
+    if (a.value > b.value)
+      throw malformedRange(
+        field,
+        index,
+        original,
+        `has its ends reversed: lower ${formatAddress(a.family, a.value)} is above upper ${formatAddress(b.family, b.value)}`,
+      );
     return { span: { first: a.value, last: b.value }, family: a.family };
   }
   if (typeof item !== 'string') throw invalidDefinition(`${where}: ${JSON.stringify(item)} is not a CIDR prefix, an address or an address range`);
@@ -155,7 +161,9 @@ export function parsePoolDefinition(input: PoolDefinitionInput): PoolSpace {
   }
   // Ranges must not overlap one another; exclusions and the static band must lie inside them:
   // anything else would be stored as something the client did not write.
-  const byFirst = rangeItems.map((p, i) => ({ span: p.span, i })).sort((a, b) => (a.span.first < b.span.first ? -1 : a.span.first > b.span.first ? 1 : a.i - b.i));
+  const byFirst = rangeItems
+    .map((p, i) => ({ span: p.span, i }))
+    .sort((a, b) => (a.span.first < b.span.first ? -1 : a.span.first > b.span.first ? 1 : a.i - b.i));
   for (let k = 1; k < byFirst.length; k++) {
     const [prev, cur] = [byFirst[k - 1]!, byFirst[k]!];
     if (cur.span.first <= prev.span.last) {
@@ -164,9 +172,13 @@ export function parsePoolDefinition(input: PoolDefinitionInput): PoolSpace {
     }
   }
   const ranges = normalize(rangeItems.map((p) => p.span));
-  for (const [field, items, list] of [['excluded', excludedItems, input.excluded], ['static', staticItems, input.static]] as const) {
+  for (const [field, items, list] of [
+    ['excluded', excludedItems, input.excluded],
+    ['static', staticItems, input.static],
+  ] as const) {
     items.forEach((p, i) => {
-      if (!covers(ranges, p.span)) throw malformedRange(field, i, list![i], overlaps(ranges, p.span) ? 'reaches outside the ranges' : 'lies outside every range');
+      if (!covers(ranges, p.span))
+        throw malformedRange(field, i, list![i], overlaps(ranges, p.span) ? 'reaches outside the ranges' : 'lies outside every range');
     });
   }
   const staticBand = normalize(staticItems.map((p) => p.span));
@@ -196,9 +208,23 @@ export function serializeSpace(space: PoolSpace): string {
 }
 
 export function deserializeSpace(text: string): PoolSpace {
-  const raw = JSON.parse(text) as { kind: PoolKind; family: Family | null; ranges: string[][]; excluded: string[][]; static: string[][]; prefix_length: number | null };
+  const raw = JSON.parse(text) as {
+    kind: PoolKind;
+    family: Family | null;
+    ranges: string[][];
+    excluded: string[][];
+    static: string[][];
+    prefix_length: number | null;
+  };
   const spans = (list: string[][]) => list.map(([a, b]) => ({ first: BigInt(a!), last: BigInt(b!) }));
-  return { kind: raw.kind, family: raw.family, ranges: spans(raw.ranges), excluded: spans(raw.excluded), staticBand: spans(raw.static), prefixLength: raw.prefix_length };
+  return {
+    kind: raw.kind,
+    family: raw.family,
+    ranges: spans(raw.ranges),
+    excluded: spans(raw.excluded),
+    staticBand: spans(raw.static),
+    prefixLength: raw.prefix_length,
+  };
 }
 
 // --- values on the wire ---
@@ -218,7 +244,8 @@ export const formatPoint = (space: PoolSpace, v: bigint): WireValue => (space.ki
 /** The span requested by an explicit `value` (and `count`/`prefix_length`), checked against the kind. */
 export function parseRequestedValue(space: PoolSpace, value: unknown, block: bigint): Span {
   if (space.kind === 'integer') {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw invalidValue(`value must be a non-negative integer, got ${JSON.stringify(value)}`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+      throw invalidValue(`value must be a non-negative integer, got ${JSON.stringify(value)}`);
     const first = BigInt(value);
     if (first % block !== 0n) throw invalidValue(`a block of ${block} starts at a multiple of ${block}; ${value} is not one`);
     return { first, last: first + block - 1n };

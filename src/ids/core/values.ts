@@ -129,7 +129,8 @@ export function parseCidr(text: string): Cidr | { error: string } | null {
   const bits = bitsOf(addr.family);
   if (length > bits) return { error: `prefix length ${length} is longer than ${bits}` };
   const hostMask = (1n << BigInt(bits - length)) - 1n;
-  if ((addr.value & hostMask) !== 0n) return { error: `${text} has host bits set; did you mean ${formatAddress(addr.family, addr.value & ~hostMask)}/${length}?` };
+  if ((addr.value & hostMask) !== 0n)
+    return { error: `${text} has host bits set; did you mean ${formatAddress(addr.family, addr.value & ~hostMask)}/${length}?` };
   return { family: addr.family, network: addr.value, length };
 }
 

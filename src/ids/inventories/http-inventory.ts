@@ -20,7 +20,7 @@ export function createHttpInventory(options: Record<string, unknown>, _env: Inve
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
     const text = await res.text();
-    let body: unknown ;
+    let body: unknown;
     try {
       body = text ? JSON.parse(text) : undefined;
     } catch {
@@ -39,7 +39,8 @@ export function createHttpInventory(options: Record<string, unknown>, _env: Inve
     async allocateForOwner(owner, c) {
       const res = await call('POST', '/allocations', c, { body: { owner, attribute: c.attribute }, headers: { 'idempotency-key': owner } });
       if (res.status === 409) throw new InventoryExhausted(`no ${c.attribute} left: the inventory answered HTTP 409`);
-      if ((res.status !== 200 && res.status !== 201) || !res.body || res.body.value === undefined || res.body.value === null) throw fail('allocate', res.status);
+      if ((res.status !== 200 && res.status !== 201) || !res.body || res.body.value === undefined || res.body.value === null)
+        throw fail('allocate', res.status);
       return res.body.value;
     },
     async hasAllocation(owner, c) {

@@ -15,7 +15,8 @@ function ident(value: unknown, what: string, fallback?: string): string {
 }
 
 export function createPostgresTableInventory(options: Record<string, unknown>, env: InventoryEnvironment): ExternalInventory {
-  if (typeof options.url !== 'string' || !/^postgres(ql)?:\/\//.test(options.url)) throw new InventoryError('a postgres-table inventory needs "url": "postgres://…"');
+  if (typeof options.url !== 'string' || !/^postgres(ql)?:\/\//.test(options.url))
+    throw new InventoryError('a postgres-table inventory needs "url": "postgres://…"');
   const table = ident(options.table, 'table', 'allocation');
   const attributeColumn = ident(options.attribute_column, 'attribute_column', 'attribute');
   const ownerColumn = ident(options.owner_column, 'owner_column', 'owner');
@@ -59,7 +60,10 @@ export function createPostgresTableInventory(options: Record<string, unknown>, e
         for (let attempt = 1; ; attempt++) {
           try {
             await c.query('BEGIN ISOLATION LEVEL SERIALIZABLE');
-            const held = await c.query(`SELECT ${valueColumn} AS v FROM ${table} WHERE ${attributeColumn} = $1 AND ${ownerColumn} = $2`, [call.attribute, owner]);
+            const held = await c.query(`SELECT ${valueColumn} AS v FROM ${table} WHERE ${attributeColumn} = $1 AND ${ownerColumn} = $2`, [
+              call.attribute,
+              owner,
+            ]);
             if (held.rows[0]) {
               await c.query('COMMIT');
               return Number(held.rows[0].v);

@@ -11,7 +11,8 @@ import { allocationView } from './views.js';
 type E = Endpoint;
 
 /** A page position: [pool id, first value's key]. */
-export const isAllocCursor = (v: unknown): v is [number, string] => Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);
+export const isAllocCursor = (v: unknown): v is [number, string] =>
+  Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);
 
 function allocationId(raw: string): string {
   if (!isUuid(raw)) throw idsError(404, 'ids.not_found', `allocation ${JSON.stringify(raw)} not found (allocation ids are UUIDs)`);

@@ -1,15 +1,7 @@
 // /v1/pools, /v1/pools/{pool}, its allocations, free ranges and imports.
 import { conflictView } from '../errors.js';
 import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
-import {
-  allocateSchema,
-  freeRangeQuery,
-  importSchema,
-  poolAllocationListQuery,
-  poolCreateSchema,
-  poolListQuery,
-  poolPatchSchema,
-} from '../schemas.js';
+import { allocateSchema, freeRangeQuery, importSchema, poolAllocationListQuery, poolCreateSchema, poolListQuery, poolPatchSchema } from '../schemas.js';
 import { type ImportItem, allocate, importAllocations, listAllocations } from '../services/allocations.js';
 import { type PoolInput, type PoolPatch, createPool, deletePool, freeRanges as freeRangesOf, getPool, listPools, updatePool } from '../services/pools.js';
 import type { AllocationRequest } from '../store/allocate.js';
@@ -101,7 +93,12 @@ export const freeRanges: E = {
     const q = req.queryObject<{ limit?: string; cursor?: string; band?: Band }>(freeRangeQuery);
     const after = decodeCursor(q.cursor, (v): v is string => typeof v === 'string' && /^[0-9a-f]{32}$/.test(v));
     const { space, items, next } = await freeRangesOf(ctx, req.param('pool'), q.band ?? null, after === null ? null : fromKey(after), pageLimit(q));
-    const view = items.map((r) => ({ first: formatPoint(space, r.first), last: formatPoint(space, r.last), size: (r.last - r.first + 1n).toString(), band: r.band }));
+    const view = items.map((r) => ({
+      first: formatPoint(space, r.first),
+      last: formatPoint(space, r.last),
+      size: (r.last - r.first + 1n).toString(),
+      band: r.band,
+    }));
     return page(req, view, next === null ? null : keyOf(next));
   },
 };

@@ -28,7 +28,12 @@ function noBody(req: IdsRequest): void {
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(instanceListQuery);
-    const { items, next } = await service.listInstances(ctx, q, decodeCursor(q.cursor, (v): v is string => typeof v === 'string'), pageLimit(q));
+    const { items, next } = await service.listInstances(
+      ctx,
+      q,
+      decodeCursor(q.cursor, (v): v is string => typeof v === 'string'),
+      pageLimit(q),
+    );
     return page(req, items.map(instanceView), next);
   },
 };

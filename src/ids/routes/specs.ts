@@ -10,7 +10,11 @@ type E = Endpoint;
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string }>(specListQuery);
-    const { items, next } = await listSpecs(ctx, decodeCursor(q.cursor, (v): v is string => typeof v === 'string'), pageLimit(q));
+    const { items, next } = await listSpecs(
+      ctx,
+      decodeCursor(q.cursor, (v): v is string => typeof v === 'string'),
+      pageLimit(q),
+    );
     return page(req, items.map(specView), next);
   },
 };
@@ -19,7 +23,12 @@ export const create: E = {
   async handle(req, ctx) {
     const input = req.json<SpecInput>(specCreateSchema);
     const { spec, created } = await createSpec(ctx, input);
-    return { status: created ? 201 : 200, body: specView(spec), etag: spec.version, location: req.url(`/v1/allocation-specs/${encodeURIComponent(spec.name)}`) };
+    return {
+      status: created ? 201 : 200,
+      body: specView(spec),
+      etag: spec.version,
+      location: req.url(`/v1/allocation-specs/${encodeURIComponent(spec.name)}`),
+    };
   },
 };
 

@@ -11,7 +11,16 @@ import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
 import { isLive } from '../core/lifecycle.js';
-import { type AllocationRequest, type AllocationRow, allocateInPool, expireLeasesInPool, releaseInPool, requestParams, allocationValue, whyNotFree } from '../store/allocate.js';
+import {
+  type AllocationRequest,
+  type AllocationRow,
+  allocateInPool,
+  expireLeasesInPool,
+  releaseInPool,
+  requestParams,
+  allocationValue,
+  whyNotFree,
+} from '../store/allocate.js';
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
@@ -49,7 +58,10 @@ export async function allocate(ctx: IdsContext, requests: AllocationRequest[], o
 
 /** `allocate` inside a caller's transaction (service instances allocate with their own changes). */
 export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source = 'api'): Promise<AllocationResult[]> {
-  const pools = await lockPools(tx, requests.map((r) => r.pool));
+  const pools = await lockPools(
+    tx,
+    requests.map((r) => r.pool),
+  );
   for (const pool of pools.values()) await expireLeasesInPool(tx, pool);
   const results: AllocationResult[] = [];
   for (const [index, req] of requests.entries()) {
@@ -267,7 +279,12 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     // Which fresh items lie inside one free span. A large import walks all free spans once
     // (cost of the pool's fragmentation); a small one probes the index per item.
     const walkAll = fresh.length * 8 >= pool.allocationCount + pool.space.ranges.length * 2 && fresh.length >= 64;
-    const holding = await freeSpansHolding(tx, pool.id, fresh.map((c) => c.span), walkAll);
+    const holding = await freeSpansHolding(
+      tx,
+      pool.id,
+      fresh.map((c) => c.span),
+      walkAll,
+    );
     const accepted: Array<{ c: Candidate; row: FreeRow }> = [];
     let rejected = 0;
     for (const [i, c] of fresh.entries()) {
@@ -278,7 +295,11 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     conflicts.sort((a, b) => a.index - b.index);
     if (conflicts.length && onConflict === 'abort') throw idsDomainError('import_conflicts', { conflicts });
 
-    await takeMany(tx, pool.id, accepted.map(({ c, row }) => ({ row, span: c.span })));
+    await takeMany(
+      tx,
+      pool.id,
+      accepted.map(({ c, row }) => ({ row, span: c.span })),
+    );
     const now = tx.clock.nowIso();
     await store.insertAllocations(
       tx,

@@ -33,7 +33,10 @@ export interface PoolDetails {
   largestFreeBlock: bigint;
 }
 
-const details = async (ctx: IdsContext, row: store.PoolRow): Promise<PoolDetails> => ({ row, largestFreeBlock: await largestFree(ctx.database, row.id, 'auto') });
+const details = async (ctx: IdsContext, row: store.PoolRow): Promise<PoolDetails> => ({
+  row,
+  largestFreeBlock: await largestFree(ctx.database, row.id, 'auto'),
+});
 
 export async function getPool(ctx: IdsContext, name: string): Promise<PoolDetails> {
   return details(ctx, await store.getPoolRow(ctx.database, name));
@@ -121,7 +124,11 @@ export async function updatePool(ctx: IdsContext, name: string, patch: PoolPatch
         });
       }
       const taken = normalize(allocations.map((a) => ({ first: fromKey(a.first_key), last: fromKey(a.last_key) })));
-      await replaceAllFree(tx, pool.id, subtract(usableSpans, taken).flatMap((s) => splitByBand(s, space.staticBand)));
+      await replaceAllFree(
+        tx,
+        pool.id,
+        subtract(usableSpans, taken).flatMap((s) => splitByBand(s, space.staticBand)),
+      );
       changes.definition = serializeSpace(space);
       changes.total_count = totalSize(usableSpans).toString();
     }
@@ -141,7 +148,13 @@ export async function deletePool(ctx: IdsContext, name: string, ifMatch: number 
 }
 
 /** A page of a pool's free spans in value order, with the pool's value space to write them. */
-export async function freeRanges(ctx: IdsContext, name: string, band: Band | null, after: bigint | null, limit: number): Promise<{ space: PoolSpace; items: FreeRow[]; next: bigint | null }> {
+export async function freeRanges(
+  ctx: IdsContext,
+  name: string,
+  band: Band | null,
+  after: bigint | null,
+  limit: number,
+): Promise<{ space: PoolSpace; items: FreeRow[]; next: bigint | null }> {
   const row = await store.getPoolRow(ctx.database, name);
   const rows = await listFree(ctx.database, row.id, band, after, limit + 1);
   return { space: deserializeSpace(row.definition), items: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.first : null };

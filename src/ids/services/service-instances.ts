@@ -134,7 +134,8 @@ export async function listInstances(ctx: IdsContext, filter: { state?: string; s
 type Change = (tx: Tx, row: store.InstanceRow, spec: Spec) => Promise<Partial<store.InstanceRow> | null>;
 
 /** The transition of the instance's lifecycle that `action` takes now (`action_not_allowed` if none). */
-const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceAction): Transition => ctx.lifecycles.transition(row.lifecycle, row.state, action);
+const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceAction): Transition =>
+  ctx.lifecycles.transition(row.lifecycle, row.state, action);
 
 /** The state after a transition: its `to`, or the state it started from. */
 const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
@@ -257,14 +258,18 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
         if (key === undefined || key === null) throw idsDomainError('missing_lookup_key', { attribute: attr, key_attribute: s.key_attribute });
         const keyChanged = active !== null && !same(active[s.key_attribute], key);
         if (candidate[attr] !== undefined && candidate[attr] !== null && !keyChanged) continue;
-        const value = await ctx.inventories.call<JsonValue | null>(s.inventory, 'lookup', typeof key === 'string' ? key : JSON.stringify(key), { attribute: attr, instanceId: id });
+        const value = await ctx.inventories.call<JsonValue | null>(s.inventory, 'lookup', typeof key === 'string' ? key : JSON.stringify(key), {
+          attribute: attr,
+          instanceId: id,
+        });
         if (value === null || value === undefined) throw idsDomainError('lookup_not_found', { inventory: s.inventory, attribute: attr, key });
         found[attr] = value;
       } else if (s.from === 'inventory') {
         let ownerKey = id;
         if (s.owner_attribute) {
           const v = candidate[s.owner_attribute];
-          if (v === undefined || v === null) throw idsDomainError('missing_owner_attribute', { attribute: attr, owner_attribute: s.owner_attribute, inventory: s.inventory });
+          if (v === undefined || v === null)
+            throw idsDomainError('missing_owner_attribute', { attribute: attr, owner_attribute: s.owner_attribute, inventory: s.inventory });
           ownerKey = ownerKeyOf(v);
         }
         ownerKeys.set(attr, ownerKey);
@@ -307,7 +312,11 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
         });
       }
       if (requests.length) {
-        const results = await allocateInTx(tx, requests.map((r) => r.req), 'service-instance');
+        const results = await allocateInTx(
+          tx,
+          requests.map((r) => r.req),
+          'service-instance',
+        );
         for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
       }
       for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));

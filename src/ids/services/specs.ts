@@ -10,7 +10,8 @@ function checkSpec(ctx: IdsContext, input: store.SpecInput): void {
   for (const [attr, s] of Object.entries(input.attributes)) {
     if (s.from === 'pool') continue;
     const needs = s.from === 'lookup' ? 'lookup' : 'allocateForOwner';
-    if (!ctx.inventories.offers(s.inventory, needs)) throw idsDomainError('inventory_lacks_operation', { inventory: s.inventory, operation: needs, attribute: attr });
+    if (!ctx.inventories.offers(s.inventory, needs))
+      throw idsDomainError('inventory_lacks_operation', { inventory: s.inventory, operation: needs, attribute: attr });
     const keyAttr = s.from === 'lookup' ? s.key_attribute : s.owner_attribute;
     if (keyAttr !== undefined && keyAttr in input.attributes) throw idsDomainError('key_attribute_allocated', { attribute: attr, key_attribute: keyAttr });
   }

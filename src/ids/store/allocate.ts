@@ -69,7 +69,9 @@ export function requestParams(req: Pick<AllocationRequest, 'strategy' | 'ttl_sec
     value: explicit ? explicit.first.toString() : null,
     strategy: req.strategy ?? null,
     ttl_seconds: req.ttl_seconds ?? null,
-    metadata: createHash('sha256').update(canonicalJson(req.metadata ?? {})).digest('hex'),
+    metadata: createHash('sha256')
+      .update(canonicalJson(req.metadata ?? {}))
+      .digest('hex'),
   };
   return JSON.stringify(params);
 }
@@ -106,7 +108,14 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   if (existing) {
     const differs = differences(pool.space, existing, params);
     if (differs.length > 0) {
-      throw idsDomainError('idempotency_mismatch', { pool: pool.name, owner: req.owner, purpose, held: allocationValue(pool, existing), allocation_id: existing.id, differs });
+      throw idsDomainError('idempotency_mismatch', {
+        pool: pool.name,
+        owner: req.owner,
+        purpose,
+        held: allocationValue(pool, existing),
+        allocation_id: existing.id,
+        differs,
+      });
     }
     return { row: existing, created: false };
   }
@@ -244,12 +253,7 @@ export async function releaseInPool(tx: Tx, pool: LockedPool, row: AllocationRow
 
 /** Release the reservations of a locked pool whose lease has run out. */
 export async function expireLeasesInPool(tx: Tx, pool: LockedPool): Promise<number> {
-  const expired = await tx.db
-    .selectFrom('ids_allocations')
-    .selectAll()
-    .where('pool_id', '=', pool.id)
-    .where('expires_at', '<=', tx.clock.nowIso())
-    .execute();
+  const expired = await tx.db.selectFrom('ids_allocations').selectAll().where('pool_id', '=', pool.id).where('expires_at', '<=', tx.clock.nowIso()).execute();
   for (const row of expired) await releaseInPool(tx, pool, row);
   return expired.length;
 }

@@ -43,7 +43,11 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: A
 }
 
 /** Change an allocation read under its pool's lock and move its version. */
-export async function updateAllocation(tx: Tx, row: AllocationRow, changes: Partial<Pick<AllocationRow, 'state' | 'expires_at' | 'metadata'>>): Promise<AllocationRow> {
+export async function updateAllocation(
+  tx: Tx,
+  row: AllocationRow,
+  changes: Partial<Pick<AllocationRow, 'state' | 'expires_at' | 'metadata'>>,
+): Promise<AllocationRow> {
   const lost = () => new RetryableConflict('allocation changed', () => idsDomainError('changed_concurrently', { resource: 'allocation' }));
   await bumpGeneration(tx, 'ids_allocations', row.id, row.version, lost, changes);
   return tx.db.selectFrom('ids_allocations').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
@@ -53,14 +57,25 @@ export async function updateAllocation(tx: Tx, row: AllocationRow, changes: Part
 export async function heldByOwners(db: Db, poolId: number, owners: readonly string[]): Promise<AllocationRow[]> {
   const out: AllocationRow[] = [];
   for (let i = 0; i < owners.length; i += 500) {
-    out.push(...(await db.db.selectFrom('ids_allocations').selectAll().where('pool_id', '=', poolId).where('owner', 'in', owners.slice(i, i + 500)).execute()));
+    out.push(
+      ...(await db.db
+        .selectFrom('ids_allocations')
+        .selectAll()
+        .where('pool_id', '=', poolId)
+        .where('owner', 'in', owners.slice(i, i + 500))
+        .execute()),
+    );
   }
   return out;
 }
 
 /** Insert many allocations (an import); 15 columns a row, SQLite allows 32766 bound parameters. */
 export async function insertAllocations(tx: Tx, rows: readonly AllocationRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += 1000) await tx.db.insertInto('ids_allocations').values(rows.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 1000)
+    await tx.db
+      .insertInto('ids_allocations')
+      .values(rows.slice(i, i + 1000))
+      .execute();
 }
 
 /** The owner of the allocation that starts at this key in the named pool, if any. */
@@ -82,7 +97,12 @@ export async function allocationsOfOwner(db: Db, owner: string): Promise<Allocat
 
 /** Every allocation of a pool, in value order (what a change of the pool's ranges must keep inside). */
 export async function allocationsOfPool(db: Db, poolId: number) {
-  return db.db.selectFrom('ids_allocations').select(['id', 'first_key', 'last_key', 'owner', 'purpose']).where('pool_id', '=', poolId).orderBy('first_key').execute();
+  return db.db
+    .selectFrom('ids_allocations')
+    .select(['id', 'first_key', 'last_key', 'owner', 'purpose'])
+    .where('pool_id', '=', poolId)
+    .orderBy('first_key')
+    .execute();
 }
 
 /** The pools holding a reservation whose lease ran out by `now`. */

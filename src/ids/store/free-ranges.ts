@@ -31,7 +31,10 @@ const rowOf = (poolId: number, s: BandedSpan) => ({
 export async function insertFree(tx: Tx, poolId: number, spans: readonly BandedSpan[]): Promise<void> {
   // 6 columns a row; SQLite allows 32766 bound parameters per statement.
   for (let i = 0; i < spans.length; i += 1000) {
-    await tx.db.insertInto('ids_free_ranges').values(spans.slice(i, i + 1000).map((s) => rowOf(poolId, s))).execute();
+    await tx.db
+      .insertInto('ids_free_ranges')
+      .values(spans.slice(i, i + 1000).map((s) => rowOf(poolId, s)))
+      .execute();
   }
 }
 
@@ -44,7 +47,12 @@ async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]):
   for (const band of ['auto', 'static'] as const) {
     const keys = rows.filter((r) => r.band === band).map((r) => keyOf(r.first));
     for (let i = 0; i < keys.length; i += 1000) {
-      await tx.db.deleteFrom('ids_free_ranges').where('pool_id', '=', poolId).where('band', '=', band).where('first_key', 'in', keys.slice(i, i + 1000)).execute();
+      await tx.db
+        .deleteFrom('ids_free_ranges')
+        .where('pool_id', '=', poolId)
+        .where('band', '=', band)
+        .where('first_key', 'in', keys.slice(i, i + 1000))
+        .execute();
     }
   }
 }
@@ -106,9 +114,17 @@ export async function lastSpan(db: Db, poolId: number, band: Band, k: number, ma
       where pool_id = ${poolId} and band = ${band} and aligned = ${a}
       order by first_key desc limit 1) as p${sql.raw(String(a))}`);
   }
-  const rows = k === 0
-    ? await db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId).where('band', '=', band).orderBy('first_key', 'desc').limit(1).execute()
-    : await rawRead(db, sql<RawFree>`${sql.join(probes, sql` union all `)}`);
+  const rows =
+    k === 0
+      ? await db.db
+          .selectFrom('ids_free_ranges')
+          .select(cols)
+          .where('pool_id', '=', poolId)
+          .where('band', '=', band)
+          .orderBy('first_key', 'desc')
+          .limit(1)
+          .execute()
+      : await rawRead(db, sql<RawFree>`${sql.join(probes, sql` union all `)}`);
   let best: FreeRow | null = null;
   for (const r of rows) {
     const row = toFree(r);
@@ -221,7 +237,11 @@ export async function takeMany(tx: Tx, poolId: number, blocks: ReadonlyArray<{ r
     byRow.set(k, entry);
   }
   const rest: BandedSpan[] = [];
-  await deleteFreeMany(tx, poolId, [...byRow.values()].map((e) => e.row));
+  await deleteFreeMany(
+    tx,
+    poolId,
+    [...byRow.values()].map((e) => e.row),
+  );
   for (const { row, taken } of byRow.values()) {
     let from = row.first;
     for (const t of taken.sort((a, b) => (a.first < b.first ? -1 : 1))) {

@@ -53,7 +53,15 @@ export async function markDelivered(tx: Tx, entryId: number, worker: string): Pr
   const now = tx.clock.nowIso();
   const res = await tx.db
     .updateTable('ids_outbox')
-    .set((eb) => ({ state: 'done', completed_at: now, updated_at: now, claimed_by: null, claimed_until: null, last_error: null, attempts: eb('attempts', '+', 1) }))
+    .set((eb) => ({
+      state: 'done',
+      completed_at: now,
+      updated_at: now,
+      claimed_by: null,
+      claimed_until: null,
+      last_error: null,
+      attempts: eb('attempts', '+', 1),
+    }))
     .where('id', '=', entryId)
     .where('claimed_by', '=', worker)
     .where('state', '=', 'pending')

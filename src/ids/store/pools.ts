@@ -133,14 +133,26 @@ export async function insertPool(tx: Tx, pool: NewPool): Promise<number> {
       .executeTakeFirstOrThrow();
     return inserted.id;
   } catch (err) {
-    if (isUniqueViolation(err)) throw new RetryableConflict('pool created concurrently', () => idsDomainError('pool_created_concurrently', { pool: pool.name }));
+    if (isUniqueViolation(err))
+      throw new RetryableConflict('pool created concurrently', () => idsDomainError('pool_created_concurrently', { pool: pool.name }));
     throw err;
   }
 }
 
 /** Change a locked pool's row and move its generation. */
-export async function updatePoolRow(tx: Tx, pool: LockedPool, changes: Partial<Pick<PoolRow, 'strategy' | 'description' | 'metadata' | 'definition' | 'total_count'>>): Promise<void> {
-  pool.generation = await bumpGeneration(tx, 'ids_pools', pool.id, pool.generation, () => idsDomainError('version_mismatch', { current: pool.generation + 1 }), changes);
+export async function updatePoolRow(
+  tx: Tx,
+  pool: LockedPool,
+  changes: Partial<Pick<PoolRow, 'strategy' | 'description' | 'metadata' | 'definition' | 'total_count'>>,
+): Promise<void> {
+  pool.generation = await bumpGeneration(
+    tx,
+    'ids_pools',
+    pool.id,
+    pool.generation,
+    () => idsDomainError('version_mismatch', { current: pool.generation + 1 }),
+    changes,
+  );
 }
 
 /** Delete a locked pool and its free spans (it holds no allocations). */

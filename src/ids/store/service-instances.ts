@@ -48,9 +48,13 @@ export async function listInstances(db: Db, filter: { state?: string; service_ty
 export async function insertInstance(tx: Tx, row: Omit<InstanceRow, 'created_at' | 'updated_at'>): Promise<void> {
   const now = tx.clock.nowIso();
   try {
-    await tx.db.insertInto('ids_service_instances').values({ ...row, created_at: now, updated_at: now }).execute();
+    await tx.db
+      .insertInto('ids_service_instances')
+      .values({ ...row, created_at: now, updated_at: now })
+      .execute();
   } catch (err) {
-    if (isUniqueViolation(err)) throw new RetryableConflict('instance created concurrently', () => idsDomainError('instance_created_concurrently', { id: row.id }));
+    if (isUniqueViolation(err))
+      throw new RetryableConflict('instance created concurrently', () => idsDomainError('instance_created_concurrently', { id: row.id }));
     throw err;
   }
 }
@@ -113,7 +117,10 @@ export async function findHolding(db: Db, instanceId: string, attribute: string,
 /** A holding whose value the inventory has not given yet (the call is about to be made). */
 export async function insertPendingHolding(tx: Tx, instanceId: string, attribute: string, inventory: string, ownerKey: string): Promise<void> {
   const now = tx.clock.nowIso();
-  await tx.db.insertInto('ids_external_holdings').values({ instance_id: instanceId, attribute, inventory, owner_key: ownerKey, value: null, created_at: now, updated_at: now }).execute();
+  await tx.db
+    .insertInto('ids_external_holdings')
+    .values({ instance_id: instanceId, attribute, inventory, owner_key: ownerKey, value: null, created_at: now, updated_at: now })
+    .execute();
 }
 
 export async function setHoldingValue(tx: Tx, instanceId: string, attribute: string, ownerKey: string, value: string): Promise<void> {

@@ -73,7 +73,8 @@ export async function insertSpec(tx: Tx, input: SpecInput, attributes: string): 
       .executeTakeFirstOrThrow();
     return toSpec(row);
   } catch (err) {
-    if (isUniqueViolation(err)) throw new RetryableConflict('spec created concurrently', () => idsDomainError('spec_created_concurrently', { spec: input.name }));
+    if (isUniqueViolation(err))
+      throw new RetryableConflict('spec created concurrently', () => idsDomainError('spec_created_concurrently', { spec: input.name }));
     throw err;
   }
 }

@@ -315,7 +315,14 @@ function slotSpecs(request: CandidateRequest, unsuffixed: GroupRequest | undefin
   }
   if (unsuffixed && specs.length > 0) specs[specs.length - 1]!.checksUnsuffixedTraits = unsuffixed.requiredTraits.length > 0;
   for (const g of suffixed) {
-    specs.push({ suffix: g.suffix, resources: [...g.resources], classes: [...g.resources.keys()], isolated: request.isolate, completesSubtrees: [], checksUnsuffixedTraits: false });
+    specs.push({
+      suffix: g.suffix,
+      resources: [...g.resources],
+      classes: [...g.resources.keys()],
+      isolated: request.isolate,
+      completesSubtrees: [],
+      checksUnsuffixedTraits: false,
+    });
   }
   sameSubtrees.forEach((list, i) => {
     const last = Math.max(...list.map((suffix) => specs.findLastIndex((s) => s.suffix === suffix)));
@@ -606,7 +613,12 @@ function candidateKey(c: Candidate): string {
   const parts: string[] = [];
   for (const id of [...c.allocations.keys()].sort((a, b) => a - b)) {
     const m = c.allocations.get(id)!;
-    parts.push(`${id}:${[...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([cls, n]) => `${cls}=${n}`).join(',')}`);
+    parts.push(
+      `${id}:${[...m]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([cls, n]) => `${cls}=${n}`)
+        .join(',')}`,
+    );
   }
   parts.push('|');
   for (const suffix of [...c.mappings.keys()].sort()) parts.push(`${suffix}=${[...c.mappings.get(suffix)!].sort((a, b) => a - b).join(',')}`);

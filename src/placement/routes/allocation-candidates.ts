@@ -70,22 +70,36 @@ function parseRequest(req: PlacementRequest, ctx: PlacementContext): ParsedReque
     const inSubtrees = new Set(sameSubtrees.flat());
     const bad = resourceless.filter((s) => !inSubtrees.has(s));
     if (bad.length) {
-      throw placementError(400, `Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`, CODES.badValue);
+      throw placementError(
+        400,
+        `Resourceless suffixed group request should be specified in \`same_subtree\` query param: bad group(s) - ${pyList(bad)}.`,
+        CODES.badValue,
+      );
     }
     const unknown = [...inSubtrees].filter((s) => !byGroup.has(s));
     if (unknown.length) {
-      throw placementError(400, `Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...byGroup.keys()])}.`, CODES.badValue);
+      throw placementError(
+        400,
+        `Real suffixes should be specified in \`same_subtree\`: ${pyList(unknown)} not found in ${pyList([...byGroup.keys()])}.`,
+        CODES.badValue,
+      );
     }
   } else {
     const orphanTraits = groups.filter((g) => hasRequired(g) && g.resources === null).map((g) => `required${g.suffix}`);
     if (orphanTraits.length) {
-      throw placementError(400, `All traits parameters must be associated with resources.  Found the following orphaned traits keys: ${orphanTraits.join(', ')}`);
+      throw placementError(
+        400,
+        `All traits parameters must be associated with resources.  Found the following orphaned traits keys: ${orphanTraits.join(', ')}`,
+      );
     }
     const orphanAggs = groups
       .filter((g) => g.resources === null && (g.memberOf.anyOf.length > 0 || g.memberOf.forbidden.size > 0))
       .map((g) => `member_of${g.suffix}`);
     if (orphanAggs.length) {
-      throw placementError(400, `All member_of parameters must be associated with resources. Found the following orphaned member_of keys: ${orphanAggs.join(', ')}`);
+      throw placementError(
+        400,
+        `All member_of parameters must be associated with resources. Found the following orphaned member_of keys: ${orphanAggs.join(', ')}`,
+      );
     }
     if (groups.some((g) => g.resources === null)) throw placementError(400, 'All request groups must specify resources.');
     if (groups.length === 0) throw placementError(400, 'At least one request group (`resources` or `resources{$S}`) is required.');
@@ -216,7 +230,9 @@ function renderCandidates(model: ProviderModel, candidates: Candidate[], request
     let allocations = '';
     for (const [id, resources] of c.allocations) {
       if (allocations) allocations += ',';
-      allocations += dictForm ? `${uuid(id)}:{"resources":${amountsJson(resources)}}` : `{"resource_provider":{"uuid":${uuid(id)}},"resources":${amountsJson(resources)}}`;
+      allocations += dictForm
+        ? `${uuid(id)}:{"resources":${amountsJson(resources)}}`
+        : `{"resource_provider":{"uuid":${uuid(id)}},"resources":${amountsJson(resources)}}`;
     }
     let request = dictForm ? `{"allocations":{${allocations}}` : `{"allocations":[${allocations}]`;
     if (withMappings) {

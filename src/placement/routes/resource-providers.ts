@@ -106,12 +106,7 @@ export const update: Endpoint = {
   policy: 'placement:resource_providers:update',
   async handle(req, ctx) {
     const data = req.json<{ name: string; parent_provider_uuid?: string | null }>(schemas.providerUpdate);
-    const provider = await providers.update(
-      ctx,
-      req.param('uuid'),
-      { name: data.name, parentUuid: data.parent_provider_uuid },
-      req.mv.atLeast('1.37'),
-    );
+    const provider = await providers.update(ctx, req.param('uuid'), { name: data.name, parentUuid: data.parent_provider_uuid }, req.mv.atLeast('1.37'));
     return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };

@@ -25,7 +25,11 @@ export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]
 
 async function writeOnce(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
   const retried = () => ctx.metrics.placementClaimRetries.inc();
-  await refuseOwnedProviders(ctx, writes.map((w) => w.consumerUuid), writes.flatMap((w) => [...w.allocations.keys()]));
+  await refuseOwnedProviders(
+    ctx,
+    writes.map((w) => w.consumerUuid),
+    writes.flatMap((w) => [...w.allocations.keys()]),
+  );
   const claim = await oneStatementClaim(ctx.database, ctx.names, writes);
   if (claim) {
     try {
@@ -64,6 +68,7 @@ export async function refuseOwnedProviders(ctx: PlacementContext, consumerUuids:
   if (!touched.length) return;
   for (const owner of ctx.owners) {
     const owned = await owner.owned(ctx.database, touched);
-    if (owned.length) throw new DomainError('provider_owned', { providers: owned.sort(), owner: owner.name }, `providers ${owned.join(', ')} belong to ${owner.name}`);
+    if (owned.length)
+      throw new DomainError('provider_owned', { providers: owned.sort(), owner: owner.name }, `providers ${owned.join(', ')} belong to ${owner.name}`);
   }
 }

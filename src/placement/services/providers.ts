@@ -2,7 +2,17 @@
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
-import { type NewProvider, type ProviderUpdate, type ProviderView, changeProvider, deleteProvider, findProvider, insertProvider, nameTaken, uuidTaken } from '../store/providers.js';
+import {
+  type NewProvider,
+  type ProviderUpdate,
+  type ProviderView,
+  changeProvider,
+  deleteProvider,
+  findProvider,
+  insertProvider,
+  nameTaken,
+  uuidTaken,
+} from '../store/providers.js';
 
 export async function create(ctx: PlacementContext, input: NewProvider): Promise<ProviderView> {
   try {

@@ -6,6 +6,10 @@ import type { ConsumerAllocations } from '../store/allocations.js';
 import { type ProviderReshape, reshape as reshapeInTx } from '../store/reshaper.js';
 
 export async function reshape(ctx: PlacementContext, providers: ProviderReshape[], allocations: ConsumerAllocations[]): Promise<void> {
-  await refuseOwnedProviders(ctx, allocations.map((a) => a.consumerUuid), allocations.flatMap((a) => [...a.allocations.keys()]));
+  await refuseOwnedProviders(
+    ctx,
+    allocations.map((a) => a.consumerUuid),
+    allocations.flatMap((a) => [...a.allocations.keys()]),
+  );
   await transaction(ctx.database, (tx) => reshapeInTx(tx, ctx.names, providers, allocations));
 }

@@ -37,7 +37,11 @@ export async function replaceProviderAggregates(tx: Tx, provider: ProviderView, 
     ? (await tx.db.selectFrom('aggregates').select(['id', 'uuid']).where('uuid', 'in', aggregateUuids).execute()).map((r) => r.id)
     : [];
   await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();
-  if (ids.length) await tx.db.insertInto('resource_provider_aggregates').values(ids.map((aggregate_id) => ({ resource_provider_id: provider.id, aggregate_id }))).execute();
+  if (ids.length)
+    await tx.db
+      .insertInto('resource_provider_aggregates')
+      .values(ids.map((aggregate_id) => ({ resource_provider_id: provider.id, aggregate_id })))
+      .execute();
   if (!bump) {
     noteProvidersChanged(tx, [provider.id]);
     return provider.generation;

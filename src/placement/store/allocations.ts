@@ -47,7 +47,8 @@ interface ConsumerRow {
 const consumerConflict = (expected: number | null, got: number | null | undefined) =>
   new DomainError('consumer_generation_conflict', { expected, got }, `consumer at generation ${expected}, not ${got}`);
 
-const amountError = (code: string, resourceClass: string, provider: string) => new DomainError(code, { class: resourceClass, provider }, `${code}: ${resourceClass} on ${provider}`);
+const amountError = (code: string, resourceClass: string, provider: string) =>
+  new DomainError(code, { class: resourceClass, provider }, `${code}: ${resourceClass} on ${provider}`);
 
 export async function writeAllocations(tx: Tx, names: NameCache, writes: ConsumerAllocations[]): Promise<void> {
   // Resolve names first: a bad class or provider is the request's fault, before any lock.
@@ -67,7 +68,11 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
       }
     }
   }
-  const typeIds = await consumerTypeIds(tx, names, writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined));
+  const typeIds = await consumerTypeIds(
+    tx,
+    names,
+    writes.map((w) => w.consumerType).filter((t): t is string => t !== undefined),
+  );
   const now = tx.clock.nowIso();
 
   // 1. Consumers: lock those that may exist, check the generations the client gave and drop
@@ -84,7 +89,10 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
       throw consumerConflict(existing?.generation ?? null, w.generation);
     }
   }
-  const released = await deleteAllocations(tx, [...consumers.values()].map((c) => c.id));
+  const released = await deleteAllocations(
+    tx,
+    [...consumers.values()].map((c) => c.id),
+  );
   const consumerIds = new Map<string, number>();
   for (const w of writes) {
     const typeId = w.consumerType === undefined ? undefined : typeIds.get(w.consumerType)!;
@@ -154,7 +162,10 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
   }
   for (const provider of providers.values()) noteUsageChanged(tx, provider.id, provider.generation, usedBy.get(provider.id) ?? new Map());
   const bumped = new Set([...providers.values()].map((p) => p.id));
-  noteProvidersChanged(tx, [...usedBy.keys()].filter((id) => !bumped.has(id)));
+  noteProvidersChanged(
+    tx,
+    [...usedBy.keys()].filter((id) => !bumped.has(id)),
+  );
 }
 
 interface UsageChange {
@@ -183,7 +194,10 @@ function checkInventories(
     const inv = inventories.get(key);
     if (inv ? inv.class_name !== c.wanted.rc : cachedClasses.has(c.wanted.rc)) {
       names.forget();
-      throw new RetryableConflict(`resource class ${c.wanted.rc} was renamed or recreated`, () => new DomainError('resource_classes_changed', {}, 'resource classes changed concurrently'));
+      throw new RetryableConflict(
+        `resource class ${c.wanted.rc} was renamed or recreated`,
+        () => new DomainError('resource_classes_changed', {}, 'resource classes changed concurrently'),
+      );
     }
   }
   for (const w of writes) {
@@ -266,7 +280,18 @@ async function readInventories(tx: Tx, changes: UsageChange[]): Promise<Map<stri
   const rows = await tx.db
     .selectFrom('inventories as i')
     .innerJoin('resource_classes as rc', 'rc.id', 'i.resource_class_id')
-    .select(['i.resource_provider_id', 'i.resource_class_id', 'i.total', 'i.reserved', 'i.min_unit', 'i.max_unit', 'i.step_size', 'i.allocation_ratio', 'i.used', 'rc.name as class_name'])
+    .select([
+      'i.resource_provider_id',
+      'i.resource_class_id',
+      'i.total',
+      'i.reserved',
+      'i.min_unit',
+      'i.max_unit',
+      'i.step_size',
+      'i.allocation_ratio',
+      'i.used',
+      'rc.name as class_name',
+    ])
     .where((eb) => eb.or(changes.map((c) => eb.and([eb('i.resource_provider_id', '=', c.providerId), eb('i.resource_class_id', '=', c.classId)]))))
     .execute();
   for (const r of rows) {
@@ -325,7 +350,11 @@ async function consumerTypeIds(tx: Tx, cache: NameCache, names: string[]): Promi
   if (missing.length) {
     const now = tx.clock.nowIso();
     for (const name of missing) {
-      await writeStatement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [name, now, now]);
+      await writeStatement('insert into consumer_types (name, created_at, updated_at) values (?, ?, ?) on conflict (name) do nothing').run(tx, [
+        name,
+        now,
+        now,
+      ]);
     }
     for (const [name, id] of (await cache.forTx(tx, 'consumer_types', missing)).ids) ids.set(name, id);
   }
@@ -350,8 +379,14 @@ export async function deleteConsumer(tx: Tx, consumerUuid: string): Promise<void
   const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
   if (!consumer) throw new DomainError('consumer_not_found', { uuid: consumerUuid }, `no consumer ${consumerUuid}`);
   // Like Placement, removing allocations does not bump provider generations: it only frees room.
-  const usage = await changeUsage(tx, (await deleteAllocations(tx, [consumer.id])).map((h) => ({ ...h, change: -h.used })));
-  noteProvidersChanged(tx, [...usage.values()].map((row) => row.resource_provider_id));
+  const usage = await changeUsage(
+    tx,
+    (await deleteAllocations(tx, [consumer.id])).map((h) => ({ ...h, change: -h.used })),
+  );
+  noteProvidersChanged(
+    tx,
+    [...usage.values()].map((row) => row.resource_provider_id),
+  );
   await writeStatement('delete from consumers where id = ?').run(tx, [consumer.id]);
 }
 

@@ -74,7 +74,11 @@ function desiredAfter(provider: ProviderView, current: CurrentInventory, change:
       return new Map(change.inventories);
     case 'add':
       if (current.has(change.resourceClass)) {
-        throw new DomainError('inventory_exists', { provider: provider.uuid, class: change.resourceClass }, `provider ${provider.uuid} has ${change.resourceClass} inventory`);
+        throw new DomainError(
+          'inventory_exists',
+          { provider: provider.uuid, class: change.resourceClass },
+          `provider ${provider.uuid} has ${change.resourceClass} inventory`,
+        );
       }
       desired.set(change.resourceClass, change.inventory);
       return desired;
@@ -111,7 +115,11 @@ export function checkRemovalsUnused(provider: ProviderView, current: CurrentInve
     .sort(([, a], [, b]) => a.resource_class_id - b.resource_class_id)
     .map(([name]) => name);
   if (removedInUse.length) {
-    throw new DomainError('inventory_in_use', { provider: provider.uuid, classes: removedInUse }, `provider ${provider.uuid} has allocations of ${removedInUse.join(', ')}`);
+    throw new DomainError(
+      'inventory_in_use',
+      { provider: provider.uuid, classes: removedInUse },
+      `provider ${provider.uuid} has allocations of ${removedInUse.join(', ')}`,
+    );
   }
 }
 

@@ -34,7 +34,10 @@ export async function idsByName(db: Db, table: NameTable, names: readonly string
   for (let i = 0; i < unique.length; i += 500) {
     const chunk = unique.slice(i, i + 500);
     // plain SQL: every claim resolves its class names here
-    const rows = await readStatement<{ id: number; name: string }>(`select id, name from ${table} where name in (${placeholders(chunk.length)})`).all(db, chunk);
+    const rows = await readStatement<{ id: number; name: string }>(`select id, name from ${table} where name in (${placeholders(chunk.length)})`).all(
+      db,
+      chunk,
+    );
     for (const r of rows) out.set(r.name, Number(r.id));
   }
   return out;

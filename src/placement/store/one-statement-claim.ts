@@ -34,15 +34,21 @@ const MAX_ROWS = 16;
  * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
  * the same double-precision arithmetic.
  */
-const claimStatement = memo((shape: string) => {
-  const [consumers, providers, rows] = shape.split('/').map(Number) as [number, number, number];
-  return makeClaimStatement(consumers, providers, rows);
-}, MAX_CONSUMERS * MAX_ROWS * MAX_ROWS);
+const claimStatement = memo(
+  (shape: string) => {
+    const [consumers, providers, rows] = shape.split('/').map(Number) as [number, number, number];
+    return makeClaimStatement(consumers, providers, rows);
+  },
+  MAX_CONSUMERS * MAX_ROWS * MAX_ROWS,
+);
 
 function makeClaimStatement(consumers: number, providers: number, rows: number) {
   let n = 1; // $1 is the time stamp
   const param = (type: 'text' | 'integer') => `$${++n}::${type}`;
-  const consumerValues = Array.from({ length: consumers }, () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, $1::text, $1::text)`);
+  const consumerValues = Array.from(
+    { length: consumers },
+    () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, $1::text, $1::text)`,
+  );
   const providerList = Array.from({ length: providers }, () => param('text')).join(', ');
   const wantedValues = Array.from({ length: rows }, () => `(${param('text')}, ${param('text')}, ${param('integer')}, ${param('text')}, ${param('integer')})`);
   return writeStatement<{ providers: Array<[number, number]>; usage: Array<[number, string, number]> }>(

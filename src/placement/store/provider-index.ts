@@ -299,7 +299,17 @@ export class ProviderIndex implements ProviderModel {
       }
       if (old) this.remove(id);
       structureChanged = true;
-      this.providers.set(id, { id, uuid: r.uuid, generation: Number(r.generation), revision: 0, parentId, rootId, inventories: new Map(), traits: NONE, aggregates: NONE });
+      this.providers.set(id, {
+        id,
+        uuid: r.uuid,
+        generation: Number(r.generation),
+        revision: 0,
+        parentId,
+        rootId,
+        inventories: new Map(),
+        traits: NONE,
+        aggregates: NONE,
+      });
       this.byUuid.set(r.uuid, id);
     }
     for (const id of asked) {
@@ -392,7 +402,10 @@ async function readProviders(database: Database, which: { ids: number[] } | { af
     providerQuery = `${providerColumns} ${only('id')}`;
   } else {
     // A chunk: the next providers by id, and the rows of exactly those (by their id range).
-    const ids = await readStatement<{ id: number }>('select id from resource_providers where id > ? order by id limit ?').all(database, [which.after, which.limit]);
+    const ids = await readStatement<{ id: number }>('select id from resource_providers where id > ? order by id limit ?').all(database, [
+      which.after,
+      which.limit,
+    ]);
     if (ids.length === 0) return { providers: [], inventories: [], traits: [], aggregates: [] };
     only = (column) => `where ${column} between ? and ?`;
     params = [Number(ids[0]!.id), Number(ids[ids.length - 1]!.id)];

@@ -80,7 +80,8 @@ const changedConcurrently = (uuid: string) => new DomainError('provider_changed_
 
 /** The client's generation, checked against a provider it locked. */
 export function checkGeneration(provider: ProviderView, clientGeneration: number | undefined): void {
-  if (clientGeneration !== undefined && clientGeneration !== provider.generation) throw generationMismatch(provider.uuid, provider.generation, clientGeneration);
+  if (clientGeneration !== undefined && clientGeneration !== provider.generation)
+    throw generationMismatch(provider.uuid, provider.generation, clientGeneration);
 }
 
 /**

@@ -31,7 +31,11 @@ export async function reshape(tx: Tx, names: NameCache, providers: ProviderResha
     if (!provider) throw new DomainError('reshape_provider_missing', { uuid: p.providerUuid }, `no resource provider ${p.providerUuid}`);
     found.push({ ...p, provider });
   }
-  await lockRows(tx, 'resource_providers', found.map((f) => f.provider.id));
+  await lockRows(
+    tx,
+    'resource_providers',
+    found.map((f) => f.provider.id),
+  );
 
   const plans = [];
   for (const { provider: stale, generation, inventories } of found) {

@@ -32,7 +32,10 @@ export async function projectUsages(db: Db, f: UsageFilter, byType: boolean): Pr
     .where('c.project_id', '=', f.projectId);
   if (f.userId !== undefined) q = q.where('c.user_id', '=', f.userId);
   if (!byType) {
-    const rows = await q.select(['rc.name', (eb) => eb.fn.sum<number>('a.used').as('used')]).groupBy('rc.name').execute();
+    const rows = await q
+      .select(['rc.name', (eb) => eb.fn.sum<number>('a.used').as('used')])
+      .groupBy('rc.name')
+      .execute();
     return Object.fromEntries(rows.map((r) => [r.name, Number(r.used)]));
   }
   const wanted = f.consumerType;

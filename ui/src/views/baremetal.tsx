@@ -18,16 +18,26 @@ export function BaremetalView(props: { live: Live<BaremetalSnapshot> }) {
   const nodesByUuid = new Map(data.nodes.map((n) => [n.uuid, n]));
   const byState = new Map<string, number>();
   for (const n of data.nodes) byState.set(n.provision_state, (byState.get(n.provision_state) ?? 0) + 1);
-  const known = PROVISION_STATES.filter((s) => byState.has(s.state) || s.state === 'available' || s.state === 'active').map((s): Segment => ({ key: s.state, label: s.label, value: byState.get(s.state) ?? 0, color: s.color }));
-  const others = [...byState.keys()].filter((s) => !PROVISION_STATES.some((p) => p.state === s)).map((s): Segment => ({ key: s, label: s, value: byState.get(s)!, color: stateColor(s) }));
+  const known = PROVISION_STATES.filter((s) => byState.has(s.state) || s.state === 'available' || s.state === 'active').map(
+    (s): Segment => ({ key: s.state, label: s.label, value: byState.get(s.state) ?? 0, color: s.color }),
+  );
+  const others = [...byState.keys()]
+    .filter((s) => !PROVISION_STATES.some((p) => p.state === s))
+    .map((s): Segment => ({ key: s, label: s, value: byState.get(s)!, color: stateColor(s) }));
   const segments = [...known, ...others];
-  const allocationSegments = ALLOCATION_STATES.map((s): Segment => ({ key: s.state, label: s.state, value: data.allocations.filter((a) => a.state === s.state).length, color: s.color }));
+  const allocationSegments = ALLOCATION_STATES.map(
+    (s): Segment => ({ key: s.state, label: s.state, value: data.allocations.filter((a) => a.state === s.state).length, color: s.color }),
+  );
   const alive = data.conductors.filter((c) => c.alive).length;
   const allocatable = data.nodes.filter((n) => n.provision_state === 'available' && !n.maintenance && !n.allocation_uuid && n.power_state).length;
 
   const needle = filter.trim().toLowerCase();
   const nodes = data.nodes
-    .filter((n) => (!state || n.provision_state === state) && (!needle || (n.name ?? '').toLowerCase().includes(needle) || n.uuid.startsWith(needle) || (n.resource_class ?? '').toLowerCase().includes(needle)))
+    .filter(
+      (n) =>
+        (!state || n.provision_state === state) &&
+        (!needle || (n.name ?? '').toLowerCase().includes(needle) || n.uuid.startsWith(needle) || (n.resource_class ?? '').toLowerCase().includes(needle)),
+    )
     .sort((a, b) => (a.name ?? a.uuid).localeCompare(b.name ?? b.uuid));
 
   return (
@@ -37,7 +47,12 @@ export function BaremetalView(props: { live: Live<BaremetalSnapshot> }) {
       <div class="stats">
         <Stat id="nodes" label="nodes" value={count(data.nodes.length)} />
         <Stat id="allocatable" label="ready to allocate" value={count(allocatable)} hint="available, powered, no allocation" />
-        <Stat id="allocations" label="allocations" value={count(data.allocations.length)} hint={`${allocationSegments[1]!.value} active · ${allocationSegments[2]!.value} failed`} />
+        <Stat
+          id="allocations"
+          label="allocations"
+          value={count(data.allocations.length)}
+          hint={`${allocationSegments[1]!.value} active · ${allocationSegments[2]!.value} failed`}
+        />
         <Stat id="conductors" label="conductors alive" value={`${alive} / ${data.conductors.length}`} />
       </div>
       <div class="columns">
@@ -59,9 +74,20 @@ export function BaremetalView(props: { live: Live<BaremetalSnapshot> }) {
       </div>
       <Panel id="bm-allocations" title="Allocations" subtitle={`the ${RECENT_ALLOCATIONS} newest`} wide>
         <StackedBar chart="allocation-states" label="allocations by state" segments={allocationSegments} />
-        <AllocationTable allocations={[...data.allocations].sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, RECENT_ALLOCATIONS)} nodes={nodesByUuid} />
+        <AllocationTable
+          allocations={[...data.allocations].sort((a, b) => b.created_at.localeCompare(a.created_at)).slice(0, RECENT_ALLOCATIONS)}
+          nodes={nodesByUuid}
+        />
       </Panel>
-      <NodeTable nodes={nodes} total={data.nodes.length} state={state} clearState={() => setState('')} filter={filter} setFilter={setFilter} allocations={allocationsByUuid} />
+      <NodeTable
+        nodes={nodes}
+        total={data.nodes.length}
+        state={state}
+        clearState={() => setState('')}
+        filter={filter}
+        setFilter={setFilter}
+        allocations={allocationsByUuid}
+      />
     </div>
   );
 }
@@ -134,7 +160,15 @@ function AllocationTable(props: { allocations: BmAllocation[]; nodes: Map<string
   );
 }
 
-function NodeTable(props: { nodes: Node[]; total: number; state: string; clearState: () => void; filter: string; setFilter: (v: string) => void; allocations: Map<string, BmAllocation> }) {
+function NodeTable(props: {
+  nodes: Node[];
+  total: number;
+  state: string;
+  clearState: () => void;
+  filter: string;
+  setFilter: (v: string) => void;
+  allocations: Map<string, BmAllocation>;
+}) {
   const { rows, pager } = usePage(props.nodes);
   return (
     <Panel

@@ -65,7 +65,8 @@ function fullest(classes: Array<[string, ClassUse]>): string {
 function ClassLegend() {
   return (
     <span class="chart-legend">
-      <span class="swatch used" /> used <span class="swatch free" /> free <span class="swatch hatch" /> only through overcommit <span class="swatch line" /> physical capacity
+      <span class="swatch used" /> used <span class="swatch free" /> free <span class="swatch hatch" /> only through overcommit <span class="swatch line" />{' '}
+      physical capacity
     </span>
   );
 }
@@ -86,7 +87,13 @@ function ClassRow(props: { rc: string; use: ClassUse }) {
         {classLabel(rc) !== rc && <code>{rc}</code>}
       </div>
       <div class="class-bar">
-        <CapacityBar used={u.used} capacity={u.capacity} physical={u.physical} label={`${rc}: ${amount(rc, u.used)} used of ${amount(rc, u.capacity)}`} height={22} />
+        <CapacityBar
+          used={u.used}
+          capacity={u.capacity}
+          physical={u.physical}
+          label={`${rc}: ${amount(rc, u.used)} used of ${amount(rc, u.capacity)}`}
+          height={22}
+        />
       </div>
       <dl class="class-numbers">
         <div>
@@ -201,7 +208,14 @@ function TreesPanel(props: { trees: TreeView[]; classes: string[] }) {
               <tr key={t.root.uuid} data-tree={t.root.name}>
                 <td class="name" title={t.root.uuid}>
                   {t.root.name}
-                  {t.members.length > 1 && <div class="muted small">{t.members.filter((m) => m !== t.root).map((m) => m.name).join(', ')}</div>}
+                  {t.members.length > 1 && (
+                    <div class="muted small">
+                      {t.members
+                        .filter((m) => m !== t.root)
+                        .map((m) => m.name)
+                        .join(', ')}
+                    </div>
+                  )}
                 </td>
                 <td class="num">{t.members.length}</td>
                 {shownClasses.map((rc) => {

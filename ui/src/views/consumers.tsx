@@ -31,8 +31,17 @@ export function ConsumersView(props: { live: Live<PlacementSnapshot> }) {
       <div class="stats">
         <Stat id="consumers" label="consumers" value={count(data.consumers.length)} />
         <Stat id="allocations" label="allocations (consumer × provider)" value={count(data.consumers.reduce((n, c) => n + c.holdings.length, 0))} />
-        <Stat id="providers-used" label="providers with allocations" value={count(new Set(data.consumers.flatMap((c) => c.holdings.map((h) => h.provider.uuid))).size)} />
-        <Stat id="largest" label="largest consumer's share" value={data.consumers[0] ? `${percent(data.consumers[0].share)}` : '–'} hint={data.consumers[0]?.shareClass ? `of all ${classLabel(data.consumers[0].shareClass)}` : undefined} />
+        <Stat
+          id="providers-used"
+          label="providers with allocations"
+          value={count(new Set(data.consumers.flatMap((c) => c.holdings.map((h) => h.provider.uuid))).size)}
+        />
+        <Stat
+          id="largest"
+          label="largest consumer's share"
+          value={data.consumers[0] ? `${percent(data.consumers[0].share)}` : '–'}
+          hint={data.consumers[0]?.shareClass ? `of all ${classLabel(data.consumers[0].shareClass)}` : undefined}
+        />
       </div>
       <div class="columns">
         <Panel id="top-consumers" title="Largest consumers" subtitle="share of the cloud's capacity, in the class where it is largest">
@@ -127,7 +136,11 @@ function ConsumerTable(props: { consumers: ConsumerView[]; total: number; filter
     <Panel
       id="consumer-list"
       title="Consumers and their allocations"
-      subtitle={props.consumers.length === props.total ? `${count(props.total)} consumers, largest first` : `${count(props.consumers.length)} of ${count(props.total)} consumers match`}
+      subtitle={
+        props.consumers.length === props.total
+          ? `${count(props.total)} consumers, largest first`
+          : `${count(props.consumers.length)} of ${count(props.total)} consumers match`
+      }
       wide
       actions={<Filter value={props.filter} onInput={props.setFilter} placeholder="consumer, provider, project or user" id="consumer-filter" />}
     >
@@ -172,7 +185,11 @@ function ConsumerTable(props: { consumers: ConsumerView[]; total: number; filter
                         </span>
                         {Object.entries(h.resources).map(([rc, n]) => (
                           <span key={rc} class="chip" title={rc}>
-                            {rc === 'MEMORY_MB' || rc === 'DISK_GB' ? `${amount(rc, n)} ${classLabel(rc).toLowerCase()}` : amount(rc, n) === String(n) ? `${n} ${rc}` : amount(rc, n)}
+                            {rc === 'MEMORY_MB' || rc === 'DISK_GB'
+                              ? `${amount(rc, n)} ${classLabel(rc).toLowerCase()}`
+                              : amount(rc, n) === String(n)
+                                ? `${n} ${rc}`
+                                : amount(rc, n)}
                           </span>
                         ))}
                       </div>

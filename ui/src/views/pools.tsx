@@ -44,7 +44,8 @@ export function PoolsView(props: { live: Live<PoolView[]>; api: Api }) {
 function StripLegend() {
   return (
     <span class="chart-legend">
-      <span class="swatch used" /> taken <span class="swatch freeish" /> free <span class="swatch idle" /> excluded or outside the ranges <span class="swatch static" /> static band
+      <span class="swatch used" /> taken <span class="swatch freeish" /> free <span class="swatch idle" /> excluded or outside the ranges{' '}
+      <span class="swatch static" /> static band
     </span>
   );
 }
@@ -102,11 +103,26 @@ function valueText(a: IdAllocation): string {
 
 function PoolAllocations(props: { api: Api; pool: Pool }) {
   const name = props.pool.name;
-  const live = useLive(async (signal) => (await props.api.get<{ items: IdAllocation[]; next_cursor: string | null }>('ids', `/v1/allocations?pool=${encodeURIComponent(name)}&limit=${ALLOCATIONS_SHOWN}`, signal)).body, `pool:${name}`);
+  const live = useLive(
+    async (signal) =>
+      (
+        await props.api.get<{ items: IdAllocation[]; next_cursor: string | null }>(
+          'ids',
+          `/v1/allocations?pool=${encodeURIComponent(name)}&limit=${ALLOCATIONS_SHOWN}`,
+          signal,
+        )
+      ).body,
+    `pool:${name}`,
+  );
   const items = live.data?.items ?? [];
   const { rows, pager } = usePage(items);
   return (
-    <Panel id="pool-allocations" title={`Allocations in ${name}`} subtitle={`${count(props.pool.utilization.allocations)} allocations${live.data?.next_cursor ? `; the first ${ALLOCATIONS_SHOWN} listed` : ''}`} wide>
+    <Panel
+      id="pool-allocations"
+      title={`Allocations in ${name}`}
+      subtitle={`${count(props.pool.utilization.allocations)} allocations${live.data?.next_cursor ? `; the first ${ALLOCATIONS_SHOWN} listed` : ''}`}
+      wide
+    >
       <ErrorNotice error={live.error} stale={!!live.data} />
       {!live.data ? (
         <Loading />
