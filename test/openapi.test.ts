@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { baremetalRoutes } from '../src/baremetal/api.js';
+import { documentedRoutes as baremetalRoutes } from '../src/baremetal/api.js';
 import { BAREMETAL_OPERATIONS } from '../src/baremetal/openapi.js';
 import { nodeCreate as NODE_CREATE_SCHEMA } from '../src/baremetal/schemas.js';
 import { METHODS, type RouteTable } from '../src/http/router.js';

@@ -63,8 +63,8 @@ const v1Routes: RouteTable<Endpoint> = {
  */
 const bookmarkRoutes: RouteTable<Endpoint> = Object.fromEntries(Object.entries(v1Routes).map(([path, methods]) => [path.slice('/v1'.length), methods]));
 
-/** What the OpenAPI document describes: the bookmark aliases are left out of it. */
-const documentedRoutes: RouteTable<Endpoint> = {
+/** What the OpenAPI document describes (openapi.ts, the reference page): the bookmark aliases are left out. */
+export const documentedRoutes: RouteTable<Endpoint> = {
   '/': { GET: { ...root, public: true } },
   '/v1': { GET: { ...v1, public: true } },
   // allot's own: the OpenAPI document of this route table (baremetal/openapi.ts)

@@ -3,7 +3,7 @@
 // ids/openapi.ts). It loads nothing from elsewhere (works offline) and runs no script: the strict
 // Content-Security-Policy allows only its own stylesheet, served beside it.
 import type { FastifyInstance } from 'fastify';
-import { baremetalRoutes } from '../baremetal/api.js';
+import { documentedRoutes } from '../baremetal/api.js';
 import { baremetalDocument } from '../baremetal/openapi.js';
 import type { SecurityMode } from '../http/openapi.js';
 import { buildOpenApi } from '../ids/openapi.js';
@@ -23,7 +23,7 @@ type Json = any;
 export function referenceDocuments(security: SecurityMode): Array<{ id: string; doc: Json }> {
   return [
     { id: 'placement', doc: placementDocument(placementRoutes, '/placement', security) },
-    { id: 'baremetal', doc: baremetalDocument(baremetalRoutes, '/baremetal', security) },
+    { id: 'baremetal', doc: baremetalDocument(documentedRoutes, '/baremetal', security) },
     { id: 'ids', doc: buildOpenApi('/ids/v1', security.auth) },
   ];
 }

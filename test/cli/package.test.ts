@@ -40,7 +40,7 @@ describe('npm package', () => {
   before(async () => {
     // the package's inputs, as a fresh checkout has them; node_modules shared for the build
     mkdirSync(source);
-    for (const entry of ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'deploy']) {
+    for (const entry of ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'ui', 'deploy']) {
       cpSync(path.join(root, entry), path.join(source, entry), { recursive: true });
     }
     symlinkSync(path.join(root, 'node_modules'), path.join(source, 'node_modules'), 'dir');
@@ -62,6 +62,7 @@ describe('npm package', () => {
       'package/dist/cli/main.js',
       'package/dist/client/index.js',
       'package/dist/client/index.d.ts',
+      'package/dist/ui/index.html',
       'package/npm-shrinkwrap.json',
       'package/deploy/allot.service',
       'package/deploy/Dockerfile',
