@@ -21,6 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { send } from '../src/client/http.js';
 import { openDatabase } from '../src/db/open.js';
 import { migrate } from '../src/db/migrate.js';
 import { transaction } from '../src/db/transaction.js';
@@ -209,8 +210,12 @@ async function measure(url: string, query: string, count: number) {
   let candidates = 0;
   const once = async () => {
     const t0 = performance.now();
-    const res = await fetch(`${url}/allocation_candidates?${query}`, { headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' } });
-    const body = await res.text();
+    const res = await send(fetch, {
+      method: 'GET',
+      url: `${url}/allocation_candidates?${query}`,
+      headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' },
+    });
+    const body = res.text;
     const ms = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${res.status} ${body.slice(0, 300)}`);
     for (const part of (res.headers.get('server-timing') ?? '').split(',')) {

@@ -12,6 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { progressBar } from '../src/cli/progress.js';
+import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
 import { importAllocations } from '../src/ids/services/allocations.js';
 import { startAllot } from '../src/server/start.js';
@@ -49,8 +51,8 @@ interface Result {
 async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      return { status: res.status, json: await res.json() };
+      const res = await send(fetch, { method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, json: JSON.parse(res.text) };
     } catch (err) {
       // a kept-alive connection the server closed while we were seeding: retry on a new one
       if (attempt >= 3) throw err;
@@ -121,10 +123,13 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
     progress(`${db}: seeding ${SEED} scattered allocations`);
     const seedStart = performance.now();
     const items = scattered(SEED, VNI_MAX);
+    const bar = progressBar('seeding', items.length);
     for (let i = 0; i < items.length; i += 250_000) {
       const outcome = await importAllocations(running.context.ids, 'vni-seeded', items.slice(i, i + 250_000), 'abort');
       if (outcome.imported !== Math.min(250_000, items.length - i)) throw new Error('seeding failed');
+      bar.advance(outcome.imported);
     }
+    bar.finish();
     const seedSeconds = Math.round((performance.now() - seedStart) / 10) / 100;
     progress(`${db}: seeded in ${seedSeconds} s`);
     for (const strategy of STRATEGIES) results.push(await measure(base, db, 'vni-seeded', VNI_MAX, SEED, strategy, `b-${strategy}`));
