@@ -1,8 +1,10 @@
-// Ironic's project scoping on the bare-metal API, with real Keystone tokens (test/helpers/keystone.ts):
+// Project scoping with real Keystone tokens (test/helpers/keystone.ts). On the bare-metal API, Ironic's:
 // a project sees and acts on the nodes it owns or leases and the allocations it owns; the system
 // admin sees all; what is out of the caller's scope is a 404 ("could not be found"), what is in
 // scope but not the caller's to do a 403; a new allocation is the caller's project's. The legacy
-// defaults (--no-enforce-new-defaults --no-enforce-scope) keep what their rules say.
+// defaults (--no-enforce-new-defaults --no-enforce-scope) keep what their rules say. On the
+// identifier API, pools of a project: its readers and members see and use them (and shared ones),
+// other projects get 404, admins, the system scope and services reach all.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Config } from '../../src/config.js';
@@ -210,6 +212,113 @@ for (const dialect of DIALECTS) {
       assert.equal(patched.status, 200, patched.text);
       assert.equal((await one('p1-member', 'DELETE', `p1-${dialect}`)).status, 204);
       assert.equal((await one('sys-admin', 'DELETE', `p2-${dialect}`)).status, 204);
+    });
+  });
+}
+
+function ids(server: TestServer, who: Persona, method: string, path: string, body?: unknown): Promise<HttpResponse> {
+  return request(method, `${server.url}/ids${path}`, body, { headers: { 'x-auth-token': tokens[who] } });
+}
+
+/** A 404 in the identifier API's format: problem+json, `ids.not_found`. */
+function assertNotFound(res: HttpResponse, what: string): void {
+  assert.equal(res.status, 404, `${what}: ${res.text}`);
+  assert.equal(res.headers.get('content-type'), 'application/problem+json', what);
+  assert.equal(res.body.code, 'ids.not_found', what);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`identifier pools per project on ${dialect}`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startServer({ db: await freshDatabaseUrl(dialect), ...keystoneConfig() });
+    });
+    after(() => server.close());
+
+    test("readers read and members use their project's pools and the shared ones; another project's is 404; admins see all", async () => {
+      const p1 = ks.projects.p1!;
+      const p2 = ks.projects.p2!;
+      const pools = { p1: `p1-vni-${dialect}`, p2: `p2-vni-${dialect}`, shared: `shared-vni-${dialect}` };
+      for (const [key, project] of [
+        ['p1', p1],
+        ['p2', p2],
+        ['shared', undefined],
+      ] as const) {
+        const res = await ids(server, 'admin', 'POST', '/v1/pools', {
+          name: pools[key],
+          kind: 'integer',
+          ranges: ['1-100'],
+          ...(project ? { project_id: project } : {}),
+        });
+        assert.equal(res.status, 201, res.text);
+        assert.equal(res.body.project_id, project ?? null);
+      }
+      // members may not make pools, not even for their own project
+      assert.equal(
+        (await ids(server, 'p1-member', 'POST', '/v1/pools', { name: `mine-${dialect}`, kind: 'integer', ranges: ['1-9'], project_id: p1 })).status,
+        403,
+      );
+
+      const listed = async (p: Persona) => {
+        const res = await ids(server, p, 'GET', '/v1/pools');
+        assert.equal(res.status, 200, `${p}: ${res.text}`);
+        return (res.body.items as Array<{ name: string }>).map((x) => x.name).sort();
+      };
+      const all = Object.values(pools).sort();
+      for (const p of ['admin', 'sys-admin', 'nova'] as const) assert.deepEqual(await listed(p), all, p);
+      assert.deepEqual(await listed('p1-member'), [pools.p1, pools.shared].sort());
+      assert.deepEqual(await listed('p1-reader'), [pools.p1, pools.shared].sort());
+      assert.deepEqual(await listed('p2-member'), [pools.p2, pools.shared].sort());
+
+      assert.equal((await ids(server, 'p1-reader', 'GET', `/v1/pools/${pools.p1}`)).status, 200);
+      assert.equal((await ids(server, 'p1-reader', 'GET', `/v1/pools/${pools.shared}`)).status, 200);
+      for (const path of [
+        `/v1/pools/${pools.p2}`,
+        `/v1/pools/${pools.p2}/free-ranges`,
+        `/v1/pools/${pools.p2}/allocations`,
+        `/v1/allocations?pool=${pools.p2}`,
+      ]) {
+        assertNotFound(await ids(server, 'p1-reader', 'GET', path), `p1-reader GET ${path}`);
+      }
+
+      // members allocate in their project's and shared pools; a reader may not; another project's pool is not found
+      const take = (p: Persona, pool: string, owner: string) => ids(server, p, 'POST', `/v1/pools/${pool}/allocations`, { owner });
+      const mine = await take('p1-member', pools.p1, 'vm-1');
+      assert.equal(mine.status, 201, mine.text);
+      assert.equal((await take('p1-member', pools.shared, 'vm-1')).status, 201);
+      assert.equal((await take('p1-reader', pools.p1, 'vm-2')).status, 403);
+      assertNotFound(await take('p1-member', pools.p2, 'vm-1'), "p1-member allocating in p2's pool");
+      // all or nothing: a batch naming another project's pool takes nothing from the member's own
+      const batch = await ids(server, 'p1-member', 'POST', '/v1/allocations', {
+        allocations: [
+          { pool: pools.p1, owner: 'vm-3' },
+          { pool: pools.p2, owner: 'vm-3' },
+        ],
+      });
+      assertNotFound(batch, 'a batch with a pool of another project');
+      const ownValues = await ids(server, 'p1-reader', 'GET', `/v1/pools/${pools.p1}/allocations`);
+      assert.deepEqual(
+        (ownValues.body.items as Array<{ owner: string }>).map((a) => a.owner),
+        ['vm-1'],
+      );
+
+      // values in another project's pool: not found for reading, changing and releasing
+      const theirs = await take('p2-member', pools.p2, 'vm-9');
+      assert.equal(theirs.status, 201, theirs.text);
+      const id = theirs.body.id as string;
+      assertNotFound(await ids(server, 'p1-member', 'GET', `/v1/allocations/${id}`), 'GET');
+      assertNotFound(await ids(server, 'p1-member', 'PATCH', `/v1/allocations/${id}`, { metadata: { k: 'v' } }), 'PATCH');
+      assertNotFound(await ids(server, 'p1-member', 'DELETE', `/v1/allocations/${id}`), 'DELETE');
+      const seenByP1 = await ids(server, 'p1-reader', 'GET', '/v1/allocations');
+      assert.deepEqual((seenByP1.body.items as Array<{ pool: string }>).map((a) => a.pool).sort(), [pools.p1, pools.shared].sort());
+      const seenByAdmin = await ids(server, 'sys-admin', 'GET', '/v1/allocations');
+      assert.equal(seenByAdmin.body.items.length, 3);
+      assert.equal((await ids(server, 'p2-member', 'GET', `/v1/allocations/${id}`)).status, 200);
+      assert.equal((await ids(server, 'p2-member', 'DELETE', `/v1/allocations/${id}`)).status, 204);
+      assert.equal((await ids(server, 'p1-member', 'DELETE', `/v1/allocations/${mine.body.id}`)).status, 204);
+      // admins manage every project's pools
+      assert.equal((await ids(server, 'admin', 'PATCH', `/v1/pools/${pools.p2}`, { description: 'p2 VNIs' })).status, 200);
+      assert.equal((await ids(server, 'sys-admin', 'DELETE', `/v1/pools/${pools.p2}`)).status, 204);
     });
   });
 }
