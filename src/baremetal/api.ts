@@ -18,13 +18,13 @@ import { root, v1 } from './routes/root.js';
 const scoped = (policy: string) => ({ policy, scoped: true });
 
 /**
- * The resources of v1 and their policies. Only creating a node and reading conductors are checked
- * before the handler: every other rule is scoped (routes/scope.ts) — checked against the node or
- * allocation the handler loads, or (lists, new allocations) deciding whose resources the request
- * sees, as Ironic checks them.
+ * The resources of v1 and their policies. Only reading conductors is checked before the handler:
+ * every other rule is scoped (routes/scope.ts) — checked against the node or allocation the
+ * handler loads, or (lists, new nodes and allocations) deciding whose resources the request sees
+ * or makes, as Ironic checks them.
  */
 const v1Routes: RouteTable<Endpoint> = {
-  '/v1/nodes': { GET: { ...nodes.list, ...scoped('baremetal:node:list_all') }, POST: { ...nodes.create, policy: 'baremetal:node:create' } },
+  '/v1/nodes': { GET: { ...nodes.list, ...scoped('baremetal:node:list_all') }, POST: { ...nodes.create, ...scoped('baremetal:node:create') } },
   '/v1/nodes/detail': { GET: { ...nodes.detail, ...scoped('baremetal:node:list_all') } },
   '/v1/nodes/:node': {
     GET: { ...nodes.show, ...scoped('baremetal:node:get') },

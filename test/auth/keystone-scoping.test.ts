@@ -58,7 +58,10 @@ async function makeNodes(server: TestServer, tag: string): Promise<Record<'owned
   return out;
 }
 
-const names = (res: HttpResponse): string[] => (res.body.nodes as Array<{ name: string }>).map((n) => n.name.split('-')[0]!).sort();
+function names(res: HttpResponse): string[] {
+  assert.equal(res.status, 200, res.text);
+  return (res.body.nodes as Array<{ name: string }>).map((n) => n.name.split('-')[0]!).sort();
+}
 
 for (const dialect of DIALECTS) {
   describe(`bare-metal project scoping on ${dialect}`, () => {
@@ -118,6 +121,17 @@ for (const dialect of DIALECTS) {
           }
         }
       }
+      // below the system readers, what tells of the infrastructure is redacted unless the node's owner asks
+      const asOwner = await call(server, 'p1-reader', 'GET', `/v1/nodes/${nodes.owned}`);
+      assert.deepEqual(asOwner.body.driver_info, {});
+      assert.equal(asOwner.body.last_error, null);
+      const asLessee = await call(server, 'p1-reader', 'GET', `/v1/nodes/${nodes.leased}`);
+      assert.deepEqual(asLessee.body.driver_info, { content: '** Redacted - requires baremetal:node:get:driver_info permission. **' });
+      assert.equal(asLessee.body.last_error, '** Value Redacted - Requires baremetal:node:get:last_error permission. **');
+      assert.deepEqual(asLessee.body.driver_internal_info, { content: '** Redacted - Requires baremetal:node:get:driver_internal_info permission. **' });
+      const asSystem = await call(server, 'sys-admin', 'GET', `/v1/nodes/${nodes.leased}`);
+      assert.deepEqual(asSystem.body.driver_info, {});
+      assert.equal(asSystem.body.last_error, null);
       // by name too: the 404 names what was asked for
       const byName = await call(server, 'p1-member', 'GET', `/v1/nodes/other-${dialect}`);
       assert.equal(byName.status, 404);
@@ -148,6 +162,25 @@ for (const dialect of DIALECTS) {
       // deleting: a member may not, even its own; another project's node is not found
       assert.equal((await call(server, 'p1-member', 'DELETE', `/v1/nodes/${nodes.owned}`)).status, 403);
       assert.equal((await call(server, 'p1-member', 'DELETE', `/v1/nodes/${nodes.other}`)).status, 404);
+    });
+
+    test('a project admin creates nodes for its own project only, and deletes them; a member creates none', async () => {
+      const made = await call(server, 'admin', 'POST', '/v1/nodes', { driver: 'fake-hardware', name: `admins-${dialect}` });
+      assert.equal(made.status, 201, made.text);
+      const adminProject = made.body.owner as string;
+      assert.ok(adminProject && adminProject !== ks.projects.p1 && adminProject !== ks.projects.p2, made.text);
+      assert.deepEqual(names(await call(server, 'admin', 'GET', '/v1/nodes')), ['admins']);
+      const foreign = await call(server, 'admin', 'POST', '/v1/nodes', { driver: 'fake-hardware', owner: ks.projects.p1 });
+      assert.equal(foreign.status, 400, foreign.text);
+      assert.equal(fault(foreign), 'Cannot create a node as a project scoped admin with an owner other than your own project.');
+      const byMember = await call(server, 'p1-member', 'POST', '/v1/nodes', { driver: 'fake-hardware' });
+      assert.equal(byMember.status, 403, byMember.text);
+      assert.match(fault(byMember), /baremetal:node:create/);
+      // the system admin's node has the owner it is given (or none)
+      const bySystem = await call(server, 'sys-admin', 'POST', '/v1/nodes', { driver: 'fake-hardware', owner: ks.projects.p2 });
+      assert.equal(bySystem.body.owner, ks.projects.p2);
+      assert.equal((await call(server, 'admin', 'DELETE', `/v1/nodes/${made.body.uuid}`)).status, 204);
+      assert.equal((await call(server, 'sys-admin', 'DELETE', `/v1/nodes/${bySystem.body.uuid}`)).status, 204);
     });
 
     test("allocations: the owner defaults to the caller's project; each project sees only its own; out of scope is 404", async () => {

@@ -46,6 +46,23 @@ type E = Endpoint;
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 /**
+ * A node as this caller may see it. Below `baremetal:node:get:filter_threshold` (the system
+ * readers) Ironic redacts the fields that tell of the infrastructure unless their own rule allows
+ * them (by default the owner's readers: not a lessee); the texts are Ironic's.
+ */
+function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Record<string, unknown> {
+  const body = nodeView(node, view(req, ctx), fields);
+  const target = nodeTarget(node);
+  if (req.allows('baremetal:node:get:filter_threshold', target)) return body;
+  const hidden = (field: string) => field in body && !req.allows(`baremetal:node:get:${field}`, target);
+  if (hidden('last_error')) body.last_error = '** Value Redacted - Requires baremetal:node:get:last_error permission. **';
+  if (hidden('reservation')) body.reservation = '** Redacted - requires baremetal:node:get:reservation permission. **';
+  if (hidden('driver_internal_info')) body.driver_internal_info = { content: '** Redacted - Requires baremetal:node:get:driver_internal_info permission. **' };
+  if (hidden('driver_info')) body.driver_info = { content: '** Redacted - requires baremetal:node:get:driver_info permission. **' };
+  return body;
+}
+
+/**
  * The node list's versioned parameters as Ironic checks them (api/controllers/v1/utils.py):
  * most filters name their version in the 406. Ironic does not check `description_contains`
  * (1.51) or `retired` (1.61) against the version, nor does allot; `detail` (1.43) is a 400.
@@ -182,7 +199,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   }
   const nodes = await listNodes(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
   const shown = fields ?? (detail ? undefined : NODE_LIST_FIELDS);
-  const body: Record<string, unknown> = { nodes: nodes.map((n) => nodeView(n, view(req, ctx), shown)) };
+  const body: Record<string, unknown> = { nodes: nodes.map((n) => shownNode(req, ctx, n, shown)) };
   const next = nextLink(req, detailPath ? 'nodes/detail' : 'nodes', page, nodes.length, nodes[nodes.length - 1]?.uuid);
   if (next) body.next = next;
   return { body };
@@ -193,12 +210,22 @@ export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
 
 export const create: E = {
   async handle(req, ctx) {
+    // A project admin (or service) creates nodes for its own project (Ironic's
+    // project_admin_can_manage_own_nodes, on by default); anyone else needs node:create.
+    const selfOwned = req.allows('baremetal:node:create:self_owned_node');
+    if (!selfOwned) req.authorize('baremetal:node:create');
     req.queryArgs([]);
     const body = req.json<Record<string, unknown>>(schemas.nodeCreate, 'node');
     const { uuid, fields } = createFields(body, req.mv);
+    if (selfOwned && req.credentials && req.credentials.systemScope !== 'all') {
+      const project = req.credentials.projectId;
+      if (fields.owner && fields.owner !== project)
+        throw badRequest('Cannot create a node as a project scoped admin with an owner other than your own project.');
+      fields.owner = project;
+    }
     // before 1.11 nodes were born available (and, with no power state, still unallocatable)
     const node = await createNode(ctx, { uuid, fields, provisionState: req.mv.atLeast('1.11') ? 'enroll' : 'available' });
-    return { status: 201, body: nodeView(node, view(req, ctx)), location: `${req.baseUrl}/v1/nodes/${node.uuid}` };
+    return { status: 201, body: shownNode(req, ctx, node), location: `${req.baseUrl}/v1/nodes/${node.uuid}` };
   },
 };
 
@@ -208,7 +235,7 @@ export const show: E = {
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, PARAM_VERSIONS);
     const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
-    return { body: nodeView(await authorizedNode(req, ctx, ident), view(req, ctx), fields) };
+    return { body: shownNode(req, ctx, await authorizedNode(req, ctx, ident), fields) };
   },
 };
 
@@ -275,7 +302,7 @@ export const patch: E = {
       return patchedFields(before, after, ident);
     };
     const node = await patchNode(ctx, ident, edit, typeof newClass === 'string' && newClass.length <= 80 ? newClass : null);
-    return { body: nodeView(node, view(req, ctx)) };
+    return { body: shownNode(req, ctx, node) };
   },
 };
 
