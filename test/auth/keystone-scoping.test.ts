@@ -349,6 +349,24 @@ for (const dialect of DIALECTS) {
       assert.equal((await ids(server, 'p2-member', 'GET', `/v1/allocations/${id}`)).status, 200);
       assert.equal((await ids(server, 'p2-member', 'DELETE', `/v1/allocations/${id}`)).status, 204);
       assert.equal((await ids(server, 'p1-member', 'DELETE', `/v1/allocations/${mine.body.id}`)).status, 204);
+      // a service instance whose spec names another project's pool: validating it allocates nothing (not found)
+      const morePool = `p2-more-${dialect}`;
+      assert.equal((await ids(server, 'admin', 'POST', '/v1/pools', { name: morePool, kind: 'integer', ranges: ['1-9'], project_id: p2 })).status, 201);
+      const spec = await ids(server, 'admin', 'POST', '/v1/allocation-specs', {
+        name: `p2-spec-${dialect}`,
+        attributes: { vni: { from: 'pool', pool: morePool } },
+      });
+      assert.equal(spec.status, 201, spec.text);
+      const instance = await ids(server, 'p1-member', 'POST', '/v1/service-instances', {
+        service_type: 'wire',
+        allocation_spec: `p2-spec-${dialect}`,
+        attributes: {},
+      });
+      assert.equal(instance.status, 201, instance.text);
+      assertNotFound(await ids(server, 'p1-member', 'POST', `/v1/service-instances/${instance.body.id}/validate`), "validating with p2's pool");
+      const validated = await ids(server, 'p2-member', 'POST', `/v1/service-instances/${instance.body.id}/validate`);
+      assert.equal(validated.status, 200, validated.text);
+      assert.equal(validated.body.candidate_attributes.vni, 1);
       // admins manage every project's pools
       assert.equal((await ids(server, 'admin', 'PATCH', `/v1/pools/${pools.p2}`, { description: 'p2 VNIs' })).status, 200);
       assert.equal((await ids(server, 'sys-admin', 'DELETE', `/v1/pools/${pools.p2}`)).status, 204);
