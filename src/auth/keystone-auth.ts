@@ -57,6 +57,10 @@ export class KeystoneAuth implements AccessControl {
     authorizeOrRefuse(this.policy, api, rule, target, credentials, this.log);
   }
 
+  allows(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): boolean {
+    return this.policy.decide(api, rule, target, credentials) === 'allow';
+  }
+
   /** Validate with Keystone; keep the answer for the cache time, a valid token never past its expiry. */
   private async validate(token: string): Promise<{ value: Validation; until: number }> {
     const value = await this.keystone.validate(token);

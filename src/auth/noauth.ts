@@ -112,4 +112,8 @@ export class NoAuth implements AccessControl {
   authorize(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): void {
     authorizeOrRefuse(this.policy, api, rule, target, credentials, this.log);
   }
+
+  allows(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): boolean {
+    return this.policy.decide(api, rule, target, credentials) === 'allow';
+  }
 }

@@ -14,44 +14,51 @@ import * as conductors from './routes/conductors.js';
 import * as nodes from './routes/nodes.js';
 import { root, v1 } from './routes/root.js';
 
-/** The resources of v1 (and their policies). */
+/** A rule the handler checks itself, on what it loads (routes/scope.ts). */
+const scoped = (policy: string) => ({ policy, scoped: true });
+
+/**
+ * The resources of v1 and their policies. Only reading conductors is checked before the handler:
+ * every other rule is scoped (routes/scope.ts) — checked against the node or allocation the
+ * handler loads, or (lists, new nodes and allocations) deciding whose resources the request sees
+ * or makes, as Ironic checks them.
+ */
 const v1Routes: RouteTable<Endpoint> = {
-  // Until project scoping (owner/lessee) lands, lists and new allocations take the system-wide rules.
-  '/v1/nodes': { GET: { ...nodes.list, policy: 'baremetal:node:list_all' }, POST: { ...nodes.create, policy: 'baremetal:node:create' } },
-  '/v1/nodes/detail': { GET: { ...nodes.detail, policy: 'baremetal:node:list_all' } },
+  '/v1/nodes': { GET: { ...nodes.list, ...scoped('baremetal:node:list_all') }, POST: { ...nodes.create, ...scoped('baremetal:node:create') } },
+  '/v1/nodes/detail': { GET: { ...nodes.detail, ...scoped('baremetal:node:list_all') } },
   '/v1/nodes/:node': {
-    GET: { ...nodes.show, policy: 'baremetal:node:get' },
-    PATCH: { ...nodes.patch, policy: 'baremetal:node:update' },
-    DELETE: { ...nodes.remove, policy: 'baremetal:node:delete' },
+    GET: { ...nodes.show, ...scoped('baremetal:node:get') },
+    PATCH: { ...nodes.patch, ...scoped('baremetal:node:update') },
+    DELETE: { ...nodes.remove, ...scoped('baremetal:node:delete') },
   },
-  '/v1/nodes/:node/states': { GET: { ...nodes.states, policy: 'baremetal:node:get_states' } },
-  '/v1/nodes/:node/states/provision': { PUT: { ...nodes.provision, policy: 'baremetal:node:set_provision_state' } },
-  '/v1/nodes/:node/states/power': { PUT: { ...nodes.power, policy: 'baremetal:node:set_power_state' } },
+  '/v1/nodes/:node/states': { GET: { ...nodes.states, ...scoped('baremetal:node:get_states') } },
+  '/v1/nodes/:node/states/provision': { PUT: { ...nodes.provision, ...scoped('baremetal:node:set_provision_state') } },
+  '/v1/nodes/:node/states/power': { PUT: { ...nodes.power, ...scoped('baremetal:node:set_power_state') } },
   '/v1/nodes/:node/maintenance': {
-    PUT: { ...nodes.maintenanceOn, policy: 'baremetal:node:set_maintenance' },
-    DELETE: { ...nodes.maintenanceOff, policy: 'baremetal:node:clear_maintenance' },
+    PUT: { ...nodes.maintenanceOn, ...scoped('baremetal:node:set_maintenance') },
+    DELETE: { ...nodes.maintenanceOff, ...scoped('baremetal:node:clear_maintenance') },
   },
   '/v1/nodes/:node/traits': {
-    GET: { ...nodes.traits, policy: 'baremetal:node:traits:list' },
-    PUT: { ...nodes.setTraits, policy: 'baremetal:node:traits:set' },
-    DELETE: { ...nodes.removeTraits, policy: 'baremetal:node:traits:delete' },
+    GET: { ...nodes.traits, ...scoped('baremetal:node:traits:list') },
+    PUT: { ...nodes.setTraits, ...scoped('baremetal:node:traits:set') },
+    DELETE: { ...nodes.removeTraits, ...scoped('baremetal:node:traits:delete') },
   },
   '/v1/nodes/:node/traits/:trait': {
-    PUT: { ...nodes.addTrait, policy: 'baremetal:node:traits:set' },
-    DELETE: { ...nodes.removeTrait, policy: 'baremetal:node:traits:delete' },
+    PUT: { ...nodes.addTrait, ...scoped('baremetal:node:traits:set') },
+    DELETE: { ...nodes.removeTrait, ...scoped('baremetal:node:traits:delete') },
   },
   '/v1/nodes/:node/allocation': {
-    GET: { ...nodes.allocation, policy: 'baremetal:allocation:get' },
-    DELETE: { ...nodes.removeAllocation, policy: 'baremetal:allocation:delete' },
+    GET: { ...nodes.allocation, ...scoped('baremetal:allocation:get') },
+    DELETE: { ...nodes.removeAllocation, ...scoped('baremetal:allocation:delete') },
   },
   '/v1/allocations': {
-    GET: { ...allocations.list, policy: 'baremetal:allocation:list_all' },
-    POST: { ...allocations.create, policy: 'baremetal:allocation:create_restricted' },
+    GET: { ...allocations.list, ...scoped('baremetal:allocation:list_all') },
+    POST: { ...allocations.create, ...scoped('baremetal:allocation:create') },
   },
   '/v1/allocations/:allocation': {
-    GET: { ...allocations.show, policy: 'baremetal:allocation:get' },
-    PATCH: { ...allocations.patch, policy: 'baremetal:allocation:update' },
-    DELETE: { ...allocations.remove, policy: 'baremetal:allocation:delete' },
+    GET: { ...allocations.show, ...scoped('baremetal:allocation:get') },
+    PATCH: { ...allocations.patch, ...scoped('baremetal:allocation:update') },
+    DELETE: { ...allocations.remove, ...scoped('baremetal:allocation:delete') },
   },
   '/v1/conductors': { GET: { ...conductors.list, policy: 'baremetal:conductor:get' } },
   '/v1/conductors/:hostname': { GET: { ...conductors.show, policy: 'baremetal:conductor:get' } },

@@ -66,6 +66,7 @@ export function registerIdsCommands(program: Command): void {
     .addOption(new Option('--strategy <strategy>', 'default strategy of automatic allocation').choices(['lowest', 'highest', 'random', 'next_after_last']))
     .option('--description <text>', 'free text')
     .option('--metadata <key=value>', 'a label (repeatable)', collect)
+    .option('--project-id <id>', 'the Keystone project owning the pool: its readers and members use it (default: shared by every project)')
     .action(
       a(async ({ client, out }, o, name: string) =>
         out.print(
@@ -79,6 +80,7 @@ export function registerIdsCommands(program: Command): void {
             ...(o.strategy ? { strategy: o.strategy } : {}),
             ...(o.description ? { description: o.description } : {}),
             ...(o.metadata ? { metadata: keyValues(o.metadata, '--metadata') } : {}),
+            ...(o.projectId ? { project_id: o.projectId } : {}),
           }),
         ),
       ),

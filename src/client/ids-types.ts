@@ -30,9 +30,11 @@ export interface PoolCreate {
   strategy?: Strategy;
   description?: string;
   metadata?: Record<string, unknown>;
+  /** the Keystone project owning the pool; absent or null: shared */
+  project_id?: string | null;
 }
 
-export type PoolUpdate = Partial<Omit<PoolCreate, 'name' | 'kind' | 'exclude_network_and_broadcast'>>;
+export type PoolUpdate = Partial<Omit<PoolCreate, 'name' | 'kind' | 'exclude_network_and_broadcast' | 'project_id'>>;
 
 export interface Utilization {
   /** counts are decimal strings: an IPv6 pool exceeds 2^53 */
@@ -48,6 +50,8 @@ export interface Utilization {
 export interface Pool {
   name: string;
   kind: PoolKind;
+  /** the Keystone project owning the pool; null: shared by every project */
+  project_id: string | null;
   family: 'ipv4' | 'ipv6' | null;
   ranges: Array<{ lower: Value; upper: Value }>;
   excluded: Array<{ lower: Value; upper: Value }>;

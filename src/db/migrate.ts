@@ -13,6 +13,7 @@ import * as ids from './migrations/003-ids.js';
 import * as claimCheck from './migrations/004-claim-check.js';
 import * as health from './migrations/005-health.js';
 import * as idsSafety from './migrations/006-ids-safety.js';
+import * as idsProjects from './migrations/007-ids-projects.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -24,6 +25,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['004-claim-check', claimCheck],
   ['005-health', health],
   ['006-ids-safety', idsSafety],
+  ['007-ids-projects', idsProjects],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

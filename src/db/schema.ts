@@ -221,6 +221,8 @@ export interface IdsPoolTable {
   allocation_count: number;
   /** where `next_after_last` continues from */
   last_key: string | null;
+  /** the Keystone project that owns the pool; null: shared by every project */
+  project_id: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -94,15 +94,9 @@ export function buildApiDocument(api: ApiDocumentation, serverUrl: string, secur
 }
 
 /** The `X-Auth-Token` security scheme of every document, worded for the server's --auth mode. */
-export function tokenScheme(auth: string, noauthDescription: string) {
-  return {
-    token: {
-      type: 'apiKey',
-      in: 'header',
-      name: 'X-Auth-Token',
-      description: auth === 'keystone' ? 'a Keystone token (this server runs with --auth keystone)' : noauthDescription,
-    },
-  };
+export function tokenScheme(auth: string, noauthDescription: string, roles?: string) {
+  const mode = auth === 'keystone' ? 'a Keystone token (this server runs with --auth keystone)' : noauthDescription;
+  return { token: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: roles ? `${mode}. ${roles}` : mode } };
 }
 
 function operationId(method: string, template: string): string {

@@ -35,6 +35,11 @@ export interface Endpoint<C, R extends ApiRequest = ApiRequest, S extends ApiRes
   unversioned?: boolean;
   /** policy rule checked before the handler; absent: the handler checks what it needs */
   policy?: string;
+  /**
+   * `policy` depends on the resource (its owner, a project's filter): the handler checks it once
+   * it has loaded what the request names, and the pipeline does not check it beforehand
+   */
+  scoped?: boolean;
   handle(req: R, ctx: C): Promise<S>;
 }
 
@@ -60,6 +65,8 @@ export interface AccessControl {
   authenticate(api: string, headers: FastifyRequest['headers']): Promise<Credentials>;
   /** Throws 403 unless `rule` allows the caller on `target` (fields the target lacks are the caller's own). */
   authorize(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): void;
+  /** Does `rule` allow the caller on `target`? (A question, not a refusal: oslo.policy's `check`.) */
+  allows(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): boolean;
 }
 
 export interface RequestParts {
@@ -134,6 +141,11 @@ export class ApiRequest {
   /** Check a policy rule for a resource the handler has loaded (e.g. a node's owner). */
   authorize(rule: string, target: Record<string, unknown> = {}): void {
     if (this.credentials) this.access.authorize(this.api, rule, target, this.credentials);
+  }
+
+  /** Would `rule` allow the caller on `target`? (Always, on a public endpoint: nobody is asked.) */
+  allows(rule: string, target: Record<string, unknown> = {}): boolean {
+    return this.credentials ? this.access.allows(this.api, rule, target, this.credentials) : true;
   }
 }
 
@@ -305,7 +317,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
           }
           case 'authorize': {
             const m = lookup();
-            const rule = m.found ? m.endpoint?.policy : undefined;
+            const rule = m.found && !m.endpoint?.scoped ? m.endpoint?.policy : undefined;
             if (rule && credentials) options.access.authorize(api.name, rule, {}, credentials);
             break;
           }

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of the identifier API, built from the route table's operations and
 // the same JSON schemas that validate requests (schemas.ts). A test checks that every route of
 // api.ts is described here and nothing else is.
+import { IDS_RULES } from '../auth/rules/ids.js';
 import type { JsonSchema } from '../core/json-schema.js';
 import { tokenScheme } from '../http/openapi.js';
 import * as s from './schemas.js';
@@ -162,6 +163,15 @@ function queryParameters(schema: JsonSchema | undefined) {
   return Object.entries(schema?.properties ?? {}).map(([name, sub]) => ({ name, in: 'query', required: false, schema: sub, description: sub.description }));
 }
 
+/** Each operation's policy rule (auth/rules/ids.ts): `GET /v1/pools` → `ids:pools:list`. */
+const POLICY = new Map(IDS_RULES.flatMap((rule) => (rule.operations ?? []).map((operation) => [operation, rule] as const)));
+
+/** Who may, in words, for the document: the rule and its default. */
+function policyText(method: string, path: string): { 'x-policy': { rule: string; default: string } } | Record<string, never> {
+  const rule = POLICY.get(`${method} ${path}`);
+  return rule ? { 'x-policy': { rule: rule.name, default: rule.check } } : {};
+}
+
 /** Answered without authentication whatever --auth says. */
 const PUBLIC_PATHS = new Set(['/v1', '/v1/openapi.json']);
 
@@ -197,6 +207,7 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
         ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
         responses,
         ...(PUBLIC_PATHS.has(path) ? { security: [] } : {}),
+        ...policyText(method, path),
       };
     }
     paths[path] = item;
@@ -214,7 +225,13 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
     components: {
       schemas: s.RESPONSE_SCHEMAS,
       responses: { Problem: { description: 'problem details', content: { 'application/problem+json': { schema: s.schemaRef('Problem') } } } },
-      securitySchemes: tokenScheme(auth, 'not needed: this server runs with --auth noauth (development, loopback only)'),
+      securitySchemes: tokenScheme(
+        auth,
+        'not needed: this server runs with --auth noauth (development, loopback only; every caller is an administrator)',
+        'Roles: readers (`reader`, `service`) read; members (`member`, `service`) allocate, change and release values; admins (`admin`) define pools and allocation specs and look after external deliveries. ' +
+          "A pool belongs to a project (`project_id`) or is shared (null): a caller sees and uses its own project's pools and the shared ones, and another project's pool or value is a 404 — unless `ids:all_projects` (admins, the system scope, services). " +
+          "Each operation's `x-policy` names its rule and default check string; operators change them with a policy file.",
+      ),
     },
     // under noauth nobody is verified: no operation needs the token
     security: auth === 'keystone' ? [{ token: [] }] : [],

@@ -5,6 +5,7 @@ import { type JsonSchema, validate } from '../core/json-schema.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { IdsContext } from './context.js';
+import type { PoolScope } from './core/scope.js';
 import { idsError, invalidRequest } from './errors.js';
 
 export interface IdsResponse extends ApiResponse {
@@ -67,6 +68,11 @@ export class IdsRequest extends ApiRequest {
     const m = /^\s*(?:W\/)?"(\d{1,9})"\s*$/.exec(v);
     if (!m) throw invalidRequest(`If-Match must be one ETag this API gave ("<version>"), got ${v}`);
     return Number(m[1]);
+  }
+
+  /** Whose pools this caller uses: all with `ids:all_projects`, else the shared ones and its project's. */
+  poolScope(): PoolScope {
+    return this.allows('ids:all_projects') ? { all: true } : { all: false, project: this.credentials?.projectId ?? null };
   }
 
   /** A path under this API's mount, for Location and links. */

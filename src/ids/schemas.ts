@@ -63,6 +63,12 @@ export const poolCreateSchema: JsonSchema = {
     strategy: { ...strategy, description: 'default strategy of automatic allocation (default lowest)' },
     description: text(1000),
     metadata,
+    project_id: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: 64,
+      description: 'the Keystone project that owns the pool (its readers read it, its members allocate from it); absent or null: shared by every project',
+    },
   },
   required: ['name', 'kind', 'ranges'],
   additionalProperties: false,
@@ -306,6 +312,7 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     properties: {
       name: { type: 'string' },
       kind: { type: 'string', enum: ['integer', 'address', 'prefix'] },
+      project_id: { type: ['string', 'null'], description: 'the Keystone project owning the pool; null: shared by every project' },
       family: { type: ['string', 'null'], enum: ['ipv4', 'ipv6', null] },
       ranges: { type: 'array', items: { type: 'object', properties: { lower: wireValue, upper: wireValue } } },
       excluded: { type: 'array', items: { type: 'object' } },

@@ -157,7 +157,7 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test("bare-metal: nodes, allocations and conductors are the system scope's (project scoping comes with owner/lessee)", async () => {
+    test("bare-metal: a node nobody owns, its allocations and the conductors are the system scope's (owner/lessee scoping: keystone-scoping.test.ts)", async () => {
       const created = await call(server, 'baremetal', 'POST', '/v1/nodes', tokens['sys-admin'], {
         driver: 'fake-hardware',
         name: `node-${dialect}`,
@@ -166,20 +166,26 @@ for (const dialect of DIALECTS) {
       assert.equal(created.status, 201, created.text);
       const node = created.body.uuid as string;
       const sysOnly = ['sys-admin'];
-      assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/nodes'), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/nodes/detail'), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'GET', () => `/v1/nodes/${node}`), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'GET', () => `/v1/nodes/${node}/states`), sysOnly);
-      assert.deepEqual(
-        await allowedFor(
-          'baremetal',
-          'PATCH',
-          () => `/v1/nodes/${node}`,
-          () => [{ op: 'add', path: '/extra/k', value: 'v' }],
-        ),
-        sysOnly,
-      );
-      assert.deepEqual(await allowedFor('baremetal', 'PUT', () => `/v1/nodes/${node}/traits/CUSTOM_X`), sysOnly);
+      /** Who gets past the node's 404: a project that neither owns nor leases it does not see it. */
+      const seenBy = async (method: string, path: string, body?: unknown) => {
+        const out: Persona[] = [];
+        for (const p of PERSONAS) {
+          const res = await call(server, 'baremetal', method, path, tokens[p], body);
+          if (res.status !== 404) out.push(p);
+          else assert.match(JSON.parse(res.body.error_message).faultstring, /could not be found/, `${p} ${method} ${path}`);
+        }
+        return out;
+      };
+      // every reader lists; a project's list holds only its own project's nodes
+      assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/nodes'), [...PERSONAS]);
+      for (const p of PERSONAS) {
+        const listed = await call(server, 'baremetal', 'GET', '/v1/nodes/detail', tokens[p]);
+        assert.equal(listed.body.nodes.length, p === 'sys-admin' ? 1 : 0, p);
+      }
+      assert.deepEqual(await seenBy('GET', `/v1/nodes/${node}`), sysOnly);
+      assert.deepEqual(await seenBy('GET', `/v1/nodes/${node}/states`), sysOnly);
+      assert.deepEqual(await seenBy('PATCH', `/v1/nodes/${node}`, [{ op: 'add', path: '/extra/k', value: 'v' }]), sysOnly);
+      assert.deepEqual(await seenBy('PUT', `/v1/nodes/${node}/traits/CUSTOM_X`), sysOnly);
       assert.deepEqual(
         await allowedFor(
           'baremetal',
@@ -187,9 +193,10 @@ for (const dialect of DIALECTS) {
           () => '/v1/nodes',
           (p) => ({ driver: 'fake-hardware', name: `n-${p}-${dialect}` }),
         ),
-        sysOnly,
+        // a project admin or a service creates nodes for its own project (create:self_owned_node)
+        ['admin', 'sys-admin', 'nova'],
       );
-      assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/allocations'), sysOnly);
+      // members allocate (for their own project); readers and services may not
       assert.deepEqual(
         await allowedFor(
           'baremetal',
@@ -197,12 +204,12 @@ for (const dialect of DIALECTS) {
           () => '/v1/allocations',
           (p) => ({ resource_class: 'bm', name: `a-${p}-${dialect}` }),
         ),
-        sysOnly,
+        ['admin', 'sys-admin', 'p1-member'],
       );
-      assert.deepEqual(await allowedFor('baremetal', 'GET', () => `/v1/allocations/a-sys-admin-${dialect}`), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'DELETE', () => `/v1/allocations/a-sys-admin-${dialect}`), sysOnly);
+      assert.deepEqual(await seenBy('GET', `/v1/allocations/a-sys-admin-${dialect}`), sysOnly);
+      assert.deepEqual(await seenBy('DELETE', `/v1/allocations/a-sys-admin-${dialect}`), sysOnly);
       assert.deepEqual(await allowedFor('baremetal', 'GET', () => '/v1/conductors'), sysOnly);
-      assert.deepEqual(await allowedFor('baremetal', 'DELETE', () => `/v1/nodes/${node}`), sysOnly);
+      assert.deepEqual(await seenBy('DELETE', `/v1/nodes/${node}`), sysOnly);
     });
 
     test('identifier API: readers read, members allocate and release, admins manage pools', async () => {
@@ -252,7 +259,9 @@ describe('Keystone with the legacy defaults (--no-enforce-new-defaults --no-enfo
     assert.equal((await call(server, 'baremetal', 'GET', '/v1/nodes', tokens.admin)).status, 200);
     assert.equal((await call(server, 'placement', 'POST', '/reshaper', tokens.admin, { inventories: {}, allocations: {} })).status === 403, false);
     assertRefused('placement', await call(server, 'placement', 'GET', '/resource_providers', tokens['p1-member']), 403, 'p1-member');
-    assertRefused('baremetal', await call(server, 'baremetal', 'GET', '/v1/nodes', tokens['p1-member']), 403, 'p1-member');
+    // a project member lists its own project's nodes (none here), as with the new defaults
+    const listed = await call(server, 'baremetal', 'GET', '/v1/nodes', tokens['p1-member']);
+    assert.equal(listed.status, 200, listed.text);
   });
 });
 
@@ -517,7 +526,9 @@ describe("the openstack CLI through Keystone's catalog, with passwords", () => {
     );
     const allocation = await osc('sys-admin', 'baremetal', 'allocation', 'create', '--resource-class', 'bm-cli', '--name', 'cli-alloc');
     assert.equal(allocation.name, 'cli-alloc');
-    await assert.rejects(osc('p1-member', 'baremetal', 'node', 'list'), /Forbidden|403|denied/);
+    // a project member lists only its project's nodes (owned or leased): none of the system's
+    assert.deepEqual(await osc('p1-member', 'baremetal', 'node', 'list'), []);
+    await assert.rejects(osc('p1-member', 'baremetal', 'node', 'show', 'cli-node'), /could not be found|404/);
   });
 
   test("openstacksdk's conn.placement and conn.baremetal, from a clouds.yaml", async () => {

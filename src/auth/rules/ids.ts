@@ -1,9 +1,10 @@
 // allot's identifier API, in the same roles OpenStack services use: readers read, members
 // allocate, change and release values (and run service instances, which allocate), admins define
 // pools and specs and look after the external inventories. The `service` role acts as a member,
-// as services (a network service allocating VNIs) call this API for their users. Pools owned by a
-// project (a reader or member sees and uses only its own project's and shared pools) are the
-// next step; until then every pool is shared.
+// as services (a network service allocating VNIs) call this API for their users. A pool belongs
+// to a project or is shared (no project): a reader or member sees and uses only its own
+// project's pools and the shared ones; `ids:all_projects` (admins, the system scope, services)
+// reaches every project's. Another project's pool, and its values, are "not found" (404).
 import type { RuleDefault } from '../policy.js';
 
 const both = ['system', 'project'] as const;
@@ -22,6 +23,11 @@ export const IDS_RULES: readonly RuleDefault[] = [
   { name: 'ids:reader', check: 'role:reader or role:service', description: 'Who may read pools, allocations, specs and service instances.' },
   { name: 'ids:member', check: 'role:member or role:service', description: 'Who may allocate, change and release values.' },
   { name: 'ids:admin', check: 'role:admin', description: 'Who may define pools and allocation specs and manage external deliveries.' },
+  {
+    name: 'ids:all_projects',
+    check: 'role:admin or system_scope:all or role:service',
+    description: "Who sees and uses every project's pools; others only their own project's and the shared ones.",
+  },
 
   op('ids:pools:list', READER, 'List pools.', ['GET /v1/pools']),
   op('ids:pools:show', READER, 'Show a pool, its utilization and free ranges.', ['GET /v1/pools/{pool}', 'GET /v1/pools/{pool}/free-ranges']),

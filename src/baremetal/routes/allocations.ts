@@ -9,7 +9,9 @@ import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
 import { ALLOCATION_STATES, type AllocationFilters, listAllocations, requireAllocation } from '../store/allocations.js';
-import { requireNode } from '../store/nodes.js';
+import { findNode, nodeNotFound, requireNode } from '../store/nodes.js';
+import { DomainError } from '../../core/errors.js';
+import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
 import { allocationIdent, invalidUuidOrName, nextLink, parsePage, requireParamVersions } from './common.js';
 
@@ -46,7 +48,23 @@ export const create: E = {
     const name = body.name ?? null;
     if (name !== null && !isValidName(name)) throw badRequest(`Cannot create allocation with invalid name '${name}'`);
     if (body.uuid && !isUuidLike(body.uuid)) throw badRequest(`Expected UUID for uuid: ${body.uuid}`);
+    const owner = allocationOwner(req, ctx, body.owner ?? null);
+    if (body.node) {
+      // a backfilled node the caller may not see is, as one that does not exist, the request's fault (400)
+      const node = await requireNode(ctx.database, body.node);
+      if (!canSeeNode(req, node)) throw nodeNotFound(body.node);
+    }
     if (!body.node && !body.resource_class) throw badRequest('The resource_class field is mandatory when not backfilling');
+    // without create_restricted, candidates are only the caller's project's nodes (others are "not found")
+    if (body.candidate_nodes?.length && !req.allows('baremetal:allocation:create_restricted')) {
+      const project = req.credentials?.projectId ?? null;
+      const hidden: string[] = [];
+      for (const ident of body.candidate_nodes) {
+        const node = await findNode(ctx.database, ident);
+        if (node && node.owner !== project && node.lessee !== project) hidden.push(ident);
+      }
+      if (hidden.length) throw new DomainError('candidate_nodes_not_found', { idents: hidden }, `no nodes ${hidden.join(', ')}`);
+    }
     const allocation = await createAllocation(ctx, {
       uuid: body.uuid ? normalizeUuid(body.uuid) : null,
       name,
@@ -54,12 +72,41 @@ export const create: E = {
       traits: body.traits ?? [],
       candidateNodes: body.candidate_nodes ?? [],
       extra: body.extra ?? {},
-      owner: body.owner ?? null,
+      owner,
       node: body.node || null,
     });
     return { status: 201, body: allocationView(allocation, view(req, ctx)), location: `${req.baseUrl}/v1/allocations/${allocation.uuid}` };
   },
 };
+
+/**
+ * Who may create an allocation, and whose it is (Ironic's allocation controller): with
+ * `baremetal:allocation:create` as asked; otherwise with `create_restricted`, the caller's own
+ * project's (naming another project is refused). With the new defaults, a project-scoped caller's
+ * allocation is its project's unless it names an owner — another project's only with
+ * `create_restricted`. The legacy defaults also ask `create_pre_rbac` of allocations without owner.
+ */
+function allocationOwner(req: IronicRequest, ctx: BaremetalContext, requested: string | null): string | null {
+  const credentials = req.credentials;
+  const project = credentials?.projectId ?? null;
+  const legacy = !ctx.config.enforceNewDefaults;
+  let owner = requested;
+  if (!(req.allows('baremetal:allocation:create') && (!legacy || owner || req.allows('baremetal:allocation:create_pre_rbac')))) {
+    if (project && owner && owner !== project) req.authorize('baremetal:allocation:create');
+    if (owner && legacy) req.authorize('baremetal:allocation:create_pre_rbac');
+    req.authorize('baremetal:allocation:create_restricted');
+    owner = project;
+  }
+  if (!legacy && credentials && credentials.systemScope !== 'all') {
+    if (!owner) owner = project;
+    else if (owner !== project && !req.allows('baremetal:allocation:create_restricted'))
+      throw ironicError(
+        403,
+        `Cannot create allocation with an owner Project ID value ${owner} not matching the requester Project ID ${project}. Policy baremetal:allocation:create_restricted is required for this capability.`,
+      );
+  }
+  return owner;
+}
 
 /** Fields an allocation list may not be sorted by (Ironic's invalid_sort_key_list). */
 const UNSORTABLE = ['extra', 'candidate_nodes', 'traits'];
@@ -68,6 +115,8 @@ const SORT_KEYS = ['id', 'uuid', 'name', 'created_at', 'updated_at', 'resource_c
 export const list: E = {
   ...SINCE,
   async handle(req, ctx) {
+    // Whose allocations first, as Ironic checks: a project without list_all sees its own.
+    const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
     const args = req.queryArgs(['node', 'resource_class', 'state', 'owner', 'fields', 'limit', 'marker', 'sort_key', 'sort_dir']);
     requireParamVersions(req, args, { owner: { since: '1.60' } });
     if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
@@ -86,8 +135,12 @@ export const list: E = {
     }
     // a node that does not exist is the request's fault here (errors.ts words it as a 400)
     if (args.node !== undefined && !isUuidOrName(args.node)) throw badRequest(`Expected UUID or name for node: ${args.node}`);
-    if (args.node !== undefined) filters.nodeId = (await requireNode(ctx.database, args.node)).id;
-    if (args.owner !== undefined) filters.owner = args.owner;
+    if (args.node !== undefined) {
+      const node = await requireNode(ctx.database, args.node);
+      if (!canSeeNode(req, node)) throw ironicError(404, 'Resource could not be found.');
+      filters.nodeId = node.id;
+    }
+    if (owner !== undefined) filters.owner = owner;
     const page = parsePage(args, SORT_KEYS);
     let after: { value: unknown; id: number } | undefined;
     if (page.marker) {
@@ -95,6 +148,7 @@ export const list: E = {
       after = { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id };
     }
     const allocations = await listAllocations(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
+    for (const a of allocations) req.authorize('baremetal:allocation:get', allocationTarget(a));
     const body: Record<string, unknown> = { allocations: allocations.map((a) => allocationView(a, view(req, ctx), fields)) };
     const next = nextLink(req, 'allocations', page, allocations.length, allocations[allocations.length - 1]?.uuid);
     if (next) body.next = next;
@@ -107,8 +161,8 @@ export const show: E = {
   async handle(req, ctx) {
     const ident = allocationIdent(req);
     const args = req.queryArgs(['fields']);
+    const allocation = await authorizedAllocation(req, ctx, ident, 'baremetal:allocation:get');
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    const allocation = await requireAllocation(ctx.database, ident);
     return { body: allocationView(allocation, view(req, ctx), fields) };
   },
 };
@@ -122,6 +176,7 @@ export const patch: E = {
       : frameworkError(405, 'The API version does not allow allocations'),
   async handle(req, ctx) {
     const ident = allocationIdent(req, true);
+    await authorizedAllocation(req, ctx, ident, 'baremetal:allocation:update');
     req.queryArgs([]);
     const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
     for (const op of ops) {
@@ -143,6 +198,7 @@ export const remove: E = {
   tooOld: { status: 405, message: 'The API version does not allow allocations', allow: null },
   async handle(req, ctx) {
     const ident = allocationIdent(req);
+    await authorizedAllocation(req, ctx, ident, 'baremetal:allocation:delete');
     req.queryArgs([]);
     await deleteAllocation(ctx, ident);
     return {};

@@ -25,6 +25,8 @@ import {
 import { findAllocation } from '../store/allocations.js';
 import { aliveConductors } from '../store/conductors.js';
 import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
+import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
+import { parseBool } from '../core/rules.js';
 import {
   ALLOCATION_FIELDS,
   NODE_FIELDS,
@@ -43,7 +45,22 @@ type E = Endpoint;
 
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
-const requireNode = (ctx: BaremetalContext, ident: string): Promise<NodeRecord> => findRequired(ctx.database, ident);
+/**
+ * A node as this caller may see it. Below `baremetal:node:get:filter_threshold` (the system
+ * readers) Ironic redacts the fields that tell of the infrastructure unless their own rule allows
+ * them (by default the owner's readers: not a lessee); the texts are Ironic's.
+ */
+function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Record<string, unknown> {
+  const body = nodeView(node, view(req, ctx), fields);
+  const target = nodeTarget(node);
+  if (req.allows('baremetal:node:get:filter_threshold', target)) return body;
+  const hidden = (field: string) => field in body && !req.allows(`baremetal:node:get:${field}`, target);
+  if (hidden('last_error')) body.last_error = '** Value Redacted - Requires baremetal:node:get:last_error permission. **';
+  if (hidden('reservation')) body.reservation = '** Redacted - requires baremetal:node:get:reservation permission. **';
+  if (hidden('driver_internal_info')) body.driver_internal_info = { content: '** Redacted - Requires baremetal:node:get:driver_internal_info permission. **' };
+  if (hidden('driver_info')) body.driver_info = { content: '** Redacted - requires baremetal:node:get:driver_info permission. **' };
+  return body;
+}
 
 /**
  * The node list's versioned parameters as Ironic checks them (api/controllers/v1/utils.py):
@@ -125,6 +142,8 @@ const SORT_KEYS = [
 ];
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
+  // Whose nodes first, as Ironic checks: a project without list_all sees its own (owned or leased).
+  const project = listScope(req, 'node', req.query.get('project') ?? undefined);
   const allowed = detailPath ? [...FILTERS, ...PAGING] : [...FILTERS, ...PAGING, 'fields', 'detail'];
   const args = req.queryArgs(allowed);
   requireParamVersions(req, args, PARAM_VERSIONS);
@@ -164,7 +183,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.fault !== undefined) filters.fault = args.fault;
   if (args.owner !== undefined) filters.owner = args.owner;
   if (args.lessee !== undefined) filters.lessee = args.lessee;
-  if (args.project !== undefined) filters.project = args.project;
+  if (project !== undefined) filters.project = project;
   if (args.description_contains !== undefined) filters.descriptionContains = args.description_contains;
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
@@ -180,7 +199,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   }
   const nodes = await listNodes(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
   const shown = fields ?? (detail ? undefined : NODE_LIST_FIELDS);
-  const body: Record<string, unknown> = { nodes: nodes.map((n) => nodeView(n, view(req, ctx), shown)) };
+  const body: Record<string, unknown> = { nodes: nodes.map((n) => shownNode(req, ctx, n, shown)) };
   const next = nextLink(req, detailPath ? 'nodes/detail' : 'nodes', page, nodes.length, nodes[nodes.length - 1]?.uuid);
   if (next) body.next = next;
   return { body };
@@ -191,12 +210,22 @@ export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
 
 export const create: E = {
   async handle(req, ctx) {
+    // A project admin (or service) creates nodes for its own project (Ironic's
+    // project_admin_can_manage_own_nodes, on by default); anyone else needs node:create.
+    const selfOwned = req.allows('baremetal:node:create:self_owned_node');
+    if (!selfOwned) req.authorize('baremetal:node:create');
     req.queryArgs([]);
     const body = req.json<Record<string, unknown>>(schemas.nodeCreate, 'node');
     const { uuid, fields } = createFields(body, req.mv);
+    if (selfOwned && req.credentials && req.credentials.systemScope !== 'all') {
+      const project = req.credentials.projectId;
+      if (fields.owner && fields.owner !== project)
+        throw badRequest('Cannot create a node as a project scoped admin with an owner other than your own project.');
+      fields.owner = project;
+    }
     // before 1.11 nodes were born available (and, with no power state, still unallocatable)
     const node = await createNode(ctx, { uuid, fields, provisionState: req.mv.atLeast('1.11') ? 'enroll' : 'available' });
-    return { status: 201, body: nodeView(node, view(req, ctx)), location: `${req.baseUrl}/v1/nodes/${node.uuid}` };
+    return { status: 201, body: shownNode(req, ctx, node), location: `${req.baseUrl}/v1/nodes/${node.uuid}` };
   },
 };
 
@@ -206,9 +235,53 @@ export const show: E = {
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, PARAM_VERSIONS);
     const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
-    return { body: nodeView(await requireNode(ctx, ident), view(req, ctx), fields) };
+    return { body: shownNode(req, ctx, await authorizedNode(req, ctx, ident), fields) };
   },
 };
+
+/** The rules a node patch needs besides seeing the node: one per field it changes (Ironic's list), else `update`. */
+const FIELD_RULES: Record<string, string> = {
+  instance_info: 'baremetal:node:update_instance_info',
+  extra: 'baremetal:node:update_extra',
+  driver_info: 'baremetal:node:update:driver_info',
+  properties: 'baremetal:node:update:properties',
+  chassis_uuid: 'baremetal:node:update:chassis_uuid',
+  instance_uuid: 'baremetal:node:update:instance_uuid',
+  lessee: 'baremetal:node:update:lessee',
+  owner: 'baremetal:node:update:owner',
+  driver: 'baremetal:node:update:driver_interfaces',
+  network_data: 'baremetal:node:update:network_data',
+  conductor_group: 'baremetal:node:update:conductor_group',
+  name: 'baremetal:node:update:name',
+  retired: 'baremetal:node:update:retired',
+  retired_reason: 'baremetal:node:update:retired',
+  shard: 'baremetal:node:update:shard',
+  parent_node: 'baremetal:node:update:parent_node',
+};
+
+function patchRules(ops: readonly PatchOp[]): string[] {
+  const rules = new Set<string>();
+  let generic = false;
+  for (const op of ops) {
+    const field = rootField(op);
+    const rule =
+      FIELD_RULES[field] ??
+      (field.endsWith('_interface') ? 'baremetal:node:update:driver_interfaces' : undefined) ??
+      (field === 'automated_clean' && parseBool(op.value) === false ? 'baremetal:node:disable_cleaning' : undefined);
+    if (rule) rules.add(rule);
+    else generic = true;
+  }
+  if (generic || rules.size === 0) rules.add('baremetal:node:update');
+  return [...rules];
+}
+
+/** A new owner for a deployed node, or one whose allocation has an owner: a conflict (409), as Ironic answers. */
+async function checkOwnerChange(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord): Promise<void> {
+  if (node.provision_state === 'active' && !req.allows('baremetal:node:update_owner_provisioned', nodeTarget(node)))
+    throw ironicError(409, `Cannot update owner of node "${node.uuid}" while it is in state "active".`);
+  const allocation = node.allocation_uuid === null ? undefined : await findAllocation(ctx.database, node.allocation_uuid);
+  if (allocation?.owner) throw ironicError(409, `Cannot update owner of node "${node.uuid}" while it is allocated to an allocation with an  owner.`);
+}
 
 export const patch: E = {
   async handle(req, ctx) {
@@ -220,6 +293,8 @@ export const patch: E = {
       if (!PATCHABLE.includes(field)) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
     }
     checkFieldVersions([...new Set(ops.map(rootField))], req.mv);
+    const before = await authorizedNode(req, ctx, ident, ...patchRules(ops));
+    if (ops.some((op) => op.path === '/owner' && op.op !== 'remove')) await checkOwnerChange(req, ctx, before);
     const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
     const edit = (before: Record<string, unknown>) => {
       const after = applyPatch(before, ops);
@@ -227,7 +302,7 @@ export const patch: E = {
       return patchedFields(before, after, ident);
     };
     const node = await patchNode(ctx, ident, edit, typeof newClass === 'string' && newClass.length <= 80 ? newClass : null);
-    return { body: nodeView(node, view(req, ctx)) };
+    return { body: shownNode(req, ctx, node) };
   },
 };
 
@@ -235,6 +310,9 @@ export const remove: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
+    // a project admin may delete its own project's nodes (Ironic's project_admin_can_manage_own_nodes, on by default)
+    const node = await authorizedNode(req, ctx, ident);
+    if (!req.allows('baremetal:node:delete', nodeTarget(node))) req.authorize('baremetal:node:delete:self_owned_node', nodeTarget(node));
     await deleteNode(ctx, ident);
     return {};
   },
@@ -246,7 +324,7 @@ export const states: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const n = await requireNode(ctx, ident);
+    const n = await authorizedNode(req, ctx, ident, 'baremetal:node:get_states');
     const body: Record<string, unknown> = {
       console_enabled: false,
       last_error: n.last_error,
@@ -276,6 +354,7 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
 export const provision: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
+    await authorizedNode(req, ctx, ident, 'baremetal:node:set_provision_state');
     const args = verbArgs(req, Object.keys(schemas.provision.properties!));
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
     checkSchema(schemas.provision, args, 'body');
@@ -303,6 +382,7 @@ export const provision: E = {
 export const power: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
+    await authorizedNode(req, ctx, ident, 'baremetal:node:set_power_state');
     const args = verbArgs(req, ['target', 'timeout']);
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
     checkSchema(schemas.power, args, 'body');
@@ -319,6 +399,7 @@ export const power: E = {
 export const maintenanceOn: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
+    await authorizedNode(req, ctx, ident, 'baremetal:node:set_maintenance');
     const args = verbArgs(req, ['reason']);
     checkSchema(schemas.maintenance, args, 'body');
     await setMaintenance(ctx, ident, true, (args.reason as string | null | undefined) ?? null);
@@ -329,6 +410,7 @@ export const maintenanceOn: E = {
 export const maintenanceOff: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
+    await authorizedNode(req, ctx, ident, 'baremetal:node:clear_maintenance');
     req.queryArgs([]);
     await setMaintenance(ctx, ident, false, null);
     return { status: 202 };
@@ -345,7 +427,7 @@ export const maintenanceOff: E = {
 async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<void> {
   if (req.mv.atLeast('1.37')) return;
   if (req.method === 'GET') {
-    await requireNode(ctx, ident);
+    await authorizedNode(req, ctx, ident);
     throw notAcceptable();
   }
   if (req.method === 'PUT') throw new ApiError(405, CODES.framework, '', {}, { allow: 'DELETE, GET, PATCH, POST' });
@@ -357,7 +439,7 @@ export const traits: E = {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
-    return { body: { traits: (await requireNode(ctx, ident)).traits } };
+    return { body: { traits: (await authorizedNode(req, ctx, ident, 'baremetal:node:traits:list')).traits } };
   },
 };
 
@@ -365,6 +447,7 @@ export const setTraits: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
     req.queryArgs([]);
     const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
     await setNodeTraits(ctx, ident, body.traits);
@@ -376,6 +459,7 @@ export const removeTraits: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
     req.queryArgs([]);
     await removeAllNodeTraits(ctx, ident);
     return { status: 204 };
@@ -386,6 +470,7 @@ export const addTrait: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
     req.queryArgs([]);
     emptyBody(req);
     const trait = req.param('trait');
@@ -399,6 +484,7 @@ export const removeTrait: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
     req.queryArgs([]);
     await removeNodeTrait(ctx, ident, req.param('trait'));
     return { status: 204 };
@@ -418,7 +504,7 @@ export const allocation: E = {
     const ident = nodeIdent(req, 'node');
     const args = req.queryArgs(['fields']);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    const node = await requireNode(ctx, ident);
+    const node = await authorizedNode(req, ctx, ident);
     if (node.allocation_uuid === null) {
       // an instance_uuid set directly (without an allocation) is the spec's 400
       if (node.instance_uuid !== null && !(await findAllocation(ctx.database, node.instance_uuid))) {
@@ -428,6 +514,7 @@ export const allocation: E = {
     }
     const found = await findAllocation(ctx.database, node.allocation_uuid);
     if (!found) throw noAllocation(ident);
+    req.authorize('baremetal:allocation:get', allocationTarget(found));
     return { body: allocationView(found, view(req, ctx), fields) };
   },
 };
@@ -437,6 +524,9 @@ export const removeAllocation: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
+    const node = await authorizedNode(req, ctx, ident);
+    const found = node.allocation_uuid === null ? undefined : await findAllocation(ctx.database, node.allocation_uuid);
+    if (found) req.authorize('baremetal:allocation:delete', allocationTarget(found));
     await deleteNodeAllocation(ctx, ident);
     return {};
   },

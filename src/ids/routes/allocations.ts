@@ -25,7 +25,7 @@ export const list: E = {
     const after = decodeCursor(q.cursor, isAllocCursor);
     const { items, next } = await listAllocations(
       ctx,
-      { pool: q.pool, owner: q.owner, purpose: q.purpose, state: q.state },
+      { pool: q.pool, owner: q.owner, purpose: q.purpose, state: q.state, scope: req.poolScope() },
       after ? { poolId: after[0], key: after[1] } : null,
       pageLimit(q),
     );
@@ -36,7 +36,7 @@ export const list: E = {
 export const batch: E = {
   async handle(req, ctx) {
     const body = req.json<{ allocations: AllocationRequest[]; dry_run?: boolean }>(batchSchema);
-    const results = await allocate(ctx, body.allocations, { dryRun: body.dry_run });
+    const results = await allocate(ctx, body.allocations, { dryRun: body.dry_run, scope: req.poolScope() });
     const anyCreated = results.some((r) => r.created);
     return {
       status: !body.dry_run && anyCreated ? 201 : 200,
@@ -48,7 +48,7 @@ export const batch: E = {
 export const show: E = {
   async handle(req, ctx) {
     req.queryObject(emptyQuery);
-    const view = allocationView(await getAllocation(ctx, allocationId(req.param('id'))));
+    const view = allocationView(await getAllocation(ctx, allocationId(req.param('id')), req.poolScope()));
     return { body: view, etag: view.version };
   },
 };
@@ -56,7 +56,7 @@ export const show: E = {
 export const update: E = {
   async handle(req, ctx) {
     const patch = req.json<AllocationPatch>(allocationPatchSchema);
-    const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch()));
+    const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch(), req.poolScope()));
     return { body: view, etag: view.version };
   },
 };
@@ -64,7 +64,7 @@ export const update: E = {
 export const remove: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ force?: 'true' | 'false' }>(releaseQuery);
-    await releaseAllocation(ctx, allocationId(req.param('id')), req.ifMatch(), q.force === 'true');
+    await releaseAllocation(ctx, allocationId(req.param('id')), req.ifMatch(), req.poolScope(), q.force === 'true');
     return {};
   },
 };

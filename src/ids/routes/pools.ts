@@ -3,7 +3,17 @@ import { conflictView } from '../errors.js';
 import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
 import { allocateSchema, freeRangeQuery, importSchema, poolAllocationListQuery, poolCreateSchema, poolListQuery, poolPatchSchema } from '../schemas.js';
 import { type ImportItem, allocate, importAllocations, listAllocations } from '../services/allocations.js';
-import { type PoolInput, type PoolPatch, createPool, deletePool, freeRanges as freeRangesOf, getPool, listPools, updatePool } from '../services/pools.js';
+import {
+  type PoolInput,
+  type PoolPatch,
+  createPool,
+  deletePool,
+  freeRanges as freeRangesOf,
+  getPool,
+  getPoolRow,
+  listPools,
+  updatePool,
+} from '../services/pools.js';
 import type { AllocationRequest } from '../store/allocate.js';
 import { formatPoint } from '../core/pool-space.js';
 import type { Band } from '../core/ranges.js';
@@ -18,7 +28,7 @@ const isString = (v: unknown): v is string => typeof v === 'string';
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; kind?: string }>(poolListQuery);
-    const { items, next } = await listPools(ctx, decodeCursor(q.cursor, isString), pageLimit(q), q.kind);
+    const { items, next } = await listPools(ctx, decodeCursor(q.cursor, isString), pageLimit(q), req.poolScope(), q.kind);
     return page(req, items.map(poolView), next);
   },
 };
@@ -38,7 +48,7 @@ export const create: E = {
 
 export const show: E = {
   async handle(req, ctx) {
-    const pool = await getPool(ctx, req.param('pool'));
+    const pool = await getPool(ctx, req.param('pool'), req.poolScope());
     return { body: poolView(pool), etag: pool.row.generation };
   },
 };
@@ -46,6 +56,7 @@ export const show: E = {
 export const update: E = {
   async handle(req, ctx) {
     const patch = req.json<PoolPatch>(poolPatchSchema);
+    await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const pool = await updatePool(ctx, req.param('pool'), patch, req.ifMatch());
     return { body: poolView(pool), etag: pool.row.generation };
   },
@@ -53,6 +64,7 @@ export const update: E = {
 
 export const remove: E = {
   async handle(req, ctx) {
+    await getPoolRow(ctx, req.param('pool'), req.poolScope());
     await deletePool(ctx, req.param('pool'), req.ifMatch());
     return {};
   },
@@ -64,7 +76,7 @@ export const listAllocationsOfPool: E = {
     const after = decodeCursor(q.cursor, isAllocCursor);
     const { items, next } = await listAllocations(
       ctx,
-      { pool: req.param('pool'), owner: q.owner, purpose: q.purpose, state: q.state },
+      { pool: req.param('pool'), owner: q.owner, purpose: q.purpose, state: q.state, scope: req.poolScope() },
       after ? { poolId: after[0], key: after[1] } : null,
       pageLimit(q),
     );
@@ -76,7 +88,7 @@ export const allocateInPool: E = {
   async handle(req: IdsRequest, ctx) {
     const body = req.json<Omit<AllocationRequest, 'pool'> & { dry_run?: boolean }>(allocateSchema);
     const { dry_run: dryRun, ...rest } = body;
-    const [result] = await allocate(ctx, [{ ...rest, pool: req.param('pool') }], { dryRun });
+    const [result] = await allocate(ctx, [{ ...rest, pool: req.param('pool') }], { dryRun, scope: req.poolScope() });
     const allocation = allocationView(result!);
     if (dryRun) return { body: { ...allocation, dry_run: true } };
     return {
@@ -92,7 +104,14 @@ export const freeRanges: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; band?: Band }>(freeRangeQuery);
     const after = decodeCursor(q.cursor, (v): v is string => typeof v === 'string' && /^[0-9a-f]{32}$/.test(v));
-    const { space, items, next } = await freeRangesOf(ctx, req.param('pool'), q.band ?? null, after === null ? null : fromKey(after), pageLimit(q));
+    const { space, items, next } = await freeRangesOf(
+      ctx,
+      req.param('pool'),
+      q.band ?? null,
+      after === null ? null : fromKey(after),
+      pageLimit(q),
+      req.poolScope(),
+    );
     const view = items.map((r) => ({
       first: formatPoint(space, r.first),
       last: formatPoint(space, r.last),
@@ -106,6 +125,7 @@ export const freeRanges: E = {
 export const imports: E = {
   async handle(req, ctx) {
     const body = req.json<{ items: ImportItem[]; on_conflict?: 'abort' | 'skip' }>(importSchema);
+    await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const outcome = await importAllocations(ctx, req.param('pool'), body.items, body.on_conflict ?? 'abort');
     return { body: { ...outcome, conflicts: outcome.conflicts.map(conflictView) } };
   },

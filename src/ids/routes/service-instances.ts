@@ -62,7 +62,7 @@ export const update: E = {
 export const validate: E = {
   async handle(req, ctx) {
     noBody(req);
-    return answer(await service.validate(ctx, instanceId(req), req.ifMatch()));
+    return answer(await service.validate(ctx, instanceId(req), req.ifMatch(), req.poolScope()));
   },
 };
 

@@ -18,6 +18,7 @@ export function poolView({ row, largestFreeBlock }: PoolDetails) {
   return {
     name: row.name,
     kind: row.kind,
+    project_id: row.project_id,
     family: space.family === null ? null : space.family === 4 ? 'ipv4' : 'ipv6',
     ranges: spans(space.ranges),
     excluded: spans(space.excluded),

@@ -11,6 +11,7 @@ import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
 import { isLive } from '../core/lifecycle.js';
+import { EVERY_POOL, type PoolScope, inScope } from '../core/scope.js';
 import {
   type AllocationRequest,
   type AllocationRow,
@@ -24,7 +25,7 @@ import {
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
-import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolRefById } from '../store/pools.js';
+import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
 
 /** An allocation with what its view needs of its pool. */
 export interface PooledAllocation {
@@ -43,10 +44,14 @@ class DryRun extends Error {
 }
 
 /** Allocate every request or none. Pools are locked in id order; leases past due are released first. */
-export async function allocate(ctx: IdsContext, requests: AllocationRequest[], options: { dryRun?: boolean } = {}): Promise<AllocationResult[]> {
+export async function allocate(
+  ctx: IdsContext,
+  requests: AllocationRequest[],
+  options: { dryRun?: boolean; scope?: PoolScope } = {},
+): Promise<AllocationResult[]> {
   try {
     return await transaction(ctx.database, async (tx) => {
-      const results = await allocateInTx(tx, requests);
+      const results = await allocateInTx(tx, requests, 'api', options.scope);
       if (options.dryRun) throw new DryRun(results);
       return results;
     });
@@ -57,11 +62,12 @@ export async function allocate(ctx: IdsContext, requests: AllocationRequest[], o
 }
 
 /** `allocate` inside a caller's transaction (service instances allocate with their own changes). */
-export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source = 'api'): Promise<AllocationResult[]> {
+export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source = 'api', scope: PoolScope = EVERY_POOL): Promise<AllocationResult[]> {
   const pools = await lockPools(
     tx,
     requests.map((r) => r.pool),
   );
+  for (const pool of pools.values()) if (!inScope(scope, pool.project)) throw idsDomainError('pool_not_found', { pool: pool.name });
   for (const pool of pools.values()) await expireLeasesInPool(tx, pool);
   const results: AllocationResult[] = [];
   for (const [index, req] of requests.entries()) {
@@ -90,14 +96,15 @@ function poolLookup(ctx: IdsContext): (id: number) => Promise<PoolRef> {
 
 const isExpired = (ctx: IdsContext, row: AllocationRow) => row.expires_at !== null && row.expires_at <= ctx.database.clock.nowIso();
 
-export async function getAllocation(ctx: IdsContext, id: string): Promise<PooledAllocation> {
+export async function getAllocation(ctx: IdsContext, id: string, scope: PoolScope): Promise<PooledAllocation> {
   const row = await store.findAllocation(ctx.database, id);
-  if (!row || isExpired(ctx, row)) throw idsDomainError('allocation_not_found', { id });
+  if (!row || isExpired(ctx, row) || !inScope(scope, await poolProjectById(ctx.database, row.pool_id))) throw idsDomainError('allocation_not_found', { id });
   return { pool: await poolRefById(ctx.database, row.pool_id), row };
 }
 
 export interface AllocationFilter {
   pool?: string;
+  scope: PoolScope;
   owner?: string;
   purpose?: string;
   state?: string;
@@ -106,7 +113,12 @@ export interface AllocationFilter {
 /** A page of allocations ordered by (pool, first value); `next` is the last row's position. */
 export async function listAllocations(ctx: IdsContext, filter: AllocationFilter, after: store.AllocationPosition | null, limit: number) {
   const { pool: poolName, ...rest } = filter;
-  const poolId = poolName === undefined ? undefined : (await getPoolRow(ctx.database, poolName)).id;
+  let poolId: number | undefined;
+  if (poolName !== undefined) {
+    const row = await getPoolRow(ctx.database, poolName);
+    if (!inScope(filter.scope, row.project_id)) throw idsDomainError('pool_not_found', { pool: poolName });
+    poolId = row.id;
+  }
   const rows = await store.listAllocations(ctx.database, { ...rest, poolId }, after, limit + 1);
   const pool = poolLookup(ctx);
   const page = rows.slice(0, limit);
@@ -117,10 +129,11 @@ export async function listAllocations(ctx: IdsContext, filter: AllocationFilter,
 }
 
 /** Lock the allocation's pool and read the allocation again under the lock (not found when gone or expired). */
-async function lockAllocation(tx: Tx, id: string): Promise<{ pool: LockedPool; row: AllocationRow }> {
+async function lockAllocation(tx: Tx, id: string, scope: PoolScope = EVERY_POOL): Promise<{ pool: LockedPool; row: AllocationRow }> {
   const poolId = await store.poolIdOfAllocation(tx, id);
   if (poolId === undefined) throw idsDomainError('allocation_not_found', { id });
   const pool = await lockPoolById(tx, poolId);
+  if (!inScope(scope, pool.project)) throw idsDomainError('allocation_not_found', { id });
   await expireLeasesInPool(tx, pool);
   const row = await store.findAllocation(tx, id);
   if (!row) {
@@ -135,7 +148,7 @@ async function lockAllocation(tx: Tx, id: string): Promise<{ pool: LockedPool; r
  * refused (`value_held_by_instance`) unless `force`; a forced release is recorded on the
  * instance (its version moves) so that its next validation notices.
  */
-export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null, force = false): Promise<void> {
+export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null, scope: PoolScope, force = false): Promise<void> {
   // The expiry of leases found on the way must be kept even when this release is refused.
   const refusal = await transaction(ctx.database, async (tx) => {
     // Lock order everywhere: the instance, then its pools (as every change of an instance does).
@@ -144,7 +157,7 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
     const instance = instanceId === null ? undefined : await instances.lockInstanceIfPresent(tx, instanceId);
     let locked: { pool: LockedPool; row: AllocationRow };
     try {
-      locked = await lockAllocation(tx, id);
+      locked = await lockAllocation(tx, id, scope);
     } catch (err) {
       return err;
     }
@@ -180,9 +193,15 @@ export interface AllocationPatch {
 }
 
 /** Confirm a reservation (`state: allocated`), extend its lease, or replace the metadata. */
-export async function patchAllocation(ctx: IdsContext, id: string, patch: AllocationPatch, ifMatch: number | null): Promise<PooledAllocation> {
+export async function patchAllocation(
+  ctx: IdsContext,
+  id: string,
+  patch: AllocationPatch,
+  ifMatch: number | null,
+  scope: PoolScope,
+): Promise<PooledAllocation> {
   return transaction(ctx.database, async (tx) => {
-    const { pool, row } = await lockAllocation(tx, id);
+    const { pool, row } = await lockAllocation(tx, id, scope);
     await flushPool(tx, pool);
     if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
     const changes: Parameters<typeof store.updateAllocation>[2] = {};

@@ -3,6 +3,7 @@
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
+import { type PoolScope, inScope } from '../core/scope.js';
 import {
   type PoolDefinitionInput,
   type PoolSpace,
@@ -22,6 +23,8 @@ import * as store from '../store/pools.js';
 
 export interface PoolInput extends PoolDefinitionInput {
   name: string;
+  /** the owning project; absent or null: shared */
+  project_id?: string | null;
   strategy?: Strategy;
   description?: string;
   metadata?: Record<string, unknown>;
@@ -38,20 +41,33 @@ const details = async (ctx: IdsContext, row: store.PoolRow): Promise<PoolDetails
   largestFreeBlock: await largestFree(ctx.database, row.id, 'auto'),
 });
 
-export async function getPool(ctx: IdsContext, name: string): Promise<PoolDetails> {
-  return details(ctx, await store.getPoolRow(ctx.database, name));
+/** The pool of this name, if the scope reaches it (else `pool_not_found`, as for a pool that does not exist). */
+export async function getPoolRow(ctx: IdsContext, name: string, scope: PoolScope): Promise<store.PoolRow> {
+  const row = await store.getPoolRow(ctx.database, name);
+  if (!inScope(scope, row.project_id)) throw idsDomainError('pool_not_found', { pool: name });
+  return row;
+}
+
+export async function getPool(ctx: IdsContext, name: string, scope: PoolScope): Promise<PoolDetails> {
+  return details(ctx, await getPoolRow(ctx, name, scope));
 }
 
 /** Up to `limit` pools after `after` (by name); `next` is set when more follow. */
-export async function listPools(ctx: IdsContext, after: string | null, limit: number, kind?: string): Promise<{ items: PoolDetails[]; next: string | null }> {
-  const rows = await store.listPools(ctx.database, after, limit + 1, kind);
+export async function listPools(
+  ctx: IdsContext,
+  after: string | null,
+  limit: number,
+  scope: PoolScope,
+  kind?: string,
+): Promise<{ items: PoolDetails[]; next: string | null }> {
+  const rows = await store.listPools(ctx.database, after, limit + 1, scope, kind);
   const items: PoolDetails[] = [];
   for (const r of rows.slice(0, limit)) items.push(await details(ctx, r));
   return { items, next: rows.length > limit ? rows[limit - 1]!.name : null };
 }
 
 /** Definition fingerprint: what makes two creations of one name "the same pool". */
-const fingerprint = (space: PoolSpace, strategy: string) => `${serializeSpace(space)}|${strategy}`;
+const fingerprint = (space: PoolSpace, strategy: string, project: string | null) => `${serializeSpace(space)}|${strategy}|${project ?? ''}`;
 
 /** Create a pool. Creating the same name with the same definition again answers the existing one. */
 export async function createPool(ctx: IdsContext, input: PoolInput): Promise<PoolDetails & { created: boolean }> {
@@ -60,7 +76,8 @@ export async function createPool(ctx: IdsContext, input: PoolInput): Promise<Poo
   const { row, created } = await transaction(ctx.database, async (tx) => {
     const existing = await store.findPoolRow(tx, input.name);
     if (existing) {
-      if (fingerprint(deserializeSpace(existing.definition), existing.strategy) === fingerprint(space, strategy)) return { row: existing, created: false };
+      if (fingerprint(deserializeSpace(existing.definition), existing.strategy, existing.project_id) === fingerprint(space, strategy, input.project_id ?? null))
+        return { row: existing, created: false };
       throw idsDomainError('pool_exists', { pool: input.name });
     }
     const id = await store.insertPool(tx, {
@@ -71,6 +88,7 @@ export async function createPool(ctx: IdsContext, input: PoolInput): Promise<Poo
       description: input.description ?? '',
       metadata: JSON.stringify(input.metadata ?? {}),
       total_count: totalSize(usable(space)).toString(),
+      project_id: input.project_id ?? null,
     });
     await insertFree(tx, id, initialFreeSpans(space));
     return { row: await store.poolRowById(tx, id), created: true };
@@ -154,8 +172,9 @@ export async function freeRanges(
   band: Band | null,
   after: bigint | null,
   limit: number,
+  scope: PoolScope,
 ): Promise<{ space: PoolSpace; items: FreeRow[]; next: bigint | null }> {
-  const row = await store.getPoolRow(ctx.database, name);
+  const row = await getPoolRow(ctx, name, scope);
   const rows = await listFree(ctx.database, row.id, band, after, limit + 1);
   return { space: deserializeSpace(row.definition), items: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.first : null };
 }

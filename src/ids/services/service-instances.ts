@@ -25,6 +25,7 @@ import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
 import { allocateInTx } from './allocations.js';
+import type { PoolScope } from '../core/scope.js';
 
 export type Attributes = Record<string, JsonValue>;
 
@@ -239,9 +240,10 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
 
 /**
  * Validate the candidate set: look up and allocate what is missing (or whose lookup key changed)
- * and write the values into the candidate set. Values already present are kept (and held).
+ * and write the values into the candidate set. Values already present are kept (and held). The
+ * spec's pools must be within the caller's scope (another project's pool is not found).
  */
-export async function validate(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
+export async function validate(ctx: IdsContext, id: string, ifMatch: number | null, scope: PoolScope): Promise<InstanceDetails> {
   const row = await store.readInstance(ctx.database, id);
   if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
   transitionOf(ctx, row, 'validate');
@@ -316,6 +318,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: number | nu
           tx,
           requests.map((r) => r.req),
           'service-instance',
+          scope,
         );
         for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
       }

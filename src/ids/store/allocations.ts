@@ -6,6 +6,7 @@ import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
+import type { PoolScope } from '../core/scope.js';
 import type { AllocationRow } from './allocate.js';
 
 export async function findAllocation(db: Db, id: string): Promise<AllocationRow | undefined> {
@@ -18,6 +19,8 @@ export async function poolIdOfAllocation(db: Db, id: string): Promise<number | u
 
 export interface AllocationFilter {
   poolId?: number;
+  /** only allocations in pools of this scope */
+  scope?: PoolScope;
   owner?: string;
   purpose?: string;
   state?: string;
@@ -32,6 +35,16 @@ export interface AllocationPosition {
 export async function listAllocations(db: Db, filter: AllocationFilter, after: AllocationPosition | null, limit: number): Promise<AllocationRow[]> {
   let q = db.db.selectFrom('ids_allocations').selectAll();
   if (filter.poolId !== undefined) q = q.where('pool_id', '=', filter.poolId);
+  const scope = filter.scope;
+  if (scope && !scope.all) {
+    q = q.where('pool_id', 'in', (eb) => {
+      const pools = eb.selectFrom('ids_pools').select('ids_pools.id');
+      const project = scope.project;
+      return project === null
+        ? pools.where('ids_pools.project_id', 'is', null)
+        : pools.where((w) => w.or([w('ids_pools.project_id', 'is', null), w('ids_pools.project_id', '=', project)]));
+    });
+  }
   if (filter.owner !== undefined) q = q.where('owner', '=', filter.owner);
   if (filter.purpose !== undefined) q = q.where('purpose', '=', filter.purpose);
   if (filter.state !== undefined) q = q.where('state', '=', filter.state);

@@ -11,6 +11,7 @@ import { isUniqueViolation } from '../../db/sql-helpers.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, deserializeSpace } from '../core/pool-space.js';
+import type { PoolScope } from '../core/scope.js';
 
 export type PoolRow = Selectable<IdsPoolTable>;
 export type NewPool = Omit<PoolRow, 'id' | 'generation' | 'used_count' | 'allocation_count' | 'last_key' | 'created_at' | 'updated_at'>;
@@ -19,6 +20,8 @@ export type NewPool = Omit<PoolRow, 'id' | 'generation' | 'used_count' | 'alloca
 export interface LockedPool {
   id: number;
   name: string;
+  /** the owning project (null: shared) */
+  project: string | null;
   space: PoolSpace;
   strategy: Strategy;
   generation: number;
@@ -58,13 +61,22 @@ export async function poolRowById(db: Db, id: number): Promise<PoolRow> {
   return db.db.selectFrom('ids_pools').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 }
 
+/** The project owning the pool with this id (null: shared). */
+export async function poolProjectById(db: Db, id: number): Promise<string | null> {
+  return (await db.db.selectFrom('ids_pools').select('project_id').where('id', '=', id).executeTakeFirstOrThrow()).project_id;
+}
+
 export async function poolRefById(db: Db, id: number): Promise<PoolRef> {
   const row = await db.db.selectFrom('ids_pools').select(['name', 'definition']).where('id', '=', id).executeTakeFirstOrThrow();
   return { name: row.name, space: deserializeSpace(row.definition) };
 }
 
-export async function listPools(db: Db, after: string | null, limit: number, kind?: string): Promise<PoolRow[]> {
+export async function listPools(db: Db, after: string | null, limit: number, scope: PoolScope, kind?: string): Promise<PoolRow[]> {
   let q = db.db.selectFrom('ids_pools').selectAll();
+  if (!scope.all) {
+    const project = scope.project;
+    q = project === null ? q.where('project_id', 'is', null) : q.where((eb) => eb.or([eb('project_id', 'is', null), eb('project_id', '=', project)]));
+  }
   if (after !== null) q = q.where('name', '>', after);
   if (kind) q = q.where('kind', '=', kind);
   return q.orderBy('name').limit(limit).execute();
@@ -75,6 +87,7 @@ const toLocked = (row: PoolRow): LockedPool => {
   return {
     id: row.id,
     name: row.name,
+    project: row.project_id,
     space,
     strategy: row.strategy as Strategy,
     generation: row.generation,
