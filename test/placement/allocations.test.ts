@@ -62,6 +62,25 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.put(`/allocations/${consumer}`, claim(rp, { VCPU: 1 }))).status, 204);
     });
 
+    test("a consumer's allocations are listed providers oldest first on both databases (osc-placement's allocation unset compares the list)", async () => {
+      const [a, b, c] = [
+        await provider('order-a', { VCPU: { total: 8 } }),
+        await provider('order-b', { VCPU: { total: 8 } }),
+        await provider('order-c', { VCPU: { total: 8 } }),
+      ];
+      const consumer = randomUUID();
+      const body = (order: string[], generation: number | null) => ({
+        allocations: Object.fromEntries(order.map((rp) => [rp, { resources: { VCPU: 1 } }])),
+        ...owner,
+        consumer_generation: generation,
+        consumer_type: 'INSTANCE',
+      });
+      assert.equal((await api.put(`/allocations/${consumer}`, body([c, a, b], null))).status, 204);
+      assert.deepEqual(Object.keys((await api.get(`/allocations/${consumer}`)).body.allocations), [a, b, c]);
+      assert.equal((await api.put(`/allocations/${consumer}`, body([c, a], 1))).status, 204);
+      assert.deepEqual(Object.keys((await api.get(`/allocations/${consumer}`)).body.allocations), [a, c]);
+    });
+
     test('POST /allocations writes every consumer or none', async () => {
       const source = await provider('src', { VCPU: { total: 8 }, MEMORY_MB: { total: 4096 } });
       const dest = await provider('dst', { VCPU: { total: 2 }, MEMORY_MB: { total: 4096 } });

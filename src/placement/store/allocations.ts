@@ -415,6 +415,10 @@ export async function readConsumer(db: Db, consumerUuid: string): Promise<Consum
     .innerJoin('resource_classes as rc', 'rc.id', 'a.resource_class_id')
     .select(['rp.uuid as rp_uuid', 'rp.generation', 'rc.name as rc', 'a.used', 'a.updated_at'])
     .where('a.consumer_id', '=', consumer.id)
+    // one order on both databases (PostgreSQL's heap order is not the write order): providers
+    // oldest first; clients such as osc-placement compare the list (docs/placement.md)
+    .orderBy('a.resource_provider_id')
+    .orderBy('a.id')
     .execute();
   const allocations = new Map<string, { generation: number; resources: Record<string, number> }>();
   let lastModified: string | null = consumer.updated_at;
