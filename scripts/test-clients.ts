@@ -13,6 +13,7 @@
 // - ironicclient (python3-ironicclient): its test.conf in `noauth` mode (`ironic_url`), as Ironic's
 //   own CI runs it: its keystone mode passes only project-scoped credentials.
 //
+// `--db postgres`: the servers on a throwaway PostgreSQL instead of SQLite files.
 // Prints per suite run / passed / failed / skipped, writes a JSON summary to --out (default
 // /tmp/allot-clients.json) and exits non-zero when a test fails that KNOWN_GAPS does not name, or
 // a suite cannot run. Each suite is bounded by SUITE_TIMEOUT_MS.
@@ -23,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import YAML from 'yaml';
 import { realKeystone } from '../test/helpers/keystone.js';
+import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { type SpawnedServer, spawnServer } from '../test/helpers/server.js';
 import { ensureSystemPackages } from './system-deps.js';
 
@@ -155,6 +157,8 @@ function ironicclientDir(work: string, baremetalUrl: string): { dir: string; con
 const out = option('--out') ?? path.join(os.tmpdir(), 'allot-clients.json');
 const selected = option('--suites')?.split(',') ?? ['osc-placement', 'openstacksdk-placement', 'openstacksdk-baremetal', 'ironicclient'];
 const wantsKeystone = selected.some((s) => s.startsWith('openstacksdk'));
+const dialect = option('--db') ?? 'sqlite';
+if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--db sqlite or --db postgres, not ${dialect}`);
 
 ensureSystemPackages([
   'python3-pytest',
@@ -168,12 +172,37 @@ ensureSystemPackages([
 ]);
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'allot-clients-'));
+/** with --db postgres: a throwaway PostgreSQL (test/helpers/postgres.ts), started on first use */
+let postgres = null as RunningPostgres | null;
+let postgresStarting: Promise<RunningPostgres> | null = null;
+
+/** a fresh database for one server */
+async function database(name: string): Promise<string> {
+  if (dialect === 'sqlite') return `sqlite:${path.join(work, `${name}.db`)}`;
+  postgresStarting ??= startEmbeddedPostgres().then((started) => (postgres = started));
+  return createTestDatabase((await postgresStarting).adminUrl, `allot_clients_${name}`);
+}
 const servers: SpawnedServer[] = [];
 const started = Date.now();
 const summaries: SuiteSummary[] = [];
 let keystone: ReturnType<typeof realKeystone> | null = null;
 /** a server or Keystone that did not start: its suites did not run */
 const setupErrors: string[] = [];
+
+/** Servers, PostgreSQL and Keystone never outlive the run, also when it is interrupted. */
+async function stopEverything(): Promise<void> {
+  for (const server of servers.splice(0)) await server.stop();
+  await postgres?.stop();
+  postgres = null;
+  await keystone?.then((ks) => ks.stop()).catch(() => {});
+  keystone = null;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log(`# ${signal}: stopping the servers, PostgreSQL and Keystone`);
+    void stopEverything().finally(() => process.exit(130));
+  });
+}
 try {
   // Keystone takes about 30 s to start: it starts while the noauth suites run.
   keystone = wantsKeystone ? realKeystone() : null;
@@ -181,7 +210,7 @@ try {
   const noauthSuites = (async (): Promise<SuiteSummary[]> => {
     const suites: Promise<SuiteSummary>[] = [];
     if (!selected.includes('osc-placement') && !selected.includes('ironicclient')) return [];
-    const noauth = await spawnServer(['--db', `sqlite:${path.join(work, 'noauth.db')}`]);
+    const noauth = await spawnServer(['--db', await database('noauth')]);
     servers.push(noauth);
     if (selected.includes('osc-placement')) {
       suites.push(
@@ -207,18 +236,7 @@ try {
     if (!keystone) return [];
     const ks = await keystone;
     const server = await spawnServer(
-      [
-        '--db',
-        `sqlite:${path.join(work, 'keystone.db')}`,
-        '--auth',
-        'keystone',
-        '--keystone-url',
-        ks.url,
-        '--keystone-username',
-        'allot',
-        '--keystone-project',
-        'service',
-      ],
+      ['--db', await database('keystone'), '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service'],
       { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
     );
     servers.push(server);
@@ -260,8 +278,7 @@ try {
     else setupErrors.push(String(half.reason));
   }
 } finally {
-  for (const server of servers) await server.stop();
-  await keystone?.then((ks) => ks.stop()).catch(() => {});
+  await stopEverything();
 }
 
 const seconds = Math.round((Date.now() - started) / 1000);
