@@ -86,20 +86,22 @@ export function buildApiDocument(api: ApiDocumentation, serverUrl: string, secur
     servers: [{ url: serverUrl }],
     paths,
     components: {
-      securitySchemes: {
-        token: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-Auth-Token',
-          description:
-            security.auth === 'keystone'
-              ? 'a Keystone token (this server runs with --auth keystone)'
-              : 'noauth (development): not verified; Placement reads it as USER[:PROJECT], `admin` is an administrator',
-        },
-      },
+      securitySchemes: tokenScheme(security.auth, 'noauth (development): not verified; Placement reads it as USER[:PROJECT], `admin` is an administrator'),
       responses: { Error: { description: api.error.description, content: { [api.error.mediaType]: { schema: api.error.schema } } } },
     },
     security: tokenNeeded ? [{ token: [] }] : [],
+  };
+}
+
+/** The `X-Auth-Token` security scheme of every document, worded for the server's --auth mode. */
+export function tokenScheme(auth: string, noauthDescription: string) {
+  return {
+    token: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Auth-Token',
+      description: auth === 'keystone' ? 'a Keystone token (this server runs with --auth keystone)' : noauthDescription,
+    },
   };
 }
 

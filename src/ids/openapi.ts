@@ -2,6 +2,7 @@
 // the same JSON schemas that validate requests (schemas.ts). A test checks that every route of
 // api.ts is described here and nothing else is.
 import type { JsonSchema } from '../core/json-schema.js';
+import { tokenScheme } from '../http/openapi.js';
 import * as s from './schemas.js';
 
 interface Operation {
@@ -213,17 +214,7 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
     components: {
       schemas: s.RESPONSE_SCHEMAS,
       responses: { Problem: { description: 'problem details', content: { 'application/problem+json': { schema: s.schemaRef('Problem') } } } },
-      securitySchemes: {
-        token: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-Auth-Token',
-          description:
-            auth === 'keystone'
-              ? 'a Keystone token (this server runs with --auth keystone)'
-              : 'not needed: this server runs with --auth noauth (development, loopback only)',
-        },
-      },
+      securitySchemes: tokenScheme(auth, 'not needed: this server runs with --auth noauth (development, loopback only)'),
     },
     // under noauth nobody is verified: no operation needs the token
     security: auth === 'keystone' ? [{ token: [] }] : [],
