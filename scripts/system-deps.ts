@@ -11,6 +11,11 @@ const PACKAGES: Record<string, string> = {
   'python3-openstackclient': 'openstack --version',
   'python3-osc-placement': '/usr/bin/python3 -c "import osc_placement"',
   'python3-ironicclient': '/usr/bin/python3 -c "import ironicclient"',
+  // npm run test:clients: the clients' own functional suites (scripts/test-clients.ts)
+  'python3-pytest': '/usr/bin/python3 -c "import pytest"',
+  'python3-openstacksdk': '/usr/bin/python3 -c "import openstack.tests.functional"',
+  'python3-placement': '/usr/bin/python3 -c "import placement.tests.functional.fixtures.placement"',
+  'python3-tempest': '/usr/bin/python3 -c "import tempest.lib.cli.base"',
   keystone: 'test -x /usr/bin/keystone-manage && /usr/bin/python3 -c "import keystone"',
   'python3-keystonemiddleware': '/usr/bin/python3 -c "import keystonemiddleware"',
   uwsgi: 'uwsgi --version',

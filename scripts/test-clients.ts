@@ -1,0 +1,299 @@
+// `npm run test:clients [-- --out FILE] [--suites a,b]`: the real OpenStack clients' own functional
+// test suites, as Debian ships them, run unmodified against a real allot server (SQLite):
+//
+// - osc-placement: the `openstack resource provider …` commands (python3-osc-placement). Its base
+//   class asks Placement's own test fixture for an endpoint and a token; the plugin
+//   scripts/clients/allot_placement_fixture.py hands it allot's instead (noauth, token `admin`, as
+//   the real fixture uses).
+// - openstacksdk placement and baremetal (python3-openstacksdk): a real Keystone
+//   (test/helpers/keystone.ts) whose catalog names allot, allot with `--auth keystone`, and the
+//   clouds.yaml the suite reads (its devstack cloud names). Placement runs as the project admin
+//   (devstack-admin); bare metal as the system admin (devstack-system-admin through OS_CLOUD and
+//   OPENSTACKSDK_OPERATOR_CLOUD), as Ironic's default policy wants for creating nodes.
+// - ironicclient (python3-ironicclient): its test.conf in `noauth` mode (`ironic_url`), as Ironic's
+//   own CI runs it: its keystone mode passes only project-scoped credentials.
+//
+// `--db postgres`: the servers on a throwaway PostgreSQL instead of SQLite files.
+// Prints per suite run / passed / failed / skipped, writes a JSON summary to --out (default
+// /tmp/allot-clients.json) and exits non-zero when a test fails that KNOWN_GAPS does not name, or
+// a suite cannot run. Each suite is bounded by SUITE_TIMEOUT_MS.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import YAML from 'yaml';
+import { realKeystone } from '../test/helpers/keystone.js';
+import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { type SpawnedServer, spawnServer } from '../test/helpers/server.js';
+import { ensureSystemPackages } from './system-deps.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const python = '/usr/bin/python3';
+const packages = '/usr/lib/python3/dist-packages';
+/** a whole suite: ironicclient's 108 tests take about 5 minutes here (each spawns `openstack`) */
+const SUITE_TIMEOUT_MS = 20 * 60_000;
+
+/**
+ * Failures that are known gaps, not regressions: [suite, test id pattern, reason]. A failure that
+ * matches is counted as `allowed`; any other failure fails the run.
+ */
+const KNOWN_GAPS: [string, RegExp, string][] = [
+  // The rest of the Ironic inventory API is later work (docs/baremetal.md): allot answers 404.
+  ['ironicclient', /::BaremetalChassisTests::/, 'chassis are not served'],
+  ['ironicclient', /::BaremetalDeployTemplateTests::/, 'deploy templates are not served'],
+  ['ironicclient', /::BaremetalDriverTests::/, '/v1/drivers is not served'],
+  ['ironicclient', /::(BaremetalPortTests|BaremetalPortCreate)::/, 'ports are not served'],
+  ['ironicclient', /::BaremetalPortGroupTests::/, 'port groups are not served'],
+  ['ironicclient', /::BaremetalNodeTests::test_set_unset_target_raid_config/, 'PUT /v1/nodes/{node}/states/raid is not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalChassis/, 'chassis are not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalDeployTemplate::/, 'deploy templates are not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalDriver(Details)?::/, '/v1/drivers is not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalPort(Fields)?::/, 'ports are not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalPortGroup(Fields)?::/, 'port groups are not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalVolume(connector|target)(Fields)?::/, 'volume connectors and targets are not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalVif::/, '/v1/nodes/{node}/vifs is not served'],
+  ['openstacksdk-baremetal', /::TestBareMetalNode::test_node_validate$/, '/v1/nodes/{node}/validate is not served'],
+];
+
+interface TestResult {
+  test: string;
+  outcome: 'passed' | 'failed' | 'skipped';
+  reason: string;
+}
+
+interface SuiteSummary {
+  suite: string;
+  run: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** failures KNOWN_GAPS names */
+  allowed: number;
+  seconds: number;
+  /** pytest's exit code (0 all passed, 1 some failed; anything else: the suite did not run right) */
+  exitCode: number | null;
+  unexpected: TestResult[];
+  skips: TestResult[];
+  /** KNOWN_GAPS entries of this suite whose tests all passed: the gap is closed, remove the entry */
+  stale: string[];
+}
+
+interface Suite {
+  name: string;
+  /** test paths under dist-packages */
+  paths: string[];
+  env: NodeJS.ProcessEnv;
+  plugins?: string[];
+  cwd?: string;
+}
+
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function runSuite(suite: Suite, work: string): Promise<SuiteSummary> {
+  const resultsFile = path.join(work, `${suite.name}.jsonl`);
+  const logFile = path.join(work, `${suite.name}.log`);
+  const args = ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-p', 'allot_results', ...(suite.plugins ?? []).flatMap((p) => ['-p', p])];
+  args.push(...suite.paths.map((p) => path.join(packages, p)));
+  const started = Date.now();
+  console.log(`# ${suite.name}: running (log: ${logFile})`);
+  const exitCode = await new Promise<number | null>((resolve) => {
+    const child = spawn(python, args, {
+      cwd: suite.cwd ?? work,
+      env: { ...process.env, ...suite.env, PYTHONPATH: path.join(root, 'scripts/clients'), ALLOT_RESULTS_FILE: resultsFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    child.stdout.on('data', (c: Buffer) => (log += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (log += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), SUITE_TIMEOUT_MS);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      writeFileSync(logFile, log);
+      resolve(code);
+    });
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  let results: TestResult[] = [];
+  try {
+    results = readFileSync(resultsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as TestResult);
+  } catch {
+    /* no results: pytest did not get to run the tests; exitCode says so */
+  }
+  const gaps = KNOWN_GAPS.filter(([name]) => name === suite.name);
+  const gapOf = (t: TestResult) => gaps.find(([, pattern]) => pattern.test(t.test));
+  const failures = results.filter((r) => r.outcome === 'failed');
+  return {
+    suite: suite.name,
+    run: results.length,
+    passed: results.filter((r) => r.outcome === 'passed').length,
+    failed: failures.length,
+    skipped: results.filter((r) => r.outcome === 'skipped').length,
+    allowed: failures.filter((r) => gapOf(r)).length,
+    seconds,
+    exitCode,
+    unexpected: failures.filter((r) => !gapOf(r)),
+    skips: results.filter((r) => r.outcome === 'skipped'),
+    stale: gaps.filter(([, pattern]) => !failures.some((r) => pattern.test(r.test))).map(([, pattern, reason]) => `${pattern.source} (${reason})`),
+  };
+}
+
+/** a directory as tox would leave it for ironicclient: its CLI client runs .tox/functional/bin/openstack */
+function ironicclientDir(work: string, baremetalUrl: string): { dir: string; config: string } {
+  const dir = path.join(work, 'ironicclient');
+  mkdirSync(path.join(dir, '.tox/functional/bin'), { recursive: true });
+  symlinkSync('/usr/bin/openstack', path.join(dir, '.tox/functional/bin/openstack'));
+  const config = path.join(dir, 'test.conf');
+  writeFileSync(config, `[functional]\nauth_strategy = noauth\nironic_url = ${baremetalUrl}\n`);
+  return { dir, config };
+}
+
+const out = option('--out') ?? path.join(os.tmpdir(), 'allot-clients.json');
+const selected = option('--suites')?.split(',') ?? ['osc-placement', 'openstacksdk-placement', 'openstacksdk-baremetal', 'ironicclient'];
+const wantsKeystone = selected.some((s) => s.startsWith('openstacksdk'));
+const dialect = option('--db') ?? 'sqlite';
+if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--db sqlite or --db postgres, not ${dialect}`);
+
+ensureSystemPackages([
+  'python3-pytest',
+  'python3-openstackclient',
+  'python3-osc-placement',
+  'python3-placement',
+  'python3-openstacksdk',
+  'python3-ironicclient',
+  'python3-tempest',
+  ...(wantsKeystone ? ['keystone', 'uwsgi', 'uwsgi-plugin-python3'] : []),
+]);
+
+const work = mkdtempSync(path.join(os.tmpdir(), 'allot-clients-'));
+/** with --db postgres: a throwaway PostgreSQL (test/helpers/postgres.ts), started on first use */
+let postgres = null as RunningPostgres | null;
+let postgresStarting: Promise<RunningPostgres> | null = null;
+
+/** a fresh database for one server */
+async function database(name: string): Promise<string> {
+  if (dialect === 'sqlite') return `sqlite:${path.join(work, `${name}.db`)}`;
+  postgresStarting ??= startEmbeddedPostgres().then((started) => (postgres = started));
+  return createTestDatabase((await postgresStarting).adminUrl, `allot_clients_${name}`);
+}
+const servers: SpawnedServer[] = [];
+const started = Date.now();
+const summaries: SuiteSummary[] = [];
+let keystone: ReturnType<typeof realKeystone> | null = null;
+/** a server or Keystone that did not start: its suites did not run */
+const setupErrors: string[] = [];
+
+/** Servers, PostgreSQL and Keystone never outlive the run, also when it is interrupted. */
+async function stopEverything(): Promise<void> {
+  for (const server of servers.splice(0)) await server.stop();
+  await postgres?.stop();
+  postgres = null;
+  await keystone?.then((ks) => ks.stop()).catch(() => {});
+  keystone = null;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log(`# ${signal}: stopping the servers, PostgreSQL and Keystone`);
+    void stopEverything().finally(() => process.exit(130));
+  });
+}
+try {
+  // Keystone takes about 30 s to start: it starts while the noauth suites run.
+  keystone = wantsKeystone ? realKeystone() : null;
+
+  const noauthSuites = (async (): Promise<SuiteSummary[]> => {
+    const suites: Promise<SuiteSummary>[] = [];
+    if (!selected.includes('osc-placement') && !selected.includes('ironicclient')) return [];
+    const noauth = await spawnServer(['--db', await database('noauth')]);
+    servers.push(noauth);
+    if (selected.includes('osc-placement')) {
+      suites.push(
+        runSuite(
+          {
+            name: 'osc-placement',
+            paths: ['osc_placement/tests/functional'],
+            plugins: ['allot_placement_fixture'],
+            env: { ALLOT_PLACEMENT_URL: noauth.placementUrl },
+          },
+          work,
+        ),
+      );
+    }
+    if (selected.includes('ironicclient')) {
+      const { dir, config } = ironicclientDir(work, `${noauth.url}/baremetal`);
+      suites.push(runSuite({ name: 'ironicclient', paths: ['ironicclient/tests/functional'], cwd: dir, env: { IRONICCLIENT_TEST_CONFIG: config } }, work));
+    }
+    return Promise.all(suites);
+  })();
+
+  const keystoneSuites: Promise<SuiteSummary[]> = (async () => {
+    if (!keystone) return [];
+    const ks = await keystone;
+    const server = await spawnServer(
+      ['--db', await database('keystone'), '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service'],
+      { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
+    );
+    servers.push(server);
+    await ks.catalog(server.placementUrl, `${server.url}/baremetal`);
+    // The cloud names the suite's base class reads (devstack's), from real_keystone.py's clouds.
+    const clouds = (YAML.parse(readFileSync(ks.cloudsYaml, 'utf8')) as { clouds: Record<string, unknown> }).clouds;
+    const cloudsYaml = path.join(work, 'clouds.yaml');
+    writeFileSync(
+      cloudsYaml,
+      YAML.stringify({
+        clouds: {
+          'devstack-admin': clouds.admin,
+          'devstack-system-admin': clouds['sys-admin'],
+          devstack: clouds['p1-member'],
+          'devstack-alt': clouds['p2-member'],
+        },
+      }),
+      { mode: 0o600 },
+    );
+    // tox's functional environment raises the per-test timeout (default 5 s); waits for a state
+    // (an allocation going active) give up after OPENSTACKSDK_FUNC_TEST_TIMEOUT seconds.
+    const env = { OS_CLIENT_CONFIG_FILE: cloudsYaml, OS_TEST_TIMEOUT: '120', OPENSTACKSDK_FUNC_TEST_TIMEOUT: '60' };
+    const results: SuiteSummary[] = [];
+    if (selected.includes('openstacksdk-placement')) {
+      results.push(
+        await runSuite({ name: 'openstacksdk-placement', paths: ['openstack/tests/functional/placement'], env: { ...env, OS_CLOUD: 'devstack-admin' } }, work),
+      );
+    }
+    if (selected.includes('openstacksdk-baremetal')) {
+      const admin = { OS_CLOUD: 'devstack-system-admin', OPENSTACKSDK_OPERATOR_CLOUD: 'devstack-system-admin' };
+      results.push(await runSuite({ name: 'openstacksdk-baremetal', paths: ['openstack/tests/functional/baremetal'], env: { ...env, ...admin } }, work));
+    }
+    return results;
+  })();
+
+  // Both halves run to their end before the servers stop, whatever the other did.
+  for (const half of await Promise.allSettled([noauthSuites, keystoneSuites])) {
+    if (half.status === 'fulfilled') summaries.push(...half.value);
+    else setupErrors.push(String(half.reason));
+  }
+} finally {
+  await stopEverything();
+}
+
+const seconds = Math.round((Date.now() - started) / 1000);
+writeFileSync(out, `${JSON.stringify({ seconds, setupErrors, suites: summaries }, null, 2)}\n`);
+let ok = setupErrors.length === 0;
+for (const error of setupErrors) console.log(`could not run suites: ${error}`);
+for (const s of summaries) {
+  console.log(`${s.suite}: run ${s.run}, passed ${s.passed}, failed ${s.failed} (${s.allowed} known gaps), skipped ${s.skipped} — ${s.seconds} s`);
+  for (const skip of s.skips) console.log(`  skipped ${skip.test}: ${skip.reason}`);
+  for (const f of s.unexpected) console.log(`  FAILED ${f.test}\n    ${f.reason.split('\n').slice(-3).join('\n    ')}`);
+  for (const gap of s.stale) console.log(`  known gap no longer fails, remove it from KNOWN_GAPS: ${gap}`);
+  if (s.unexpected.length > 0 || (s.exitCode !== 0 && s.exitCode !== 1) || s.run === 0) {
+    if (s.exitCode !== 0 && s.exitCode !== 1) console.log(`  pytest exited with ${s.exitCode}: see ${path.join(work, `${s.suite}.log`)}`);
+    ok = false;
+  }
+}
+console.log(`# ${seconds} s; summary in ${out}; logs in ${work}`);
+process.exit(ok ? 0 : 1);
