@@ -40,9 +40,6 @@ export interface RealKeystone {
   revokedToken: string;
   /** point the catalog's placement and baremetal endpoints at these URLs */
   catalog(placementUrl: string, baremetalUrl: string): Promise<void>;
-  /** stop the server (keeping its database and keys) and start it again */
-  pause(): Promise<void>;
-  resume(): Promise<void>;
 }
 
 async function script(...args: string[]): Promise<string> {
@@ -108,12 +105,6 @@ export async function realKeystone(): Promise<RealKeystone & { stop(): Promise<v
     },
     async catalog(placementUrl, baremetalUrl) {
       await script('catalog', '--state-dir', stateDir!, '--placement-url', placementUrl, '--baremetal-url', baremetalUrl);
-    },
-    async pause() {
-      await script('pause', '--state-dir', stateDir!);
-    },
-    async resume() {
-      await script('resume', '--state-dir', stateDir!);
     },
     stop,
   };
