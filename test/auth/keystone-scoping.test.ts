@@ -7,7 +7,6 @@
 // other projects get 404, admins, the system scope and services reach all.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Config } from '../../src/config.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type HttpResponse, request } from '../helpers/http.js';
 import { type RealKeystone, realKeystone } from '../helpers/keystone.js';
@@ -18,18 +17,6 @@ type Persona = (typeof PERSONAS)[number];
 
 let ks: RealKeystone & { stop(): Promise<void> };
 const tokens = {} as Record<Persona, string>;
-
-function keystoneConfig(overrides: Partial<Config> = {}): Partial<Config> {
-  return {
-    auth: 'keystone',
-    keystoneUrl: ks.url,
-    keystoneUsername: 'allot',
-    keystonePassword: ks.users.allot!.password,
-    keystoneProject: 'service',
-    keystoneTimeout: 30_000,
-    ...overrides,
-  };
-}
 
 function call(server: TestServer, who: Persona, method: string, path: string, body?: unknown): Promise<HttpResponse> {
   return request(method, `${server.url}/baremetal${path}`, body, { headers: { 'x-auth-token': tokens[who], 'x-openstack-ironic-api-version': '1.82' } });
@@ -68,7 +55,7 @@ for (const dialect of DIALECTS) {
     let server: TestServer;
     let nodes: Record<'owned' | 'leased' | 'other' | 'none', string>;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), ...keystoneConfig() });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), ...ks.allotConfig() });
       nodes = await makeNodes(server, dialect);
     });
     after(() => server.close());
@@ -264,7 +251,7 @@ for (const dialect of DIALECTS) {
   describe(`identifier pools per project on ${dialect}`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), ...keystoneConfig() });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), ...ks.allotConfig() });
     });
     after(() => server.close());
 
@@ -378,7 +365,7 @@ describe('bare-metal scoping with the legacy defaults (--no-enforce-new-defaults
   let server: TestServer;
   let nodes: Record<'owned' | 'leased' | 'other' | 'none', string>;
   before(async () => {
-    server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ enforceNewDefaults: false, enforceScope: false }) });
+    server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ enforceNewDefaults: false, enforceScope: false }) });
     nodes = await makeNodes(server, 'legacy');
   });
   after(() => server.close());

@@ -10,7 +10,6 @@ import http from 'node:http';
 import net from 'node:net';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import type { Config } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type HttpResponse, request } from '../helpers/http.js';
@@ -25,19 +24,6 @@ type Persona = (typeof PERSONAS)[number];
 
 let ks: RealKeystone & { stop(): Promise<void> };
 const tokens = {} as Record<Persona | 'p2-member', string>;
-
-function keystoneConfig(overrides: Partial<Config> = {}): Partial<Config> {
-  // A generous timeout: on a loaded test machine a Keystone just resumed can take seconds to answer.
-  return {
-    auth: 'keystone',
-    keystoneUrl: ks.url,
-    keystoneUsername: 'allot',
-    keystonePassword: ks.users.allot!.password,
-    keystoneProject: 'service',
-    keystoneTimeout: 30_000,
-    ...overrides,
-  };
-}
 
 function call(server: TestServer, api: Api, method: string, path: string, token?: string, body?: unknown): Promise<HttpResponse> {
   const headers: Record<string, string> = token === undefined ? {} : { 'x-auth-token': token };
@@ -67,7 +53,7 @@ for (const dialect of DIALECTS) {
   describe(`Keystone tokens on ${dialect}`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startServer({ db: await freshDatabaseUrl(dialect), ...keystoneConfig() });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), ...ks.allotConfig() });
     });
     after(() => server.close());
 
@@ -250,7 +236,7 @@ for (const dialect of DIALECTS) {
 describe('Keystone with the legacy defaults (--no-enforce-new-defaults --no-enforce-scope)', () => {
   let server: TestServer;
   before(async () => {
-    server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ enforceNewDefaults: false, enforceScope: false }) });
+    server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ enforceNewDefaults: false, enforceScope: false }) });
   });
   after(() => server.close());
 
@@ -324,7 +310,7 @@ async function countingProxy(target: string): Promise<{ url: string; count(metho
 
 describe('/metrics with --metrics-public', () => {
   test('no token needed', async () => {
-    const open = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ metricsPublic: true }) });
+    const open = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ metricsPublic: true }) });
     try {
       assert.equal((await request('GET', `${open.url}/metrics`)).status, 200);
     } finally {
@@ -343,7 +329,7 @@ describe('the validation cache', () => {
   const logins = () => proxy.count('POST', '/v3/auth/tokens');
 
   test('a cached token costs no Keystone request; concurrent first uses of a token share one validation', async () => {
-    const server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ keystoneUrl: proxy.url }) });
+    const server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ keystoneUrl: proxy.url }) });
     try {
       const token = await ks.token('nova');
       const before = validations();
@@ -363,7 +349,7 @@ describe('the validation cache', () => {
 
   test('a revoked token is refused once its cached validation ages out (--keystone-token-cache-time)', async () => {
     const clock = new ManualClock();
-    const server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ keystoneUrl: proxy.url, keystoneTokenCacheTime: 600_000 }) }, { clock });
+    const server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ keystoneUrl: proxy.url, keystoneTokenCacheTime: 600_000 }) }, { clock });
     try {
       const token = await ks.token('p1-member');
       assert.equal((await call(server, 'ids', 'GET', '/v1/pools', token)).status, 200);
@@ -381,7 +367,7 @@ describe('the validation cache', () => {
 
   test("allot logs in once, again only when its token is about to expire, and honours the caller's expiry", async () => {
     const clock = new ManualClock();
-    const server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ keystoneUrl: proxy.url }) }, { clock });
+    const server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ keystoneUrl: proxy.url }) }, { clock });
     try {
       const startLogins = logins();
       const early = await ks.token('nova');
@@ -407,7 +393,7 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
   // Keystone: the Keystone the other files share keeps serving them meanwhile.
   test("Keystone unreachable: a new token is 503 in each API's format; a cached one still works; back when Keystone is", async () => {
     const gate = await switchableProxy(ks.url);
-    const server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ keystoneUrl: gate.url }) });
+    const server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ keystoneUrl: gate.url }) });
     const cached = tokens.admin;
     const fresh = { placement: await ks.token('admin'), baremetal: await ks.token('sys-admin'), ids: await ks.token('p1-reader') };
     const paths: Record<Api, string> = { placement: '/resource_providers', baremetal: '/v1/nodes', ids: '/v1/pools' };
@@ -441,7 +427,7 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
     const silent = net.createServer((s) => sockets.push(s));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as net.AddressInfo).port;
-    const server = await startServer({ db: 'sqlite::memory:', ...keystoneConfig({ keystoneUrl: `http://127.0.0.1:${port}`, keystoneTimeout: 500 }) });
+    const server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ keystoneUrl: `http://127.0.0.1:${port}`, keystoneTimeout: 500 }) });
     try {
       const res = await call(server, 'ids', 'GET', '/v1/pools', tokens.admin);
       assertRefused('ids', res, 503, 'silent Keystone');
@@ -517,7 +503,7 @@ describe("the openstack CLI through Keystone's catalog, with passwords", () => {
   let server: TestServer;
   let osc: (cloud: string, ...args: string[]) => Promise<any>;
   before(async () => {
-    server = await startServer({ db: await freshDatabaseUrl('postgres'), ...keystoneConfig() });
+    server = await startServer({ db: await freshDatabaseUrl('postgres'), ...ks.allotConfig() });
     await ks.catalog(server.placementUrl, `${server.url}/baremetal`);
     osc = async (cloud, ...args) => {
       const { stdout } = await exec('openstack', ['--os-cloud', cloud, ...args, '-f', 'json'], {

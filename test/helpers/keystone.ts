@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import type { Config } from '../../src/config.js';
 import { freePort } from './postgres.js';
 
 const exec = promisify(execFile);
@@ -40,6 +41,11 @@ export interface RealKeystone {
   revokedToken: string;
   /** point the catalog's placement and baremetal endpoints at these URLs */
   catalog(placementUrl: string, baremetalUrl: string): Promise<void>;
+  /**
+   * The options of an allot that validates tokens with this Keystone as its service user; a
+   * generous timeout, because on a loaded test machine Keystone can take seconds to answer.
+   */
+  allotConfig(overrides?: Partial<Config>): Partial<Config>;
 }
 
 async function script(...args: string[]): Promise<string> {
@@ -103,6 +109,15 @@ export async function realKeystone(): Promise<RealKeystone & { stop(): Promise<v
       const res = await fetch(`${url}/auth/tokens`, { method: 'DELETE', headers: { 'x-auth-token': token, 'x-subject-token': token } });
       if (res.status !== 204) throw new Error(`revoking failed: ${res.status}`);
     },
+    allotConfig: (overrides = {}) => ({
+      auth: 'keystone',
+      keystoneUrl: url,
+      keystoneUsername: 'allot',
+      keystonePassword: state.users.allot!.password,
+      keystoneProject: 'service',
+      keystoneTimeout: 30_000,
+      ...overrides,
+    }),
     async catalog(placementUrl, baremetalUrl) {
       await script('catalog', '--state-dir', stateDir!, '--placement-url', placementUrl, '--baremetal-url', baremetalUrl);
     },

@@ -34,16 +34,7 @@ for (const dialect of DIALECTS) {
     const apiRequests: Array<{ url: string; token: string | undefined }> = [];
 
     before(async () => {
-      // A generous timeout, as in test/auth/keystone.test.ts: a loaded machine's Keystone can be slow.
-      server = await startServer({
-        db: await freshDatabaseUrl(dialect),
-        auth: 'keystone',
-        keystoneUrl: ks.url,
-        keystoneUsername: 'allot',
-        keystonePassword: ks.users.allot!.password,
-        keystoneProject: 'service',
-        keystoneTimeout: 30_000,
-      });
+      server = await startServer({ db: await freshDatabaseUrl(dialect), ...ks.allotConfig() });
       await new AllotClient({ url: server.url, token: await ks.token('admin') }).placement.createProvider({ name: `ks-cn-${dialect}` });
       page = await browser.context.newPage();
       page.on('request', (r) => {
