@@ -10,18 +10,20 @@ import { negotiate, versionRangeHeaders } from './microversion.js';
 import { baremetalDocument } from './openapi.js';
 import { type Endpoint, IronicRequest, type IronicResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
+import * as chassis from './routes/chassis.js';
 import * as conductors from './routes/conductors.js';
 import * as nodes from './routes/nodes.js';
+import * as ports from './routes/ports.js';
 import { root, v1 } from './routes/root.js';
 
 /** A rule the handler checks itself, on what it loads (routes/scope.ts). */
 const scoped = (policy: string) => ({ policy, scoped: true });
 
 /**
- * The resources of v1 and their policies. Only reading conductors is checked before the handler:
- * every other rule is scoped (routes/scope.ts) — checked against the node or allocation the
- * handler loads, or (lists, new nodes and allocations) deciding whose resources the request sees
- * or makes, as Ironic checks them.
+ * The resources of v1 and their policies. The system's resources (conductors, chassis) are checked
+ * before the handler: every other rule is scoped (routes/scope.ts) — checked against the node (or
+ * the node of the port, port group) or allocation the handler loads, or (lists, new nodes and
+ * allocations) deciding whose resources the request sees or makes, as Ironic checks them.
  */
 const v1Routes: RouteTable<Endpoint> = {
   '/v1/nodes': { GET: { ...nodes.list, ...scoped('baremetal:node:list_all') }, POST: { ...nodes.create, ...scoped('baremetal:node:create') } },
@@ -47,6 +49,10 @@ const v1Routes: RouteTable<Endpoint> = {
     PUT: { ...nodes.addTrait, ...scoped('baremetal:node:traits:set') },
     DELETE: { ...nodes.removeTrait, ...scoped('baremetal:node:traits:delete') },
   },
+  '/v1/nodes/:node/ports': { GET: { ...ports.nodePorts, ...scoped('baremetal:port:list') } },
+  '/v1/nodes/:node/ports/detail': { GET: { ...ports.nodePortsDetail, ...scoped('baremetal:port:list') } },
+  '/v1/nodes/:node/portgroups': { GET: { ...ports.nodePortgroups, ...scoped('baremetal:portgroup:list') } },
+  '/v1/nodes/:node/portgroups/detail': { GET: { ...ports.nodePortgroupsDetail, ...scoped('baremetal:portgroup:list') } },
   '/v1/nodes/:node/allocation': {
     GET: { ...nodes.allocation, ...scoped('baremetal:allocation:get') },
     DELETE: { ...nodes.removeAllocation, ...scoped('baremetal:allocation:delete') },
@@ -60,6 +66,41 @@ const v1Routes: RouteTable<Endpoint> = {
     PATCH: { ...allocations.patch, ...scoped('baremetal:allocation:update') },
     DELETE: { ...allocations.remove, ...scoped('baremetal:allocation:delete') },
   },
+  '/v1/chassis': {
+    GET: { ...chassis.list, policy: 'baremetal:chassis:get' },
+    POST: { ...chassis.create, policy: 'baremetal:chassis:create' },
+  },
+  '/v1/chassis/detail': { GET: { ...chassis.detail, policy: 'baremetal:chassis:get' } },
+  '/v1/chassis/:chassis': {
+    GET: { ...chassis.show, policy: 'baremetal:chassis:get' },
+    PATCH: { ...chassis.patch, policy: 'baremetal:chassis:update' },
+    DELETE: { ...chassis.remove, policy: 'baremetal:chassis:delete' },
+  },
+  // the nodes in a chassis: seen as the node list sees them
+  '/v1/chassis/:chassis/nodes': { GET: { ...nodes.inChassis, ...scoped('baremetal:node:list_all') } },
+  '/v1/chassis/:chassis/nodes/detail': { GET: { ...nodes.inChassisDetail, ...scoped('baremetal:node:list_all') } },
+  '/v1/ports': {
+    GET: { ...ports.listPortsEndpoint, ...scoped('baremetal:port:list_all') },
+    POST: { ...ports.createPortEndpoint, ...scoped('baremetal:port:create') },
+  },
+  '/v1/ports/detail': { GET: { ...ports.detailPorts, ...scoped('baremetal:port:list_all') } },
+  '/v1/ports/:port': {
+    GET: { ...ports.showPort, ...scoped('baremetal:port:get') },
+    PATCH: { ...ports.patchPortEndpoint, ...scoped('baremetal:port:update') },
+    DELETE: { ...ports.deletePortEndpoint, ...scoped('baremetal:port:delete') },
+  },
+  '/v1/portgroups': {
+    GET: { ...ports.listPortgroupsEndpoint, ...scoped('baremetal:portgroup:list_all') },
+    POST: { ...ports.createPortgroupEndpoint, ...scoped('baremetal:portgroup:create') },
+  },
+  '/v1/portgroups/detail': { GET: { ...ports.detailPortgroups, ...scoped('baremetal:portgroup:list_all') } },
+  '/v1/portgroups/:portgroup': {
+    GET: { ...ports.showPortgroup, ...scoped('baremetal:portgroup:get') },
+    PATCH: { ...ports.patchPortgroupEndpoint, ...scoped('baremetal:portgroup:update') },
+    DELETE: { ...ports.deletePortgroupEndpoint, ...scoped('baremetal:portgroup:delete') },
+  },
+  '/v1/portgroups/:portgroup/ports': { GET: { ...ports.portgroupPorts, ...scoped('baremetal:port:list') } },
+  '/v1/portgroups/:portgroup/ports/detail': { GET: { ...ports.portgroupPortsDetail, ...scoped('baremetal:port:list') } },
   '/v1/conductors': { GET: { ...conductors.list, policy: 'baremetal:conductor:get' } },
   '/v1/conductors/:hostname': { GET: { ...conductors.show, policy: 'baremetal:conductor:get' } },
 };

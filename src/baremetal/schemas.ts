@@ -44,6 +44,7 @@ export const node: JsonSchema = {
     driver_info: { type: ['object', 'null'] },
     instance_info: { type: ['object', 'null'] },
     instance_uuid: nullableString(),
+    chassis_uuid: nullableString(),
     network_data: { type: ['object', 'null'] },
     owner: nullableString(255),
     lessee: nullableString(255),
@@ -117,4 +118,73 @@ export const allocationCreate: JsonSchema = {
 export const allocationPatched: JsonSchema = {
   type: 'object',
   properties: { name: { type: ['string', 'null'] }, extra: { type: ['object', 'null'] } },
+};
+
+// ---- chassis, port groups, ports -------------------------------------------------------------
+
+/** A chassis (create body and patched document). */
+export const chassis: JsonSchema = {
+  type: 'object',
+  properties: { uuid: nullableString(), extra: { type: ['object', 'null'] }, description: nullableString(255) },
+  additionalProperties: false,
+};
+
+/** A port group (create body and patched document): Ironic's schema. */
+export const portgroup: JsonSchema = {
+  type: 'object',
+  properties: {
+    address: nullableString(),
+    extra: { type: ['object', 'null'] },
+    mode: nullableString(),
+    name: nullableString(),
+    node_uuid: { type: 'string' },
+    properties: { type: ['object', 'null'] },
+    standalone_ports_supported: boolish,
+    uuid: nullableString(),
+  },
+  required: ['node_uuid'],
+  additionalProperties: false,
+};
+
+const localLinkBase = {
+  type: 'object',
+  properties: {
+    port_id: { type: 'string' },
+    switch_id: { type: 'string' },
+    hostname: { type: 'string' },
+    switch_info: { type: 'string' },
+    network_type: { type: 'string', enum: ['managed', 'unmanaged'] },
+  },
+  additionalProperties: false,
+} satisfies JsonSchema;
+
+/** A port's local_link_connection: a switch port, a smart NIC's host, an unmanaged link, or nothing. */
+export const localLinkConnection: JsonSchema = {
+  anyOf: [
+    { ...localLinkBase, required: ['port_id', 'switch_id'] },
+    { ...localLinkBase, required: ['port_id', 'hostname'] },
+    { ...localLinkBase, properties: { ...localLinkBase.properties, network_type: { type: 'string', enum: ['unmanaged'] } }, required: ['network_type'] },
+    { type: 'object', additionalProperties: false },
+  ],
+};
+
+/** A smart NIC port's link names the port and the host. */
+export const smartNicLink: JsonSchema = { ...localLinkBase, required: ['port_id', 'hostname'] };
+
+/** A port (create body and patched document): Ironic's schema. */
+export const port: JsonSchema = {
+  type: 'object',
+  properties: {
+    address: { type: 'string' },
+    extra: { type: ['object', 'null'] },
+    is_smartnic: boolish,
+    local_link_connection: { type: ['null', 'object'] },
+    node_uuid: { type: 'string' },
+    physical_network: nullableString(64),
+    portgroup_uuid: nullableString(),
+    pxe_enabled: boolish,
+    uuid: nullableString(),
+  },
+  required: ['address', 'node_uuid'],
+  additionalProperties: false,
 };

@@ -5,6 +5,7 @@ import type { Microversion } from '../core/microversion.js';
 import { INTERFACES } from './core/rules.js';
 import { badRequest, notAcceptable } from './errors.js';
 import type { AllocationRecord } from './store/allocations.js';
+import type { ChassisRecord, PortRecord, PortgroupRecord } from './store/inventory.js';
 import type { NodeRecord } from './store/nodes.js';
 
 const json = (text: string): unknown => JSON.parse(text);
@@ -50,7 +51,7 @@ export const NODE_FIELDS: readonly NodeField[] = [
   ['boot_mode', '1.75', () => null],
   ['clean_step', '1.7', () => ({})],
   ['conductor_group', '1.46', (n) => n.conductor_group],
-  ['console_enabled', '1.1', () => false],
+  ['console_enabled', '1.1', (n) => n.console_enabled === 1],
   ['console_interface', '1.31', iface('console_interface')],
   ['deploy_interface', '1.31', iface('deploy_interface')],
   ['deploy_step', '1.44', () => ({})],
@@ -81,7 +82,7 @@ export const NODE_FIELDS: readonly NodeField[] = [
   ['protected_reason', '1.48', (n) => n.protected_reason],
   ['provision_state', '1.1', (n, c) => provisionStateAt(n.provision_state, c.mv)],
   ['provision_updated_at', '1.1', (n) => ironicTime(n.provision_updated_at)],
-  ['raid_config', '1.12', () => ({})],
+  ['raid_config', '1.12', (n) => json(n.raid_config)],
   ['raid_interface', '1.31', iface('raid_interface')],
   ['rescue_interface', '1.38', iface('rescue_interface')],
   ['reservation', '1.1', (n) => n.reservation],
@@ -93,13 +94,13 @@ export const NODE_FIELDS: readonly NodeField[] = [
   ['storage_interface', '1.33', iface('storage_interface')],
   ['target_power_state', '1.1', (n) => n.target_power_state],
   ['target_provision_state', '1.1', (n) => n.target_provision_state],
-  ['target_raid_config', '1.12', () => ({})],
+  ['target_raid_config', '1.12', (n) => json(n.target_raid_config)],
   ['traits', '1.37', (n) => n.traits],
   ['vendor_interface', '1.31', iface('vendor_interface')],
   ['links', '1.1', (n, c) => links(c.base, 'nodes', n.uuid)],
   ['conductor', '1.49', (_n, c) => c.conductor],
   ['allocation_uuid', '1.52', (n) => n.allocation_uuid],
-  ['chassis_uuid', '1.1', () => null],
+  ['chassis_uuid', '1.1', (n) => n.chassis_uuid],
   ['ports', '1.1', (n, c) => links(c.base, 'nodes', n.uuid, '/ports')],
   ['states', '1.14', (n, c) => links(c.base, 'nodes', n.uuid, '/states')],
   ['portgroups', '1.24', (n, c) => links(c.base, 'nodes', n.uuid, '/portgroups')],
@@ -139,10 +140,8 @@ export function nodeView(n: NodeRecord, c: ViewContext, fields?: readonly string
   return out;
 }
 
-type AllocationField = [name: string, since: string, value: (a: AllocationRecord, c: ViewContext) => unknown];
-
 /** Every allocation field, in the order Ironic writes them. */
-export const ALLOCATION_FIELDS: readonly AllocationField[] = [
+export const ALLOCATION_FIELDS: readonly FieldOf<AllocationRecord>[] = [
   ['uuid', '1.52', (a) => a.uuid],
   ['created_at', '1.52', (a) => ironicTime(a.created_at)],
   ['updated_at', '1.52', (a) => ironicTime(a.updated_at)],
@@ -158,15 +157,67 @@ export const ALLOCATION_FIELDS: readonly AllocationField[] = [
   ['node_uuid', '1.52', (a) => a.node_uuid],
 ];
 
-export function allocationView(a: AllocationRecord, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
+export const allocationView = (a: AllocationRecord, c: ViewContext, fields?: readonly string[]) => tableView(ALLOCATION_FIELDS, a, c, fields);
+
+/** A record through its field table, in the table's order: the fields of the request's version, `fields` if given (links always). */
+function tableView<R>(table: readonly FieldOf<R>[], r: R, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, since, value] of ALLOCATION_FIELDS) {
+  for (const [name, since, value] of table) {
     if (!c.mv.atLeast(since)) continue;
     if (fields && name !== 'links' && !fields.includes(name)) continue;
-    out[name] = value(a, c);
+    out[name] = value(r, c);
   }
   return out;
 }
+
+type FieldOf<R> = [name: string, since: string, value: (r: R, c: ViewContext) => unknown];
+
+export const CHASSIS_FIELDS: readonly FieldOf<ChassisRecord>[] = [
+  ['uuid', '1.1', (r) => r.uuid],
+  ['created_at', '1.1', (r) => ironicTime(r.created_at)],
+  ['updated_at', '1.1', (r) => ironicTime(r.updated_at)],
+  ['description', '1.1', (r) => r.description],
+  ['extra', '1.1', (r) => json(r.extra)],
+  ['links', '1.1', (r, c) => links(c.base, 'chassis', r.uuid)],
+  // a list holding the list of links: Ironic's own answer (a stray tuple in its chassis view)
+  ['nodes', '1.1', (r, c) => [links(c.base, 'chassis', r.uuid, '/nodes')]],
+];
+
+export const PORTGROUP_FIELDS: readonly FieldOf<PortgroupRecord>[] = [
+  ['uuid', '1.23', (r) => r.uuid],
+  ['created_at', '1.23', (r) => ironicTime(r.created_at)],
+  ['updated_at', '1.23', (r) => ironicTime(r.updated_at)],
+  ['address', '1.23', (r) => r.address],
+  ['extra', '1.23', (r) => json(r.extra)],
+  ['internal_info', '1.23', (r) => json(r.internal_info)],
+  ['mode', '1.26', (r) => r.mode],
+  ['name', '1.23', (r) => r.name],
+  ['properties', '1.26', (r) => json(r.properties)],
+  ['standalone_ports_supported', '1.23', (r) => r.standalone_ports_supported === 1],
+  ['node_uuid', '1.23', (r) => r.node_uuid],
+  ['links', '1.23', (r, c) => links(c.base, 'portgroups', r.uuid)],
+  ['ports', '1.24', (r, c) => links(c.base, 'portgroups', r.uuid, '/ports')],
+];
+
+export const PORT_FIELDS: readonly FieldOf<PortRecord>[] = [
+  ['uuid', '1.1', (r) => r.uuid],
+  ['created_at', '1.1', (r) => ironicTime(r.created_at)],
+  ['updated_at', '1.1', (r) => ironicTime(r.updated_at)],
+  ['address', '1.1', (r) => r.address],
+  ['extra', '1.1', (r) => json(r.extra)],
+  ['internal_info', '1.18', (r) => json(r.internal_info)],
+  ['is_smartnic', '1.53', (r) => r.is_smartnic === 1],
+  ['local_link_connection', '1.19', (r) => json(r.local_link_connection)],
+  ['physical_network', '1.34', (r) => r.physical_network],
+  ['pxe_enabled', '1.19', (r) => r.pxe_enabled === 1],
+  ['node_uuid', '1.1', (r) => r.node_uuid],
+  ['links', '1.1', (r, c) => links(c.base, 'ports', r.uuid)],
+  ['portgroup_uuid', '1.24', (r) => r.portgroup_uuid],
+];
+
+export const chassisView = (r: ChassisRecord, c: ViewContext, fields?: readonly string[]) => tableView(CHASSIS_FIELDS, r, c, fields);
+export const portgroupView = (r: PortgroupRecord, c: ViewContext, fields?: readonly string[]) => tableView(PORTGROUP_FIELDS, r, c, fields);
+export const portView = (r: PortRecord, c: ViewContext, fields?: readonly string[]) => tableView(PORT_FIELDS, r, c, fields);
 
 /**
  * Parse `fields=a,b`: every name must be a field of the resource (400 otherwise); a field newer

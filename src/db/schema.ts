@@ -141,6 +141,53 @@ export interface BaremetalNodeTable {
   inspection_finished_at: string | null;
   created_at: string;
   updated_at: string | null;
+  chassis_id: number | null;
+  /** what fake hardware records: 1 while the console is on */
+  console_enabled: Generated<number>;
+  /** the boot device last set ({"boot_device", "persistent"}, JSON), null: never set */
+  boot_device: string | null;
+  raid_config: Generated<string>;
+  target_raid_config: Generated<string>;
+}
+
+export interface BaremetalChassisTable {
+  id: Generated<number>;
+  uuid: string;
+  description: string | null;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface BaremetalPortgroupTable {
+  id: Generated<number>;
+  uuid: string;
+  name: string | null;
+  node_id: number;
+  address: string | null;
+  mode: string;
+  standalone_ports_supported: number;
+  properties: string;
+  internal_info: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface BaremetalPortTable {
+  id: Generated<number>;
+  uuid: string;
+  address: string;
+  node_id: number;
+  portgroup_id: number | null;
+  local_link_connection: string;
+  pxe_enabled: number;
+  physical_network: string | null;
+  is_smartnic: number;
+  internal_info: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
 }
 
 export interface BaremetalNodeTraitTable {
@@ -190,6 +237,9 @@ export interface Schema {
   baremetal_node_traits: BaremetalNodeTraitTable;
   baremetal_allocations: BaremetalAllocationTable;
   baremetal_allocation_traits: BaremetalAllocationTraitTable;
+  baremetal_chassis: BaremetalChassisTable;
+  baremetal_portgroups: BaremetalPortgroupTable;
+  baremetal_ports: BaremetalPortTable;
   // identifier pools (src/ids)
   ids_pools: IdsPoolTable;
   ids_free_ranges: IdsFreeRangeTable;

@@ -237,7 +237,7 @@ for (const dialect of DIALECTS) {
       ]) {
         assert.equal((await api.get(path)).status, 400, path);
       }
-      // a well-formed chassis uuid names a chassis that does not exist (allot serves none)
+      // a well-formed chassis uuid that names no chassis
       const chassis = await api.get('/v1/nodes?chassis_uuid=11111111-2222-3333-4444-555555555555');
       assert.equal(chassis.status, 404);
       assert.deepEqual(fault(chassis), faultOf('Chassis 11111111-2222-3333-4444-555555555555 could not be found.'));

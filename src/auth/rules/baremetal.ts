@@ -1,6 +1,6 @@
 // Ironic's default policy (openstack/ironic, ironic/common/policy.py) for what allot's bare-metal
-// API serves: nodes (and their states, maintenance, traits, allocation), allocations and
-// conductors. System-scoped readers/members/admins see and manage every node; project-scoped
+// API serves: nodes (and their states, maintenance, traits, allocation), allocations, conductors,
+// chassis, ports and port groups. System-scoped readers/members/admins see and manage every node; project-scoped
 // callers act on nodes whose `owner` (or `lessee`) is their project, and on their own allocations.
 // The pre-RBAC rules (`rule:is_admin`, `rule:is_observer`) come back with --no-enforce-new-defaults.
 import type { RuleDefault } from '../policy.js';
@@ -34,6 +34,7 @@ const SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN = any(
   PROJECT_SERVICE,
 );
 const SYSTEM_MEMBER_OR_OWNER_ADMIN = any(SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER, PROJECT_SERVICE);
+const SYSTEM_ADMIN_OR_OWNER_ADMIN = any(SYSTEM_ADMIN, SYSTEM_SERVICE, PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER, PROJECT_SERVICE);
 const SYSTEM_MEMBER_OR_OWNER_MEMBER = any(SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_MEMBER, PROJECT_SERVICE);
 const SYSTEM_OR_OWNER_READER = any(SYSTEM_READER, SYSTEM_SERVICE, PROJECT_OWNER_READER, PROJECT_SERVICE);
 const ALLOCATION_MEMBER = any(SYSTEM_MEMBER, ALLOCATION_OWNER_MEMBER);
@@ -241,6 +242,36 @@ export const BAREMETAL_RULES: readonly RuleDefault[] = [
     IS_ADMIN,
   ),
 
+  // ports and port groups: their node's owner and lessee are the target
+  rule('baremetal:port:get', SYSTEM_OR_PROJECT_READER, 'Retrieve a single Port record', ['GET /v1/ports/{port_id}'], ADMIN_OR_OBSERVER),
+  rule('baremetal:port:list', API_READER, 'Retrieve multiple Port records, filtered by owner', ['GET /v1/ports', 'GET /v1/ports/detail'], ADMIN_OR_OBSERVER),
+  rule('baremetal:port:list_all', SYSTEM_READER, 'Retrieve multiple Port records', ['GET /v1/ports', 'GET /v1/ports/detail'], ADMIN_OR_OBSERVER),
+  rule('baremetal:port:create', SYSTEM_ADMIN_OR_OWNER_ADMIN, 'Create Port records', ['POST /v1/ports'], IS_ADMIN),
+  rule('baremetal:port:delete', SYSTEM_ADMIN_OR_OWNER_ADMIN, 'Delete Port records', ['DELETE /v1/ports/{port_id}'], IS_ADMIN),
+  rule('baremetal:port:update', SYSTEM_MEMBER_OR_OWNER_ADMIN, 'Update Port records', ['PATCH /v1/ports/{port_id}'], IS_ADMIN),
+  rule('baremetal:portgroup:get', SYSTEM_OR_PROJECT_READER, 'Retrieve a single Portgroup record', ['GET /v1/portgroups/{portgroup_ident}'], ADMIN_OR_OBSERVER),
+  rule('baremetal:portgroup:create', SYSTEM_ADMIN_OR_OWNER_ADMIN, 'Create Portgroup records', ['POST /v1/portgroups'], IS_ADMIN),
+  rule('baremetal:portgroup:delete', SYSTEM_ADMIN_OR_OWNER_ADMIN, 'Delete Portgroup records', ['DELETE /v1/portgroups/{portgroup_ident}'], IS_ADMIN),
+  rule('baremetal:portgroup:update', SYSTEM_MEMBER_OR_OWNER_ADMIN, 'Update Portgroup records', ['PATCH /v1/portgroups/{portgroup_ident}'], IS_ADMIN),
+  rule(
+    'baremetal:portgroup:list',
+    API_READER,
+    'Retrieve multiple Portgroup records, filtered by owner',
+    ['GET /v1/portgroups', 'GET /v1/portgroups/detail'],
+    ADMIN_OR_OBSERVER,
+  ),
+  rule(
+    'baremetal:portgroup:list_all',
+    SYSTEM_READER,
+    'Retrieve multiple Portgroup records',
+    ['GET /v1/portgroups', 'GET /v1/portgroups/detail'],
+    ADMIN_OR_OBSERVER,
+  ),
+  // chassis: the system's
+  rule('baremetal:chassis:get', SYSTEM_READER, 'Retrieve Chassis records', ['GET /v1/chassis', 'GET /v1/chassis/{chassis_id}'], ADMIN_OR_OBSERVER),
+  rule('baremetal:chassis:create', SYSTEM_ADMIN, 'Create Chassis records', ['POST /v1/chassis'], IS_ADMIN),
+  rule('baremetal:chassis:delete', SYSTEM_ADMIN, 'Delete Chassis records', ['DELETE /v1/chassis/{chassis_id}'], IS_ADMIN),
+  rule('baremetal:chassis:update', SYSTEM_MEMBER, 'Update Chassis records', ['PATCH /v1/chassis/{chassis_id}'], IS_ADMIN),
   rule('baremetal:conductor:get', SYSTEM_READER, 'Retrieve Conductor records', ['GET /v1/conductors', 'GET /v1/conductors/{hostname}'], ADMIN_OR_OBSERVER),
 
   rule(

@@ -13,6 +13,7 @@ import { nodeFieldSince } from '../views.js';
 export const PATCHABLE = [
   'automated_clean',
   'bios_interface',
+  'chassis_uuid',
   'boot_interface',
   'conductor_group',
   'console_interface',
@@ -135,6 +136,7 @@ export function createFields(body: Record<string, unknown>, mv: Microversion): {
       retired,
       retired_reason: nullableString(body.retired_reason),
       instance_uuid: instanceUuid,
+      chassis_uuid: uuidField(body.chassis_uuid || null, 'chassis_uuid'),
       interfaces: ifaces,
       ...Object.fromEntries(DOCUMENTS.map((d) => [d, body[d] ?? {}])),
     } as NodeFields,
@@ -174,6 +176,7 @@ export function patchedFields(before: Record<string, unknown>, after: Record<str
     retired: boolField(after, 'retired') ?? false,
     retired_reason: nullableString(after.retired_reason),
     instance_uuid: changed('instance_uuid') ? uuidField(after.instance_uuid, 'instance_uuid') : nullableString(before.instance_uuid),
+    chassis_uuid: changed('chassis_uuid') ? uuidField(after.chassis_uuid || null, 'chassis_uuid') : nullableString(before.chassis_uuid),
     interfaces: ifaces,
     ...Object.fromEntries(DOCUMENTS.map((d) => [d, after[d]])),
   } as NodeFields;

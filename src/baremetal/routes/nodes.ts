@@ -25,6 +25,8 @@ import {
 import { findAllocation } from '../store/allocations.js';
 import { aliveConductors } from '../store/conductors.js';
 import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
+import { type ChassisRecord, requireChassis } from '../store/inventory.js';
+import { isUuidLike } from '../../core/uuid.js';
 import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
 import { parseBool } from '../core/rules.js';
 import {
@@ -141,10 +143,12 @@ const SORT_KEYS = [
   'automated_clean',
 ];
 
-async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
+/** `inChassis`: the nodes of /v1/chassis/{chassis}/nodes (the chassis already checked). */
+async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean, inChassis?: ChassisRecord) {
   // Whose nodes first, as Ironic checks: a project without list_all sees its own (owned or leased).
   const project = listScope(req, 'node', req.query.get('project') ?? undefined);
-  const allowed = detailPath ? [...FILTERS, ...PAGING] : [...FILTERS, ...PAGING, 'fields', 'detail'];
+  const names = inChassis ? FILTERS.filter((f) => f !== 'chassis_uuid') : FILTERS;
+  const allowed = detailPath ? [...names, ...PAGING] : [...names, ...PAGING, 'fields', 'detail'];
   const args = req.queryArgs(allowed);
   requireParamVersions(req, args, PARAM_VERSIONS);
   const detailArg = queryBool(args, 'detail');
@@ -159,12 +163,12 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.fault !== undefined && !FAULTS.includes(args.fault)) {
     throw badRequest(`Unrecognized fault "${args.fault}" is specified, allowed faults are (${FAULTS.map((f) => `'${f}'`).join(', ')})`);
   }
-  // allot serves no chassis (yet): a well-formed chassis uuid names one that does not exist
-  const chassis = queryUuid(args, 'chassis_uuid');
-  if (chassis !== undefined) throw ironicError(404, `Chassis ${chassis} could not be found.`);
+  const chassisUuid = queryUuid(args, 'chassis_uuid');
+  const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await requireChassis(ctx.database, chassisUuid));
   if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
     throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
   const filters: NodeFilters = {};
+  if (chassis) filters.chassisId = chassis.id;
   const instanceUuid = queryUuid(args, 'instance_uuid');
   if (instanceUuid !== undefined) filters.instanceUuid = instanceUuid;
   for (const [key, name] of [
@@ -200,13 +204,23 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   const nodes = await listNodes(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
   const shown = fields ?? (detail ? undefined : NODE_LIST_FIELDS);
   const body: Record<string, unknown> = { nodes: nodes.map((n) => shownNode(req, ctx, n, shown)) };
-  const next = nextLink(req, detailPath ? 'nodes/detail' : 'nodes', page, nodes.length, nodes[nodes.length - 1]?.uuid);
+  const base = inChassis ? `chassis/${inChassis.uuid}/nodes` : 'nodes';
+  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, nodes.length, nodes[nodes.length - 1]?.uuid);
   if (next) body.next = next;
   return { body };
 }
 
 export const list: E = { handle: (req, ctx) => listing(req, ctx, false) };
 export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
+
+/** The chassis of /v1/chassis/{chassis}/nodes: anything but a uuid is Ironic's 400, an unknown one its 404. */
+async function pathChassis(req: IronicRequest, ctx: BaremetalContext): Promise<ChassisRecord> {
+  const ident = req.param('chassis');
+  if (!isUuidLike(ident)) throw badRequest(`Expected UUID for chassis_uuid: ${ident}`);
+  return requireChassis(ctx.database, ident);
+}
+export const inChassis: E = { handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)) };
+export const inChassisDetail: E = { handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)) };
 
 export const create: E = {
   async handle(req, ctx) {
@@ -294,6 +308,9 @@ export const patch: E = {
     }
     checkFieldVersions([...new Set(ops.map(rootField))], req.mv);
     const before = await authorizedNode(req, ctx, ident, ...patchRules(ops));
+    // a node left its chassis only from 1.25 on
+    if (before.chassis_uuid !== null && !req.mv.atLeast('1.25') && ops.some((op) => op.path === '/chassis_uuid' && (op.op === 'remove' || op.value === null)))
+      throw notAcceptable();
     if (ops.some((op) => op.path === '/owner' && op.op !== 'remove')) await checkOwnerChange(req, ctx, before);
     const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
     const edit = (before: Record<string, unknown>) => {
@@ -326,7 +343,7 @@ export const states: E = {
     req.queryArgs([]);
     const n = await authorizedNode(req, ctx, ident, 'baremetal:node:get_states');
     const body: Record<string, unknown> = {
-      console_enabled: false,
+      console_enabled: n.console_enabled === 1,
       last_error: n.last_error,
       power_state: n.power_state,
       provision_state: provisionStateAt(n.provision_state, req.mv),
@@ -334,7 +351,7 @@ export const states: E = {
       target_provision_state: n.target_provision_state,
       provision_updated_at: ironicTime(n.provision_updated_at),
     };
-    if (req.mv.atLeast('1.12')) Object.assign(body, { raid_config: {}, target_raid_config: {} });
+    if (req.mv.atLeast('1.12')) Object.assign(body, { raid_config: JSON.parse(n.raid_config), target_raid_config: JSON.parse(n.target_raid_config) });
     if (req.mv.atLeast('1.75')) Object.assign(body, { boot_mode: null, secure_boot: null });
     return { body };
   },

@@ -41,8 +41,11 @@ export const v1: Endpoint = {
         { href: 'https://docs.openstack.org/ironic/latest/contributor/webapi.html', rel: 'describedby', type: 'text/html' },
       ],
       media_types: { base: 'application/json', type: 'application/vnd.openstack.ironic.v1+json' },
+      chassis: links(base, 'chassis'),
       nodes: links(base, 'nodes'),
+      ports: links(base, 'ports'),
     };
+    if (req.mv.atLeast('1.23')) body.portgroups = links(base, 'portgroups');
     if (req.mv.atLeast('1.49')) body.conductors = links(base, 'conductors');
     if (req.mv.atLeast('1.52')) body.allocations = links(base, 'allocations');
     body.version = version(base);

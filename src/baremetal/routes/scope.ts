@@ -53,7 +53,11 @@ export async function authorizedAllocation(req: IronicRequest, ctx: BaremetalCon
  * caller's own project — asking for another project's, or having no project, is refused under
  * `list_all`.
  */
-export function listScope(req: IronicRequest, kind: 'node' | 'allocation', requested: string | undefined): string | undefined {
+export function listScope(
+  req: IronicRequest,
+  kind: 'node' | 'allocation' | 'port' | 'portgroup' | 'volume',
+  requested: string | undefined,
+): string | undefined {
   const all = `baremetal:${kind}:list_all`;
   if (req.allows(all)) return requested;
   const project = req.credentials?.projectId ?? null;
@@ -61,3 +65,6 @@ export function listScope(req: IronicRequest, kind: 'node' | 'allocation', reque
   req.authorize(`baremetal:${kind}:list`);
   return project ?? undefined;
 }
+
+/** A port, port group or volume resource as policy sees it: its node's owner and lessee. */
+export const partTarget = (r: { node_owner: string | null; node_lessee: string | null }) => nodeTarget({ owner: r.node_owner, lessee: r.node_lessee });

@@ -13,6 +13,7 @@ import { INTERFACES, MAX_TRAITS_PER_NODE } from '../core/rules.js';
 import { DELETE_ALLOWED_STATES, POWER_TARGETS, TEARS_DOWN, UPDATE_ALLOWED_STATES, provisionTransition } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
 import { deleteAllocationRow } from '../store/allocations.js';
+import { deleteNodeInventory, findChassis } from '../store/inventory.js';
 import {
   type NodeChanges,
   type NodeRecord,
@@ -53,6 +54,8 @@ export interface NodeFields {
   driver_info: unknown;
   instance_info: unknown;
   network_data: unknown;
+  /** normalized; the chassis must exist */
+  chassis_uuid: string | null;
 }
 
 /** The node's JSON documents (null when removed means {}). */
@@ -77,6 +80,14 @@ const notInAllowedState = (node: NodeRecord, what: 'interfaces' | 'resource_clas
     `node ${node.uuid} cannot change ${what} in state ${node.provision_state}`,
   );
 const nodeProtected = (node: NodeRecord) => new DomainError('node_protected', { node: node.uuid }, `node ${node.uuid} is protected`);
+
+/** The id of the chassis a node is put in; a chassis that does not exist is the request's fault (400). */
+async function chassisId(tx: Tx, uuid: string | null): Promise<number | null> {
+  if (uuid === null) return null;
+  const chassis = await findChassis(tx, uuid);
+  if (!chassis) throw new DomainError('node_chassis_not_found', { ident: uuid }, `no chassis ${uuid}`);
+  return chassis.id;
+}
 
 /** A node that exists, locked for this transaction. */
 async function requireLockedNode(tx: Tx, ident: string | number): Promise<NodeRecord> {
@@ -110,6 +121,7 @@ export async function createNode(ctx: BaremetalContext, input: NewNode): Promise
       if (await findNode(tx, nodeUuid)) throw uuidTaken(nodeUuid);
       if (f.name !== null && (await findNode(tx, f.name))) throw nameTaken(f.name);
       if (f.instance_uuid && (await instanceUuidTaken(tx, f.instance_uuid))) throw instanceAssociated(f.instance_uuid, nodeUuid);
+      const chassis = await chassisId(tx, f.chassis_uuid);
       const id = await insertNode(
         tx,
         {
@@ -147,6 +159,7 @@ export async function createNode(ctx: BaremetalContext, input: NewNode): Promise
           interfaces: JSON.stringify(f.interfaces),
           inspection_started_at: null,
           inspection_finished_at: null,
+          chassis_id: chassis,
           created_at: now,
           updated_at: null,
         },
@@ -186,6 +199,7 @@ export function nodeDocument(node: NodeRecord): Record<string, unknown> {
     retired: node.retired === 1,
     retired_reason: node.retired_reason,
     shard: node.shard,
+    chassis_uuid: node.chassis_uuid,
   };
   for (const d of DOCUMENTS) doc[d] = JSON.parse(node[d]);
   for (const [field, allowed] of Object.entries(INTERFACES)) doc[field] = interfaces[field] ?? allowed[0];
@@ -221,6 +235,7 @@ export async function patchNode(
       changes.name = after.name;
     }
     if (changed('driver')) changes.driver = after.driver;
+    if (changed('chassis_uuid')) changes.chassis_id = await chassisId(tx, after.chassis_uuid);
     if (changed('conductor_group')) changes.conductor_group = after.conductor_group;
     if (changed('description')) changes.description = after.description;
     for (const f of ['owner', 'lessee', 'shard'] as const) if (changed(f)) changes[f] = after[f];
@@ -337,6 +352,7 @@ export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<
     // allocations still working on it (allocating) or failed ones pointing at it let go
     await detachAllocations(tx, node.id);
     await ctx.backend.nodeDeleted(tx, node.uuid);
+    await deleteNodeInventory(tx, node.id);
     await deleteNodeRow(tx, node.id);
   });
 }

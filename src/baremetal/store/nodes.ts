@@ -11,6 +11,7 @@ import { type Page, applyPage } from './paging.js';
 export interface NodeRecord extends BaremetalNodeRow {
   traits: string[];
   allocation_uuid: string | null;
+  chassis_uuid: string | null;
 }
 
 export type NodeChanges = Updateable<BaremetalNodeTable>;
@@ -20,11 +21,12 @@ function selectNodes(db: ReadOnlyKysely) {
   return db
     .selectFrom('baremetal_nodes as t')
     .leftJoin('baremetal_allocations as a', 'a.id', 't.allocation_id')
+    .leftJoin('baremetal_chassis as c', 'c.id', 't.chassis_id')
     .selectAll('t')
-    .select('a.uuid as allocation_uuid');
+    .select(['a.uuid as allocation_uuid', 'c.uuid as chassis_uuid']);
 }
 
-async function withTraits(db: Db, rows: Array<BaremetalNodeRow & { allocation_uuid: string | null }>): Promise<NodeRecord[]> {
+async function withTraits(db: Db, rows: Array<BaremetalNodeRow & { allocation_uuid: string | null; chassis_uuid: string | null }>): Promise<NodeRecord[]> {
   if (rows.length === 0) return [];
   const traits = await traitsOf(
     db,
@@ -102,6 +104,7 @@ export async function resolveNodes(db: Db, idents: string[]): Promise<Map<string
 
 export interface NodeFilters {
   instanceUuid?: string;
+  chassisId?: number;
   maintenance?: boolean;
   associated?: boolean;
   provisionState?: string;
@@ -125,6 +128,7 @@ export async function listNodes(db: Db, f: NodeFilters, page: Page): Promise<Nod
   let q = selectNodes(db.db);
   if (f.none) return [];
   if (f.instanceUuid !== undefined) q = q.where('t.instance_uuid', '=', f.instanceUuid);
+  if (f.chassisId !== undefined) q = q.where('t.chassis_id', '=', f.chassisId);
   if (f.maintenance !== undefined) q = q.where('t.maintenance', '=', f.maintenance ? 1 : 0);
   if (f.associated !== undefined) q = q.where('t.instance_uuid', f.associated ? 'is not' : 'is', null);
   if (f.provisionState !== undefined) q = q.where('t.provision_state', '=', f.provisionState);

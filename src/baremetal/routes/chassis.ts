@@ -1,0 +1,102 @@
+// /v1/chassis: list (and detail), create, show, JSON-patch, delete, and the nodes in a chassis
+// (/v1/chassis/{chassis}/nodes). Chassis are the system's: their rules (`baremetal:chassis:*`)
+// take no target and are checked before the handler.
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
+import type { BaremetalContext } from '../context.js';
+import { badRequest } from '../errors.js';
+import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import { type ChassisFields, createChassis, deleteChassis, patchChassis } from '../services/inventory.js';
+import { listChassis, requireChassis } from '../store/inventory.js';
+import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
+import { nextLink, parsePage, queryBool, requireParamVersions } from './common.js';
+
+type E = Endpoint;
+
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
+const PATCHABLE = ['description', 'extra'];
+const SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'description'];
+
+/** The chassis a path names: anything but a uuid is Ironic's 400. */
+function chassisUuid(req: IronicRequest): string {
+  const ident = req.param('chassis');
+  if (!isUuidLike(ident)) throw badRequest(`Expected UUID for chassis_uuid: ${ident}`);
+  return normalizeUuid(ident);
+}
+
+function chassisFields(doc: Record<string, unknown>): ChassisFields {
+  return { description: (doc.description as string | null | undefined) ?? null, extra: doc.extra ?? {} };
+}
+
+async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
+  const args = req.queryArgs(['limit', 'marker', 'sort_key', 'sort_dir', ...(detailPath ? [] : ['fields', 'detail'])]);
+  requireParamVersions(req, args, { fields: { since: '1.8' } });
+  const detailArg = queryBool(args, 'detail');
+  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
+  if (detailArg === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
+  const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
+  if (args.sort_key === 'extra') throw badRequest('The sort_key value extra is an invalid field for sorting');
+  const page = parsePage(args, SORT_KEYS);
+  const marker = page.marker ? await requireChassis(ctx.database, page.marker) : undefined;
+  const chassis = await listChassis(ctx.database, {
+    ...page,
+    ...(marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {}),
+  });
+  const shown = detailPath || detailArg === true ? undefined : (fields ?? ['uuid', 'description']);
+  const body: Record<string, unknown> = { chassis: chassis.map((c) => chassisView(c, view(req, ctx), shown)) };
+  const next = nextLink(req, detailPath ? 'chassis/detail' : 'chassis', page, chassis.length, chassis[chassis.length - 1]?.uuid);
+  if (next) body.next = next;
+  return { body };
+}
+
+export const list: E = { handle: (req, ctx) => listing(req, ctx, false) };
+export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
+
+export const show: E = {
+  async handle(req, ctx) {
+    const uuid = chassisUuid(req);
+    const args = req.queryArgs(['fields']);
+    requireParamVersions(req, args, { fields: { since: '1.8' } });
+    const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
+    return { body: chassisView(await requireChassis(ctx.database, uuid), view(req, ctx), fields) };
+  },
+};
+
+export const create: E = {
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    const body = req.json<Record<string, unknown>>(schemas.chassis, 'chassis');
+    const uuid = body.uuid ? String(body.uuid) : null;
+    if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
+    const chassis = await createChassis(ctx, uuid === null ? null : normalizeUuid(uuid), chassisFields(body));
+    return { status: 201, body: chassisView(chassis, view(req, ctx)), location: `${req.baseUrl}/v1/chassis/${chassis.uuid}` };
+  },
+};
+
+export const patch: E = {
+  async handle(req, ctx) {
+    const uuid = chassisUuid(req);
+    req.queryArgs([]);
+    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    for (const op of ops) {
+      if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
+    }
+    const chassis = await patchChassis(ctx, uuid, (before) => {
+      const after = applyPatch(before, ops);
+      checkSchema(schemas.chassis, after, 'patch');
+      const changed = (k: string) => JSON.stringify(after[k] ?? null) !== JSON.stringify(before[k] ?? null);
+      return { fields: chassisFields(after), changed };
+    });
+    return { body: chassisView(chassis, view(req, ctx)) };
+  },
+};
+
+export const remove: E = {
+  async handle(req, ctx) {
+    const uuid = chassisUuid(req);
+    req.queryArgs([]);
+    await deleteChassis(ctx, uuid);
+    return {};
+  },
+};

@@ -1,0 +1,362 @@
+// /v1/ports and /v1/portgroups (1.23), and their views from a node (/v1/nodes/{node}/ports,
+// /v1/nodes/{node}/portgroups) and a port group (/v1/portgroups/{portgroup}/ports): list (and
+// detail), create, show, JSON-patch, delete. A port or port group is scoped by its node: a caller
+// who may not see the node does not see it (404), Ironic's `baremetal:port:*` and
+// `baremetal:portgroup:*` rules get the node's owner and lessee as their target.
+import type { Microversion } from '../../core/microversion.js';
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
+import { isUuidOrName, isValidName } from '../core/rules.js';
+import type { BaremetalContext } from '../context.js';
+import { badRequest, notAcceptable } from '../errors.js';
+import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import {
+  type Edit,
+  type PortFields,
+  type PortgroupFields,
+  createPort,
+  createPortgroup,
+  deletePort,
+  deletePortgroup,
+  patchPort,
+  patchPortgroup,
+} from '../services/inventory.js';
+import {
+  type InventoryFilters,
+  type PortgroupRecord,
+  findPortgroup,
+  listPorts,
+  listPortgroups,
+  portNotFound,
+  portgroupNotFound,
+  requirePort,
+  requirePortgroup,
+} from '../store/inventory.js';
+import { type NodeRecord, findNode, nodeNotFound } from '../store/nodes.js';
+import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
+import { boolField } from './node-fields.js';
+import { type PageArgs, type ParamVersions, nextLink, nodeIdent, parsePage, queryBool, requireParamVersions } from './common.js';
+import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
+
+type E = Endpoint;
+
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
+
+/** A MAC address as Ironic takes it: six pairs of hex digits separated by colons, stored in lower case. */
+export function macAddress(value: unknown, field: string): string {
+  const text = String(value);
+  if (!/^([0-9a-f]{2}:){5}[0-9a-f]{2}$/i.test(text)) throw badRequest(`Expected valid MAC address for ${field}: ${text}`);
+  return text.toLowerCase();
+}
+
+function uuidArg(value: unknown, field: string): string {
+  const text = String(value);
+  if (!isUuidLike(text)) throw badRequest(`Expected UUID for ${field}: ${text}`);
+  return normalizeUuid(text);
+}
+
+/** A field newer than the request's version is a 406. */
+function checkVersions(table: readonly [string, string, unknown][], names: string[], mv: Microversion): void {
+  for (const name of names) {
+    const since = table.find(([n]) => n === name)?.[1];
+    if (since !== undefined && !mv.atLeast(since)) throw notAcceptable();
+  }
+}
+
+/** The common list arguments: fields/detail (1.8, 1.43), paging with a marker of the same kind. */
+function listArgs(req: IronicRequest, args: Record<string, string>, table: readonly [string, string, unknown][], sortKeys: string[], defaults: string[]) {
+  const detailArg = queryBool(args, 'detail');
+  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
+  if (detailArg === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
+  const fields = parseFields(args.fields, table, req.mv);
+  if (args.sort_key !== undefined) checkVersions(table, [args.sort_key], req.mv);
+  if (args.sort_key !== undefined && table.some(([n]) => n === args.sort_key) && !sortKeys.includes(args.sort_key))
+    throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
+  const page = parsePage(args, sortKeys);
+  return { page, shown: fields ?? (detailArg === true ? undefined : defaults) };
+}
+
+const after = (marker: { id: number } | undefined, page: PageArgs) =>
+  marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {};
+
+/** The node a list is filtered by (or that a path names), if the caller may see it; else not found. */
+async function visibleNode(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<NodeRecord> {
+  const node = await findNode(ctx.database, ident);
+  if (!node || !canSeeNode(req, node)) throw nodeNotFound(ident);
+  return node;
+}
+
+/** The node a create or patch names: one that does not exist is the request's 400, checked after the policy (as Ironic). */
+async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: string, rule: string): Promise<void> {
+  const node = await findNode(ctx.database, nodeUuid);
+  req.authorize(rule, node ? nodeTarget(node) : {});
+}
+
+// ---- ports -----------------------------------------------------------------------------------
+
+const PORT_PARAMS: ParamVersions = { fields: { since: '1.8' }, portgroup: { since: '1.24' }, shard: { since: '1.82' } };
+const PORT_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'pxe_enabled', 'physical_network', 'is_smartnic'];
+const PORT_PATCHABLE = ['address', 'extra', 'is_smartnic', 'local_link_connection', 'node_uuid', 'physical_network', 'portgroup_uuid', 'pxe_enabled'];
+const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
+
+async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
+  const project = listScope(req, 'port', undefined);
+  const filters = [...(parent.node || parent.portgroup ? [] : ['node', 'node_uuid', 'portgroup']), 'address', 'shard'];
+  const args = req.queryArgs([...filters, ...PAGING, ...(detailPath ? [] : ['fields', 'detail'])]);
+  requireParamVersions(req, args, PORT_PARAMS);
+  const { page, shown } = listArgs(req, args, PORT_FIELDS, PORT_SORT_KEYS, detailPath ? [] : ['uuid', 'address']);
+  const f: InventoryFilters = {};
+  if (project !== undefined) f.project = project;
+  const nodeArg = parent.node ?? (args.node_uuid !== undefined ? uuidArg(args.node_uuid, 'node_uuid') : args.node);
+  if (nodeArg !== undefined) {
+    if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
+    f.nodeId = (await visibleNode(req, ctx, nodeArg)).id;
+  }
+  const pgArg = parent.portgroup ?? args.portgroup;
+  if (pgArg !== undefined) {
+    const pg = await findPortgroup(ctx.database, pgArg);
+    if (!pg || !req.allows('baremetal:portgroup:get', partTarget(pg))) throw portgroupNotFound(pgArg);
+    f.portgroupId = pg.id;
+  }
+  if (args.address !== undefined) f.address = macAddress(args.address, 'address');
+  if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
+  const marker = page.marker ? await requirePort(ctx.database, page.marker) : undefined;
+  const ports = await listPorts(ctx.database, f, { ...page, ...after(marker, page) });
+  const body: Record<string, unknown> = { ports: ports.map((p) => portView(p, view(req, ctx), detailPath ? undefined : shown)) };
+  const base = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
+  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, ports.length, ports[ports.length - 1]?.uuid);
+  if (next) body.next = next;
+  return { body };
+}
+
+export const listPortsEndpoint: E = { handle: (req, ctx) => portListing(req, ctx, {}, false) };
+export const detailPorts: E = { handle: (req, ctx) => portListing(req, ctx, {}, true) };
+export const nodePorts: E = { handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false) };
+export const nodePortsDetail: E = { handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true) };
+export const portgroupPorts: E = { since: '1.24', handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false) };
+export const portgroupPortsDetail: E = { since: '1.24', handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true) };
+
+/** A port's fields from a create body or a patched document (schema-checked), checked as Ironic checks them. */
+function portFields(doc: Record<string, unknown>): PortFields {
+  const link = doc.local_link_connection ?? {};
+  checkSchema(schemas.localLinkConnection, link, 'local_link_connection');
+  const isSmartnic = boolField(doc, 'is_smartnic') ?? false;
+  if (isSmartnic) {
+    try {
+      checkSchema(schemas.smartNicLink, link, 'local_link_connection');
+    } catch {
+      throw badRequest('Smart NIC port must have port_id and hostname in local_link_connection');
+    }
+  }
+  const physnet = (doc.physical_network as string | null | undefined) ?? null;
+  if (physnet === '') throw badRequest('A non-empty value is required when setting physical_network');
+  return {
+    address: macAddress(doc.address, 'address'),
+    node_uuid: uuidArg(doc.node_uuid, 'node_uuid'),
+    portgroup_uuid: doc.portgroup_uuid === undefined || doc.portgroup_uuid === null ? null : uuidArg(doc.portgroup_uuid, 'portgroup_uuid'),
+    local_link_connection: link,
+    pxe_enabled: boolField(doc, 'pxe_enabled') ?? true,
+    physical_network: physnet,
+    is_smartnic: isSmartnic,
+    extra: doc.extra ?? {},
+  };
+}
+
+const changedIn =
+  <T>(before: Record<string, unknown>, after: Record<string, unknown>) =>
+  (k: keyof T & string) =>
+    JSON.stringify(after[k] ?? null) !== JSON.stringify(before[k] ?? null);
+
+function portIdent(req: IronicRequest): string {
+  return uuidArg(req.param('port'), 'port_uuid');
+}
+
+/** The port a path names, if the caller may see it (else 404) and `rule` allows the caller on it (else 403). */
+async function authorizedPort(req: IronicRequest, ctx: BaremetalContext, uuid: string, rule: string) {
+  const port = await requirePort(ctx.database, uuid);
+  if (!req.allows('baremetal:port:get', partTarget(port))) throw portNotFound(uuid);
+  req.authorize(rule, partTarget(port));
+  return port;
+}
+
+export const showPort: E = {
+  async handle(req, ctx) {
+    const uuid = portIdent(req);
+    const args = req.queryArgs(['fields']);
+    requireParamVersions(req, args, PORT_PARAMS);
+    const fields = parseFields(args.fields, PORT_FIELDS, req.mv);
+    return { body: portView(await authorizedPort(req, ctx, uuid, 'baremetal:port:get'), view(req, ctx), fields) };
+  },
+};
+
+export const createPortEndpoint: E = {
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    const body = req.json<Record<string, unknown>>(schemas.port, 'port');
+    checkVersions(PORT_FIELDS, Object.keys(body), req.mv);
+    const fields = portFields(body);
+    await targetNode(req, ctx, fields.node_uuid, 'baremetal:port:create');
+    const port = await createPort(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
+    return { status: 201, body: portView(port, view(req, ctx)), location: `${req.baseUrl}/v1/ports/${port.uuid}` };
+  },
+};
+
+export const patchPortEndpoint: E = {
+  async handle(req, ctx) {
+    const uuid = portIdent(req);
+    req.queryArgs([]);
+    await authorizedPort(req, ctx, uuid, 'baremetal:port:update');
+    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    for (const op of ops) {
+      if (!PORT_PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PORT_PATCHABLE.join(', ')}`);
+    }
+    checkVersions(PORT_FIELDS, ops.map(rootField), req.mv);
+    const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
+    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:port:update');
+    const port = await patchPort(ctx, uuid, (before): Edit<PortFields> => {
+      const patched = applyPatch(before, ops);
+      checkSchema(schemas.port, patched, 'patch');
+      return { fields: portFields(patched), changed: changedIn<PortFields>(before, patched) };
+    });
+    return { body: portView(port, view(req, ctx)) };
+  },
+};
+
+export const deletePortEndpoint: E = {
+  async handle(req, ctx) {
+    const uuid = portIdent(req);
+    req.queryArgs([]);
+    await authorizedPort(req, ctx, uuid, 'baremetal:port:delete');
+    await deletePort(ctx, uuid);
+    return {};
+  },
+};
+
+// ---- port groups -----------------------------------------------------------------------------
+
+const PORTGROUPS_SINCE = { since: '1.23' } as const;
+const PORTGROUP_PARAMS: ParamVersions = { fields: { since: '1.8' }, shard: { since: '1.82' } };
+const PORTGROUP_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'name', 'mode', 'standalone_ports_supported'];
+const PORTGROUP_PATCHABLE = ['address', 'extra', 'mode', 'name', 'node_uuid', 'properties', 'standalone_ports_supported'];
+/** Ironic's [DEFAULT]default_portgroup_mode */
+const DEFAULT_PORTGROUP_MODE = 'active-backup';
+
+async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
+  const project = listScope(req, 'portgroup', undefined);
+  const args = req.queryArgs([...(parentNode ? [] : ['node']), 'address', 'shard', ...PAGING, ...(detailPath ? [] : ['fields', 'detail'])]);
+  requireParamVersions(req, args, PORTGROUP_PARAMS);
+  const { page, shown } = listArgs(req, args, PORTGROUP_FIELDS, PORTGROUP_SORT_KEYS, detailPath ? [] : ['uuid', 'address', 'name']);
+  const f: InventoryFilters = {};
+  if (project !== undefined) f.project = project;
+  const nodeArg = parentNode ?? args.node;
+  if (nodeArg !== undefined) {
+    if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
+    f.nodeId = (await visibleNode(req, ctx, nodeArg)).id;
+  }
+  if (args.address !== undefined) f.address = macAddress(args.address, 'address');
+  if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
+  const marker = page.marker ? await requirePortgroup(ctx.database, page.marker) : undefined;
+  const groups = await listPortgroups(ctx.database, f, { ...page, ...after(marker, page) });
+  const body: Record<string, unknown> = { portgroups: groups.map((g) => portgroupView(g, view(req, ctx), detailPath ? undefined : shown)) };
+  const base = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
+  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, groups.length, groups[groups.length - 1]?.uuid);
+  if (next) body.next = next;
+  return { body };
+}
+
+export const listPortgroupsEndpoint: E = { ...PORTGROUPS_SINCE, handle: (req, ctx) => portgroupListing(req, ctx, undefined, false) };
+export const detailPortgroups: E = { ...PORTGROUPS_SINCE, handle: (req, ctx) => portgroupListing(req, ctx, undefined, true) };
+export const nodePortgroups: E = { since: '1.24', handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false) };
+export const nodePortgroupsDetail: E = { since: '1.24', handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true) };
+
+function portgroupFields(doc: Record<string, unknown>): PortgroupFields {
+  const name = (doc.name as string | null | undefined) ?? null;
+  return {
+    node_uuid: uuidArg(doc.node_uuid, 'node_uuid'),
+    address: doc.address === undefined || doc.address === null ? null : macAddress(doc.address, 'address'),
+    name,
+    mode: (doc.mode as string | null | undefined) || DEFAULT_PORTGROUP_MODE,
+    standalone_ports_supported: boolField(doc, 'standalone_ports_supported') ?? true,
+    properties: doc.properties ?? {},
+    extra: doc.extra ?? {},
+  };
+}
+
+function portgroupIdent(req: IronicRequest): string {
+  const ident = req.param('portgroup');
+  if (!isUuidOrName(ident)) throw badRequest(`Expected UUID or name for portgroup_ident: ${ident}`);
+  return ident;
+}
+
+async function authorizedPortgroup(req: IronicRequest, ctx: BaremetalContext, ident: string, rule: string): Promise<PortgroupRecord> {
+  const pg = await requirePortgroup(ctx.database, ident);
+  if (!req.allows('baremetal:portgroup:get', partTarget(pg))) throw portgroupNotFound(ident);
+  req.authorize(rule, partTarget(pg));
+  return pg;
+}
+
+export const showPortgroup: E = {
+  ...PORTGROUPS_SINCE,
+  async handle(req, ctx) {
+    const ident = portgroupIdent(req);
+    const args = req.queryArgs(['fields']);
+    requireParamVersions(req, args, PORTGROUP_PARAMS);
+    const fields = parseFields(args.fields, PORTGROUP_FIELDS, req.mv);
+    return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, 'baremetal:portgroup:get'), view(req, ctx), fields) };
+  },
+};
+
+export const createPortgroupEndpoint: E = {
+  ...PORTGROUPS_SINCE,
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    const body = req.json<Record<string, unknown>>(schemas.portgroup, 'portgroup');
+    checkVersions(PORTGROUP_FIELDS, Object.keys(body), req.mv);
+    const fields = portgroupFields(body);
+    if (fields.name !== null && !isValidName(fields.name)) throw badRequest(`Cannot create portgroup with invalid name '${fields.name}'`);
+    await targetNode(req, ctx, fields.node_uuid, 'baremetal:portgroup:create');
+    const pg = await createPortgroup(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
+    return { status: 201, body: portgroupView(pg, view(req, ctx)), location: `${req.baseUrl}/v1/portgroups/${pg.uuid}` };
+  },
+};
+
+export const patchPortgroupEndpoint: E = {
+  ...PORTGROUPS_SINCE,
+  async handle(req, ctx) {
+    const ident = portgroupIdent(req);
+    req.queryArgs([]);
+    await authorizedPortgroup(req, ctx, ident, 'baremetal:portgroup:update');
+    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    for (const op of ops) {
+      const field = rootField(op);
+      if (!PORTGROUP_PATCHABLE.includes(field))
+        throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PORTGROUP_PATCHABLE.join(', ')}`);
+      if (field === 'mode' && op.op === 'remove') throw badRequest("'mode' is a mandatory attribute and can not be removed");
+    }
+    checkVersions(PORTGROUP_FIELDS, ops.map(rootField), req.mv);
+    const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
+    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:portgroup:update');
+    const pg = await patchPortgroup(ctx, ident, (before): Edit<PortgroupFields> => {
+      const patched = applyPatch(before, ops);
+      checkSchema(schemas.portgroup, patched, 'patch');
+      const fields = portgroupFields(patched);
+      const changed = changedIn<PortgroupFields>(before, patched);
+      if (changed('name') && fields.name !== null && !isValidName(fields.name))
+        throw badRequest(`Portgroup ${ident}: Cannot change name to invalid name '${fields.name}'`);
+      return { fields, changed };
+    });
+    return { body: portgroupView(pg, view(req, ctx)) };
+  },
+};
+
+export const deletePortgroupEndpoint: E = {
+  ...PORTGROUPS_SINCE,
+  async handle(req, ctx) {
+    const ident = portgroupIdent(req);
+    req.queryArgs([]);
+    await authorizedPortgroup(req, ctx, ident, 'baremetal:portgroup:delete');
+    await deletePortgroup(ctx, ident);
+    return {};
+  },
+};

@@ -1,0 +1,356 @@
+// Chassis, port groups and ports: create, patch, delete, each one transaction. A port or port
+// group is written under its node's row lock (the lock order of node operations: node first), so
+// it cannot be added to a node being deleted. The route parsed and checked the values; what is
+// refused here are the facts (a uuid, name or MAC address taken, a chassis or port group in use),
+// as DomainErrors that errors.ts words.
+import { DomainError } from '../../core/errors.js';
+import { newUuid } from '../../core/uuid.js';
+import type { Tx } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/sql-helpers.js';
+import { transaction } from '../../db/transaction.js';
+import type { BaremetalContext } from '../context.js';
+import {
+  type ChassisRecord,
+  type PortRecord,
+  type PortgroupRecord,
+  chassisHasNodes,
+  chassisNotFound,
+  deleteChassisRow,
+  deletePortRow,
+  deletePortgroupRow,
+  findChassis,
+  findPort,
+  findPortByAddress,
+  findPortgroup,
+  insertChassis,
+  insertPort,
+  insertPortgroup,
+  portNotFound,
+  portgroupHasPorts,
+  portgroupNotFound,
+  updateChassis,
+  updatePort,
+  updatePortgroup,
+} from '../store/inventory.js';
+import { type NodeRecord, lockNode } from '../store/nodes.js';
+
+const asJson = (v: unknown) => JSON.stringify(v ?? {});
+const flag = (b: boolean) => (b ? 1 : 0);
+
+/** What the route makes of a document after a patch: the checked values, and which fields changed. */
+export interface Edit<T> {
+  fields: T;
+  changed(field: keyof T & string): boolean;
+}
+
+/**
+ * A write whose unique columns may have been taken by a concurrent one between the check and the
+ * insert: the loser reports what it collided with, found by `collision` after the fact.
+ */
+async function uniquely<T>(work: () => Promise<T>, collision: () => Promise<DomainError>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw await collision();
+    throw err;
+  }
+}
+
+// ---- chassis ---------------------------------------------------------------------------------
+
+export interface ChassisFields {
+  description: string | null;
+  extra: unknown;
+}
+
+const chassisTaken = (uuid: string) => new DomainError('chassis_uuid_taken', { uuid }, `a chassis has uuid ${uuid}`);
+
+export async function createChassis(ctx: BaremetalContext, uuid: string | null, f: ChassisFields): Promise<ChassisRecord> {
+  const chassisUuid = uuid ?? newUuid();
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        if (await findChassis(tx, chassisUuid)) throw chassisTaken(chassisUuid);
+        await insertChassis(tx, { uuid: chassisUuid, description: f.description, extra: asJson(f.extra), created_at: tx.clock.nowIso(), updated_at: null });
+        return (await findChassis(tx, chassisUuid))!;
+      }),
+    async () => chassisTaken(chassisUuid),
+  );
+}
+
+export function chassisDocument(c: ChassisRecord): Record<string, unknown> {
+  return { uuid: c.uuid, description: c.description, extra: JSON.parse(c.extra) };
+}
+
+export async function patchChassis(ctx: BaremetalContext, uuid: string, edit: (doc: Record<string, unknown>) => Edit<ChassisFields>): Promise<ChassisRecord> {
+  return transaction(ctx.database, async (tx) => {
+    const chassis = await findChassis(tx, uuid);
+    if (!chassis) throw chassisNotFound(uuid);
+    const { fields, changed } = edit(chassisDocument(chassis));
+    await updateChassis(tx, chassis.id, {
+      ...(changed('description') ? { description: fields.description } : {}),
+      ...(changed('extra') ? { extra: asJson(fields.extra) } : {}),
+      updated_at: tx.clock.nowIso(),
+    });
+    return (await findChassis(tx, uuid))!;
+  });
+}
+
+export async function deleteChassis(ctx: BaremetalContext, uuid: string): Promise<void> {
+  await transaction(ctx.database, async (tx) => {
+    const chassis = await findChassis(tx, uuid);
+    if (!chassis) throw chassisNotFound(uuid);
+    if (await chassisHasNodes(tx, chassis.id)) throw new DomainError('chassis_not_empty', { chassis: chassis.uuid }, `chassis ${chassis.uuid} has nodes`);
+    await deleteChassisRow(tx, chassis.id);
+  }).catch((err) => {
+    // a node put in the chassis concurrently (the foreign key refused the delete)
+    if (/foreign key/i.test(String((err as Error).message))) throw new DomainError('chassis_not_empty', { chassis: uuid }, `chassis ${uuid} has nodes`);
+    throw err;
+  });
+}
+
+// ---- the node a port or port group is on -----------------------------------------------------
+
+/** The node a body names, locked; one that does not exist is the request's fault (400). */
+async function lockedParent(tx: Tx, nodeUuid: string): Promise<NodeRecord> {
+  const node = await lockNode(tx, nodeUuid);
+  if (!node) throw new DomainError('parent_node_not_found', { ident: nodeUuid }, `no node ${nodeUuid}`);
+  return node;
+}
+
+// ---- port groups -----------------------------------------------------------------------------
+
+export interface PortgroupFields {
+  node_uuid: string;
+  /** lower case */
+  address: string | null;
+  name: string | null;
+  mode: string;
+  standalone_ports_supported: boolean;
+  properties: unknown;
+  extra: unknown;
+}
+
+const portgroupUuidTaken = (uuid: string) => new DomainError('portgroup_uuid_taken', { uuid }, `a port group has uuid ${uuid}`);
+const portgroupNameTaken = (name: string) => new DomainError('portgroup_name_taken', { name }, `a port group is named ${name}`);
+const portgroupAddressTaken = (mac: string) => new DomainError('portgroup_address_taken', { mac }, `a port group has address ${mac}`);
+
+async function checkPortgroupUnique(tx: Tx, f: Pick<PortgroupFields, 'name' | 'address'>, exceptId: number | null): Promise<void> {
+  if (f.name !== null) {
+    const other = await findPortgroup(tx, f.name);
+    if (other && other.id !== exceptId) throw portgroupNameTaken(f.name);
+  }
+  if (f.address !== null) {
+    const other = await tx.db.selectFrom('baremetal_portgroups').select('id').where('address', '=', f.address).executeTakeFirst();
+    if (other && other.id !== exceptId) throw portgroupAddressTaken(f.address);
+  }
+}
+
+async function portgroupCollision(ctx: BaremetalContext, uuid: string, f: Pick<PortgroupFields, 'name' | 'address'>): Promise<DomainError> {
+  if (await findPortgroup(ctx.database, uuid)) return portgroupUuidTaken(uuid);
+  if (f.name !== null && (await findPortgroup(ctx.database, f.name))) return portgroupNameTaken(f.name);
+  return portgroupAddressTaken(f.address ?? '');
+}
+
+export async function createPortgroup(ctx: BaremetalContext, uuid: string | null, f: PortgroupFields): Promise<PortgroupRecord> {
+  const pgUuid = uuid ?? newUuid();
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        const node = await lockedParent(tx, f.node_uuid);
+        if (await findPortgroup(tx, pgUuid)) throw portgroupUuidTaken(pgUuid);
+        await checkPortgroupUnique(tx, f, null);
+        await insertPortgroup(tx, {
+          uuid: pgUuid,
+          name: f.name,
+          node_id: node.id,
+          address: f.address,
+          mode: f.mode,
+          standalone_ports_supported: flag(f.standalone_ports_supported),
+          properties: asJson(f.properties),
+          internal_info: '{}',
+          extra: asJson(f.extra),
+          created_at: tx.clock.nowIso(),
+          updated_at: null,
+        });
+        return (await findPortgroup(tx, pgUuid))!;
+      }),
+    () => portgroupCollision(ctx, pgUuid, f),
+  );
+}
+
+export function portgroupDocument(g: PortgroupRecord): Record<string, unknown> {
+  return {
+    uuid: g.uuid,
+    address: g.address,
+    extra: JSON.parse(g.extra),
+    mode: g.mode,
+    name: g.name,
+    node_uuid: g.node_uuid,
+    properties: JSON.parse(g.properties),
+    standalone_ports_supported: g.standalone_ports_supported === 1,
+  };
+}
+
+export async function patchPortgroup(
+  ctx: BaremetalContext,
+  ident: string,
+  edit: (doc: Record<string, unknown>) => Edit<PortgroupFields>,
+): Promise<PortgroupRecord> {
+  const found = await findPortgroup(ctx.database, ident);
+  if (!found) throw portgroupNotFound(ident);
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        await lockNode(tx, found.node_id);
+        const pg = await findPortgroup(tx, found.uuid);
+        if (!pg) throw portgroupNotFound(ident);
+        const { fields, changed } = edit(portgroupDocument(pg));
+        await checkPortgroupUnique(tx, { name: changed('name') ? fields.name : null, address: changed('address') ? fields.address : null }, pg.id);
+        let nodeId = pg.node_id;
+        if (changed('node_uuid')) {
+          nodeId = (await lockedParent(tx, fields.node_uuid)).id;
+          if (await portgroupHasPorts(tx, pg.id)) throw new DomainError('portgroup_not_empty', { portgroup: pg.uuid }, `port group ${pg.uuid} has ports`);
+        }
+        await updatePortgroup(tx, pg.id, {
+          node_id: nodeId,
+          name: fields.name,
+          address: fields.address,
+          mode: fields.mode,
+          standalone_ports_supported: flag(fields.standalone_ports_supported),
+          properties: asJson(fields.properties),
+          extra: asJson(fields.extra),
+          updated_at: tx.clock.nowIso(),
+        });
+        return (await findPortgroup(tx, pg.uuid))!;
+      }),
+    async () => new DomainError('portgroup_changed_concurrently', {}, 'a name or address of the patch was taken concurrently'),
+  );
+}
+
+export async function deletePortgroup(ctx: BaremetalContext, ident: string): Promise<void> {
+  const found = await findPortgroup(ctx.database, ident);
+  if (!found) throw portgroupNotFound(ident);
+  await transaction(ctx.database, async (tx) => {
+    await lockNode(tx, found.node_id);
+    const pg = await findPortgroup(tx, found.uuid);
+    if (!pg) throw portgroupNotFound(ident);
+    if (await portgroupHasPorts(tx, pg.id)) throw new DomainError('portgroup_not_empty', { portgroup: pg.uuid }, `port group ${pg.uuid} has ports`);
+    await deletePortgroupRow(tx, pg.id);
+  });
+}
+
+// ---- ports -----------------------------------------------------------------------------------
+
+export interface PortFields {
+  node_uuid: string;
+  /** lower case */
+  address: string;
+  portgroup_uuid: string | null;
+  local_link_connection: unknown;
+  pxe_enabled: boolean;
+  physical_network: string | null;
+  is_smartnic: boolean;
+  extra: unknown;
+}
+
+const portUuidTaken = (uuid: string) => new DomainError('port_uuid_taken', { uuid }, `a port has uuid ${uuid}`);
+const portAddressTaken = (mac: string) => new DomainError('port_address_taken', { mac }, `a port has address ${mac}`);
+
+/** The port group a port joins: it exists (else 400), is on the port's node and takes PXE ports if the port is one. */
+async function portgroupFor(tx: Tx, f: PortFields, nodeId: number): Promise<number | null> {
+  if (f.portgroup_uuid === null) return null;
+  const pg = await findPortgroup(tx, f.portgroup_uuid);
+  if (!pg) throw new DomainError('port_portgroup_not_found', { ident: f.portgroup_uuid }, `no port group ${f.portgroup_uuid}`);
+  if (pg.node_id !== nodeId) throw new DomainError('portgroup_of_other_node', {}, 'the port group is on another node');
+  if (f.pxe_enabled && pg.standalone_ports_supported !== 1) throw new DomainError('portgroup_no_standalone', { portgroup: pg.uuid }, 'no standalone ports');
+  return pg.id;
+}
+
+export async function createPort(ctx: BaremetalContext, uuid: string | null, f: PortFields): Promise<PortRecord> {
+  const portUuid = uuid ?? newUuid();
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        const node = await lockedParent(tx, f.node_uuid);
+        const portgroupId = await portgroupFor(tx, f, node.id);
+        if (await findPort(tx, portUuid)) throw portUuidTaken(portUuid);
+        if (await findPortByAddress(tx, f.address)) throw portAddressTaken(f.address);
+        await insertPort(tx, {
+          uuid: portUuid,
+          address: f.address,
+          node_id: node.id,
+          portgroup_id: portgroupId,
+          local_link_connection: asJson(f.local_link_connection),
+          pxe_enabled: flag(f.pxe_enabled),
+          physical_network: f.physical_network,
+          is_smartnic: flag(f.is_smartnic),
+          internal_info: '{}',
+          extra: asJson(f.extra),
+          created_at: tx.clock.nowIso(),
+          updated_at: null,
+        });
+        return (await findPort(tx, portUuid))!;
+      }),
+    async () => ((await findPort(ctx.database, portUuid)) ? portUuidTaken(portUuid) : portAddressTaken(f.address)),
+  );
+}
+
+export function portDocument(p: PortRecord): Record<string, unknown> {
+  return {
+    uuid: p.uuid,
+    address: p.address,
+    extra: JSON.parse(p.extra),
+    is_smartnic: p.is_smartnic === 1,
+    local_link_connection: JSON.parse(p.local_link_connection),
+    node_uuid: p.node_uuid,
+    physical_network: p.physical_network,
+    portgroup_uuid: p.portgroup_uuid,
+    pxe_enabled: p.pxe_enabled === 1,
+  };
+}
+
+export async function patchPort(ctx: BaremetalContext, uuid: string, edit: (doc: Record<string, unknown>) => Edit<PortFields>): Promise<PortRecord> {
+  const found = await findPort(ctx.database, uuid);
+  if (!found) throw portNotFound(uuid);
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        await lockNode(tx, found.node_id);
+        const port = await findPort(tx, uuid);
+        if (!port) throw portNotFound(uuid);
+        const { fields, changed } = edit(portDocument(port));
+        const nodeId = changed('node_uuid') ? (await lockedParent(tx, fields.node_uuid)).id : port.node_id;
+        const portgroupId =
+          changed('portgroup_uuid') || changed('node_uuid') || changed('pxe_enabled') ? await portgroupFor(tx, fields, nodeId) : port.portgroup_id;
+        if (changed('address')) {
+          const other = await findPortByAddress(tx, fields.address);
+          if (other && other.id !== port.id) throw portAddressTaken(fields.address);
+        }
+        await updatePort(tx, port.id, {
+          address: fields.address,
+          node_id: nodeId,
+          portgroup_id: portgroupId,
+          local_link_connection: asJson(fields.local_link_connection),
+          pxe_enabled: flag(fields.pxe_enabled),
+          physical_network: fields.physical_network,
+          is_smartnic: flag(fields.is_smartnic),
+          extra: asJson(fields.extra),
+          updated_at: tx.clock.nowIso(),
+        });
+        return (await findPort(tx, uuid))!;
+      }),
+    async () => new DomainError('port_changed_concurrently', {}, 'the address of the patch was taken concurrently'),
+  );
+}
+
+export async function deletePort(ctx: BaremetalContext, uuid: string): Promise<void> {
+  const found = await findPort(ctx.database, uuid);
+  if (!found) throw portNotFound(uuid);
+  await transaction(ctx.database, async (tx) => {
+    await lockNode(tx, found.node_id);
+    const port = await findPort(tx, uuid);
+    if (!port) throw portNotFound(uuid);
+    await deletePortRow(tx, port.id);
+  });
+}

@@ -1,0 +1,205 @@
+// SQL for the inventory around nodes: chassis, port groups and ports. A port or port group is read
+// with its node's uuid, owner and lessee (what the API shows and what policy scopes it by) and a
+// port with its port group's uuid.
+import type { Insertable, Updateable } from 'kysely';
+import { DomainError } from '../../core/errors.js';
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
+import type { BaremetalChassisTable, BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
+import { type Page, applyPage } from './paging.js';
+
+export type ChassisRecord = { id: number; uuid: string; description: string | null; extra: string; created_at: string; updated_at: string | null };
+
+/** The node a port or port group belongs to, as policy and the API see it. */
+interface OfNode {
+  node_uuid: string;
+  node_owner: string | null;
+  node_lessee: string | null;
+}
+
+export type PortgroupRecord = {
+  id: number;
+  uuid: string;
+  name: string | null;
+  node_id: number;
+  address: string | null;
+  mode: string;
+  standalone_ports_supported: number;
+  properties: string;
+  internal_info: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+} & OfNode;
+
+export type PortRecord = {
+  id: number;
+  uuid: string;
+  address: string;
+  node_id: number;
+  portgroup_id: number | null;
+  portgroup_uuid: string | null;
+  local_link_connection: string;
+  pxe_enabled: number;
+  physical_network: string | null;
+  is_smartnic: number;
+  internal_info: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+} & OfNode;
+
+export const chassisNotFound = (ident: string) => new DomainError('chassis_not_found', { ident }, `no chassis ${ident}`);
+export const portNotFound = (ident: string) => new DomainError('port_not_found', { ident }, `no port ${ident}`);
+export const portgroupNotFound = (ident: string) => new DomainError('portgroup_not_found', { ident }, `no port group ${ident}`);
+
+/** Filters of the port and port group lists. */
+export interface InventoryFilters {
+  nodeId?: number;
+  portgroupId?: number;
+  address?: string;
+  /** ports or port groups of nodes this project owns or leases */
+  project?: string;
+  /** of nodes in these shards */
+  shards?: string[];
+}
+
+// ---- chassis ---------------------------------------------------------------------------------
+
+export async function findChassis(db: Db, uuid: string): Promise<ChassisRecord | undefined> {
+  if (!isUuidLike(uuid)) return undefined;
+  return db.db.selectFrom('baremetal_chassis').selectAll().where('uuid', '=', normalizeUuid(uuid)).executeTakeFirst();
+}
+
+export async function requireChassis(db: Db, uuid: string): Promise<ChassisRecord> {
+  const found = await findChassis(db, uuid);
+  if (!found) throw chassisNotFound(uuid);
+  return found;
+}
+
+export async function listChassis(db: Db, page: Page): Promise<ChassisRecord[]> {
+  return applyPage(db.db.selectFrom('baremetal_chassis as t').selectAll('t'), page).execute();
+}
+
+export async function insertChassis(tx: Tx, values: Insertable<BaremetalChassisTable>): Promise<void> {
+  await tx.db.insertInto('baremetal_chassis').values(values).execute();
+}
+
+export async function updateChassis(tx: Tx, id: number, changes: Updateable<BaremetalChassisTable>): Promise<void> {
+  await tx.db.updateTable('baremetal_chassis').set(changes).where('id', '=', id).execute();
+}
+
+export async function chassisHasNodes(db: Db, id: number): Promise<boolean> {
+  return (await db.db.selectFrom('baremetal_nodes').select('id').where('chassis_id', '=', id).limit(1).executeTakeFirst()) !== undefined;
+}
+
+export async function deleteChassisRow(tx: Tx, id: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_chassis').where('id', '=', id).execute();
+}
+
+// ---- port groups -----------------------------------------------------------------------------
+
+function selectPortgroups(db: ReadOnlyKysely) {
+  return db
+    .selectFrom('baremetal_portgroups as t')
+    .innerJoin('baremetal_nodes as n', 'n.id', 't.node_id')
+    .selectAll('t')
+    .select(['n.uuid as node_uuid', 'n.owner as node_owner', 'n.lessee as node_lessee']);
+}
+
+/** A port group by uuid or name. */
+export async function findPortgroup(db: Db, ident: string): Promise<PortgroupRecord | undefined> {
+  const q = selectPortgroups(db.db);
+  return (isUuidLike(ident) ? q.where('t.uuid', '=', normalizeUuid(ident)) : q.where('t.name', '=', ident)).executeTakeFirst();
+}
+
+export async function requirePortgroup(db: Db, ident: string): Promise<PortgroupRecord> {
+  const found = await findPortgroup(db, ident);
+  if (!found) throw portgroupNotFound(ident);
+  return found;
+}
+
+export async function listPortgroups(db: Db, f: InventoryFilters, page: Page): Promise<PortgroupRecord[]> {
+  let q = selectPortgroups(db.db);
+  if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
+  if (f.address !== undefined) q = q.where('t.address', '=', f.address);
+  if (f.project !== undefined) {
+    const project = f.project;
+    q = q.where((w) => w.or([w('n.owner', '=', project), w('n.lessee', '=', project)]));
+  }
+  if (f.shards !== undefined) q = q.where('n.shard', 'in', f.shards.length ? f.shards : ['']);
+  return applyPage(q, page).execute();
+}
+
+export async function insertPortgroup(tx: Tx, values: Insertable<BaremetalPortgroupTable>): Promise<void> {
+  await tx.db.insertInto('baremetal_portgroups').values(values).execute();
+}
+
+export async function updatePortgroup(tx: Tx, id: number, changes: Updateable<BaremetalPortgroupTable>): Promise<void> {
+  await tx.db.updateTable('baremetal_portgroups').set(changes).where('id', '=', id).execute();
+}
+
+export async function portgroupHasPorts(db: Db, id: number): Promise<boolean> {
+  return (await db.db.selectFrom('baremetal_ports').select('id').where('portgroup_id', '=', id).limit(1).executeTakeFirst()) !== undefined;
+}
+
+export async function deletePortgroupRow(tx: Tx, id: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_portgroups').where('id', '=', id).execute();
+}
+
+// ---- ports -----------------------------------------------------------------------------------
+
+function selectPorts(db: ReadOnlyKysely) {
+  return db
+    .selectFrom('baremetal_ports as t')
+    .innerJoin('baremetal_nodes as n', 'n.id', 't.node_id')
+    .leftJoin('baremetal_portgroups as g', 'g.id', 't.portgroup_id')
+    .selectAll('t')
+    .select(['n.uuid as node_uuid', 'n.owner as node_owner', 'n.lessee as node_lessee', 'g.uuid as portgroup_uuid']);
+}
+
+export async function findPort(db: Db, uuid: string): Promise<PortRecord | undefined> {
+  if (!isUuidLike(uuid)) return undefined;
+  return selectPorts(db.db).where('t.uuid', '=', normalizeUuid(uuid)).executeTakeFirst();
+}
+
+export async function requirePort(db: Db, uuid: string): Promise<PortRecord> {
+  const found = await findPort(db, uuid);
+  if (!found) throw portNotFound(uuid);
+  return found;
+}
+
+export async function findPortByAddress(db: Db, address: string): Promise<PortRecord | undefined> {
+  return selectPorts(db.db).where('t.address', '=', address).executeTakeFirst();
+}
+
+export async function listPorts(db: Db, f: InventoryFilters, page: Page): Promise<PortRecord[]> {
+  let q = selectPorts(db.db);
+  if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
+  if (f.portgroupId !== undefined) q = q.where('t.portgroup_id', '=', f.portgroupId);
+  if (f.address !== undefined) q = q.where('t.address', '=', f.address);
+  if (f.project !== undefined) {
+    const project = f.project;
+    q = q.where((w) => w.or([w('n.owner', '=', project), w('n.lessee', '=', project)]));
+  }
+  if (f.shards !== undefined) q = q.where('n.shard', 'in', f.shards.length ? f.shards : ['']);
+  return applyPage(q, page).execute();
+}
+
+export async function insertPort(tx: Tx, values: Insertable<BaremetalPortTable>): Promise<void> {
+  await tx.db.insertInto('baremetal_ports').values(values).execute();
+}
+
+export async function updatePort(tx: Tx, id: number, changes: Updateable<BaremetalPortTable>): Promise<void> {
+  await tx.db.updateTable('baremetal_ports').set(changes).where('id', '=', id).execute();
+}
+
+export async function deletePortRow(tx: Tx, id: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_ports').where('id', '=', id).execute();
+}
+
+/** A node's ports and port groups go with it (Ironic's destroy_node). */
+export async function deleteNodeInventory(tx: Tx, nodeId: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_ports').where('node_id', '=', nodeId).execute();
+  await tx.db.deleteFrom('baremetal_portgroups').where('node_id', '=', nodeId).execute();
+}

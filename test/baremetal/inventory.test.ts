@@ -1,0 +1,305 @@
+// The inventory around nodes, on both databases: chassis (and a node's chassis_uuid), port groups
+// and ports — create, show, list (fields, detail, filters, paging), JSON patch, delete — with
+// Ironic's wording for bad input and conflicts, and the microversion gates.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
+import type { HttpResponse } from '../helpers/http.js';
+import { type TestServer, startServer } from '../helpers/server.js';
+import { IronicClient, fault } from './helpers.js';
+
+/** An Ironic fault with this status and faultstring. */
+function refused(res: HttpResponse, status: number, faultstring: string | RegExp): void {
+  assert.equal(res.status, status, res.text);
+  const inner = fault(res);
+  if (typeof faultstring === 'string') assert.equal(inner.faultstring, faultstring);
+  else assert.match(inner.faultstring ?? '', faultstring);
+}
+
+for (const dialect of DIALECTS) {
+  describe(`bare-metal inventory (${dialect})`, () => {
+    let server: TestServer;
+    let api: IronicClient;
+    before(async () => {
+      server = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 20 });
+      api = new IronicClient(`${server.url}/baremetal`);
+    });
+    after(() => server.close());
+
+    const node = async (fields: Record<string, unknown> = {}) => {
+      const res = await api.post('/v1/nodes', { driver: 'fake-hardware', ...fields });
+      assert.equal(res.status, 201, res.text);
+      return res.body;
+    };
+
+    test('chassis: create, show, list, patch; nodes in a chassis; a chassis with nodes is not deleted', async () => {
+      const created = await api.post('/v1/chassis', { description: 'rack 1', extra: { row: 'a' } });
+      assert.equal(created.status, 201, created.text);
+      const c = created.body;
+      assert.equal(created.headers.get('location'), `${server.url}/baremetal/v1/chassis/${c.uuid}`);
+      assert.deepEqual(Object.keys(c), ['uuid', 'created_at', 'updated_at', 'description', 'extra', 'links', 'nodes']);
+      assert.equal(c.updated_at, null);
+      assert.deepEqual(c.extra, { row: 'a' });
+      // Ironic's own shape: a list holding the list of links
+      assert.equal(c.nodes[0][0].href, `${server.url}/baremetal/v1/chassis/${c.uuid}/nodes`);
+
+      const list = await api.get('/v1/chassis');
+      assert.deepEqual(Object.keys(list.body.chassis[0]), ['uuid', 'description', 'links']);
+      assert.deepEqual(Object.keys((await api.get('/v1/chassis/detail')).body.chassis[0]), Object.keys(c));
+      assert.deepEqual((await api.get(`/v1/chassis/${c.uuid}?fields=extra`)).body, { extra: { row: 'a' }, links: c.links });
+
+      const patched = await api.patch(`/v1/chassis/${c.uuid}`, [
+        { op: 'replace', path: '/description', value: 'rack 2' },
+        { op: 'add', path: '/extra/slot', value: 3 },
+      ]);
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.description, 'rack 2');
+      assert.deepEqual(patched.body.extra, { row: 'a', slot: 3 });
+      assert.notEqual(patched.body.updated_at, null);
+
+      const n = await node({ chassis_uuid: c.uuid, name: 'in-rack' });
+      assert.equal(n.chassis_uuid, c.uuid);
+      const other = await node();
+      assert.equal(other.chassis_uuid, null);
+      const filtered = await api.get(`/v1/nodes?chassis_uuid=${c.uuid}`);
+      assert.deepEqual(
+        filtered.body.nodes.map((x: any) => x.uuid),
+        [n.uuid],
+      );
+      const inChassis = await api.get(`/v1/chassis/${c.uuid}/nodes`);
+      assert.equal(inChassis.status, 200, inChassis.text);
+      assert.deepEqual(
+        inChassis.body.nodes.map((x: any) => x.uuid),
+        [n.uuid],
+      );
+      assert.equal((await api.get(`/v1/chassis/${c.uuid}/nodes/detail`)).body.nodes[0].chassis_uuid, c.uuid);
+
+      refused(await api.delete(`/v1/chassis/${c.uuid}`), 400, `Cannot complete the requested action because chassis ${c.uuid} contains nodes.`);
+      // putting a node into a chassis by PATCH; leaving it needs 1.25
+      const moved = await api.patch(`/v1/nodes/${other.uuid}`, [{ op: 'add', path: '/chassis_uuid', value: c.uuid }]);
+      assert.equal(moved.status, 200, moved.text);
+      assert.equal(moved.body.chassis_uuid, c.uuid);
+      assert.equal((await api.at('1.24').patch(`/v1/nodes/${other.uuid}`, [{ op: 'remove', path: '/chassis_uuid' }])).status, 406);
+      for (const uuid of [n.uuid, other.uuid]) {
+        const left = await api.at('1.25').patch(`/v1/nodes/${uuid}`, [{ op: 'remove', path: '/chassis_uuid' }]);
+        assert.equal(left.status, 200, left.text);
+        assert.equal(left.body.chassis_uuid, null);
+      }
+      assert.equal((await api.delete(`/v1/chassis/${c.uuid}`)).status, 204);
+      refused(await api.get(`/v1/chassis/${c.uuid}`), 404, `Chassis ${c.uuid} could not be found.`);
+    });
+
+    test("chassis: bad input is a 400 in Ironic's envelope, unknown chassis 404 (400 where a node names it)", async () => {
+      const missing = '11111111-2222-3333-4444-555555555555';
+      refused(await api.post('/v1/nodes', { driver: 'fake-hardware', chassis_uuid: missing }), 400, `Chassis ${missing} could not be found.`);
+      refused(await api.post('/v1/nodes', { driver: 'fake-hardware', chassis_uuid: 'nope' }), 400, 'Expected UUID for chassis_uuid: nope');
+      refused(await api.get(`/v1/nodes?chassis_uuid=${missing}`), 404, `Chassis ${missing} could not be found.`);
+      refused(await api.get(`/v1/chassis/${missing}/nodes`), 404, `Chassis ${missing} could not be found.`);
+      refused(await api.get('/v1/chassis/not-a-uuid'), 400, 'Expected UUID for chassis_uuid: not-a-uuid');
+      refused(await api.post('/v1/chassis', { colour: 'red' }), 400, /^Schema error for chassis: Additional properties are not allowed/);
+      refused(await api.post('/v1/chassis', { description: 'x'.repeat(256) }), 400, /^Schema error for chassis: /);
+      refused(await api.patch(`/v1/chassis/${missing}`, [{ op: 'replace', path: '/uuid', value: missing }]), 400, /^Cannot patch \/uuid/);
+      refused(await api.delete(`/v1/chassis/${missing}`), 404, `Chassis ${missing} could not be found.`);
+      refused(await api.get('/v1/chassis?sort_key=extra'), 400, 'The sort_key value extra is an invalid field for sorting');
+      const uuid = '22222222-2222-3333-4444-555555555555';
+      assert.equal((await api.post('/v1/chassis', { uuid })).status, 201);
+      refused(await api.post('/v1/chassis', { uuid }), 409, `A chassis with UUID ${uuid} already exists.`);
+    });
+
+    test("ports and port groups: create, show, the node's and the group's lists, filters", async () => {
+      const n = await node({ name: 'ports-1' });
+      const pgRes = await api.post('/v1/portgroups', { node_uuid: n.uuid, address: '52:54:00:AA:BB:CC', name: 'bond0' });
+      assert.equal(pgRes.status, 201, pgRes.text);
+      const pg = pgRes.body;
+      assert.deepEqual(Object.keys(pg), [
+        'uuid',
+        'created_at',
+        'updated_at',
+        'address',
+        'extra',
+        'internal_info',
+        'mode',
+        'name',
+        'properties',
+        'standalone_ports_supported',
+        'node_uuid',
+        'links',
+        'ports',
+      ]);
+      assert.equal(pg.address, '52:54:00:aa:bb:cc');
+      assert.equal(pg.mode, 'active-backup');
+      assert.equal(pg.standalone_ports_supported, true);
+
+      const portRes = await api.post('/v1/ports', {
+        node_uuid: n.uuid,
+        address: '52:54:00:11:22:33',
+        portgroup_uuid: pg.uuid,
+        local_link_connection: { switch_id: '0a:1b:2c:3d:4e:5f', port_id: 'Eth1' },
+        physical_network: 'physnet1',
+        extra: { k: 'v' },
+      });
+      assert.equal(portRes.status, 201, portRes.text);
+      const port = portRes.body;
+      assert.deepEqual(Object.keys(port), [
+        'uuid',
+        'created_at',
+        'updated_at',
+        'address',
+        'extra',
+        'internal_info',
+        'is_smartnic',
+        'local_link_connection',
+        'physical_network',
+        'pxe_enabled',
+        'node_uuid',
+        'links',
+        'portgroup_uuid',
+      ]);
+      assert.equal(port.portgroup_uuid, pg.uuid);
+      assert.equal(port.pxe_enabled, true);
+      assert.equal(port.is_smartnic, false);
+      assert.equal(portRes.headers.get('location'), `${server.url}/baremetal/v1/ports/${port.uuid}`);
+      const second = await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:11:22:34' });
+      assert.equal(second.status, 201, second.text);
+
+      const uuids = (res: HttpResponse, key: string) => res.body[key].map((x: any) => x.uuid);
+      const list = await api.get('/v1/ports');
+      assert.deepEqual(Object.keys(list.body.ports[0]), ['uuid', 'address', 'links']);
+      assert.deepEqual(uuids(await api.get(`/v1/nodes/${n.uuid}/ports`), 'ports'), [port.uuid, second.body.uuid]);
+      assert.deepEqual(uuids(await api.get('/v1/nodes/ports-1/ports'), 'ports'), [port.uuid, second.body.uuid]);
+      assert.deepEqual(uuids(await api.get(`/v1/portgroups/${pg.uuid}/ports`), 'ports'), [port.uuid]);
+      assert.deepEqual(uuids(await api.get('/v1/portgroups/bond0/ports'), 'ports'), [port.uuid]);
+      assert.deepEqual(uuids(await api.get('/v1/ports?address=52:54:00:11:22:34'), 'ports'), [second.body.uuid]);
+      assert.deepEqual(uuids(await api.get('/v1/ports?portgroup=bond0'), 'ports'), [port.uuid]);
+      assert.deepEqual(uuids(await api.get('/v1/ports?node=ports-1'), 'ports'), [port.uuid, second.body.uuid]);
+      assert.deepEqual(uuids(await api.get(`/v1/nodes/${n.uuid}/portgroups`), 'portgroups'), [pg.uuid]);
+      assert.deepEqual(Object.keys((await api.get('/v1/portgroups')).body.portgroups[0]), ['uuid', 'address', 'name', 'links']);
+      const detail = await api.get(`/v1/ports/detail?node=${n.uuid}`);
+      assert.equal(detail.body.ports[0].physical_network, 'physnet1');
+      const fields = await api.get(`/v1/ports/${port.uuid}?fields=address,node_uuid`);
+      assert.deepEqual(fields.body, { address: port.address, node_uuid: n.uuid, links: port.links });
+      assert.equal((await api.get(`/v1/portgroups/bond0`)).body.uuid, pg.uuid);
+
+      // paging: one per page, the next link carries the marker
+      const page = await api.get(`/v1/ports?limit=1&node=${n.uuid}`);
+      assert.deepEqual(uuids(page, 'ports'), [port.uuid]);
+      assert.match(page.body.next, new RegExp(`marker=${port.uuid}`));
+      const nextPath = page.body.next.slice(`${server.url}/baremetal`.length);
+      assert.deepEqual(uuids(await api.get(nextPath), 'ports'), [second.body.uuid]);
+    });
+
+    test('ports: bad input and conflicts as Ironic words them', async () => {
+      const n = await node();
+      const n2 = await node();
+      const missing = '33333333-2222-3333-4444-555555555555';
+      const pg = (await api.post('/v1/portgroups', { node_uuid: n2.uuid, standalone_ports_supported: false })).body;
+      assert.equal((await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:00:01' })).status, 201);
+      refused(
+        await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:00:01' }),
+        409,
+        'A port with MAC address 52:54:00:00:00:01 already exists.',
+      );
+      refused(await api.post('/v1/ports', { node_uuid: n.uuid, address: 'zz' }), 400, 'Expected valid MAC address for address: zz');
+      refused(await api.post('/v1/ports', { node_uuid: missing, address: '52:54:00:00:00:02' }), 400, `Node ${missing} could not be found.`);
+      refused(await api.post('/v1/ports', { node_uuid: 'x', address: '52:54:00:00:00:02' }), 400, 'Expected UUID for node_uuid: x');
+      refused(await api.post('/v1/ports', { address: '52:54:00:00:00:02' }), 400, /^Schema error for port: 'node_uuid' is a required property/);
+      refused(
+        await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:00:02', portgroup_uuid: pg.uuid }),
+        400,
+        'Port can not be added to a portgroup belonging to a different node.',
+      );
+      refused(
+        await api.post('/v1/ports', { node_uuid: n2.uuid, address: '52:54:00:00:00:02', portgroup_uuid: pg.uuid }),
+        409,
+        new RegExp(`^Port group ${pg.uuid} doesn't support standalone ports`),
+      );
+      refused(
+        await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:00:02', portgroup_uuid: missing }),
+        400,
+        `Portgroup ${missing} could not be found.`,
+      );
+      refused(
+        await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:00:02', is_smartnic: true }),
+        400,
+        'Smart NIC port must have port_id and hostname in local_link_connection',
+      );
+      refused(
+        await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:00:02', local_link_connection: { port_id: 'x' } }),
+        400,
+        /^Schema error for local_link_connection: /,
+      );
+      refused(await api.get('/v1/ports/not-a-uuid'), 400, 'Expected UUID for port_uuid: not-a-uuid');
+      refused(await api.get(`/v1/ports/${missing}`), 404, `Port ${missing} could not be found.`);
+      refused(await api.get('/v1/ports?sort_key=extra'), 400, 'The sort_key value extra is an invalid field for sorting');
+      refused(await api.get('/v1/ports?address=nope'), 400, 'Expected valid MAC address for address: nope');
+      refused(await api.get(`/v1/ports?node=${missing}`), 404, `Node ${missing} could not be found.`);
+      // a port group's name and address are unique
+      assert.equal((await api.post('/v1/portgroups', { node_uuid: n.uuid, name: 'pg-a', address: '52:54:00:00:01:01' })).status, 201);
+      refused(await api.post('/v1/portgroups', { node_uuid: n.uuid, name: 'pg-a' }), 409, 'A portgroup with name pg-a already exists.');
+      refused(
+        await api.post('/v1/portgroups', { node_uuid: n.uuid, address: '52:54:00:00:01:01' }),
+        409,
+        'A portgroup with MAC address 52:54:00:00:01:01 already exists.',
+      );
+      refused(await api.post('/v1/portgroups', { node_uuid: n.uuid, name: 'bad name' }), 400, "Cannot create portgroup with invalid name 'bad name'");
+    });
+
+    test('ports and port groups: patch, delete; a port group with ports is not deleted; a node takes its ports with it', async () => {
+      const n = await node();
+      const pg = (await api.post('/v1/portgroups', { node_uuid: n.uuid, name: 'pg-del' })).body;
+      const port = (await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:02:01', portgroup_uuid: pg.uuid })).body;
+      const patched = await api.patch(`/v1/ports/${port.uuid}`, [
+        { op: 'replace', path: '/address', value: '52:54:00:00:02:99' },
+        { op: 'add', path: '/extra/x', value: 1 },
+        { op: 'replace', path: '/pxe_enabled', value: false },
+      ]);
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.address, '52:54:00:00:02:99');
+      assert.deepEqual(patched.body.extra, { x: 1 });
+      assert.equal(patched.body.pxe_enabled, false);
+      refused(await api.patch(`/v1/ports/${port.uuid}`, [{ op: 'replace', path: '/internal_info', value: {} }]), 400, /^Cannot patch \/internal_info/);
+      refused(
+        await api.patch(`/v1/ports/${port.uuid}`, [{ op: 'replace', path: '/address', value: 'bad' }]),
+        400,
+        'Expected valid MAC address for address: bad',
+      );
+      const renamed = await api.patch(`/v1/portgroups/pg-del`, [{ op: 'replace', path: '/name', value: 'pg-renamed' }]);
+      assert.equal(renamed.status, 200, renamed.text);
+      assert.equal(renamed.body.name, 'pg-renamed');
+      refused(await api.patch(`/v1/portgroups/${pg.uuid}`, [{ op: 'remove', path: '/mode' }]), 400, "'mode' is a mandatory attribute and can not be removed");
+      refused(await api.delete(`/v1/portgroups/${pg.uuid}`), 400, `Cannot complete the requested action because portgroup ${pg.uuid} contains ports.`);
+      // leaving the group, then the group can go
+      assert.equal((await api.patch(`/v1/ports/${port.uuid}`, [{ op: 'remove', path: '/portgroup_uuid' }])).body.portgroup_uuid, null);
+      assert.equal((await api.delete(`/v1/portgroups/${pg.uuid}`)).status, 204);
+      assert.equal((await api.get(`/v1/portgroups/${pg.uuid}`)).status, 404);
+      assert.equal((await api.delete(`/v1/ports/${port.uuid}`)).status, 204);
+      refused(await api.delete(`/v1/ports/${port.uuid}`), 404, `Port ${port.uuid} could not be found.`);
+
+      // deleting a node deletes its ports and port groups
+      const doomed = await node();
+      const dpg = (await api.post('/v1/portgroups', { node_uuid: doomed.uuid })).body;
+      const dport = (await api.post('/v1/ports', { node_uuid: doomed.uuid, address: '52:54:00:00:03:01', portgroup_uuid: dpg.uuid })).body;
+      assert.equal((await api.delete(`/v1/nodes/${doomed.uuid}`)).status, 204);
+      assert.equal((await api.get(`/v1/ports/${dport.uuid}`)).status, 404);
+      assert.equal((await api.get(`/v1/portgroups/${dpg.uuid}`)).status, 404);
+      // the address is free again
+      assert.equal((await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:03:01' })).status, 201);
+    });
+
+    test('microversion gates: port groups from 1.23, their sub-resources from 1.24, newer port fields 406', async () => {
+      const n = await node();
+      assert.equal((await api.at('1.22').get('/v1/portgroups')).status, 404);
+      assert.equal((await api.at('1.22').post('/v1/portgroups', { node_uuid: n.uuid })).status, 404);
+      assert.equal((await api.at('1.23').get('/v1/portgroups')).status, 200);
+      assert.equal((await api.at('1.23').get(`/v1/nodes/${n.uuid}/portgroups`)).status, 404);
+      assert.equal((await api.at('1.33').post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:04:01', physical_network: 'p' })).status, 406);
+      assert.equal((await api.at('1.52').get('/v1/ports?fields=is_smartnic')).status, 406);
+      const old = await api.at('1.18').post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:04:02' });
+      assert.equal(old.status, 201, old.text);
+      assert.deepEqual(Object.keys(old.body), ['uuid', 'created_at', 'updated_at', 'address', 'extra', 'internal_info', 'node_uuid', 'links']);
+      const root = (await api.get('/v1')).body;
+      for (const key of ['chassis', 'nodes', 'ports', 'portgroups']) assert.ok(root[key], `/v1 lists ${key}`);
+      assert.equal((await api.at('1.22').get('/v1')).body.portgroups, undefined);
+    });
+  });
+}
