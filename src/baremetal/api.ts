@@ -12,6 +12,7 @@ import { type Endpoint, IronicRequest, type IronicResponse } from './request.js'
 import * as allocations from './routes/allocations.js';
 import * as chassis from './routes/chassis.js';
 import * as conductors from './routes/conductors.js';
+import * as drivers from './routes/drivers.js';
 import * as nodes from './routes/nodes.js';
 import * as ports from './routes/ports.js';
 import { root, v1 } from './routes/root.js';
@@ -20,7 +21,7 @@ import { root, v1 } from './routes/root.js';
 const scoped = (policy: string) => ({ policy, scoped: true });
 
 /**
- * The resources of v1 and their policies. The system's resources (conductors, chassis) are checked
+ * The resources of v1 and their policies. The system's resources (conductors, chassis, drivers) are checked
  * before the handler: every other rule is scoped (routes/scope.ts) — checked against the node (or
  * the node of the port, port group) or allocation the handler loads, or (lists, new nodes and
  * allocations) deciding whose resources the request sees or makes, as Ironic checks them.
@@ -101,6 +102,12 @@ const v1Routes: RouteTable<Endpoint> = {
   },
   '/v1/portgroups/:portgroup/ports': { GET: { ...ports.portgroupPorts, ...scoped('baremetal:port:list') } },
   '/v1/portgroups/:portgroup/ports/detail': { GET: { ...ports.portgroupPortsDetail, ...scoped('baremetal:port:list') } },
+  '/v1/drivers': { GET: { ...drivers.list, policy: 'baremetal:driver:get' } },
+  '/v1/drivers/:driver': { GET: { ...drivers.show, policy: 'baremetal:driver:get' } },
+  '/v1/drivers/:driver/properties': { GET: { ...drivers.properties, policy: 'baremetal:driver:get_properties' } },
+  '/v1/drivers/:driver/raid/logical_disk_properties': {
+    GET: { ...drivers.logicalDiskProperties, policy: 'baremetal:driver:get_raid_logical_disk_properties' },
+  },
   '/v1/conductors': { GET: { ...conductors.list, policy: 'baremetal:conductor:get' } },
   '/v1/conductors/:hostname': { GET: { ...conductors.show, policy: 'baremetal:conductor:get' } },
 };

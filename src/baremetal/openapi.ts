@@ -113,6 +113,14 @@ export const BAREMETAL_OPERATIONS: Record<string, OperationDoc> = {
   'DELETE /v1/portgroups/:portgroup': { summary: 'delete a port group (one without ports)', ok: [204] },
   'GET /v1/portgroups/:portgroup/ports': { summary: "a port group's ports (1.24)", query: listQuery({ address: text, detail: flag }), ok: [200] },
   'GET /v1/portgroups/:portgroup/ports/detail': { summary: "a port group's ports with every field (1.24)", ok: [200] },
+  'GET /v1/drivers': {
+    summary: 'the hardware types: fake-hardware',
+    query: { type: 'object', properties: { type: text, detail: flag, fields: text } },
+    ok: [200],
+  },
+  'GET /v1/drivers/:driver': { summary: 'fake-hardware and its interfaces', ok: [200] },
+  'GET /v1/drivers/:driver/properties': { summary: "the driver's properties", ok: [200] },
+  'GET /v1/drivers/:driver/raid/logical_disk_properties': { summary: 'the properties of a RAID logical disk (1.12)', ok: [200] },
   'GET /v1/conductors': { summary: 'list conductors and whether they are alive', query: listQuery({ detail: { type: 'boolean' } }), ok: [200] },
   'GET /v1/conductors/:hostname': { summary: 'a conductor', ok: [200] },
 };
@@ -132,7 +140,7 @@ export function baremetalDocument(routes: RouteTable<{ public?: boolean }>, serv
   const documentation: ApiDocumentation = {
     title: 'allot: Ironic-compatible bare-metal API',
     version: MAX_VERSION,
-    description: `The subset of the OpenStack Bare Metal (Ironic) API allot serves — nodes, allocations, conductors, chassis, ports, port groups — at microversion ${MAX_VERSION}.`,
+    description: `The subset of the OpenStack Bare Metal (Ironic) API allot serves — nodes, allocations, conductors, chassis, ports, port groups, drivers — at microversion ${MAX_VERSION}.`,
     routes,
     operations: BAREMETAL_OPERATIONS,
     error: { mediaType: 'application/json', schema: ERROR, description: "Ironic's error document" },

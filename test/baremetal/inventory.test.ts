@@ -301,5 +301,59 @@ for (const dialect of DIALECTS) {
       for (const key of ['chassis', 'nodes', 'ports', 'portgroups']) assert.ok(root[key], `/v1 lists ${key}`);
       assert.equal((await api.at('1.22').get('/v1')).body.portgroups, undefined);
     });
+
+    test('/v1 lists every served resource at its version; /v1/drivers describes fake-hardware', async () => {
+      const v1 = await api.get('/v1');
+      assert.deepEqual(Object.keys(v1.body), [
+        'id',
+        'links',
+        'media_types',
+        'chassis',
+        'nodes',
+        'ports',
+        'drivers',
+        'version',
+        'portgroups',
+        'conductors',
+        'allocations',
+      ]);
+      assert.deepEqual(Object.keys((await api.at('1.1').get('/v1')).body), ['id', 'links', 'media_types', 'chassis', 'nodes', 'ports', 'drivers', 'version']);
+      // every link the root gives is a list that answers
+      for (const key of ['chassis', 'nodes', 'ports', 'drivers', 'portgroups', 'conductors', 'allocations']) {
+        const href: string = v1.body[key][0].href;
+        assert.equal((await api.get(href.slice(`${server.url}/baremetal`.length))).status, 200, key);
+      }
+
+      const list = await api.get('/v1/drivers');
+      assert.equal(list.status, 200, list.text);
+      assert.equal(list.body.drivers.length, 1);
+      const d = list.body.drivers[0];
+      assert.deepEqual(Object.keys(d), ['name', 'hosts', 'links', 'properties', 'type']);
+      assert.equal(d.name, 'fake-hardware');
+      assert.equal(d.type, 'dynamic');
+      assert.ok(d.hosts.length >= 1);
+      const one = (await api.get('/v1/drivers/fake-hardware')).body;
+      assert.equal(one.default_deploy_interface, 'fake');
+      assert.deepEqual(one.enabled_raid_interfaces, ['fake', 'no-raid']);
+      assert.equal(one.default_network_interface, 'noop');
+      assert.deepEqual((await api.get('/v1/drivers?detail=true')).body.drivers[0], one);
+      assert.deepEqual((await api.get('/v1/drivers?type=classic')).body, { drivers: [] });
+      assert.deepEqual((await api.get('/v1/drivers/fake-hardware?fields=name,type')).body, { name: 'fake-hardware', type: 'dynamic' });
+      assert.deepEqual(Object.keys((await api.get('/v1/drivers/fake-hardware/properties')).body), ['B1', 'B2']);
+      const raid = await api.get('/v1/drivers/fake-hardware/raid/logical_disk_properties');
+      assert.equal(raid.status, 200);
+      assert.ok(raid.body.raid_level && raid.body.size_gb);
+      // an older version: no interfaces (1.30), no bios (1.40), no raid properties (1.12)
+      assert.equal((await api.at('1.39').get('/v1/drivers/fake-hardware')).body.default_bios_interface, undefined);
+      assert.deepEqual(Object.keys((await api.at('1.29').get('/v1/drivers/fake-hardware')).body), ['name', 'hosts', 'links', 'properties']);
+      assert.equal((await api.at('1.11').get('/v1/drivers/fake-hardware/raid/logical_disk_properties')).status, 406);
+      refused(await api.at('1.29').get('/v1/drivers?detail=true'), 406, 'Request not acceptable. The minimal required API version should be 1.30');
+      refused(await api.at('1.76').get('/v1/drivers?fields=name'), 406, 'Request not acceptable.');
+      refused(await api.get('/v1/drivers/ipmi'), 404, 'Could not find the following driver(s) or hardware type(s): ipmi.');
+      refused(await api.get('/v1/drivers/ipmi/properties'), 404, 'Could not find the following driver(s) or hardware type(s): ipmi.');
+      refused(await api.get('/v1/drivers?type=other'), 400, '"type" filter must be one of "classic" or "dynamic", if specified.');
+      refused(await api.get('/v1/drivers?fields=name&detail=true'), 400, 'Can not specify ?detail=True and fields in the same request.');
+      refused(await api.get('/v1/drivers/fake-hardware?fields=nope'), 400, 'Field(s) "nope" are not valid');
+    });
   });
 }

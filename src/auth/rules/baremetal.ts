@@ -1,6 +1,6 @@
 // Ironic's default policy (openstack/ironic, ironic/common/policy.py) for what allot's bare-metal
 // API serves: nodes (and their states, maintenance, traits, allocation), allocations, conductors,
-// chassis, ports and port groups. System-scoped readers/members/admins see and manage every node; project-scoped
+// chassis, ports and port groups, drivers. System-scoped readers/members/admins see and manage every node; project-scoped
 // callers act on nodes whose `owner` (or `lessee`) is their project, and on their own allocations.
 // The pre-RBAC rules (`rule:is_admin`, `rule:is_observer`) come back with --no-enforce-new-defaults.
 import type { RuleDefault } from '../policy.js';
@@ -272,6 +272,15 @@ export const BAREMETAL_RULES: readonly RuleDefault[] = [
   rule('baremetal:chassis:create', SYSTEM_ADMIN, 'Create Chassis records', ['POST /v1/chassis'], IS_ADMIN),
   rule('baremetal:chassis:delete', SYSTEM_ADMIN, 'Delete Chassis records', ['DELETE /v1/chassis/{chassis_id}'], IS_ADMIN),
   rule('baremetal:chassis:update', SYSTEM_MEMBER, 'Update Chassis records', ['PATCH /v1/chassis/{chassis_id}'], IS_ADMIN),
+  rule('baremetal:driver:get', SYSTEM_READER, 'View list of available drivers', ['GET /v1/drivers', 'GET /v1/drivers/{driver_name}'], ADMIN_OR_OBSERVER),
+  rule('baremetal:driver:get_properties', SYSTEM_READER, 'View driver-specific properties', ['GET /v1/drivers/{driver_name}/properties'], ADMIN_OR_OBSERVER),
+  rule(
+    'baremetal:driver:get_raid_logical_disk_properties',
+    SYSTEM_READER,
+    'View driver-specific RAID metadata',
+    ['GET /v1/drivers/{driver_name}/raid/logical_disk_properties'],
+    ADMIN_OR_OBSERVER,
+  ),
   rule('baremetal:conductor:get', SYSTEM_READER, 'Retrieve Conductor records', ['GET /v1/conductors', 'GET /v1/conductors/{hostname}'], ADMIN_OR_OBSERVER),
 
   rule(

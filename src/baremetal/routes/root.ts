@@ -1,4 +1,5 @@
-// GET / (the version document; no negotiation) and GET /v1 (the resources of v1).
+// GET / (the version document; no negotiation) and GET /v1 (links to every resource v1 serves at
+// the request's version).
 import type { Endpoint } from '../request.js';
 import { MAX_VERSION, MIN_VERSION } from '../microversion.js';
 
@@ -44,11 +45,13 @@ export const v1: Endpoint = {
       chassis: links(base, 'chassis'),
       nodes: links(base, 'nodes'),
       ports: links(base, 'ports'),
+      drivers: links(base, 'drivers'),
+      version: version(base),
     };
+    // in Ironic's order, each from the version that added it
     if (req.mv.atLeast('1.23')) body.portgroups = links(base, 'portgroups');
     if (req.mv.atLeast('1.49')) body.conductors = links(base, 'conductors');
     if (req.mv.atLeast('1.52')) body.allocations = links(base, 'allocations');
-    body.version = version(base);
     return { body };
   },
 };
