@@ -13,6 +13,7 @@ import * as allocations from './routes/allocations.js';
 import * as chassis from './routes/chassis.js';
 import * as conductors from './routes/conductors.js';
 import * as drivers from './routes/drivers.js';
+import * as hardware from './routes/node-hardware.js';
 import * as nodes from './routes/nodes.js';
 import * as ports from './routes/ports.js';
 import { root, v1 } from './routes/root.js';
@@ -50,6 +51,22 @@ const v1Routes: RouteTable<Endpoint> = {
     PUT: { ...nodes.addTrait, ...scoped('baremetal:node:traits:set') },
     DELETE: { ...nodes.removeTrait, ...scoped('baremetal:node:traits:delete') },
   },
+  '/v1/nodes/:node/validate': { GET: { ...hardware.validateNode, ...scoped('baremetal:node:validate') } },
+  '/v1/nodes/:node/vifs': {
+    GET: { ...hardware.vifs, ...scoped('baremetal:node:vif:list') },
+    POST: { ...hardware.attach, ...scoped('baremetal:node:vif:attach') },
+  },
+  '/v1/nodes/:node/vifs/:vif': { DELETE: { ...hardware.detach, ...scoped('baremetal:node:vif:detach') } },
+  '/v1/nodes/:node/management/boot_device': {
+    GET: { ...hardware.bootDevice, ...scoped('baremetal:node:get_boot_device') },
+    PUT: { ...hardware.setBootDevice, ...scoped('baremetal:node:set_boot_device') },
+  },
+  '/v1/nodes/:node/management/boot_device/supported': { GET: { ...hardware.supportedBootDevices, ...scoped('baremetal:node:get_boot_device') } },
+  '/v1/nodes/:node/states/console': {
+    GET: { ...hardware.getConsole, ...scoped('baremetal:node:get_console') },
+    PUT: { ...hardware.setConsole, ...scoped('baremetal:node:set_console_state') },
+  },
+  '/v1/nodes/:node/states/raid': { PUT: { ...hardware.setRaid, ...scoped('baremetal:node:set_raid_state') } },
   '/v1/nodes/:node/ports': { GET: { ...ports.nodePorts, ...scoped('baremetal:port:list') } },
   '/v1/nodes/:node/ports/detail': { GET: { ...ports.nodePortsDetail, ...scoped('baremetal:port:list') } },
   '/v1/nodes/:node/portgroups': { GET: { ...ports.nodePortgroups, ...scoped('baremetal:portgroup:list') } },

@@ -116,6 +116,8 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
     409,
     `Port group ${p.portgroup} doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.`,
   ],
+  vif_no_free_port: (p) => [400, `Unable to attach VIF ${p.vif}, not enough free physical ports.`],
+  vif_already_attached: (p) => [409, `Unable to attach VIF because VIF ${p.vif} is already attached to Ironic ${p.kind} ${p.uuid}`],
   // JSON Patch
   patch_failed: (p) => [400, `Couldn't apply patch '${pyRepr(p.op)}'. Reason: ${p.reason}`],
   patch_value_missing: (p) => [400, `'add' and 'replace' operations need a value: ${pyRepr(p.op)}`],

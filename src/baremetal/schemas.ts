@@ -188,3 +188,48 @@ export const port: JsonSchema = {
   required: ['address', 'node_uuid'],
   additionalProperties: false,
 };
+
+// ---- what fake hardware records --------------------------------------------------------------
+
+/** POST /v1/nodes/{node}/vifs */
+export const vif: JsonSchema = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+
+/** PUT /v1/nodes/{node}/states/raid: Ironic's RAID configuration schema (raid_config_schema.json). */
+export const raidConfig: JsonSchema = {
+  type: 'object',
+  properties: {
+    logical_disks: {
+      type: 'array',
+      minItems: 1,
+      items: {
+        type: 'object',
+        properties: {
+          raid_level: { type: 'string', enum: ['JBOD', '0', '1', '2', '5', '6', '1+0', '5+0', '6+0'] },
+          size_gb: {
+            anyOf: [
+              { type: 'integer', minimum: 0 },
+              { type: 'string', enum: ['MAX'] },
+            ],
+          },
+          volume_name: { type: 'string' },
+          is_root_volume: { type: 'boolean' },
+          share_physical_disks: { type: 'boolean' },
+          disk_type: { type: 'string', enum: ['hdd', 'ssd'] },
+          interface_type: { type: 'string', enum: ['sata', 'scsi', 'sas'] },
+          number_of_physical_disks: { type: 'integer', minimum: 1 },
+          controller: { type: 'string' },
+          physical_disks: {
+            anyOf: [
+              { type: 'array', items: { type: 'string' } },
+              { type: 'array', items: { type: 'object' }, minItems: 2 },
+            ],
+          },
+        },
+        required: ['raid_level', 'size_gb'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['logical_disks'],
+  additionalProperties: false,
+};

@@ -144,8 +144,6 @@ export interface BaremetalNodeTable {
   chassis_id: number | null;
   /** what fake hardware records: 1 while the console is on */
   console_enabled: Generated<number>;
-  /** the boot device last set ({"boot_device", "persistent"}, JSON), null: never set */
-  boot_device: string | null;
   raid_config: Generated<string>;
   target_raid_config: Generated<string>;
 }

@@ -355,5 +355,91 @@ for (const dialect of DIALECTS) {
       refused(await api.get('/v1/drivers?fields=name&detail=true'), 400, 'Can not specify ?detail=True and fields in the same request.');
       refused(await api.get('/v1/drivers/fake-hardware?fields=nope'), 400, 'Field(s) "nope" are not valid');
     });
+
+    test('validate: fake hardware passes; an interface set to no-<kind> is not supported', async () => {
+      const n = await node({ raid_interface: 'no-raid' });
+      const res = await api.get(`/v1/nodes/${n.uuid}/validate`);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(Object.keys(res.body), ['boot', 'deploy', 'management', 'network', 'power', 'bios', 'console', 'inspect', 'raid', 'rescue', 'storage']);
+      assert.deepEqual(res.body.deploy, { result: true });
+      assert.deepEqual(res.body.raid, { result: false, reason: 'Driver fake-hardware does not support raid (disabled or not implemented).' });
+      refused(await api.get('/v1/nodes/44444444-2222-3333-4444-555555555555/validate'), 404, 'Node 44444444-2222-3333-4444-555555555555 could not be found.');
+    });
+
+    test('VIFs (1.28): recorded on a free port group, then PXE ports; listed, detached; noop takes one without a port', async () => {
+      const n = await node();
+      const vif = (i: number) => `aaaaaaaa-0000-4000-8000-00000000000${i}`;
+      // no port at all: the noop network interface accepts it, and nothing is recorded
+      assert.equal((await api.post(`/v1/nodes/${n.uuid}/vifs`, { id: vif(1) })).status, 204);
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/vifs`)).body, { vifs: [] });
+      assert.equal((await api.delete(`/v1/nodes/${n.uuid}/vifs/${vif(1)}`)).status, 204);
+
+      const pg = (await api.post('/v1/portgroups', { node_uuid: n.uuid })).body;
+      const inGroup = (await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:05:01', portgroup_uuid: pg.uuid })).body;
+      const plain = (await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:05:02', pxe_enabled: false })).body;
+      const pxe = (await api.post('/v1/ports', { node_uuid: n.uuid, address: '52:54:00:00:05:03' })).body;
+      for (const i of [2, 3, 4]) assert.equal((await api.post(`/v1/nodes/${n.uuid}/vifs`, { id: vif(i), extra: 'ignored' })).status, 204);
+      // port groups first, then ports in the order they were created
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/vifs`)).body, { vifs: [{ id: vif(2) }, { id: vif(4) }, { id: vif(3) }] });
+      assert.deepEqual((await api.get(`/v1/portgroups/${pg.uuid}`)).body.internal_info, { tenant_vif_port_id: vif(2) });
+      assert.deepEqual((await api.get(`/v1/ports/${pxe.uuid}`)).body.internal_info, { tenant_vif_port_id: vif(3) });
+      assert.deepEqual((await api.get(`/v1/ports/${plain.uuid}`)).body.internal_info, { tenant_vif_port_id: vif(4) });
+      assert.deepEqual((await api.get(`/v1/ports/${inGroup.uuid}`)).body.internal_info, {});
+      refused(
+        await api.post(`/v1/nodes/${n.uuid}/vifs`, { id: vif(3) }),
+        409,
+        `Unable to attach VIF because VIF ${vif(3)} is already attached to Ironic Port ${pxe.uuid}`,
+      );
+      assert.equal((await api.delete(`/v1/nodes/${n.uuid}/vifs/${vif(3)}`)).status, 204);
+      assert.deepEqual((await api.get(`/v1/ports/${pxe.uuid}`)).body.internal_info, {});
+      // 1.67: on the port asked for
+      assert.equal((await api.post(`/v1/nodes/${n.uuid}/vifs`, { id: vif(5), port_uuid: pxe.uuid })).status, 204);
+      assert.deepEqual((await api.get(`/v1/ports/${pxe.uuid}`)).body.internal_info, { tenant_vif_port_id: vif(5) });
+      refused(
+        await api.post(`/v1/nodes/${n.uuid}/vifs`, { id: vif(6), port_uuid: pxe.uuid }),
+        400,
+        `Unable to attach VIF ${vif(6)}, not enough free physical ports.`,
+      );
+      refused(
+        await api.post(`/v1/nodes/${n.uuid}/vifs`, { id: vif(6), port_uuid: pxe.uuid, portgroup_uuid: pg.uuid }),
+        400,
+        'Cannot specify both port_uuid and portgroup_uuid',
+      );
+      refused(await api.post(`/v1/nodes/${n.uuid}/vifs`, {}), 400, "Schema error for vif: 'id' is a required property");
+      assert.equal((await api.at('1.27').get(`/v1/nodes/${n.uuid}/vifs`)).status, 404);
+      refused(await api.get('/v1/nodes/44444444-2222-3333-4444-555555555555/vifs'), 404, 'Node 44444444-2222-3333-4444-555555555555 could not be found.');
+    });
+
+    test('boot device, console and RAID configuration as fake hardware records them', async () => {
+      const n = await node();
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/management/boot_device`)).body, { boot_device: 'pxe', persistent: false });
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/management/boot_device/supported`)).body, { supported_boot_devices: ['pxe'] });
+      assert.equal((await api.put(`/v1/nodes/${n.uuid}/management/boot_device`, { boot_device: 'pxe', persistent: true })).status, 204);
+      refused(await api.put(`/v1/nodes/${n.uuid}/management/boot_device`, { boot_device: 'floppy' }), 400, 'Invalid boot device floppy specified.');
+      refused(await api.put(`/v1/nodes/${n.uuid}/management/boot_device`, {}), 400, 'Missing mandatory parameter: boot_device');
+
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/states/console`)).body, { console_enabled: false, console_info: null });
+      assert.equal((await api.put(`/v1/nodes/${n.uuid}/states/console`, { enabled: true })).status, 202);
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/states/console`)).body, { console_enabled: true, console_info: {} });
+      assert.equal((await api.get(`/v1/nodes/${n.uuid}`)).body.console_enabled, true);
+      assert.equal((await api.get(`/v1/nodes/${n.uuid}/states`)).body.console_enabled, true);
+      refused(await api.put(`/v1/nodes/${n.uuid}/states/console`, {}), 400, 'Missing mandatory parameter: enabled');
+      refused(await api.put(`/v1/nodes/${n.uuid}/states/console`, { enabled: 'maybe' }), 400, /^Invalid enabled: Unrecognized value 'maybe'/);
+
+      const raid = { logical_disks: [{ size_gb: 100, raid_level: '1', is_root_volume: true }] };
+      assert.equal((await api.put(`/v1/nodes/${n.uuid}/states/raid`, raid)).status, 204);
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}`)).body.target_raid_config, raid);
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}/states`)).body.target_raid_config, raid);
+      refused(
+        await api.put(`/v1/nodes/${n.uuid}/states/raid`, { logical_disks: [{ size_gb: 100 }] }),
+        400,
+        "RAID config validation error: 'raid_level' is a required property",
+      );
+      assert.equal((await api.put(`/v1/nodes/${n.uuid}/states/raid`, {})).status, 204);
+      assert.deepEqual((await api.get(`/v1/nodes/${n.uuid}`)).body.target_raid_config, {});
+      assert.equal((await api.at('1.11').put(`/v1/nodes/${n.uuid}/states/raid`, raid)).status, 404);
+      const noRaid = await node({ raid_interface: 'no-raid' });
+      refused(await api.put(`/v1/nodes/${noRaid.uuid}/states/raid`, raid), 404, 'Driver fake-hardware does not support raid (disabled or not implemented).');
+    });
   });
 }

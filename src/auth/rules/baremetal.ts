@@ -242,6 +242,22 @@ export const BAREMETAL_RULES: readonly RuleDefault[] = [
     IS_ADMIN,
   ),
 
+  // what fake hardware answers and records of a node
+  rule('baremetal:node:validate', SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN, 'Request active validation of Nodes', [`GET ${NODE}/validate`], IS_ADMIN),
+  rule('baremetal:node:vif:list', SYSTEM_OR_PROJECT_READER, 'List VIFs attached to node', [`GET ${NODE}/vifs`], ADMIN_OR_OBSERVER),
+  rule('baremetal:node:vif:attach', SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN, 'Attach a VIF to a node', [`POST ${NODE}/vifs`], IS_ADMIN),
+  rule('baremetal:node:vif:detach', SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN, 'Detach a VIF from a node', [`DELETE ${NODE}/vifs/{vif_id}`], IS_ADMIN),
+  rule(
+    'baremetal:node:get_boot_device',
+    SYSTEM_MEMBER_OR_OWNER_ADMIN,
+    'Retrieve Node boot device metadata',
+    [`GET ${NODE}/management/boot_device`, `GET ${NODE}/management/boot_device/supported`],
+    IS_ADMIN,
+  ),
+  rule('baremetal:node:set_boot_device', SYSTEM_MEMBER_OR_OWNER_ADMIN, 'Change Node boot device', [`PUT ${NODE}/management/boot_device`], IS_ADMIN),
+  rule('baremetal:node:get_console', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'Get Node console connection information', [`GET ${NODE}/states/console`], IS_ADMIN),
+  rule('baremetal:node:set_console_state', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'Change Node console status', [`PUT ${NODE}/states/console`], IS_ADMIN),
+  rule('baremetal:node:set_raid_state', SYSTEM_MEMBER_OR_OWNER_MEMBER, 'Change Node RAID status', [`PUT ${NODE}/states/raid`], IS_ADMIN),
   // ports and port groups: their node's owner and lessee are the target
   rule('baremetal:port:get', SYSTEM_OR_PROJECT_READER, 'Retrieve a single Port record', ['GET /v1/ports/{port_id}'], ADMIN_OR_OBSERVER),
   rule('baremetal:port:list', API_READER, 'Retrieve multiple Port records, filtered by owner', ['GET /v1/ports', 'GET /v1/ports/detail'], ADMIN_OR_OBSERVER),

@@ -486,3 +486,13 @@ export async function completeTransition(ctx: BaremetalContext, nodeId: number):
     await updateNode(tx, node.id, changes);
   });
 }
+
+// ---- what fake hardware records ----------------------------------------------------------------
+
+/** Record the console switch or the target RAID configuration (fake hardware does nothing else with them). */
+export async function recordOnNode(ctx: BaremetalContext, ident: string, changes: Pick<NodeChanges, 'console_enabled' | 'target_raid_config'>): Promise<void> {
+  await transaction(ctx.database, async (tx) => {
+    const node = await requireLockedNode(tx, ident);
+    await updateNode(tx, node.id, { ...changes, updated_at: tx.clock.nowIso() });
+  });
+}

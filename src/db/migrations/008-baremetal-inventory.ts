@@ -1,5 +1,5 @@
 // The rest of the bare-metal inventory (issue 14): chassis (and a node's chassis), port groups and
-// ports, and what fake hardware records of a node (console, boot device, RAID configuration).
+// ports, and what fake hardware records of a node (its console switch and RAID configurations).
 // Ports and port groups belong to a node; the services delete them with it.
 import type { Kysely } from 'kysely';
 import { type MigrationDialect, idColumn } from './helpers.js';
@@ -18,12 +18,11 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     .addColumn('chassis_id', 'integer', (c) => c.references('baremetal_chassis.id'))
     .execute();
   await db.schema.createIndex('baremetal_nodes_chassis').on('baremetal_nodes').column('chassis_id').execute();
-  // what fake hardware records: the console switch, the boot device set, the RAID configurations (JSON)
+  // what fake hardware records: the console switch, the RAID configurations (JSON)
   await db.schema
     .alterTable('baremetal_nodes')
     .addColumn('console_enabled', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema.alterTable('baremetal_nodes').addColumn('boot_device', 'text').execute();
   await db.schema
     .alterTable('baremetal_nodes')
     .addColumn('raid_config', 'text', (c) => c.notNull().defaultTo('{}'))
