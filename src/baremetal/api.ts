@@ -12,6 +12,7 @@ import { type Endpoint, IronicRequest, type IronicResponse } from './request.js'
 import * as allocations from './routes/allocations.js';
 import * as chassis from './routes/chassis.js';
 import * as conductors from './routes/conductors.js';
+import * as deployTemplates from './routes/deploy-templates.js';
 import * as drivers from './routes/drivers.js';
 import * as hardware from './routes/node-hardware.js';
 import * as nodes from './routes/nodes.js';
@@ -22,7 +23,7 @@ import { root, v1 } from './routes/root.js';
 const scoped = (policy: string) => ({ policy, scoped: true });
 
 /**
- * The resources of v1 and their policies. The system's resources (conductors, chassis, drivers) are checked
+ * The resources of v1 and their policies. The system's resources (conductors, chassis, drivers, deploy templates) are checked
  * before the handler: every other rule is scoped (routes/scope.ts) — checked against the node (or
  * the node of the port, port group) or allocation the handler loads, or (lists, new nodes and
  * allocations) deciding whose resources the request sees or makes, as Ironic checks them.
@@ -124,6 +125,16 @@ const v1Routes: RouteTable<Endpoint> = {
   '/v1/drivers/:driver/properties': { GET: { ...drivers.properties, policy: 'baremetal:driver:get_properties' } },
   '/v1/drivers/:driver/raid/logical_disk_properties': {
     GET: { ...drivers.logicalDiskProperties, policy: 'baremetal:driver:get_raid_logical_disk_properties' },
+  },
+  '/v1/deploy_templates': {
+    GET: { ...deployTemplates.list, policy: 'baremetal:deploy_template:get' },
+    POST: { ...deployTemplates.create, policy: 'baremetal:deploy_template:create' },
+  },
+  '/v1/deploy_templates/detail': { GET: { ...deployTemplates.detail, policy: 'baremetal:deploy_template:get' } },
+  '/v1/deploy_templates/:template': {
+    GET: { ...deployTemplates.show, policy: 'baremetal:deploy_template:get' },
+    PATCH: { ...deployTemplates.patch, policy: 'baremetal:deploy_template:update' },
+    DELETE: { ...deployTemplates.remove, policy: 'baremetal:deploy_template:delete' },
   },
   '/v1/conductors': { GET: { ...conductors.list, policy: 'baremetal:conductor:get' } },
   '/v1/conductors/:hostname': { GET: { ...conductors.show, policy: 'baremetal:conductor:get' } },

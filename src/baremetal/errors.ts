@@ -116,6 +116,10 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
     409,
     `Port group ${p.portgroup} doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.`,
   ],
+  deploy_template_not_found: (p) => [404, `Deploy template ${p.ident} could not be found.`],
+  deploy_template_uuid_taken: (p) => [409, `A deploy template with UUID ${p.uuid} already exists.`],
+  deploy_template_name_taken: (p) => [409, `A deploy template with name ${p.name} already exists.`],
+  deploy_template_changed_concurrently: () => [409, 'The deploy template was changed concurrently (its name now in use); retry.'],
   vif_no_free_port: (p) => [400, `Unable to attach VIF ${p.vif}, not enough free physical ports.`],
   vif_already_attached: (p) => [409, `Unable to attach VIF because VIF ${p.vif} is already attached to Ironic ${p.kind} ${p.uuid}`],
   // JSON Patch

@@ -131,6 +131,12 @@ export const BAREMETAL_OPERATIONS: Record<string, OperationDoc> = {
   'GET /v1/drivers/:driver': { summary: 'fake-hardware and its interfaces', ok: [200] },
   'GET /v1/drivers/:driver/properties': { summary: "the driver's properties", ok: [200] },
   'GET /v1/drivers/:driver/raid/logical_disk_properties': { summary: 'the properties of a RAID logical disk (1.12)', ok: [200] },
+  'GET /v1/deploy_templates': { summary: 'list deploy templates (1.55)', query: listQuery({ detail: flag }), ok: [200] },
+  'POST /v1/deploy_templates': { summary: 'create a deploy template (its name is a trait)', body: schemas.deployTemplate, ok: [201] },
+  'GET /v1/deploy_templates/detail': { summary: 'list deploy templates with every field', ok: [200] },
+  'GET /v1/deploy_templates/:template': { summary: 'a deploy template (by uuid or name)', ok: [200] },
+  'PATCH /v1/deploy_templates/:template': { summary: 'change a deploy template (JSON Patch)', body: schemas.patch, ok: [200] },
+  'DELETE /v1/deploy_templates/:template': { summary: 'delete a deploy template', ok: [204] },
   'GET /v1/conductors': { summary: 'list conductors and whether they are alive', query: listQuery({ detail: { type: 'boolean' } }), ok: [200] },
   'GET /v1/conductors/:hostname': { summary: 'a conductor', ok: [200] },
 };
@@ -150,7 +156,7 @@ export function baremetalDocument(routes: RouteTable<{ public?: boolean }>, serv
   const documentation: ApiDocumentation = {
     title: 'allot: Ironic-compatible bare-metal API',
     version: MAX_VERSION,
-    description: `The subset of the OpenStack Bare Metal (Ironic) API allot serves — nodes, allocations, conductors, chassis, ports, port groups, drivers — at microversion ${MAX_VERSION}.`,
+    description: `The subset of the OpenStack Bare Metal (Ironic) API allot serves — nodes, allocations, conductors, chassis, ports, port groups, drivers, deploy templates — at microversion ${MAX_VERSION}.`,
     routes,
     operations: BAREMETAL_OPERATIONS,
     error: { mediaType: 'application/json', schema: ERROR, description: "Ironic's error document" },

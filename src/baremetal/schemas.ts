@@ -233,3 +233,40 @@ export const raidConfig: JsonSchema = {
   required: ['logical_disks'],
   additionalProperties: false,
 };
+
+// ---- deploy templates ------------------------------------------------------------------------
+
+/** The interfaces a deploy step may belong to (Ironic's DEPLOYING_INTERFACE_PRIORITY), in its order. */
+export const DEPLOY_STEP_INTERFACES = ['power', 'management', 'deploy', 'bios', 'raid'];
+
+/** A deploy template (create body and patched document): Ironic's schema; the name is a trait. */
+export const deployTemplate: JsonSchema = {
+  type: 'object',
+  properties: {
+    extra: { type: ['object', 'null'] },
+    name: trait,
+    steps: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          args: { type: 'object' },
+          interface: { type: 'string', enum: DEPLOY_STEP_INTERFACES },
+          priority: {
+            anyOf: [
+              { type: 'integer', minimum: 0 },
+              { type: 'string', minLength: 1, pattern: '^[0-9]+$' },
+            ],
+          },
+          step: { type: 'string', minLength: 1 },
+        },
+        required: ['interface', 'step', 'args', 'priority'],
+        additionalProperties: false,
+      },
+      minItems: 1,
+    },
+    uuid: nullableString(),
+  },
+  required: ['steps', 'name'],
+  additionalProperties: false,
+};

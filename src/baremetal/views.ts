@@ -5,7 +5,7 @@ import type { Microversion } from '../core/microversion.js';
 import { INTERFACES } from './core/rules.js';
 import { badRequest, notAcceptable } from './errors.js';
 import type { AllocationRecord } from './store/allocations.js';
-import type { ChassisRecord, PortRecord, PortgroupRecord } from './store/inventory.js';
+import type { ChassisRecord, DeployTemplateRecord, PortRecord, PortgroupRecord } from './store/inventory.js';
 import type { NodeRecord } from './store/nodes.js';
 
 const json = (text: string): unknown => JSON.parse(text);
@@ -239,3 +239,15 @@ export function parseFields(raw: string | undefined, table: readonly [string, st
   if (tooNew.length) throw notAcceptable();
   return names;
 }
+
+export const DEPLOY_TEMPLATE_FIELDS: readonly FieldOf<DeployTemplateRecord>[] = [
+  ['uuid', '1.55', (r) => r.uuid],
+  ['created_at', '1.55', (r) => ironicTime(r.created_at)],
+  ['updated_at', '1.55', (r) => ironicTime(r.updated_at)],
+  ['name', '1.55', (r) => r.name],
+  ['extra', '1.55', (r) => json(r.extra)],
+  ['links', '1.55', (r, c) => links(c.base, 'deploy_templates', r.uuid)],
+  ['steps', '1.55', (r) => json(r.steps)],
+];
+
+export const deployTemplateView = (r: DeployTemplateRecord, c: ViewContext, fields?: readonly string[]) => tableView(DEPLOY_TEMPLATE_FIELDS, r, c, fields);

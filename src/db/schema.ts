@@ -188,6 +188,16 @@ export interface BaremetalPortTable {
   updated_at: string | null;
 }
 
+export interface BaremetalDeployTemplateTable {
+  id: Generated<number>;
+  uuid: string;
+  name: string;
+  steps: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
 export interface BaremetalNodeTraitTable {
   node_id: number;
   trait: string;
@@ -238,6 +248,7 @@ export interface Schema {
   baremetal_chassis: BaremetalChassisTable;
   baremetal_portgroups: BaremetalPortgroupTable;
   baremetal_ports: BaremetalPortTable;
+  baremetal_deploy_templates: BaremetalDeployTemplateTable;
   // identifier pools (src/ids)
   ids_pools: IdsPoolTable;
   ids_free_ranges: IdsFreeRangeTable;

@@ -316,10 +316,11 @@ for (const dialect of DIALECTS) {
         'portgroups',
         'conductors',
         'allocations',
+        'deploy_templates',
       ]);
       assert.deepEqual(Object.keys((await api.at('1.1').get('/v1')).body), ['id', 'links', 'media_types', 'chassis', 'nodes', 'ports', 'drivers', 'version']);
       // every link the root gives is a list that answers
-      for (const key of ['chassis', 'nodes', 'ports', 'drivers', 'portgroups', 'conductors', 'allocations']) {
+      for (const key of ['chassis', 'nodes', 'ports', 'drivers', 'portgroups', 'conductors', 'allocations', 'deploy_templates']) {
         const href: string = v1.body[key][0].href;
         assert.equal((await api.get(href.slice(`${server.url}/baremetal`.length))).status, 200, key);
       }
@@ -440,6 +441,63 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.at('1.11').put(`/v1/nodes/${n.uuid}/states/raid`, raid)).status, 404);
       const noRaid = await node({ raid_interface: 'no-raid' });
       refused(await api.put(`/v1/nodes/${noRaid.uuid}/states/raid`, raid), 404, 'Driver fake-hardware does not support raid (disabled or not implemented).');
+    });
+
+    test('deploy templates (1.55): create, show, list, patch, delete; the name is a trait, the steps are checked', async () => {
+      const steps = [{ interface: 'bios', step: 'apply_configuration', args: { settings: [{ name: 'LogicalProc', value: 'Enabled' }] }, priority: 150 }];
+      const created = await api.post('/v1/deploy_templates', { name: 'CUSTOM_HYPERTHREADING_ON', steps, extra: { a: 1 } });
+      assert.equal(created.status, 201, created.text);
+      const t = created.body;
+      assert.deepEqual(Object.keys(t), ['uuid', 'created_at', 'updated_at', 'name', 'extra', 'links', 'steps']);
+      assert.deepEqual(t.steps, steps);
+      assert.deepEqual(Object.keys((await api.get('/v1/deploy_templates')).body.deploy_templates[0]), ['uuid', 'name', 'links']);
+      assert.deepEqual((await api.get('/v1/deploy_templates/CUSTOM_HYPERTHREADING_ON')).body, t);
+      assert.deepEqual((await api.get('/v1/deploy_templates?detail=true')).body.deploy_templates, [t]);
+      // a priority given as digits is a number
+      const other = await api.post('/v1/deploy_templates', {
+        name: 'CUSTOM_RAID',
+        steps: [{ interface: 'raid', step: 'apply_configuration', args: {}, priority: '10' }],
+      });
+      assert.equal(other.status, 201, other.text);
+      assert.equal(other.body.steps[0].priority, 10);
+
+      const patched = await api.patch(`/v1/deploy_templates/${t.uuid}`, [
+        { op: 'replace', path: '/steps/0/priority', value: 42 },
+        { op: 'replace', path: '/name', value: 'CUSTOM_HT' },
+      ]);
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.steps[0].priority, 42);
+      assert.equal(patched.body.name, 'CUSTOM_HT');
+      refused(
+        await api.patch(`/v1/deploy_templates/${t.uuid}`, [{ op: 'replace', path: '/name', value: 'CUSTOM_RAID' }]),
+        409,
+        'A deploy template with name CUSTOM_RAID already exists.',
+      );
+      refused(await api.patch(`/v1/deploy_templates/${t.uuid}`, [{ op: 'replace', path: '/uuid', value: 'x' }]), 400, /^Cannot patch \/uuid/);
+
+      refused(await api.post('/v1/deploy_templates', { name: 'CUSTOM_RAID', steps }), 409, 'A deploy template with name CUSTOM_RAID already exists.');
+      refused(
+        await api.post('/v1/deploy_templates', { name: 'bad', steps }),
+        400,
+        "Schema error for template: 'bad' is not valid under any of the given schemas. Possible root cause: 'bad' does not match '^CUSTOM_[A-Z0-9_]+$'",
+      );
+      refused(
+        await api.post('/v1/deploy_templates', { name: 'CUSTOM_Y', steps: [{ interface: 'foo', step: 'x', args: {}, priority: 1 }] }),
+        400,
+        "Schema error for template: 'foo' is not one of ['power', 'management', 'deploy', 'bios', 'raid']",
+      );
+      refused(await api.post('/v1/deploy_templates', { name: 'CUSTOM_Y', steps: [] }), 400, 'Schema error for template: [] is too short');
+      refused(
+        await api.post('/v1/deploy_templates', { name: 'CUSTOM_Y', steps: [...steps, { ...steps[0], priority: 2 }] }),
+        400,
+        'Deploy template invalid: Duplicate deploy steps. A deploy template cannot have multiple deploy steps with the same interface and step. Duplicates: interface: bios, step: apply_configuration.',
+      );
+      assert.equal((await api.delete('/v1/deploy_templates/CUSTOM_HT')).status, 204);
+      refused(await api.get('/v1/deploy_templates/CUSTOM_HT'), 404, 'Deploy template CUSTOM_HT could not be found.');
+      // before 1.55: GET 404, writes 405
+      assert.equal((await api.at('1.54').get('/v1/deploy_templates')).status, 404);
+      assert.equal((await api.at('1.54').post('/v1/deploy_templates', { name: 'CUSTOM_Z', steps })).status, 405);
+      assert.ok((await api.get('/v1')).body.deploy_templates);
     });
   });
 }

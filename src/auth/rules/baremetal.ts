@@ -1,6 +1,6 @@
 // Ironic's default policy (openstack/ironic, ironic/common/policy.py) for what allot's bare-metal
 // API serves: nodes (and their states, maintenance, traits, allocation), allocations, conductors,
-// chassis, ports and port groups, drivers. System-scoped readers/members/admins see and manage every node; project-scoped
+// chassis, ports and port groups, drivers, deploy templates. System-scoped readers/members/admins see and manage every node; project-scoped
 // callers act on nodes whose `owner` (or `lessee`) is their project, and on their own allocations.
 // The pre-RBAC rules (`rule:is_admin`, `rule:is_observer`) come back with --no-enforce-new-defaults.
 import type { RuleDefault } from '../policy.js';
@@ -297,6 +297,16 @@ export const BAREMETAL_RULES: readonly RuleDefault[] = [
     ['GET /v1/drivers/{driver_name}/raid/logical_disk_properties'],
     ADMIN_OR_OBSERVER,
   ),
+  rule(
+    'baremetal:deploy_template:get',
+    SYSTEM_READER,
+    'Retrieve Deploy Template records',
+    ['GET /v1/deploy_templates', 'GET /v1/deploy_templates/{deploy_template_ident}'],
+    ADMIN_OR_OBSERVER,
+  ),
+  rule('baremetal:deploy_template:create', SYSTEM_ADMIN, 'Create Deploy Template records', ['POST /v1/deploy_templates'], IS_ADMIN),
+  rule('baremetal:deploy_template:delete', SYSTEM_ADMIN, 'Delete Deploy Template records', ['DELETE /v1/deploy_templates/{deploy_template_ident}'], IS_ADMIN),
+  rule('baremetal:deploy_template:update', SYSTEM_ADMIN, 'Update Deploy Template records', ['PATCH /v1/deploy_templates/{deploy_template_ident}'], IS_ADMIN),
   rule('baremetal:conductor:get', SYSTEM_READER, 'Retrieve Conductor records', ['GET /v1/conductors', 'GET /v1/conductors/{hostname}'], ADMIN_OR_OBSERVER),
 
   rule(

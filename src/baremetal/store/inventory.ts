@@ -1,11 +1,11 @@
-// SQL for the inventory around nodes: chassis, port groups and ports. A port or port group is read
+// SQL for the inventory around nodes: chassis, port groups, ports and deploy templates. A port or port group is read
 // with its node's uuid, owner and lessee (what the API shows and what policy scopes it by) and a
 // port with its port group's uuid.
 import type { Insertable, Updateable } from 'kysely';
 import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
-import type { BaremetalChassisTable, BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
+import type { BaremetalChassisTable, BaremetalDeployTemplateTable, BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
 import { type Page, applyPage } from './paging.js';
 
 export type ChassisRecord = { id: number; uuid: string; description: string | null; extra: string; created_at: string; updated_at: string | null };
@@ -202,4 +202,38 @@ export async function deletePortRow(tx: Tx, id: number): Promise<void> {
 export async function deleteNodeInventory(tx: Tx, nodeId: number): Promise<void> {
   await tx.db.deleteFrom('baremetal_ports').where('node_id', '=', nodeId).execute();
   await tx.db.deleteFrom('baremetal_portgroups').where('node_id', '=', nodeId).execute();
+}
+
+// ---- deploy templates ------------------------------------------------------------------------
+
+export type DeployTemplateRecord = { id: number; uuid: string; name: string; steps: string; extra: string; created_at: string; updated_at: string | null };
+
+export const deployTemplateNotFound = (ident: string) => new DomainError('deploy_template_not_found', { ident }, `no deploy template ${ident}`);
+
+/** A deploy template by uuid or name. */
+export async function findDeployTemplate(db: Db, ident: string): Promise<DeployTemplateRecord | undefined> {
+  const q = db.db.selectFrom('baremetal_deploy_templates').selectAll();
+  return (isUuidLike(ident) ? q.where('uuid', '=', normalizeUuid(ident)) : q.where('name', '=', ident)).executeTakeFirst();
+}
+
+export async function requireDeployTemplate(db: Db, ident: string): Promise<DeployTemplateRecord> {
+  const found = await findDeployTemplate(db, ident);
+  if (!found) throw deployTemplateNotFound(ident);
+  return found;
+}
+
+export async function listDeployTemplates(db: Db, page: Page): Promise<DeployTemplateRecord[]> {
+  return applyPage(db.db.selectFrom('baremetal_deploy_templates as t').selectAll('t'), page).execute();
+}
+
+export async function insertDeployTemplate(tx: Tx, values: Insertable<BaremetalDeployTemplateTable>): Promise<void> {
+  await tx.db.insertInto('baremetal_deploy_templates').values(values).execute();
+}
+
+export async function updateDeployTemplate(tx: Tx, id: number, changes: Updateable<BaremetalDeployTemplateTable>): Promise<void> {
+  await tx.db.updateTable('baremetal_deploy_templates').set(changes).where('id', '=', id).execute();
+}
+
+export async function deleteDeployTemplateRow(tx: Tx, id: number): Promise<void> {
+  await tx.db.deleteFrom('baremetal_deploy_templates').where('id', '=', id).execute();
 }

@@ -1,5 +1,6 @@
 // The rest of the bare-metal inventory (issue 14): chassis (and a node's chassis), port groups and
-// ports, and what fake hardware records of a node (its console switch and RAID configurations).
+// ports, deploy templates, and what fake hardware records of a node (its console switch and RAID
+// configurations).
 // Ports and port groups belong to a node; the services delete them with it.
 import type { Kysely } from 'kysely';
 import { type MigrationDialect, idColumn } from './helpers.js';
@@ -63,4 +64,14 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     .execute();
   await db.schema.createIndex('baremetal_ports_node').on('baremetal_ports').column('node_id').execute();
   await db.schema.createIndex('baremetal_ports_portgroup').on('baremetal_ports').column('portgroup_id').execute();
+
+  await idColumn(db.schema.createTable('baremetal_deploy_templates'), dialect)
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('name', 'varchar(255)', (c) => c.notNull().unique())
+    // the deploy steps, in the order given (JSON)
+    .addColumn('steps', 'text', (c) => c.notNull())
+    .addColumn('extra', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+    .addColumn('updated_at', 'varchar(32)')
+    .execute();
 }

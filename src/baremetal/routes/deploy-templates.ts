@@ -1,0 +1,116 @@
+// /v1/deploy_templates (1.55): list (and detail), create, show, JSON-patch, delete. A template's
+// name is a trait: Ironic runs its deploy steps on a deployment whose traits name it. allot's fake
+// deploy runs no step, so templates are kept and validated (steps, no duplicates) but never run.
+// The rules (`baremetal:deploy_template:*`) are the system's and take no target.
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
+import type { BaremetalContext } from '../context.js';
+import { badRequest, ironicError } from '../errors.js';
+import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import { type DeployTemplateFields, createDeployTemplate, deleteDeployTemplate, patchDeployTemplate } from '../services/inventory.js';
+import { listDeployTemplates, requireDeployTemplate } from '../store/inventory.js';
+import { DEPLOY_TEMPLATE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
+import { nextLink, parsePage, queryBool } from './common.js';
+
+type E = Endpoint;
+
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
+const TOO_OLD = 'The API version does not allow deploy templates';
+/** Before 1.55: GET is a 404, every other method a 405, in the framework's envelope. */
+const READ_SINCE = { since: '1.55', tooOld: { status: 404, message: TOO_OLD } } as const;
+const WRITE_SINCE = { since: '1.55', tooOld: { status: 405, message: TOO_OLD, allow: null } } as const;
+const PATCHABLE = ['extra', 'name', 'steps'];
+const SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'name'];
+
+/** A template's fields from a create body or patched document (schema-checked): priorities as numbers, no step twice. */
+function templateFields(doc: Record<string, unknown>): DeployTemplateFields {
+  const steps = (doc.steps as Array<Record<string, unknown>>).map((s): Record<string, unknown> => ({ ...s, priority: Number(s.priority) }));
+  const seen = new Map<string, number>();
+  for (const s of steps) {
+    const key = `interface: ${s.interface}, step: ${s.step}`;
+    seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  const duplicates = [...seen].filter(([, n]) => n > 1).map(([key]) => key);
+  if (duplicates.length) {
+    throw badRequest(
+      `Deploy template invalid: Duplicate deploy steps. A deploy template cannot have multiple deploy steps with the same interface and step. Duplicates: ${duplicates.join('; ')}.`,
+    );
+  }
+  return { name: doc.name as string, steps, extra: doc.extra ?? {} };
+}
+
+function templateIdent(req: IronicRequest): string {
+  return req.param('template');
+}
+
+async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
+  const args = req.queryArgs(['limit', 'marker', 'sort_key', 'sort_dir', ...(detailPath ? [] : ['fields', 'detail'])]);
+  const detailArg = queryBool(args, 'detail');
+  if (detailArg === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
+  const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
+  if (args.sort_key === 'extra' || args.sort_key === 'steps') throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
+  const page = parsePage(args, SORT_KEYS);
+  const marker = page.marker ? await requireDeployTemplate(ctx.database, page.marker) : undefined;
+  const templates = await listDeployTemplates(ctx.database, {
+    ...page,
+    ...(marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {}),
+  });
+  const shown = detailPath || detailArg === true ? undefined : (fields ?? ['uuid', 'name']);
+  const body: Record<string, unknown> = { deploy_templates: templates.map((t) => deployTemplateView(t, view(req, ctx), shown)) };
+  const next = nextLink(req, detailPath ? 'deploy_templates/detail' : 'deploy_templates', page, templates.length, templates[templates.length - 1]?.uuid);
+  if (next) body.next = next;
+  return { body };
+}
+
+export const list: E = { ...READ_SINCE, handle: (req, ctx) => listing(req, ctx, false) };
+export const detail: E = { ...READ_SINCE, handle: (req, ctx) => listing(req, ctx, true) };
+
+export const show: E = {
+  ...READ_SINCE,
+  async handle(req, ctx) {
+    const args = req.queryArgs(['fields']);
+    const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
+    return { body: deployTemplateView(await requireDeployTemplate(ctx.database, templateIdent(req)), view(req, ctx), fields) };
+  },
+};
+
+export const create: E = {
+  ...WRITE_SINCE,
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    const body = req.json<Record<string, unknown>>(schemas.deployTemplate, 'template');
+    const uuid = body.uuid ? String(body.uuid) : null;
+    if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
+    const template = await createDeployTemplate(ctx, uuid === null ? null : normalizeUuid(uuid), templateFields(body));
+    return { status: 201, body: deployTemplateView(template, view(req, ctx)), location: `${req.baseUrl}/v1/deploy_templates/${template.uuid}` };
+  },
+};
+
+export const patch: E = {
+  ...WRITE_SINCE,
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    for (const op of ops) {
+      if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
+      if (op.op === 'remove' && ['name', 'steps'].includes(rootField(op)) && op.path.split('/').length === 2)
+        throw ironicError(400, `Cannot remove ${rootField(op)} from a deploy template.`);
+    }
+    const template = await patchDeployTemplate(ctx, templateIdent(req), (before) => {
+      const after = applyPatch(before, ops);
+      checkSchema(schemas.deployTemplate, after, 'template');
+      return templateFields(after);
+    });
+    return { body: deployTemplateView(template, view(req, ctx)) };
+  },
+};
+
+export const remove: E = {
+  ...WRITE_SINCE,
+  async handle(req, ctx) {
+    req.queryArgs([]);
+    await deleteDeployTemplate(ctx, templateIdent(req));
+    return {};
+  },
+};
