@@ -18,6 +18,7 @@ import * as hardware from './routes/node-hardware.js';
 import * as nodes from './routes/nodes.js';
 import * as ports from './routes/ports.js';
 import { root, v1 } from './routes/root.js';
+import * as volumes from './routes/volumes.js';
 
 /** A rule the handler checks itself, on what it loads (routes/scope.ts). */
 const scoped = (policy: string) => ({ policy, scoped: true });
@@ -72,6 +73,9 @@ const v1Routes: RouteTable<Endpoint> = {
   '/v1/nodes/:node/ports/detail': { GET: { ...ports.nodePortsDetail, ...scoped('baremetal:port:list') } },
   '/v1/nodes/:node/portgroups': { GET: { ...ports.nodePortgroups, ...scoped('baremetal:portgroup:list') } },
   '/v1/nodes/:node/portgroups/detail': { GET: { ...ports.nodePortgroupsDetail, ...scoped('baremetal:portgroup:list') } },
+  '/v1/nodes/:node/volume': { GET: { ...volumes.nodeRoot, ...scoped('baremetal:volume:list') } },
+  '/v1/nodes/:node/volume/connectors': { GET: { ...volumes.connectorLists.ofNode, ...scoped('baremetal:volume:list') } },
+  '/v1/nodes/:node/volume/targets': { GET: { ...volumes.targetLists.ofNode, ...scoped('baremetal:volume:list') } },
   '/v1/nodes/:node/allocation': {
     GET: { ...nodes.allocation, ...scoped('baremetal:allocation:get') },
     DELETE: { ...nodes.removeAllocation, ...scoped('baremetal:allocation:delete') },
@@ -125,6 +129,27 @@ const v1Routes: RouteTable<Endpoint> = {
   '/v1/drivers/:driver/properties': { GET: { ...drivers.properties, policy: 'baremetal:driver:get_properties' } },
   '/v1/drivers/:driver/raid/logical_disk_properties': {
     GET: { ...drivers.logicalDiskProperties, policy: 'baremetal:driver:get_raid_logical_disk_properties' },
+  },
+  '/v1/volume': { GET: { ...volumes.root, ...scoped('baremetal:volume:list') } },
+  '/v1/volume/connectors': {
+    GET: { ...volumes.connectorLists.list, ...scoped('baremetal:volume:list_all') },
+    POST: { ...volumes.connectors.create, ...scoped('baremetal:volume:create') },
+  },
+  '/v1/volume/connectors/detail': { GET: { ...volumes.connectorLists.detail, ...scoped('baremetal:volume:list_all') } },
+  '/v1/volume/connectors/:volume': {
+    GET: { ...volumes.connectors.show, ...scoped('baremetal:volume:get') },
+    PATCH: { ...volumes.connectors.patch, ...scoped('baremetal:volume:update') },
+    DELETE: { ...volumes.connectors.remove, ...scoped('baremetal:volume:delete') },
+  },
+  '/v1/volume/targets': {
+    GET: { ...volumes.targetLists.list, ...scoped('baremetal:volume:list_all') },
+    POST: { ...volumes.targets.create, ...scoped('baremetal:volume:create') },
+  },
+  '/v1/volume/targets/detail': { GET: { ...volumes.targetLists.detail, ...scoped('baremetal:volume:list_all') } },
+  '/v1/volume/targets/:volume': {
+    GET: { ...volumes.targets.show, ...scoped('baremetal:volume:get') },
+    PATCH: { ...volumes.targets.patch, ...scoped('baremetal:volume:update') },
+    DELETE: { ...volumes.targets.remove, ...scoped('baremetal:volume:delete') },
   },
   '/v1/deploy_templates': {
     GET: { ...deployTemplates.list, policy: 'baremetal:deploy_template:get' },

@@ -270,3 +270,35 @@ export const deployTemplate: JsonSchema = {
   required: ['steps', 'name'],
   additionalProperties: false,
 };
+
+// ---- volume connectors and targets -----------------------------------------------------------
+
+/** A volume connector (create body and patched document): Ironic's schema. */
+export const volumeConnector: JsonSchema = {
+  type: 'object',
+  properties: {
+    connector_id: { type: 'string' },
+    extra: { type: ['object', 'null'] },
+    node_uuid: { type: 'string' },
+    type: { type: 'string' },
+    uuid: nullableString(),
+  },
+  required: ['connector_id', 'node_uuid', 'type'],
+  additionalProperties: false,
+};
+
+/** A volume target (create body and patched document): Ironic's schema. */
+export const volumeTarget: JsonSchema = {
+  type: 'object',
+  properties: {
+    boot_index: { type: 'integer' },
+    extra: { type: ['object', 'null'] },
+    node_uuid: { type: 'string' },
+    properties: { type: ['object', 'null'] },
+    volume_id: { type: 'string' },
+    volume_type: { type: 'string' },
+    uuid: nullableString(),
+  },
+  required: ['boot_index', 'node_uuid', 'volume_id', 'volume_type'],
+  additionalProperties: false,
+};

@@ -7,6 +7,7 @@ import { badRequest, notAcceptable } from './errors.js';
 import type { AllocationRecord } from './store/allocations.js';
 import type { ChassisRecord, DeployTemplateRecord, PortRecord, PortgroupRecord } from './store/inventory.js';
 import type { NodeRecord } from './store/nodes.js';
+import type { ConnectorRecord, TargetRecord } from './store/volumes.js';
 
 const json = (text: string): unknown => JSON.parse(text);
 /** Timestamps as Ironic writes them: microseconds and an explicit UTC offset. */
@@ -251,3 +252,30 @@ export const DEPLOY_TEMPLATE_FIELDS: readonly FieldOf<DeployTemplateRecord>[] = 
 ];
 
 export const deployTemplateView = (r: DeployTemplateRecord, c: ViewContext, fields?: readonly string[]) => tableView(DEPLOY_TEMPLATE_FIELDS, r, c, fields);
+
+export const CONNECTOR_FIELDS: readonly FieldOf<ConnectorRecord>[] = [
+  ['uuid', '1.32', (r) => r.uuid],
+  ['created_at', '1.32', (r) => ironicTime(r.created_at)],
+  ['updated_at', '1.32', (r) => ironicTime(r.updated_at)],
+  ['connector_id', '1.32', (r) => r.connector_id],
+  ['extra', '1.32', (r) => json(r.extra)],
+  ['type', '1.32', (r) => r.type],
+  ['links', '1.32', (r, c) => links(c.base, 'volume/connectors', r.uuid)],
+  ['node_uuid', '1.32', (r) => r.node_uuid],
+];
+
+export const TARGET_FIELDS: readonly FieldOf<TargetRecord>[] = [
+  ['uuid', '1.32', (r) => r.uuid],
+  ['created_at', '1.32', (r) => ironicTime(r.created_at)],
+  ['updated_at', '1.32', (r) => ironicTime(r.updated_at)],
+  ['boot_index', '1.32', (r) => r.boot_index],
+  ['extra', '1.32', (r) => json(r.extra)],
+  ['properties', '1.32', (r) => json(r.properties)],
+  ['volume_id', '1.32', (r) => r.volume_id],
+  ['volume_type', '1.32', (r) => r.volume_type],
+  ['links', '1.32', (r, c) => links(c.base, 'volume/targets', r.uuid)],
+  ['node_uuid', '1.32', (r) => r.node_uuid],
+];
+
+export const connectorView = (r: ConnectorRecord, c: ViewContext, fields?: readonly string[]) => tableView(CONNECTOR_FIELDS, r, c, fields);
+export const targetView = (r: TargetRecord, c: ViewContext, fields?: readonly string[]) => tableView(TARGET_FIELDS, r, c, fields);

@@ -198,6 +198,30 @@ export interface BaremetalDeployTemplateTable {
   updated_at: string | null;
 }
 
+export interface BaremetalVolumeConnectorTable {
+  id: Generated<number>;
+  uuid: string;
+  node_id: number;
+  type: string;
+  connector_id: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
+export interface BaremetalVolumeTargetTable {
+  id: Generated<number>;
+  uuid: string;
+  node_id: number;
+  volume_type: string;
+  properties: string;
+  boot_index: number;
+  volume_id: string;
+  extra: string;
+  created_at: string;
+  updated_at: string | null;
+}
+
 export interface BaremetalNodeTraitTable {
   node_id: number;
   trait: string;
@@ -249,6 +273,8 @@ export interface Schema {
   baremetal_portgroups: BaremetalPortgroupTable;
   baremetal_ports: BaremetalPortTable;
   baremetal_deploy_templates: BaremetalDeployTemplateTable;
+  baremetal_volume_connectors: BaremetalVolumeConnectorTable;
+  baremetal_volume_targets: BaremetalVolumeTargetTable;
   // identifier pools (src/ids)
   ids_pools: IdsPoolTable;
   ids_free_ranges: IdsFreeRangeTable;

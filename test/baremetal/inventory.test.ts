@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import type { HttpResponse } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { IronicClient, fault } from './helpers.js';
+import { IronicClient, eventually, fault } from './helpers.js';
 
 /** An Ironic fault with this status and faultstring. */
 function refused(res: HttpResponse, status: number, faultstring: string | RegExp): void {
@@ -314,13 +314,14 @@ for (const dialect of DIALECTS) {
         'drivers',
         'version',
         'portgroups',
+        'volume',
         'conductors',
         'allocations',
         'deploy_templates',
       ]);
       assert.deepEqual(Object.keys((await api.at('1.1').get('/v1')).body), ['id', 'links', 'media_types', 'chassis', 'nodes', 'ports', 'drivers', 'version']);
       // every link the root gives is a list that answers
-      for (const key of ['chassis', 'nodes', 'ports', 'drivers', 'portgroups', 'conductors', 'allocations', 'deploy_templates']) {
+      for (const key of ['chassis', 'nodes', 'ports', 'drivers', 'portgroups', 'volume', 'conductors', 'allocations', 'deploy_templates']) {
         const href: string = v1.body[key][0].href;
         assert.equal((await api.get(href.slice(`${server.url}/baremetal`.length))).status, 200, key);
       }
@@ -498,6 +499,88 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.at('1.54').get('/v1/deploy_templates')).status, 404);
       assert.equal((await api.at('1.54').post('/v1/deploy_templates', { name: 'CUSTOM_Z', steps })).status, 405);
       assert.ok((await api.get('/v1')).body.deploy_templates);
+    });
+
+    test('volume connectors and targets (1.32): CRUD, unique per type and id / boot index, changes need the node powered off', async () => {
+      const n = await node({ name: 'vol-1' });
+      const conn = await api.post('/v1/volume/connectors', { node_uuid: n.uuid, type: 'iqn', connector_id: 'iqn.2017-07.org.openstack:01:d9a51732c3f' });
+      assert.equal(conn.status, 201, conn.text);
+      assert.deepEqual(Object.keys(conn.body), ['uuid', 'created_at', 'updated_at', 'connector_id', 'extra', 'type', 'links', 'node_uuid']);
+      assert.equal(conn.headers.get('location'), `${server.url}/baremetal/v1/volume/connectors/${conn.body.uuid}`);
+      refused(
+        await api.post('/v1/volume/connectors', { node_uuid: n.uuid, type: 'iqn', connector_id: 'iqn.2017-07.org.openstack:01:d9a51732c3f' }),
+        409,
+        'A volume connector with type iqn and connector ID iqn.2017-07.org.openstack:01:d9a51732c3f already exists.',
+      );
+      const target = await api.post('/v1/volume/targets', { node_uuid: n.uuid, volume_type: 'iscsi', volume_id: 'v1', boot_index: 0, properties: { lun: 1 } });
+      assert.equal(target.status, 201, target.text);
+      assert.deepEqual(Object.keys(target.body), [
+        'uuid',
+        'created_at',
+        'updated_at',
+        'boot_index',
+        'extra',
+        'properties',
+        'volume_id',
+        'volume_type',
+        'links',
+        'node_uuid',
+      ]);
+      refused(
+        await api.post('/v1/volume/targets', { node_uuid: n.uuid, volume_type: 'iscsi', volume_id: 'v2', boot_index: 0 }),
+        409,
+        "A volume target with boot index '0' for the same node already exists.",
+      );
+      refused(
+        await api.post('/v1/volume/targets', { node_uuid: n.uuid, volume_type: 'iscsi', volume_id: 'v2' }),
+        400,
+        /^Schema error for target: 'boot_index' is a required property/,
+      );
+      const missing = '55555555-2222-3333-4444-555555555555';
+      refused(
+        await api.post('/v1/volume/connectors', { node_uuid: missing, type: 'ip', connector_id: '10.0.0.1' }),
+        400,
+        `Node ${missing} could not be found.`,
+      );
+
+      assert.deepEqual(Object.keys((await api.get('/v1/volume/connectors')).body.connectors[0]), ['uuid', 'connector_id', 'type', 'links', 'node_uuid']);
+      assert.deepEqual(
+        (await api.get('/v1/volume/connectors?node=vol-1')).body.connectors.map((c: any) => c.uuid),
+        [conn.body.uuid],
+      );
+      assert.deepEqual(
+        (await api.get(`/v1/nodes/${n.uuid}/volume/targets`)).body.targets.map((t: any) => t.uuid),
+        [target.body.uuid],
+      );
+      assert.deepEqual((await api.get('/v1/volume/targets/detail')).body.targets[0].properties, { lun: 1 });
+      const volumeRoot = (await api.get(`/v1/nodes/${n.uuid}/volume`)).body;
+      assert.deepEqual(Object.keys(volumeRoot), ['links', 'connectors', 'targets']);
+      assert.deepEqual(Object.keys((await api.get('/v1/volume')).body), ['links', 'connectors', 'targets']);
+
+      // the node has no power state yet: changes are refused as Ironic refuses them
+      refused(
+        await api.delete(`/v1/volume/connectors/${conn.body.uuid}`),
+        400,
+        `The requested action "volume connector deletion" can not be performed on node "${n.uuid}" while it is in state "None".`,
+      );
+      assert.equal((await api.put(`/v1/nodes/${n.uuid}/states/power`, { target: 'power off' })).status, 202);
+      await eventually(
+        async () => (await api.get(`/v1/nodes/${n.uuid}`)).body.power_state,
+        (s) => s === 'power off',
+        'power off',
+      );
+      const patched = await api.patch(`/v1/volume/targets/${target.body.uuid}`, [{ op: 'replace', path: '/boot_index', value: 1 }]);
+      assert.equal(patched.status, 200, patched.text);
+      assert.equal(patched.body.boot_index, 1);
+      refused(await api.patch(`/v1/volume/targets/${target.body.uuid}`, [{ op: 'replace', path: '/uuid', value: missing }]), 400, /^Cannot patch \/uuid/);
+      assert.equal((await api.patch(`/v1/volume/connectors/${conn.body.uuid}`, [{ op: 'add', path: '/extra/k', value: 'v' }])).body.extra.k, 'v');
+      assert.equal((await api.delete(`/v1/volume/connectors/${conn.body.uuid}`)).status, 204);
+      refused(await api.get(`/v1/volume/connectors/${conn.body.uuid}`), 404, `Volume connector ${conn.body.uuid} could not be found.`);
+      refused(await api.get('/v1/volume/targets/nope'), 400, 'Expected UUID for target_uuid: nope');
+      // a node's volume targets go with it
+      assert.equal((await api.delete(`/v1/nodes/${n.uuid}`)).status, 204);
+      assert.equal((await api.get(`/v1/volume/targets/${target.body.uuid}`)).status, 404);
+      assert.equal((await api.at('1.31').get('/v1/volume/connectors')).status, 404);
     });
   });
 }

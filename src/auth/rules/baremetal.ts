@@ -1,6 +1,6 @@
 // Ironic's default policy (openstack/ironic, ironic/common/policy.py) for what allot's bare-metal
 // API serves: nodes (and their states, maintenance, traits, allocation), allocations, conductors,
-// chassis, ports and port groups, drivers, deploy templates. System-scoped readers/members/admins see and manage every node; project-scoped
+// chassis, ports and port groups, volume connectors and targets, drivers, deploy templates. System-scoped readers/members/admins see and manage every node; project-scoped
 // callers act on nodes whose `owner` (or `lessee`) is their project, and on their own allocations.
 // The pre-RBAC rules (`rule:is_admin`, `rule:is_observer`) come back with --no-enforce-new-defaults.
 import type { RuleDefault } from '../policy.js';
@@ -35,6 +35,15 @@ const SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN = any(
 );
 const SYSTEM_MEMBER_OR_OWNER_ADMIN = any(SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER, PROJECT_SERVICE);
 const SYSTEM_ADMIN_OR_OWNER_ADMIN = any(SYSTEM_ADMIN, SYSTEM_SERVICE, PROJECT_OWNER_ADMIN, PROJECT_OWNER_MANAGER, PROJECT_SERVICE);
+const SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN = any(
+  SYSTEM_MEMBER,
+  SYSTEM_SERVICE,
+  PROJECT_OWNER_ADMIN,
+  PROJECT_OWNER_MANAGER,
+  PROJECT_LESSEE_ADMIN,
+  PROJECT_LESSEE_MANAGER,
+  PROJECT_SERVICE,
+);
 const SYSTEM_MEMBER_OR_OWNER_MEMBER = any(SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_MEMBER, PROJECT_SERVICE);
 const SYSTEM_OR_OWNER_READER = any(SYSTEM_READER, SYSTEM_SERVICE, PROJECT_OWNER_READER, PROJECT_SERVICE);
 const ALLOCATION_MEMBER = any(SYSTEM_MEMBER, ALLOCATION_OWNER_MEMBER);
@@ -282,6 +291,49 @@ export const BAREMETAL_RULES: readonly RuleDefault[] = [
     'Retrieve multiple Portgroup records',
     ['GET /v1/portgroups', 'GET /v1/portgroups/detail'],
     ADMIN_OR_OBSERVER,
+  ),
+  // volume connectors and targets: their node's owner and lessee are the target
+  rule(
+    'baremetal:volume:list_all',
+    SYSTEM_READER,
+    'Retrieve a list of all Volume connector and target records',
+    ['GET /v1/volume/connectors', 'GET /v1/volume/targets'],
+    ADMIN_OR_OBSERVER,
+  ),
+  rule(
+    'baremetal:volume:list',
+    API_READER,
+    'Retrieve a list of Volume connector and target records',
+    ['GET /v1/volume/connectors', 'GET /v1/volume/targets'],
+    ADMIN_OR_OBSERVER,
+  ),
+  rule(
+    'baremetal:volume:get',
+    SYSTEM_OR_PROJECT_READER,
+    'Retrieve Volume connector and target records',
+    ['GET /v1/volume/connectors/{volume_connector_id}', 'GET /v1/volume/targets/{volume_target_id}'],
+    ADMIN_OR_OBSERVER,
+  ),
+  rule(
+    'baremetal:volume:create',
+    SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN,
+    'Create Volume connector and target records',
+    ['POST /v1/volume/connectors', 'POST /v1/volume/targets'],
+    IS_ADMIN,
+  ),
+  rule(
+    'baremetal:volume:delete',
+    SYSTEM_MEMBER_OR_OWNER_LESSEE_ADMIN,
+    'Delete Volume connector and target records',
+    ['DELETE /v1/volume/connectors/{volume_connector_id}', 'DELETE /v1/volume/targets/{volume_target_id}'],
+    IS_ADMIN,
+  ),
+  rule(
+    'baremetal:volume:update',
+    SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN,
+    'Update Volume connector and target records',
+    ['PATCH /v1/volume/connectors/{volume_connector_id}', 'PATCH /v1/volume/targets/{volume_target_id}'],
+    IS_ADMIN,
   ),
   // chassis: the system's
   rule('baremetal:chassis:get', SYSTEM_READER, 'Retrieve Chassis records', ['GET /v1/chassis', 'GET /v1/chassis/{chassis_id}'], ADMIN_OR_OBSERVER),

@@ -50,6 +50,7 @@ export const v1: Endpoint = {
     };
     // in Ironic's order, each from the version that added it
     if (req.mv.atLeast('1.23')) body.portgroups = links(base, 'portgroups');
+    if (req.mv.atLeast('1.32')) body.volume = links(base, 'volume');
     if (req.mv.atLeast('1.49')) body.conductors = links(base, 'conductors');
     if (req.mv.atLeast('1.52')) body.allocations = links(base, 'allocations');
     if (req.mv.atLeast('1.55')) body.deploy_templates = links(base, 'deploy_templates');

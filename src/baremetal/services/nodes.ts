@@ -14,6 +14,7 @@ import { DELETE_ALLOWED_STATES, POWER_TARGETS, TEARS_DOWN, UPDATE_ALLOWED_STATES
 import type { BaremetalContext } from '../context.js';
 import { deleteAllocationRow } from '../store/allocations.js';
 import { deleteNodeInventory, findChassis } from '../store/inventory.js';
+import { deleteNodeVolumes } from '../store/volumes.js';
 import {
   type NodeChanges,
   type NodeRecord,
@@ -353,6 +354,7 @@ export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<
     await detachAllocations(tx, node.id);
     await ctx.backend.nodeDeleted(tx, node.uuid);
     await deleteNodeInventory(tx, node.id);
+    await deleteNodeVolumes(tx, node.id);
     await deleteNodeRow(tx, node.id);
   });
 }

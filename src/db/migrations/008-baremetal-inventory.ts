@@ -1,5 +1,5 @@
 // The rest of the bare-metal inventory (issue 14): chassis (and a node's chassis), port groups and
-// ports, deploy templates, and what fake hardware records of a node (its console switch and RAID
+// ports, volume connectors and targets, deploy templates, and what fake hardware records of a node (its console switch and RAID
 // configurations).
 // Ports and port groups belong to a node; the services delete them with it.
 import type { Kysely } from 'kysely';
@@ -73,5 +73,30 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     .addColumn('extra', 'text', (c) => c.notNull())
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)')
+    .execute();
+
+  await idColumn(db.schema.createTable('baremetal_volume_connectors'), dialect)
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('node_id', 'integer', (c) => c.notNull().references('baremetal_nodes.id'))
+    .addColumn('type', 'varchar(32)', (c) => c.notNull())
+    .addColumn('connector_id', 'varchar(255)', (c) => c.notNull())
+    .addColumn('extra', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+    .addColumn('updated_at', 'varchar(32)')
+    .addUniqueConstraint('baremetal_volume_connectors_type_id', ['type', 'connector_id'])
+    .execute();
+  await db.schema.createIndex('baremetal_volume_connectors_node').on('baremetal_volume_connectors').column('node_id').execute();
+
+  await idColumn(db.schema.createTable('baremetal_volume_targets'), dialect)
+    .addColumn('uuid', 'varchar(36)', (c) => c.notNull().unique())
+    .addColumn('node_id', 'integer', (c) => c.notNull().references('baremetal_nodes.id'))
+    .addColumn('volume_type', 'varchar(64)', (c) => c.notNull())
+    .addColumn('properties', 'text', (c) => c.notNull())
+    .addColumn('boot_index', 'integer', (c) => c.notNull())
+    .addColumn('volume_id', 'varchar(36)', (c) => c.notNull())
+    .addColumn('extra', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
+    .addColumn('updated_at', 'varchar(32)')
+    .addUniqueConstraint('baremetal_volume_targets_boot_index', ['node_id', 'boot_index'])
     .execute();
 }

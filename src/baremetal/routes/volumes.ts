@@ -1,0 +1,202 @@
+// /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
+// (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
+// no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
+import { isUuidOrName } from '../core/rules.js';
+import type { BaremetalContext } from '../context.js';
+import { badRequest } from '../errors.js';
+import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import { type ConnectorFields, type TargetFields, createConnector, createTarget, deleteVolume, patchConnector, patchTarget } from '../services/volumes.js';
+import { findNode, nodeNotFound } from '../store/nodes.js';
+import { type VolumeFilters, type VolumeKind, listVolumes, requireVolume, volumeNotFound } from '../store/volumes.js';
+import { CONNECTOR_FIELDS, TARGET_FIELDS, type ViewContext, connectorView, parseFields, targetView } from '../views.js';
+import { nextLink, nodeIdent, parsePage, queryBool } from './common.js';
+import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
+
+type E = Endpoint;
+
+const SINCE = { since: '1.32' } as const;
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
+const links = (base: string, path: string) => [
+  { href: `${base}/v1/${path}`, rel: 'self' },
+  { href: `${base}/${path}`, rel: 'bookmark' },
+];
+
+/** GET /v1/volume and /v1/nodes/{node}/volume: links to the connectors and targets. */
+async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: string) {
+  req.queryArgs([]);
+  const base = node ? `nodes/${node}/volume` : 'volume';
+  if (node) {
+    const found = await findNode(ctx.database, node);
+    if (!found || !canSeeNode(req, found)) throw nodeNotFound(node);
+  }
+  return {
+    body: { links: links(req.baseUrl, `${base}/`), connectors: links(req.baseUrl, `${base}/connectors`), targets: links(req.baseUrl, `${base}/targets`) },
+  };
+}
+export const root: E = { ...SINCE, handle: (req, ctx) => volumeRoot(req, ctx) };
+export const nodeRoot: E = { ...SINCE, handle: (req, ctx) => volumeRoot(req, ctx, nodeIdent(req, 'node')) };
+
+const SPEC = {
+  connector: {
+    key: 'connectors',
+    table: CONNECTOR_FIELDS,
+    view: connectorView,
+    defaults: ['uuid', 'node_uuid', 'type', 'connector_id'],
+    sortKeys: ['id', 'uuid', 'created_at', 'updated_at', 'type', 'connector_id'],
+    unsortable: ['extra'],
+    patchable: ['connector_id', 'extra', 'node_uuid', 'type'],
+  },
+  target: {
+    key: 'targets',
+    table: TARGET_FIELDS,
+    view: targetView,
+    defaults: ['uuid', 'node_uuid', 'volume_type', 'boot_index', 'volume_id'],
+    sortKeys: ['id', 'uuid', 'created_at', 'updated_at', 'boot_index', 'volume_id', 'volume_type'],
+    unsortable: ['extra', 'properties'],
+    patchable: ['boot_index', 'extra', 'node_uuid', 'properties', 'volume_id', 'volume_type'],
+  },
+} as const;
+
+const anyView = (kind: VolumeKind, r: unknown, c: ViewContext, fields?: readonly string[]) =>
+  (SPEC[kind].view as (r: unknown, c: ViewContext, f?: readonly string[]) => Record<string, unknown>)(r, c, fields);
+
+async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined, detailPath: boolean) {
+  const spec = SPEC[kind];
+  const project = listScope(req, 'volume', undefined);
+  const args = req.queryArgs([...(parentNode ? [] : ['node']), 'limit', 'marker', 'sort_key', 'sort_dir', ...(detailPath ? [] : ['fields', 'detail'])]);
+  const detailArg = queryBool(args, 'detail');
+  if (detailArg === true && args.fields !== undefined) throw badRequest("Can't fetch a subset of fields with 'detail' set");
+  const fields = parseFields(args.fields, spec.table, req.mv);
+  if (args.sort_key !== undefined && (spec.unsortable as readonly string[]).includes(args.sort_key))
+    throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
+  const page = parsePage(args, spec.sortKeys);
+  const f: VolumeFilters = {};
+  if (project !== undefined) f.project = project;
+  const nodeArg = parentNode ?? args.node;
+  if (nodeArg !== undefined) {
+    if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
+    const node = await findNode(ctx.database, nodeArg);
+    if (!node || !canSeeNode(req, node)) throw nodeNotFound(nodeArg);
+    f.nodeId = node.id;
+  }
+  const marker = page.marker ? await requireVolume(ctx.database, kind, page.marker) : undefined;
+  const items = await listVolumes(ctx.database, kind, f, {
+    ...page,
+    ...(marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {}),
+  });
+  const shown = detailPath || detailArg === true ? undefined : (fields ?? [...spec.defaults]);
+  const body: Record<string, unknown> = { [spec.key]: items.map((r) => anyView(kind, r, view(req, ctx), shown)) };
+  const base = parentNode ? `nodes/${parentNode}/volume/${spec.key}` : `volume/${spec.key}`;
+  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, items.length, items[items.length - 1]?.uuid);
+  if (next) body.next = next;
+  return { body };
+}
+
+const lists = (kind: VolumeKind) => ({
+  list: { ...SINCE, handle: (req, ctx) => listing(req, ctx, kind, undefined, false) } as E,
+  detail: { ...SINCE, handle: (req, ctx) => listing(req, ctx, kind, undefined, true) } as E,
+  ofNode: { ...SINCE, handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'), false) } as E,
+});
+export const connectorLists = lists('connector');
+export const targetLists = lists('target');
+
+function uuidArg(value: unknown, field: string): string {
+  const text = String(value);
+  if (!isUuidLike(text)) throw badRequest(`Expected UUID for ${field}: ${text}`);
+  return normalizeUuid(text);
+}
+
+/** The resource a path names, if the caller may see it (else 404) and `rule` allows the caller on it (else 403). */
+async function authorized(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, rule: string) {
+  const uuid = uuidArg(req.param('volume'), `${kind}_uuid`);
+  const found = await requireVolume(ctx.database, kind, uuid);
+  if (!req.allows('baremetal:volume:get', partTarget(found))) throw volumeNotFound(kind, uuid);
+  req.authorize(rule, partTarget(found));
+  return found;
+}
+
+/** The node a create or patch names: the policy on it first, then (service) one that does not exist is the request's 400. */
+async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: string, rule: string): Promise<void> {
+  const node = await findNode(ctx.database, nodeUuid);
+  req.authorize(rule, node ? nodeTarget(node) : {});
+}
+
+const connectorFields = (doc: Record<string, unknown>): ConnectorFields => ({
+  node_uuid: uuidArg(doc.node_uuid, 'node_uuid'),
+  type: doc.type as string,
+  connector_id: doc.connector_id as string,
+  extra: doc.extra ?? {},
+});
+
+const targetFields = (doc: Record<string, unknown>): TargetFields => ({
+  node_uuid: uuidArg(doc.node_uuid, 'node_uuid'),
+  volume_type: doc.volume_type as string,
+  volume_id: doc.volume_id as string,
+  boot_index: doc.boot_index as number,
+  properties: doc.properties ?? {},
+  extra: doc.extra ?? {},
+});
+
+function crud(kind: VolumeKind) {
+  const spec = SPEC[kind];
+  const schema = kind === 'connector' ? schemas.volumeConnector : schemas.volumeTarget;
+  const show: E = {
+    ...SINCE,
+    async handle(req, ctx) {
+      const args = req.queryArgs(['fields']);
+      const fields = parseFields(args.fields, spec.table, req.mv);
+      return { body: anyView(kind, await authorized(req, ctx, kind, 'baremetal:volume:get'), view(req, ctx), fields) };
+    },
+  };
+  const create: E = {
+    ...SINCE,
+    async handle(req, ctx) {
+      req.queryArgs([]);
+      const body = req.json<Record<string, unknown>>(schema, kind === 'connector' ? 'connector' : 'target');
+      const nodeUuid = uuidArg(body.node_uuid, 'node_uuid');
+      await targetNode(req, ctx, nodeUuid, 'baremetal:volume:create');
+      const uuid = body.uuid ? uuidArg(body.uuid, 'uuid') : null;
+      const made = kind === 'connector' ? await createConnector(ctx, uuid, connectorFields(body)) : await createTarget(ctx, uuid, targetFields(body));
+      return { status: 201, body: anyView(kind, made, view(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
+    },
+  };
+  const patch: E = {
+    ...SINCE,
+    async handle(req, ctx) {
+      req.queryArgs([]);
+      const found = await authorized(req, ctx, kind, 'baremetal:volume:update');
+      const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+      for (const op of ops) {
+        if (!(spec.patchable as readonly string[]).includes(rootField(op)))
+          throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${spec.patchable.join(', ')}`);
+      }
+      const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
+      if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:volume:update');
+      const edit = (before: Record<string, unknown>) => {
+        const after = applyPatch(before, ops);
+        checkSchema(schema, after, 'patch');
+        return after;
+      };
+      const changed =
+        kind === 'connector'
+          ? await patchConnector(ctx, found.uuid, (doc) => connectorFields(edit(doc)))
+          : await patchTarget(ctx, found.uuid, (doc) => targetFields(edit(doc)));
+      return { body: anyView(kind, changed, view(req, ctx)) };
+    },
+  };
+  const remove: E = {
+    ...SINCE,
+    async handle(req, ctx) {
+      req.queryArgs([]);
+      const found = await authorized(req, ctx, kind, 'baremetal:volume:delete');
+      await deleteVolume(ctx, kind, found.uuid);
+      return {};
+    },
+  };
+  return { show, create, patch, remove };
+}
+export const connectors = crud('connector');
+export const targets = crud('target');
