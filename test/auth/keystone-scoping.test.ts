@@ -125,6 +125,43 @@ for (const dialect of DIALECTS) {
       assert.equal(fault(byName), `Node other-${dialect} could not be found.`);
     });
 
+    test("ports, port groups and volumes are their node's: a project sees those of the nodes it owns or leases, others' are 404; chassis are the system's", async () => {
+      const ports = {} as Record<keyof typeof nodes, string>;
+      let i = 0;
+      for (const key of Object.keys(nodes) as Array<keyof typeof nodes>) {
+        const res = await call(server, 'sys-admin', 'POST', '/v1/ports', {
+          node_uuid: nodes[key],
+          address: `52:54:00:${dialect === 'sqlite' ? '10' : '20'}:00:0${i++}`,
+        });
+        assert.equal(res.status, 201, res.text);
+        ports[key] = res.body.uuid;
+      }
+      const seen = async (who: Persona) => {
+        const res = await call(server, who, 'GET', '/v1/ports');
+        assert.equal(res.status, 200, res.text);
+        const uuids = (res.body.ports as Array<{ uuid: string }>).map((p) => p.uuid);
+        return (Object.keys(ports) as Array<keyof typeof ports>).filter((k) => uuids.includes(ports[k])).sort();
+      };
+      assert.deepEqual(await seen('sys-admin'), ['leased', 'none', 'other', 'owned']);
+      assert.deepEqual(await seen('p1-member'), ['leased', 'owned']);
+      assert.deepEqual(await seen('p2-member'), ['leased', 'other']);
+      assert.equal((await call(server, 'p1-reader', 'GET', `/v1/ports/${ports.owned}`)).status, 200);
+      const hidden = await call(server, 'p1-member', 'GET', `/v1/ports/${ports.other}`);
+      assert.equal(hidden.status, 404, hidden.text);
+      assert.equal(fault(hidden), `Port ${ports.other} could not be found.`);
+      assert.equal((await call(server, 'p1-member', 'GET', `/v1/nodes/${nodes.other}/ports`)).status, 404);
+      // creating a port needs the system admin or the owner's admin: a member is refused
+      const byMember = await call(server, 'p1-member', 'POST', '/v1/ports', { node_uuid: nodes.owned, address: '52:54:00:99:99:99' });
+      assert.equal(byMember.status, 403, byMember.text);
+      assert.match(fault(byMember), /baremetal:port:create/);
+      assert.equal((await call(server, 'p1-member', 'GET', `/v1/nodes/${nodes.owned}/vifs`)).status, 200);
+      assert.equal((await call(server, 'p1-member', 'GET', `/v1/nodes/${nodes.other}/vifs`)).status, 404);
+      assert.equal((await call(server, 'p1-member', 'GET', '/v1/volume/connectors')).status, 200);
+      assert.equal((await call(server, 'p1-member', 'GET', '/v1/chassis')).status, 403);
+      assert.equal((await call(server, 'p1-member', 'GET', '/v1/drivers')).status, 403);
+      assert.equal((await call(server, 'sys-admin', 'GET', '/v1/chassis')).status, 200);
+    });
+
     test("PATCH a node: members of the owner or lessee edit extra; a reader is 403; another project's node is 404; owner is the system's", async () => {
       const patch = (p: Persona, node: string, ops: unknown) => call(server, p, 'PATCH', `/v1/nodes/${node}`, ops);
       const extra = [{ op: 'add', path: '/extra/who', value: 'x' }];
