@@ -582,5 +582,20 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get(`/v1/volume/targets/${target.body.uuid}`)).status, 404);
       assert.equal((await api.at('1.31').get('/v1/volume/connectors')).status, 404);
     });
+
+    test("a volume change while a power transition holds the node's lock is Ironic's 409 NodeLocked (clients retry it)", async () => {
+      // transitions that take a minute: the lock is still held when the change comes
+      const slow = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 60_000 });
+      try {
+        const slowApi = new IronicClient(`${slow.url}/baremetal`);
+        const n = (await slowApi.post('/v1/nodes', { driver: 'fake-hardware' })).body;
+        const conn = await slowApi.post('/v1/volume/connectors', { node_uuid: n.uuid, type: 'ip', connector_id: '10.0.0.9' });
+        assert.equal(conn.status, 201, conn.text);
+        assert.equal((await slowApi.put(`/v1/nodes/${n.uuid}/states/power`, { target: 'power off' })).status, 202);
+        refused(await slowApi.delete(`/v1/volume/connectors/${conn.body.uuid}`), 409, new RegExp(`^Node ${n.uuid} is locked by host `));
+      } finally {
+        await slow.close();
+      }
+    });
   });
 }

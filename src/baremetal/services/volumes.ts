@@ -1,5 +1,6 @@
 // Volume connectors and targets: create, patch, delete, each one transaction under the node's row
-// lock. As in Ironic, changing or deleting one needs its node powered off; a connector's type and
+// lock. As in Ironic, changing or deleting one needs its node unlocked (no transition running:
+// 409 NodeLocked) and powered off; a connector's type and
 // id, and a target's boot index on its node, are unique (409).
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
@@ -138,6 +139,10 @@ async function lockedForChange<K extends VolumeKind>(tx: Tx, kind: K, uuid: stri
   const found = await findVolume(tx, kind, uuid);
   if (!found) throw volumeNotFound(kind, uuid);
   const node = (await lockNode(tx, found.node_id))!;
+  // a transition (a power change) holds the node's lock: Ironic's NodeLocked 409, which clients retry
+  if (node.reservation !== null) {
+    throw new DomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
+  }
   requirePoweredOff(node, action);
   return (await findVolume(tx, kind, uuid))!;
 }
