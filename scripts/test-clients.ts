@@ -38,23 +38,7 @@ const SUITE_TIMEOUT_MS = 20 * 60_000;
  * Failures that are known gaps, not regressions: [suite, test id pattern, reason]. A failure that
  * matches is counted as `allowed`; any other failure fails the run.
  */
-const KNOWN_GAPS: [string, RegExp, string][] = [
-  // The rest of the Ironic inventory API is later work (docs/baremetal.md): allot answers 404.
-  ['ironicclient', /::BaremetalChassisTests::/, 'chassis are not served'],
-  ['ironicclient', /::BaremetalDeployTemplateTests::/, 'deploy templates are not served'],
-  ['ironicclient', /::BaremetalDriverTests::/, '/v1/drivers is not served'],
-  ['ironicclient', /::(BaremetalPortTests|BaremetalPortCreate)::/, 'ports are not served'],
-  ['ironicclient', /::BaremetalPortGroupTests::/, 'port groups are not served'],
-  ['ironicclient', /::BaremetalNodeTests::test_set_unset_target_raid_config/, 'PUT /v1/nodes/{node}/states/raid is not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalChassis/, 'chassis are not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalDeployTemplate::/, 'deploy templates are not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalDriver(Details)?::/, '/v1/drivers is not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalPort(Fields)?::/, 'ports are not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalPortGroup(Fields)?::/, 'port groups are not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalVolume(connector|target)(Fields)?::/, 'volume connectors and targets are not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalVif::/, '/v1/nodes/{node}/vifs is not served'],
-  ['openstacksdk-baremetal', /::TestBareMetalNode::test_node_validate$/, '/v1/nodes/{node}/validate is not served'],
-];
+const KNOWN_GAPS: [string, RegExp, string][] = [];
 
 interface TestResult {
   test: string;
