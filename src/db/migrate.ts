@@ -14,6 +14,7 @@ import * as claimCheck from './migrations/004-claim-check.js';
 import * as health from './migrations/005-health.js';
 import * as idsSafety from './migrations/006-ids-safety.js';
 import * as idsProjects from './migrations/007-ids-projects.js';
+import * as idsSpeed from './migrations/009-ids-speed.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -26,6 +27,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['005-health', health],
   ['006-ids-safety', idsSafety],
   ['007-ids-projects', idsProjects],
+  ['009-ids-speed', idsSpeed],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

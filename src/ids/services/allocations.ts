@@ -73,7 +73,8 @@ export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source
   for (const [index, req] of requests.entries()) {
     const pool = pools.get(req.pool)!;
     try {
-      const { row, created } = await allocateInPool(tx, pool, req, source);
+      // One request (the common case) stores the pool's counters with its own writes.
+      const { row, created } = await allocateInPool(tx, pool, req, source, requests.length === 1);
       results.push({ pool, row, created });
     } catch (err) {
       if (err instanceof DomainError && requests.length > 1) throw idsDomainError('in_batch', { index, error: err });
@@ -295,14 +296,11 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
       else conflict(c.index, idsDomainError('owner_holds_other_value', { owner: c.item.owner, pool: pool.name }));
     }
 
-    // Which fresh items lie inside one free span. A large import walks all free spans once
-    // (cost of the pool's fragmentation); a small one probes the index per item.
-    const walkAll = fresh.length * 8 >= pool.allocationCount + pool.space.ranges.length * 2 && fresh.length >= 64;
+    // Which fresh items lie inside one free span: one index probe each, 5000 to a statement.
     const holding = await freeSpansHolding(
       tx,
       pool.id,
       fresh.map((c) => c.span),
-      walkAll,
     );
     const accepted: Array<{ c: Candidate; row: FreeRow }> = [];
     let rejected = 0;
