@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../../test/helpers/postgres.js';
 import { usageOf } from './procfs.js';
-import { type Target, startAllot } from './targets.js';
+import { type Target, ownPostgresPids, startAllot } from './targets.js';
 
 export interface ServedOptions {
   root: string;
@@ -47,13 +47,20 @@ function quantiles(latencies: number[]) {
 
 async function call(url: string, method: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
   const t = performance.now();
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null, ms: performance.now() - t };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(url, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text ? JSON.parse(text) : null, ms: performance.now() - t };
+    } catch (err) {
+      // a kept-alive connection the server closed between two requests: again on a new one
+      if (attempt >= 3) throw err;
+    }
+  }
 }
 
 /** `count` distinct values in [1, VNI_MAX] not in `taken` (which they join). */
@@ -119,7 +126,8 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
       }
       return n;
     };
-    const roots = () => servers.map((s) => s.target.pid);
+    // the servers, and the embedded PostgreSQL (a child of this process) when there is one
+    const roots = () => [...servers.map((s) => s.target.pid), ...ownPostgresPids()];
 
     /** Run `op` `count` times over `concurrency` clients, spread over the processes; its costs. */
     const phase = async (name: string, count: number, concurrency: number, op: (base: string, i: number) => Promise<{ ms: number; values?: number }>) => {

@@ -4,6 +4,7 @@
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
+import { refreshStatistics } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
@@ -246,8 +247,10 @@ const MAX_DETAILED_CONFLICTS = 1000;
  * nothing is imported; with 'skip' the rest is imported and the conflicts come back in the answer.
  */
 export async function importAllocations(ctx: IdsContext, poolName: string, items: ImportItem[], onConflict: 'abort' | 'skip'): Promise<ImportOutcome> {
-  return transaction(ctx.database, async (tx) => {
+  let heldBefore = 0;
+  const outcome = await transaction(ctx.database, async (tx) => {
     const pool = await lockPool(tx, poolName);
+    heldBefore = pool.allocationCount;
     await expireLeasesInPool(tx, pool);
     const conflicts: ImportConflict[] = [];
     const conflict = (index: number, err: unknown) => {
@@ -345,6 +348,9 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     await flushPool(tx, pool);
     return { imported: accepted.length, unchanged, conflicts };
   });
+  // A pool that grew by a tenth or more (and by 1000 rows at least): the planner learns it now.
+  if (outcome.imported >= 1000 && outcome.imported * 10 >= heldBefore) await refreshStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
+  return outcome;
 }
 
 /** Worker: release every reservation whose lease has run out, one transaction per pool. */
