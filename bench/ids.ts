@@ -9,13 +9,13 @@
 //
 // `--served` measures issue 15's paths instead, against `allot serve` processes built from
 // `--root` (bench/lib/ids-served.ts): one pool allocated by 48 clients over 3 processes, the bulk
-// fill rate (imports of 100, then of 10 000 up to `--held`, 1 M by default), and listings and
-// allocations with the pool full:
+// fill rate (imports of 100, then of 10 000 up to `--fill` values held, 1 M by default), and
+// listings and allocations with the pool full; `--out FILE` writes the JSON there:
 //
 //   npm run build && npm run bench:ids -- --served --db postgres --root /path/to/other/tree
 //
 // PostgreSQL: DATABASE_URL (allowing CREATE DATABASE) or a throwaway embedded server. Prints JSON.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,7 +24,7 @@ import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
 import { importAllocations } from '../src/ids/services/allocations.js';
 import { startAllot } from '../src/server/start.js';
-import { runServed } from './lib/ids-served.js';
+import { runServed, servedTable } from './lib/ids-served.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 
 const { values: opts } = parseArgs({
@@ -40,7 +40,8 @@ const { values: opts } = parseArgs({
     clients: { type: 'string', default: '48' },
     'small-batch': { type: 'string', default: '100' },
     'small-values': { type: 'string', default: '20000' },
-    held: { type: 'string', default: '1000000' },
+    fill: { type: 'string', default: '1000000' },
+    out: { type: 'string' },
     'fill-batch': { type: 'string', default: '10000' },
     'fill-timeout': { type: 'string', default: '240' },
     pages: { type: 'string', default: '50' },
@@ -168,14 +169,17 @@ if (opts.served) {
       allocations: N,
       smallBatch: Number(opts['small-batch']),
       smallValues: Number(opts['small-values']),
-      held: Number(opts.held),
+      held: Number(opts.fill),
       fillBatch: Number(opts['fill-batch']),
       fillTimeoutS: Number(opts['fill-timeout']),
       pages: Number(opts.pages),
       progress,
     });
   }
-  console.log(JSON.stringify({ benchmark: 'ids-served', node: process.version, cpus: os.cpus().length, at: new Date().toISOString(), runs }, null, 2));
+  const doc = { benchmark: 'ids-served', node: process.version, cpus: os.cpus().length, at: new Date().toISOString(), runs, table: servedTable(runs) };
+  const text = JSON.stringify(doc, null, 2);
+  if (opts.out) writeFileSync(opts.out, `${text}\n`);
+  else console.log(text);
   process.exit(0);
 }
 

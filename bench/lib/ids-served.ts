@@ -312,3 +312,51 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
     rmSync(work, { recursive: true, force: true });
   }
 }
+
+/** The rows `npm run bench` (bench/all.ts) prints for issue 15's identifier paths. */
+interface Phase {
+  per_second: number;
+  values_per_second: number;
+  p50_ms: number;
+  p99_ms: number;
+  sql_statements_per_op: number;
+  batch: number;
+  stopped_by_timeout?: boolean;
+}
+
+interface ServedRun {
+  held: number;
+  allocation: Phase;
+  bulk_fill_small: Phase;
+  bulk_fill_large: Phase;
+  listings_while_full: Record<'free_ranges' | 'pool_reserved', Phase>;
+  allocation_while_listing: Phase;
+}
+
+export function servedTable(runs: Record<string, unknown>): Array<{ what: string; allot: string; note?: string }> {
+  const rows: Array<{ what: string; allot: string; note?: string }> = [];
+  for (const [db, run] of Object.entries(runs)) {
+    const r = run as ServedRun;
+    const a = r.allocation;
+    rows.push({
+      what: `ids: allocation, one pool, 48 clients over 3 processes (${db})`,
+      allot: `${a.per_second}/s, p50 ${a.p50_ms} ms`,
+      note: `${a.sql_statements_per_op} statements per allocation`,
+    });
+    rows.push({ what: `ids: bulk fill, imports of ${r.bulk_fill_small.batch} (${db})`, allot: `${r.bulk_fill_small.values_per_second} values/s` });
+    rows.push({
+      what: `ids: bulk fill, imports of ${r.bulk_fill_large.batch} (${db})`,
+      allot: `${r.bulk_fill_large.values_per_second} values/s`,
+      note: `${r.held} values held${r.bulk_fill_large.stopped_by_timeout ? ' (fill stopped by --fill-timeout)' : ''}`,
+    });
+    const l = r.listings_while_full;
+    rows.push({
+      what: `ids: listing pages with the pool full (${db})`,
+      allot: `free ranges p50 ${l.free_ranges.p50_ms} ms, ?state=reserved p50 ${l.pool_reserved.p50_ms} ms`,
+      note: `${r.held} values held`,
+    });
+    const w = r.allocation_while_listing;
+    rows.push({ what: `ids: allocation while listing the full pool (${db})`, allot: `${w.per_second}/s, p99 ${w.p99_ms} ms` });
+  }
+  return rows;
+}
