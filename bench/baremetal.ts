@@ -32,6 +32,10 @@ const { values } = parseArgs({
     'vs-real': { type: 'boolean', default: false },
     /** the real Ironic allocates a few per second: fewer allocations keep its rounds short */
     'real-allocations': { type: 'string', default: '40' },
+    /** one client's allocation latency among this many matching available nodes (empty: skip) */
+    'pool-sizes': { type: 'string', default: '10,10000' },
+    /** allocations per pool size (each released again, so the pool keeps its size) */
+    'pool-allocations': { type: 'string', default: '50' },
     'real-ironic': { type: 'string', default: fileURLToPath(new URL('../../shared/reference/ironic/real_ironic.py', import.meta.url)) },
     out: { type: 'string' },
   },
@@ -178,8 +182,11 @@ async function measure(target: Target, concurrency: number) {
           const t = performance.now();
           const created = await call(base, 'POST', '/v1/allocations', { resource_class: rc });
           if (created.status !== 201) throw new Error(`POST failed: ${JSON.stringify(created.body)}`);
-          await new Promise<void>((resolve) => waiting.set(created.body.uuid, resolve));
-          waiting.delete(created.body.uuid);
+          // a client reads the answer: an allocation made in its request needs no waiting
+          if (created.body.state === 'allocating') {
+            await new Promise<void>((resolve) => waiting.set(created.body.uuid, resolve));
+            waiting.delete(created.body.uuid);
+          }
           latencies.push(performance.now() - t);
         }
       }),
@@ -216,7 +223,42 @@ async function measure(target: Target, concurrency: number) {
   }
 }
 
+/**
+ * One client, among `size` matching available nodes: POST, wait until active, release it again
+ * (the pool keeps its size); the latency should not grow with the size.
+ */
+async function measurePool(target: Target, size: number) {
+  const running = await target.start(1);
+  try {
+    const rc = `pool-${size}`;
+    await makeNodes(running.base, rc, size);
+    const latencies: number[] = [];
+    for (let i = 0; i < Number(values['pool-allocations']); i++) {
+      const t = performance.now();
+      let allocation = (await call(running.base, 'POST', '/v1/allocations', { resource_class: rc })).body;
+      while (allocation.state === 'allocating') {
+        await new Promise((r) => setTimeout(r, POLL_MS));
+        allocation = (await call(running.base, 'GET', `/v1/allocations/${allocation.uuid}`)).body;
+      }
+      latencies.push(performance.now() - t);
+      if (allocation.state !== 'active') throw new Error(`allocation failed: ${allocation.last_error}`);
+      await call(running.base, 'DELETE', `/v1/allocations/${allocation.uuid}`);
+    }
+    latencies.sort((a, b) => a - b);
+    return {
+      target: target.name,
+      db: target.db,
+      backend: target.backend,
+      poolSize: size,
+      latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
+    };
+  } finally {
+    await running.close();
+  }
+}
+
 const results = [];
+const pools = [];
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-'));
 const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
 const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
@@ -236,6 +278,13 @@ try {
       results.push(result);
       process.stderr.write(`${JSON.stringify(result)}\n`);
     }
+    // the real Ironic takes minutes per thousand nodes: pool sizes are allot's question
+    if (target.name !== 'allot') continue;
+    for (const size of values['pool-sizes'] ? values['pool-sizes'].split(',').map(Number) : []) {
+      const result = await measurePool(target, size);
+      pools.push(result);
+      process.stderr.write(`${JSON.stringify(result)}\n`);
+    }
   }
 } finally {
   await postgres?.stop();
@@ -244,10 +293,11 @@ try {
 
 const document = {
   benchmark: 'baremetal-allocations',
-  what: `each client: POST /v1/allocations, wait until it is active (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot process; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}`,
+  what: `each client: POST /v1/allocations, wait until it is active unless its answer says so (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot process; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}; pools: one client among N matching nodes`,
   loadAverage: os.loadavg().map(round),
   machine: { cpus: os.cpus().length, node: process.version },
   results,
+  pools,
 };
 if (values.out) writeFileSync(values.out, `${JSON.stringify(document, null, 2)}\n`);
 console.log(JSON.stringify(document, null, 2));

@@ -29,6 +29,8 @@ export type Validation = { valid: true; credentials: Credentials } | { valid: fa
 const SERVICE_TOKEN_RENEW_MS = 120_000;
 /** Longest token header looked at; Fernet tokens are about 200 characters. */
 const MAX_TOKEN_LENGTH = 8192;
+/** undici's codes for a request sent on a connection the other side had already closed */
+const KEPT_ALIVE_CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /** `http://k:5000`, `http://k:5000/`, `http://k:5000/v3/` → the identity API `http://k:5000/v3` and the root `http://k:5000`. */
 export function keystoneUrls(url: string): { api: string; root: string } {
@@ -117,18 +119,24 @@ export class KeystoneClient {
   }
 
   private async call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Response> {
-    try {
-      return await fetch(`${this.api}${path}`, {
-        method,
-        headers: { accept: 'application/json', ...headers },
-        body,
-        signal: AbortSignal.timeout(this.options.timeoutMs),
-      });
-    } catch (err) {
-      const e = err as Error & { cause?: { code?: string; message?: string } };
-      const why = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs / 1000}s` : (e.cause?.code ?? e.cause?.message ?? e.message);
-      throw this.unavailable(`Keystone at ${this.api} is unreachable: ${why}`);
+    const signal = AbortSignal.timeout(this.options.timeoutMs);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await fetch(`${this.api}${path}`, { method, headers: { accept: 'application/json', ...headers }, body, signal });
+      } catch (err) {
+        const e = err as Error & { cause?: { code?: string; message?: string } };
+        // A kept-alive connection Keystone (or a proxy) closed while it sat idle fails the first
+        // request sent on it: once, within the same deadline, on a new connection. Reads and a
+        // login only, so sending it again is harmless.
+        if (attempt === 1 && KEPT_ALIVE_CLOSED.has(e.cause?.code ?? '') && !signal.aborted) continue;
+        throw this.unreachable(e);
+      }
     }
+  }
+
+  private unreachable(e: Error & { cause?: { code?: string; message?: string } }): KeystoneUnavailable {
+    const why = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs / 1000}s` : (e.cause?.code ?? e.cause?.message ?? e.message);
+    return this.unavailable(`Keystone at ${this.api} is unreachable: ${why}`);
   }
 
   private async body(res: Response): Promise<unknown> {

@@ -253,10 +253,19 @@ describe('Keystone with the legacy defaults (--no-enforce-new-defaults --no-enfo
 
 /** A pass-through HTTP proxy in front of Keystone that counts the requests allot sends. */
 /** A TCP proxy to `target`'s host that can refuse connections (`down`) and take them again on the same port (`up`). */
-async function switchableProxy(target: string): Promise<{ url: string; down(): Promise<void>; up(): Promise<void> }> {
+async function switchableProxy(target: string): Promise<{ url: string; down(): Promise<void>; up(): Promise<void>; dropNextRequest(): void }> {
   const upstream = new URL(target);
   const open = new Set<net.Socket>();
+  let drop = false;
   const server = net.createServer((client) => {
+    // a connection already open closes as the next request arrives on it (a server that timed
+    // the kept-alive connection out at that moment): the request's bytes are sent, no answer comes
+    client.on('data', () => {
+      if (!drop) return;
+      drop = false;
+      client.destroy();
+      forward.destroy();
+    });
     const forward = net.connect(Number(upstream.port), upstream.hostname);
     for (const socket of [client, forward]) {
       open.add(socket);
@@ -280,6 +289,9 @@ async function switchableProxy(target: string): Promise<{ url: string; down(): P
       await closed;
     },
     up: () => listen(port),
+    dropNextRequest: () => {
+      drop = true;
+    },
   };
 }
 
@@ -416,6 +428,20 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
       }
       for (const api of ['placement', 'baremetal', 'ids'] as const)
         assert.equal((await call(server, api, 'GET', paths[api], fresh[api])).status, 200, `${api} after Keystone is back`);
+    } finally {
+      await server.close();
+      await gate.down();
+    }
+  });
+
+  test('a kept-alive connection Keystone closes as a request arrives on it is not a 503: the request is sent again, once', async () => {
+    const gate = await switchableProxy(ks.url);
+    const server = await startServer({ db: 'sqlite::memory:', ...ks.allotConfig({ keystoneUrl: gate.url }) });
+    try {
+      assert.equal((await call(server, 'placement', 'GET', '/resource_providers', await ks.token('admin'))).status, 200);
+      gate.dropNextRequest();
+      const res = await call(server, 'ids', 'GET', '/v1/pools', await ks.token('p1-reader'));
+      assert.equal(res.status, 200, res.text);
     } finally {
       await server.close();
       await gate.down();

@@ -31,15 +31,16 @@ for (const dialect of DIALECTS) {
         return res.body.usages;
       }
 
-      test('an allocation is created allocating, then the worker makes it active on a matching node', async () => {
+      test('an allocation with a free matching node is active on it in the answer to its POST', async () => {
         const node = await availableNode(api, { name: 'a-n1', resource_class: 'gold' }, ['CUSTOM_FAST', 'HW_CPU_X86_VMX']);
         const res = await api.post('/v1/allocations', { resource_class: 'gold', traits: ['CUSTOM_FAST'], name: 'a1', extra: { k: 'v' } });
         assert.equal(res.status, 201, res.text);
-        assert.equal(res.body.state, 'allocating');
-        assert.equal(res.body.node_uuid, null);
-        assert.equal(res.body.updated_at, null);
+        // reserved in the request's own transaction: no wait for a worker
+        assert.equal(res.body.state, 'active', res.body.last_error);
+        assert.equal(res.body.node_uuid, node.uuid);
         assert.equal(res.headers.get('location'), `${server.url}/baremetal/v1/allocations/${res.body.uuid}`);
         const done = await allocationSettled(api, res.body.uuid);
+        assert.equal(done.updated_at, res.body.updated_at);
         assert.equal(done.state, 'active', done.last_error);
         assert.equal(done.node_uuid, node.uuid);
         assert.deepEqual(done.traits, ['CUSTOM_FAST']);

@@ -1,21 +1,26 @@
-// Allocation operations. Creating one writes it in `allocating` with this conductor's affinity and
-// hands it to the worker; backfilling (1.58) binds an already deployed node at once. The worker's
-// step `attemptAllocation` follows the spec: candidates, shuffle, then per node ONE transaction
-// that reserves it with a compare-and-set, re-checks it, and sets the node's instance_uuid and
-// allocation_id, the allocation's node and state, and the requested traits in instance_info (plus
-// the backend's claim); on failure the next node. Deleting works in any state.
+// Allocation operations. Creating one writes it in `allocating` with this conductor's affinity
+// and, when a free node matches, reserves that node and makes the allocation `active` in the same
+// transaction: no wait for the worker. Otherwise (no node free at this moment, a configured
+// --allocation-delay, or a claim the backend refused) the allocation is handed to the worker,
+// whose step `attemptAllocation` does the same in a transaction of its own until it succeeds, or
+// fails with Ironic's reason. Backfilling (1.58) binds an already deployed node at once. Deleting
+// works in any state.
+//
+// The claim, in either place, is ONE transaction: reserve a free node with a single statement that
+// picks it and sets its instance_uuid and allocation_id (store/candidates.ts), claim it in the
+// backend, record the requested traits in instance_info, and make the allocation active; any
+// failure rolls all of it back.
 //
 // Why the reservation is not Ironic's separate node lock (`reservation`, taken and released in
 // their own commits): the lock only guards the binding that follows it, and here both commit
-// together, so the lock is the compare-and-set itself. That halves the commits per allocation
-// (measured: bench/baremetal.ts, SQLite synchronous=FULL is bound by fsyncs) and leaves no stale
-// lock behind a crash.
+// together, so the lock is the compare-and-set itself. That saves commits per allocation
+// (SQLite synchronous=FULL is bound by fsyncs) and leaves no stale lock behind a crash.
 import { DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import type { Tx } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
-import { allocationFailure, candidateOrder, stillSuitable } from '../core/allocation.js';
+import { allocationFailure } from '../core/allocation.js';
 import { deallocationRefusal } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
 import {
@@ -29,18 +34,8 @@ import {
   lockAllocation,
   updateAllocation,
 } from '../store/allocations.js';
-import { candidateQuery, nodesSettlingPower } from '../store/candidates.js';
-import {
-  type NodeRecord,
-  findNodeById,
-  instanceUuidTaken,
-  lockNode,
-  nodeNotFound,
-  requireNode,
-  reserveForAllocation,
-  resolveNodes,
-  updateNode,
-} from '../store/nodes.js';
+import { type ReservedNode, nodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates.js';
+import { instanceUuidTaken, lockNode, nodeNotFound, requireNode, resolveNodes, updateNode } from '../store/nodes.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate, instanceAssociated, nodeAssociated } from './nodes.js';
 
@@ -77,13 +72,15 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
 
   const uuid = input.uuid ?? newUuid();
   const now = ctx.clock.nowIso();
+  // A configured delay keeps every allocation `allocating` for a while (races, deletes and
+  // take-over can then be observed): the worker does all of it.
+  const claimNow = ctx.config.allocationDelay <= 0;
   // The answer is read inside the transaction: once the allocation is committed, a database fault
   // must not turn the reply into a 503 that says nothing was done (the worker allocates it anyway).
   let created: AllocationRecord | undefined;
-  const id = await insertChecked(ctx, uuid, input.name, async (tx) => {
-    const inserted = await insertAllocation(
-      tx,
-      {
+  const create = (claim: boolean) =>
+    insertChecked(ctx, uuid, input.name, async (tx) => {
+      const row = {
         uuid,
         name: input.name,
         node_id: null,
@@ -96,13 +93,26 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
         owner: input.owner,
         created_at: now,
         updated_at: null,
-      },
-      traits,
-    );
-    created = await findAllocationById(tx, inserted);
-    return inserted;
-  });
-  ctx.allocations.enqueue(id);
+      };
+      const id = await insertAllocation(tx, row, traits);
+      if (claim) {
+        const allocation = { ...row, id, traits: [...traits].sort(), node_uuid: null };
+        const node = await reserveFreeNode(tx, nodeWanted(allocation), allocation);
+        if (node) await takeNode(tx, ctx, allocation, node);
+      }
+      created = await findAllocationById(tx, id);
+      return id;
+    });
+  let id: number;
+  try {
+    id = await create(claimNow);
+  } catch (err) {
+    // The backend refused the node (its claim, or a concurrent instance_uuid): the whole attempt
+    // rolled back, and the worker takes it from here. Anything else is the request's answer.
+    if (!(claimNow && (err instanceof Unsuitable || isUniqueViolation(err)))) throw err;
+    id = await create(false);
+  }
+  if (created!.state === 'allocating') ctx.allocations.enqueue(id);
   return created!;
 }
 
@@ -256,61 +266,50 @@ export type Attempt =
   | { kind: 'done' }
   | { kind: 'gone' }
   | { kind: 'failed'; reason: string }
-  /** every candidate was taken or changed under us before we could reserve it; search again */
-  | { kind: 'retry'; suitable: number }
-  /** none now, but nodes whose power state is settling may be: search again soon, else fail with `reason` */
-  | { kind: 'wait'; reason: string };
+  /** no node could be reserved now, but some may free up (held by others, power settling): try again soon */
+  | { kind: 'retry' };
 
 class Unsuitable extends Error {}
 class Gone extends Error {}
 
-/** One pass over the candidates of an allocation this conductor owns. */
+/** One try at an allocation this conductor owns. */
 export async function attemptAllocation(ctx: BaremetalContext, allocationId: number): Promise<Attempt> {
   const allocation = await findAllocationById(ctx.database, allocationId);
   if (allocation?.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId) return { kind: 'gone' };
-  let found = await ctx.backend.candidates(ctx.database, allocation);
-  if ('reason' in found) {
-    if (await nodesSettlingPower(ctx.database, candidateQuery(allocation))) return { kind: 'wait', reason: found.reason };
-    // a node may have settled between the search and the count (two reads, two snapshots on
-    // PostgreSQL): a search after the count sees it
-    found = await ctx.backend.candidates(ctx.database, allocation);
-    if ('reason' in found) return { kind: 'failed', reason: found.reason };
-  }
-  for (const candidate of candidateOrder(found.nodes, allocation.name)) {
-    const outcome = await transaction(ctx.database, (tx) => claimNode(tx, ctx, allocation, candidate.id)).catch((err) => {
-      if (err instanceof Unsuitable) return 'unsuitable' as const;
-      if (err instanceof Gone) return 'gone' as const;
-      // another node got this allocation's uuid as its instance_uuid meanwhile
-      if (isUniqueViolation(err)) return 'unsuitable' as const;
-      throw err;
-    });
-    if (outcome !== 'unsuitable') return { kind: outcome };
-  }
-  return { kind: 'retry', suitable: found.nodes.length };
+  const wanted = nodeWanted(allocation);
+  const outcome = await transaction(ctx.database, async (tx) => {
+    const node = await reserveFreeNode(tx, wanted, allocation);
+    if (!node) return 'none' as const;
+    await takeNode(tx, ctx, allocation, node);
+    return 'done' as const;
+  }).catch((err) => {
+    if (err instanceof Unsuitable) return 'unsuitable' as const;
+    if (err instanceof Gone) return 'gone' as const;
+    // another node got this allocation's uuid as its instance_uuid meanwhile
+    if (isUniqueViolation(err)) return 'unsuitable' as const;
+    throw err;
+  });
+  if (outcome === 'done' || outcome === 'gone') return { kind: outcome };
+  if (outcome === 'unsuitable') return { kind: 'retry' };
+  // Read after the reservation found nothing: a node that became free meanwhile is seen here.
+  const reason = await whyNoNode(ctx.database, wanted);
+  return reason === null ? { kind: 'retry' } : { kind: 'failed', reason };
 }
 
 /**
- * The claim, ONE transaction: reserve the node with a compare-and-set that re-checks every
- * column condition of the search (PostgreSQL: a concurrent claimant waits on the row and then
- * finds it taken), re-check what columns cannot say (candidates, owner, traits), claim it in
+ * The rest of the claim, in the transaction that reserved `node` for the allocation: claim it in
  * the backend, record the requested traits in instance_info, and make the allocation active —
- * guarded by this conductor's affinity. Any failure rolls all of it back.
+ * guarded by this conductor's affinity (the spec's guarded update).
  */
-async function claimNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRecord, nodeId: number): Promise<'done'> {
-  if (!(await reserveForAllocation(tx, nodeId, allocation))) throw new Unsuitable();
-  const node: NodeRecord = (await findNodeById(tx, nodeId))!;
-  const wanted = { candidates: JSON.parse(allocation.candidate_nodes) as string[], owner: allocation.owner, traits: allocation.traits };
-  if (!stillSuitable(node, wanted)) throw new Unsuitable();
+async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRecord, node: ReservedNode): Promise<void> {
   if (!(await ctx.backend.claim(tx, allocation, node))) throw new Unsuitable();
   const instanceInfo = { ...(JSON.parse(node.instance_info) as Record<string, unknown>), traits: allocation.traits };
   await updateNode(tx, node.id, { instance_info: JSON.stringify(instanceInfo) });
-  // the spec's guarded update: only while this conductor still owns the allocation
   if (!(await finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'active', nodeId: node.id }))) throw new Gone();
   tx.afterCommit(() => {
     ctx.metrics.baremetalAllocationsFinished.inc({ state: 'active' });
     ctx.metrics.baremetalAllocationSeconds.observe(Math.max(0, tx.clock.nowMs() - Date.parse(allocation.created_at)) / 1000);
   });
-  return 'done';
 }
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */

@@ -1,13 +1,14 @@
-// The two allocation backends of the spec, behind one interface the allocation worker and the
-// node writes use:
-//   database   — candidates come from the nodes table; the claim is the node row itself.
+// The two allocation backends of the spec, behind one interface the allocation claim and the
+// node writes use. Both find the node the same way (store/candidates.ts: one statement picks and
+// reserves a free node in the nodes table); they differ in what else the claim writes:
+//   database   — nothing: the node row's reservation is the claim.
 //   placement  — every node is mirrored into allot's own Placement as a resource provider (uuid
 //                and name = the node's uuid) with inventory CUSTOM_<RESOURCE_CLASS>: 1 and the
-//                node's traits; candidates are the providers Placement says have room and the
-//                traits; the claim is a Placement allocation whose consumer is the allocation's
-//                uuid, written in the same transaction as the node and allocation rows. So
-//                Placement usage and node state cannot disagree, and a consumer that claims the
-//                node's provider through the Placement API takes the node out of the pool.
+//                node's traits; the claim is also a Placement allocation whose consumer is the
+//                allocation's uuid, written in the same transaction as the node and allocation
+//                rows, and refused when the provider has no room. The node providers belong to
+//                the bare-metal service (nodeProviderOwner below): no Placement API client can
+//                allocate them, so Placement usage and node state cannot disagree.
 import type { BaremetalBackendName } from '../../config.js';
 import { DomainError } from '../../core/errors.js';
 import type { Database, Db, Tx } from '../../db/database.js';
@@ -16,23 +17,21 @@ import type { PlacementContext, ProviderOwner } from '../../placement/context.js
 import * as classes from '../../placement/services/resource-classes.js';
 import * as placementTraits from '../../placement/services/traits.js';
 import { readConsumer, writeAllocations } from '../../placement/store/allocations.js';
+import { oneStatementClaim } from '../../placement/store/one-statement-claim.js';
 import { changeInventories, currentInventories } from '../../placement/store/inventories.js';
-import { idByName, idsByName } from '../../placement/store/names.js';
-import { deleteProvider, findAndLockProvider, insertProvider, listProviders } from '../../placement/store/providers.js';
+import { deleteProvider, findAndLockProvider, insertProvider } from '../../placement/store/providers.js';
 import { providerTraits, replaceProviderTraits } from '../../placement/store/traits.js';
 import { STANDARD_TRAITS, placementResourceClass } from '../core/rules.js';
 import type { AllocationRecord } from '../store/allocations.js';
-import { type Candidate, candidateQuery, eligibleNodes, nodesWithTraits } from '../store/candidates.js';
 import { type NodeRecord, nodeUuidsAmong } from '../store/nodes.js';
 
-export type CandidateResult = { nodes: Candidate[] } | { reason: string };
+/** What a claim needs of the node. */
+type ClaimedNode = Pick<NodeRecord, 'uuid' | 'resource_class'>;
 
 export interface AllocationBackend {
   readonly name: BaremetalBackendName;
-  /** The nodes an allocation may take now, or why there is none (Ironic's wording). */
-  candidates(db: Db, allocation: AllocationRecord): Promise<CandidateResult>;
-  /** Inside the claim transaction, after the node was re-checked: take it. False: it is taken. */
-  claim(tx: Tx, allocation: AllocationRecord, node: NodeRecord): Promise<boolean>;
+  /** Inside the claim transaction, after the node was reserved: take it. False: it is taken. */
+  claim(tx: Tx, allocation: AllocationRecord, node: ClaimedNode): Promise<boolean>;
   /** Inside a deallocation transaction: give the allocation's node back. */
   release(tx: Tx, allocationUuid: string): Promise<void>;
   /** Before a node write: create what the backend needs by name (Placement classes and traits). */
@@ -45,36 +44,8 @@ export interface AllocationBackend {
   holdsClaim(db: Db, allocationUuid: string): Promise<boolean>;
 }
 
-/** Stage 1, shared: nodes in a state to take the allocation (the spec's filter, without traits). */
-function eligible(db: Db, a: AllocationRecord): Promise<Candidate[]> {
-  return eligibleNodes(db, candidateQuery(a));
-}
-
-function noneMatch(a: AllocationRecord): { reason: string } {
-  const candidates = JSON.parse(a.candidate_nodes) as string[];
-  return {
-    reason: candidates.length
-      ? `none of the requested nodes are available and match the resource class ${a.resource_class}`
-      : `no available nodes match the resource class ${a.resource_class}`,
-  };
-}
-
-const noTraits = (a: AllocationRecord) => ({ reason: `no suitable nodes have the requested traits ${a.traits.join(', ')}` });
-
 export const databaseBackend: AllocationBackend = {
   name: 'database',
-  async candidates(db, a) {
-    const found = await eligible(db, a);
-    if (!found.length) return noneMatch(a);
-    if (!a.traits.length) return { nodes: found };
-    const withTraits = await nodesWithTraits(
-      db,
-      found.map((n) => n.id),
-      a.traits,
-    );
-    const nodes = found.filter((n) => withTraits.has(n.id));
-    return nodes.length ? { nodes } : noTraits(a);
-  },
   async claim() {
     return true; // the node row's compare-and-set is the claim
   },
@@ -86,6 +57,9 @@ export const databaseBackend: AllocationBackend = {
     return true;
   },
 };
+
+/** The SQLSTATE of the one-statement claim's refusal (allot_assert, migration 004). */
+const CLAIM_REFUSED = 'P0001';
 
 /** Placement's stand-in project and user for bare-metal claims without an owner. */
 const PLACEMENT_USER = 'allot-baremetal';
@@ -102,31 +76,31 @@ const NOT_CLAIMABLE: readonly string[] = [
 
 export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
-  async candidates(db, a) {
-    const found = await eligible(db, a);
-    if (!found.length) return noneMatch(a);
-    const classId = await idByName(db, 'resource_classes', placementResourceClass(a.resource_class ?? ''));
-    const traitIds = await idsByName(db, 'traits', a.traits);
-    // A trait Placement does not know is a trait no provider has.
-    if (classId === undefined) return noneMatch(a);
-    if (traitIds.size < new Set(a.traits).size) return noTraits(a);
-    const roomy = await listProviders(db, { resources: new Map([[classId, 1]]), requiredTraits: [...traitIds.values()] });
-    const uuids = new Set(roomy.map((p) => p.uuid));
-    const nodes = found.filter((n) => uuids.has(n.uuid));
-    if (nodes.length) return { nodes };
-    return a.traits.length ? noTraits(a) : noneMatch(a);
-  },
   async claim(tx, a, node) {
+    const writes = [
+      {
+        consumerUuid: a.uuid,
+        allocations: new Map([[node.uuid, new Map([[placementResourceClass(node.resource_class ?? ''), 1]])]]),
+        projectId: a.owner ?? PLACEMENT_USER,
+        userId: PLACEMENT_USER,
+        generation: null,
+      },
+    ];
+    // PostgreSQL: Placement's one-statement claim, one round trip instead of six. A refusal raises
+    // and aborts this transaction; the claim is then refused as a whole (the caller rolls back),
+    // as the general write's refusal would be.
+    const oneStatement = await oneStatementClaim(tx, placement.names, writes);
+    if (oneStatement) {
+      try {
+        await oneStatement(tx);
+        return true;
+      } catch (err) {
+        if ((err as { code?: string }).code === CLAIM_REFUSED) return false;
+        throw err;
+      }
+    }
     try {
-      await writeAllocations(tx, placement.names, [
-        {
-          consumerUuid: a.uuid,
-          allocations: new Map([[node.uuid, new Map([[placementResourceClass(node.resource_class ?? ''), 1]])]]),
-          projectId: a.owner ?? PLACEMENT_USER,
-          userId: PLACEMENT_USER,
-          generation: null,
-        },
-      ]);
+      await writeAllocations(tx, placement.names, writes);
       return true;
     } catch (err) {
       // no room (someone holds the provider), no provider, or a consumer of that uuid exists

@@ -2,8 +2,6 @@
 // that is offline or whose heartbeat is older than the timeout is dead, and its work is taken over.
 import type { Db, Tx } from '../../db/database.js';
 
-import { isUniqueViolation } from '../../db/sql-helpers.js';
-
 export interface ConductorRow {
   hostname: string;
   online: number;
@@ -12,22 +10,18 @@ export interface ConductorRow {
   updated_at: string | null;
 }
 
-/** Register (or re-register after a restart) as online with a fresh heartbeat. */
+/**
+ * Register (or re-register after a restart) as online with a fresh heartbeat. One upsert: two
+ * processes with the same --conductor-id registering at one instant both succeed (an insert that
+ * lost that race would abort a PostgreSQL transaction).
+ */
 export async function registerConductor(db: Tx, hostname: string): Promise<void> {
   const now = db.clock.nowIso();
-  const updated = await db.db
-    .updateTable('baremetal_conductors')
-    .set({ online: 1, heartbeat_at: now, updated_at: now })
-    .where('hostname', '=', hostname)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 1) return;
-  try {
-    await db.db.insertInto('baremetal_conductors').values({ hostname, online: 1, heartbeat_at: now, created_at: now, updated_at: null }).execute();
-  } catch (err) {
-    // another process with the same --conductor-id registered at the same instant
-    if (!isUniqueViolation(err)) throw err;
-    await db.db.updateTable('baremetal_conductors').set({ online: 1, heartbeat_at: now, updated_at: now }).where('hostname', '=', hostname).execute();
-  }
+  await db.db
+    .insertInto('baremetal_conductors')
+    .values({ hostname, online: 1, heartbeat_at: now, created_at: now, updated_at: null })
+    .onConflict((oc) => oc.column('hostname').doUpdateSet({ online: 1, heartbeat_at: now, updated_at: now }))
+    .execute();
 }
 
 export async function heartbeat(db: Tx, hostname: string): Promise<void> {

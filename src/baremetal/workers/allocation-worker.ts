@@ -1,12 +1,12 @@
 // The allocation worker of one process ("a thread is spawned for the remaining allocation
 // process"): what is done with each allocation id in the context's queue, `allocationWorkers` at
-// a time. Each is tried until it is active, failed or gone; when every candidate was taken or
-// changed under us (another worker won it, or it is busy in a power transition), it is tried
-// again after a short random pause, so racing workers spread out. A search that finds nothing
-// while some node that would match is still settling its power state (a power change under way)
-// waits for it the same way. It fails only when a fresh search finds no candidate at all and
-// nothing is settling (the error says which filter emptied the list) or when retries run out. A database fault (unreachable, failing over) fails nothing: the allocation
-// waits with backoff until the database answers, and is tried again.
+// a time — the allocations that could not be finished in their request (no node free at that
+// moment, or a configured delay). Each is tried until it is active, failed or gone; while the
+// nodes that would do are held by other allocations or still settling their power state (a power
+// change under way), it is tried again after a short random pause, so racing workers spread out.
+// It fails when no node in the pool could ever do (the error says which filter emptied it) or
+// when retries run out. A database fault (unreachable, failing over) fails nothing: the
+// allocation waits with backoff until the database answers, and is tried again.
 import { backoffDelay } from '../../core/backoff.js';
 import { classifyFault } from '../../db/faults.js';
 import type { BaremetalContext } from '../context.js';
@@ -16,7 +16,7 @@ import { type Work, pause } from './queue.js';
 
 /** How long an allocation keeps retrying nodes that other workers hold before it gives up. */
 const RETRY_WINDOW_MS = 60_000;
-/** Pauses between searches when every candidate was held by another worker. */
+/** Pauses between tries while the nodes that would do are held or settling. */
 const RACE_BACKOFF = { baseMs: 10, maxMs: 500 };
 /** Waits while the database is unreachable. */
 const FAULT_BACKOFF = { baseMs: 100, maxMs: 5_000 };
@@ -35,15 +35,8 @@ export function allocationWork(ctx: BaremetalContext): Work<number> {
         const attempt = await attemptAllocation(ctx, id);
         if (attempt.kind === 'done' || attempt.kind === 'gone') return;
         if (attempt.kind === 'failed') return void (await failAllocation(ctx, await uuidOf(id), attempt.reason));
-        if (attempt.kind === 'wait') {
-          // nodes are settling into candidates (a power change under way): look again shortly
-          if (ctx.clock.nowMs() > deadline) return void (await failAllocation(ctx, await uuidOf(id), attempt.reason));
-          await pause(backoffDelay(round, RACE_BACKOFF), stopping);
-          continue;
-        }
-        if (ctx.clock.nowMs() > deadline)
-          return void (await failAllocation(ctx, await uuidOf(id), `could not reserve any of ${attempt.suitable} suitable nodes`));
-        // everything we tried was held by someone else: back off with jitter, then search again
+        if (ctx.clock.nowMs() > deadline) return void (await failAllocation(ctx, await uuidOf(id), 'could not reserve any of the suitable nodes'));
+        // the nodes that would do are held by someone else or settling: back off with jitter, then try again
         await pause(backoffDelay(round, RACE_BACKOFF), stopping);
       } catch (err) {
         if (stopping.aborted) return;

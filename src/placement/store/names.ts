@@ -43,11 +43,6 @@ export async function idsByName(db: Db, table: NameTable, names: readonly string
   return out;
 }
 
-export async function idByName(db: Db, table: NameTable, name: string): Promise<number | undefined> {
-  const row = await db.db.selectFrom(table).select('id').where('name', '=', name).executeTakeFirst();
-  return row?.id;
-}
-
 /**
  * The ids of the names this process has seen, per table: every claim resolves its class names, and
  * a lookup per claim was a round trip. One per process and database (the Placement context).

@@ -91,6 +91,8 @@ export class ProviderIndex implements ProviderModel {
   private loadedAt = 0;
   private fullRefreshMs = FULL_REFRESH_MS;
   private refreshing: Promise<void> | null = null;
+  /** while the periodic full reload runs in the background: ids invalidated since it began */
+  private touchedDuringReload: Set<number> | null = null;
   /** bumped when providers come or go, move in their trees, or the sharing anchors change */
   structureVersion = 0;
   /** what the candidate search derived from the structure, kept while structureVersion stays */
@@ -134,7 +136,11 @@ export class ProviderIndex implements ProviderModel {
       this.everything = true;
       // 'all' is also how a process says it deleted or renamed a resource class or trait
       this.names.forget();
-    } else for (const id of ids) this.stale.add(id);
+    } else
+      for (const id of ids) {
+        this.stale.add(id);
+        this.touchedDuringReload?.add(id);
+      }
     if (ids === 'all' || this.stale.size > before) this.marked++;
   }
 
@@ -173,7 +179,7 @@ export class ProviderIndex implements ProviderModel {
   /** The index with every change committed before this call applied. */
   async current(): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
-    if (performance.now() - this.loadedAt > this.fullRefreshMs) this.invalidate('all');
+    if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.touchedDuringReload) this.reloadInBackground();
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
       const row = await readStatement<{ data_version: number }>('pragma data_version').one(this.database, []);
@@ -198,7 +204,7 @@ export class ProviderIndex implements ProviderModel {
    */
   applyUsage(id: number, generation: number, used: Map<string, number>): void {
     const p = this.providers.get(id);
-    if (!p || this.refreshing || this.everything || this.stale.has(id)) {
+    if (!p || this.refreshing || this.touchedDuringReload || this.everything || this.stale.has(id)) {
       this.invalidate([id]);
       return;
     }
@@ -239,7 +245,10 @@ export class ProviderIndex implements ProviderModel {
       throw err;
     }
     this.applied = upTo;
-    if (!everything) return;
+    if (everything) this.loaded(started);
+  }
+
+  private loaded(started: number): void {
     const ms = performance.now() - started;
     this.loadedAt = performance.now();
     // The safety net (a full reload every so often) may take at most ~3% of a core.
@@ -248,12 +257,31 @@ export class ProviderIndex implements ProviderModel {
   }
 
   /**
+   * The safety net: every provider read again while searches go on with what the index holds (at
+   * a million providers a reload takes tens of seconds, and no search may wait for that). A chunk
+   * read before a change it then overwrites is made good at once: the providers invalidated since
+   * the reload began are marked stale again as their chunk is applied, so the next search re-reads
+   * them, as it would without the reload.
+   */
+  private reloadInBackground(): void {
+    const touched = new Set<number>();
+    this.touchedDuringReload = touched;
+    const started = performance.now();
+    this.reloadAll(touched)
+      .then(() => this.loaded(started))
+      .catch(() => this.invalidate('all')) // the next search reloads, and waits for it
+      .finally(() => {
+        this.touchedDuringReload = null;
+      });
+  }
+
+  /**
    * Every provider, read in chunks of ids so that memory stays bounded at a million providers,
    * each chunk applied in place as it arrives (a search in between sees some providers a little
    * older than others, which candidates tolerate: every claim re-checks under its locks).
    * Providers that are gone are dropped at the end.
    */
-  private async reloadAll(): Promise<void> {
+  private async reloadAll(touched?: Set<number>): Promise<void> {
     const seen = new Set<number>();
     let after = 0;
     for (;;) {
@@ -261,11 +289,15 @@ export class ProviderIndex implements ProviderModel {
       if (rows.providers.length === 0) break;
       for (const r of rows.providers) seen.add(Number(r.id));
       this.apply(rows, []);
+      // in the background: what changed since the reload began may be older in this chunk
+      if (touched?.size) this.invalidate(rows.providers.map((r) => Number(r.id)).filter((id) => touched.has(id)));
       after = Number(rows.providers[rows.providers.length - 1]!.id);
       if (rows.providers.length < LOAD_CHUNK) break;
     }
-    const gone = [...this.providers.keys()].filter((id) => !seen.has(id));
+    // A provider made after its chunk was read is not gone: it is re-read as the change it is.
+    const gone = [...this.providers.keys()].filter((id) => !seen.has(id) && !touched?.has(id));
     for (const id of gone) this.remove(id);
+    if (touched?.size) this.invalidate(touched);
     this.computeSharingAnchors();
     this.structureVersion++;
   }
