@@ -7,8 +7,15 @@
 //   npm run bench:ids                          # both databases, 1M seeded, 2000 allocations per case
 //   npm run bench:ids -- --db sqlite --seed 200000 --allocations 1000 --concurrency 8 --sqlite-sync normal
 //
+// `--served` measures issue 15's paths instead, against `allot serve` processes built from
+// `--root` (bench/lib/ids-served.ts): one pool allocated by 48 clients over 3 processes, the bulk
+// fill rate (imports of 100, then of 10 000 up to `--fill` values held, 1 M by default), and
+// listings and allocations with the pool full; `--out FILE` writes the JSON there:
+//
+//   npm run build && npm run bench:ids -- --served --db postgres --root /path/to/other/tree
+//
 // PostgreSQL: DATABASE_URL (allowing CREATE DATABASE) or a throwaway embedded server. Prints JSON.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +24,7 @@ import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
 import { importAllocations } from '../src/ids/services/allocations.js';
 import { startAllot } from '../src/server/start.js';
+import { runServed, servedTable } from './lib/ids-served.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 
 const { values: opts } = parseArgs({
@@ -26,6 +34,17 @@ const { values: opts } = parseArgs({
     allocations: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '8' },
     'sqlite-sync': { type: 'string', default: 'full' },
+    served: { type: 'boolean', default: false },
+    root: { type: 'string', default: process.cwd() },
+    processes: { type: 'string', default: '3' },
+    clients: { type: 'string', default: '48' },
+    'small-batch': { type: 'string', default: '100' },
+    'small-values': { type: 'string', default: '20000' },
+    fill: { type: 'string', default: '1000000' },
+    out: { type: 'string' },
+    'fill-batch': { type: 'string', default: '10000' },
+    'fill-timeout': { type: 'string', default: '240' },
+    pages: { type: 'string', default: '50' },
   },
 });
 const SEED = Number(opts.seed);
@@ -137,6 +156,31 @@ async function runOn(db: string, url: string): Promise<{ results: Result[]; seed
   } finally {
     await running.close();
   }
+}
+
+if (opts.served) {
+  const runs: Record<string, unknown> = {};
+  for (const db of opts.db === 'both' ? (['sqlite', 'postgres'] as const) : [opts.db as 'sqlite' | 'postgres']) {
+    runs[db] = await runServed({
+      root: path.resolve(opts.root),
+      db,
+      processes: Number(opts.processes),
+      clients: Number(opts.clients),
+      allocations: N,
+      smallBatch: Number(opts['small-batch']),
+      smallValues: Number(opts['small-values']),
+      held: Number(opts.fill),
+      fillBatch: Number(opts['fill-batch']),
+      fillTimeoutS: Number(opts['fill-timeout']),
+      pages: Number(opts.pages),
+      progress,
+    });
+  }
+  const doc = { benchmark: 'ids-served', node: process.version, cpus: os.cpus().length, at: new Date().toISOString(), runs, table: servedTable(runs) };
+  const text = JSON.stringify(doc, null, 2);
+  if (opts.out) writeFileSync(opts.out, `${text}\n`);
+  else console.log(text);
+  process.exit(0);
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-ids-'));

@@ -68,6 +68,8 @@ export async function startAllot(opts: {
   extraArgs?: string[];
   nodeArgs?: string[];
   env?: NodeJS.ProcessEnv;
+  /** the main port (the identifier and bare-metal APIs); 0 = any */
+  mainPort?: number;
 }): Promise<Target> {
   const main = path.join(opts.root, 'dist/cli/main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\``);
@@ -79,7 +81,7 @@ export async function startAllot(opts: {
     '--db',
     opts.db,
     '--port',
-    '0',
+    String(opts.mainPort ?? 0),
     '--placement-port',
     String(port),
     '--log-level',

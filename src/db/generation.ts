@@ -1,5 +1,6 @@
 // The one optimistic-concurrency helper: move a row's generation (or version) from `expected` to
 // `expected + 1`, or report that someone else moved it first.
+import type { Compilable } from 'kysely';
 import { writeStatement } from './statement.js';
 import type { Tx } from './database.js';
 
@@ -42,4 +43,21 @@ export async function bumpGeneration(
   ]);
   if (changed !== 1) throw lost();
   return expected + 1;
+}
+
+/**
+ * The same compare-and-set as a query, for a caller that sends it with other writes in one round
+ * trip (`writeTogether`, last, so that its changed-row count is the one returned): 1 row changed
+ * means the generation moved from `expected` to `expected + 1`.
+ */
+export function bumpGenerationQuery(tx: Tx, table: VersionedTable, id: number | string, expected: number, also: Record<string, unknown> = {}): Compilable {
+  const column = VERSION_COLUMNS[table];
+  const changes = { ...also, [column]: expected + 1, updated_at: tx.clock.nowIso() };
+  // The table is one of VERSION_COLUMNS': its id and version columns exist, which the union of
+  // their row types cannot show.
+  return tx.db
+    .updateTable(table)
+    .set(changes as never)
+    .where('id' as never, '=', id as never)
+    .where(column as never, '=', expected as never);
 }

@@ -15,6 +15,7 @@ import * as health from './migrations/005-health.js';
 import * as idsSafety from './migrations/006-ids-safety.js';
 import * as idsProjects from './migrations/007-ids-projects.js';
 import * as baremetalInventory from './migrations/008-baremetal-inventory.js';
+import * as idsSpeed from './migrations/009-ids-speed.js';
 import * as baremetalFreeNodes from './migrations/010-baremetal-free-nodes.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
@@ -29,6 +30,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['006-ids-safety', idsSafety],
   ['007-ids-projects', idsProjects],
   ['008-baremetal-inventory', baremetalInventory],
+  ['009-ids-speed', idsSpeed],
   ['010-baremetal-free-nodes', baremetalFreeNodes],
 ];
 

@@ -1,5 +1,6 @@
 // Small pieces of SQL that differ between the dialects, kept in one place.
-import type { Tx } from './database.js';
+import { CompiledQuery } from 'kysely';
+import { type Database, type Tx, kyselyOf } from './database.js';
 
 /** Is this a unique-constraint violation (two writers created the same name/uuid)? */
 export function isUniqueViolation(err: unknown): boolean {
@@ -16,4 +17,15 @@ export async function lockRows(tx: Tx, table: 'resource_providers' | 'consumers'
   if (tx.dialect !== 'postgres' || ids.length === 0) return;
   const sorted = [...new Set(ids)].sort((a, b) => a - b);
   await tx.db.selectFrom(table).select('id').where('id', 'in', sorted).orderBy('id').forUpdate().execute();
+}
+
+/**
+ * PostgreSQL: gather the planner's statistics of these tables now. A bulk load can grow a table
+ * faster than autovacuum analyzes it; planned with the old row counts, the import's probes took
+ * bitmap scans over the whole pool (measured: 35–42 ms instead of 0.1–2.3 ms for 100 items at
+ * 60 000 rows held). SQLite's planner prefers the indexes without statistics: nothing to do.
+ */
+export async function refreshStatistics(database: Database, tables: readonly string[]): Promise<void> {
+  if (database.dialect !== 'postgres') return;
+  await kyselyOf(database).executeQuery(CompiledQuery.raw(`analyze ${tables.join(', ')}`));
 }

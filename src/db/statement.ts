@@ -7,7 +7,7 @@
 // A read runs on any handle; a write only inside a transaction (its methods take a Tx), like the
 // builders. Make constant texts once, at module level; a text built per call (an IN list of n
 // placeholders) costs one small string rewrite.
-import { CompiledQuery, type RawBuilder } from 'kysely';
+import { type Compilable, CompiledQuery, type RawBuilder } from 'kysely';
 import { type Database, type Db, kyselyOf, type Tx } from './database.js';
 import { prepareOnPostgres } from './open.js';
 
@@ -66,4 +66,32 @@ export async function rawRead<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
     throw new Error(`not a read: ${compiled.sql.slice(0, 60)}`);
   }
   return (await kyselyOf(db).executeQuery<R>(compiled)).rows;
+}
+
+/**
+ * Several writes of one transaction in one round trip. On PostgreSQL they become one statement:
+ * every write but the last a data-modifying CTE (PostgreSQL runs each exactly once, referenced or
+ * not), the last the statement itself. On SQLite they run one after another (in-process: there is
+ * no round trip to save). The writes must not change the same row twice (the parts of one
+ * PostgreSQL statement all see the same snapshot). Returns the rows the last write changed, so a
+ * compare-and-set can go last.
+ */
+export async function writeTogether(tx: Tx, writes: ReadonlyArray<Compilable>): Promise<number> {
+  const kysely = kyselyOf(tx);
+  const compiled = writes.map((w) => w.compile());
+  if (tx.dialect !== 'postgres') {
+    let changed = 0;
+    for (const c of compiled) changed = Number((await kysely.executeQuery(c)).numAffectedRows ?? 0);
+    return changed;
+  }
+  // Kysely numbers each query's parameters from $1: shift them into one sequence.
+  const params: unknown[] = [];
+  const texts = compiled.map((c) => {
+    const offset = params.length;
+    params.push(...c.parameters);
+    return c.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+  });
+  const last = texts.pop()!;
+  const text = texts.length === 0 ? last : `with ${texts.map((t, i) => `w${i} as (${t})`).join(', ')} ${last}`;
+  return Number((await kysely.executeQuery(CompiledQuery.raw(text, params))).numAffectedRows ?? 0);
 }

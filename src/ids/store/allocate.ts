@@ -13,8 +13,9 @@ import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { type FreeRow, firstSpanFrom, freeSpanHolding, giveBack, lastSpan, takeFrom } from './free-ranges.js';
-import type { LockedPool, PoolRef } from './pools.js';
+import { writeTogether } from '../../db/statement.js';
+import { type FreeRow, type Probe, freeSpanHolding, giveBack, probeAuto, takeWrites } from './free-ranges.js';
+import { type LockedPool, type PoolRef, flushPoolWith } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
 
@@ -91,21 +92,24 @@ function differences(space: PoolSpace, existing: AllocationRow, asked: string): 
 const random32 = () => randomInt(0, 2 ** 32);
 const RANDOM_TRIES = 8;
 
-/** Allocate for one request in a pool already locked by the caller. Idempotent per owner+purpose. */
-export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRequest, source = 'api'): Promise<AllocationOutcome> {
+/**
+ * Allocate for one request in a pool already locked by the caller. Idempotent per owner+purpose.
+ * An automatic allocation asks its questions in one statement (probeAuto) and writes in one
+ * (writeTogether: the free span, the allocation and, with `flush`, the pool's counters), so the
+ * pool's lock is held for two round trips and the commit (issue 15: nine before).
+ */
+export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRequest, source = 'api', flush = false): Promise<AllocationOutcome> {
   const purpose = req.purpose ?? '';
   const block = blockSize(pool.space, req);
   const explicit = req.value === undefined ? null : parseRequestedValue(pool.space, req.value, block);
-
-  const existing = await tx.db
-    .selectFrom('ids_allocations')
-    .selectAll()
-    .where('pool_id', '=', pool.id)
-    .where('owner', '=', req.owner)
-    .where('purpose', '=', purpose)
-    .executeTakeFirst();
   const params = requestParams(req, block, explicit);
-  if (existing) {
+
+  let chosen: Choice | null = null;
+  let heldId: string | null;
+  if (explicit) heldId = (await heldBy(tx, pool.id, req.owner, purpose))?.id ?? null;
+  else ({ chosen, heldId } = await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy, { owner: req.owner, purpose }));
+  if (heldId !== null) {
+    const existing = await tx.db.selectFrom('ids_allocations').selectAll().where('id', '=', heldId).executeTakeFirstOrThrow();
     const differs = differences(pool.space, existing, params);
     if (differs.length > 0) {
       throw idsDomainError('idempotency_mismatch', {
@@ -120,11 +124,10 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     return { row: existing, created: false };
   }
 
-  const chosen = explicit ? await takeExplicit(tx, pool, explicit) : await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy);
+  if (explicit) chosen = await takeExplicit(tx, pool, explicit);
   if (!chosen) {
     throw idsDomainError('pool_exhausted', { pool: pool.name, size: block.toString() });
   }
-  await takeFrom(tx, pool.id, chosen.row, chosen.span);
   pool.used += block;
   pool.allocationCount += 1;
   if (!explicit) pool.lastKey = keyOf(chosen.span.last);
@@ -148,8 +151,21 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     created_at: now,
     updated_at: now,
   };
-  await tx.db.insertInto('ids_allocations').values(row).execute();
+  const writes = [...takeWrites(tx, pool.id, chosen.row, chosen.span), tx.db.insertInto('ids_allocations').values(row)];
+  if (!flush) await writeTogether(tx, writes);
+  else await flushPoolWith(tx, pool, writes);
   return { row, created: true };
+}
+
+/** What this owner holds in the pool for this purpose, if anything. */
+async function heldBy(db: Db, poolId: number, owner: string, purpose: string): Promise<AllocationRow | undefined> {
+  return db.db
+    .selectFrom('ids_allocations')
+    .selectAll()
+    .where('pool_id', '=', poolId)
+    .where('owner', '=', owner)
+    .where('purpose', '=', purpose)
+    .executeTakeFirst();
 }
 
 /** An allocation's value as the client writes it. */
@@ -190,40 +206,64 @@ async function allocationOverlapping(db: Db, poolId: number, span: Span): Promis
   return before && fromKey(before.last_key) >= span.first ? before : null;
 }
 
-async function pickAutomatic(tx: Tx, pool: LockedPool, block: bigint, strategy: Strategy): Promise<Choice | null> {
+/**
+ * The block an automatic allocation takes, by strategy, from the answers of one probeAuto
+ * statement: every question the strategy may ask (the fallbacks included) is asked at once.
+ */
+async function pickAutomatic(
+  tx: Tx,
+  pool: LockedPool,
+  block: bigint,
+  strategy: Strategy,
+  holder: { owner: string; purpose: string },
+): Promise<{ chosen: Choice | null; heldId: string | null }> {
   const k = log2Exact(block);
-  /** the first block at or after `from`, in the span holding `from` or in a later one */
-  const fitFrom = async (from: bigint): Promise<Choice | null> => {
-    const holding = await freeSpanHolding(tx, pool.id, 'auto', from);
-    if (holding) {
-      const start = alignedBlockIn(holding, block, from);
-      if (start !== null) return { row: holding, span: { first: start, last: start + block - 1n } };
-    }
-    const next = await firstSpanFrom(tx, pool.id, 'auto', from + 1n, k, pool.maxK);
-    const start = next ? alignedBlockIn(next, block) : null;
-    return next && start !== null ? { row: next, span: { first: start, last: start + block - 1n } } : null;
+  const probes: Probe[] = [];
+  /** the probes of "the first block at or after `from`": in the span holding `from`, or in a later one */
+  const fitFrom = (from: bigint) => {
+    const at = probes.length;
+    probes.push({ kind: 'holding', at: from }, { kind: 'from', from: from + 1n, k });
+    return (answers: Array<FreeRow | null>): Choice | null => {
+      const holding = answers[at];
+      const start = holding ? alignedBlockIn(holding, block, from) : null;
+      if (holding && start !== null) return { row: holding, span: { first: start, last: start + block - 1n } };
+      const next = answers[at + 1];
+      const nextStart = next ? alignedBlockIn(next, block) : null;
+      return next && nextStart !== null ? { row: next, span: { first: nextStart, last: nextStart + block - 1n } } : null;
+    };
   };
-  if (strategy === 'lowest') return fitFrom(0n);
-  if (strategy === 'highest') {
-    const row = await lastSpan(tx, pool.id, 'auto', k, pool.maxK);
-    if (!row) return null;
-    const start = alignDown(row.last - block + 1n, block);
-    return start >= row.first ? { row, span: { first: start, last: start + block - 1n } } : null;
-  }
-  if (strategy === 'next_after_last') {
+  let choose: (answers: Array<FreeRow | null>) => Choice | null;
+  if (strategy === 'lowest') choose = fitFrom(0n);
+  else if (strategy === 'highest') {
+    probes.push({ kind: 'last', k });
+    choose = ([row]) => {
+      if (!row) return null;
+      const start = alignDown(row.last - block + 1n, block);
+      return start >= row.first ? { row, span: { first: start, last: start + block - 1n } } : null;
+    };
+  } else if (strategy === 'next_after_last') {
     const from = pool.lastKey === null ? 0n : fromKey(pool.lastKey) + 1n;
-    return (await fitFrom(from)) ?? (from > 0n ? fitFrom(0n) : null);
+    const after = fitFrom(from);
+    const wrapped = fitFrom(0n);
+    choose = (answers) => after(answers) ?? wrapped(answers);
+  } else {
+    // random: draw uniformly over the ranges and keep the first draw that lands on a free aligned
+    // block (uniform over free blocks); after RANDOM_TRIES misses (a nearly full pool) take the
+    // first fit after one more draw, or the lowest.
+    const draws = Array.from({ length: RANDOM_TRIES }, () => alignDown(randomPoint(pool), block));
+    for (const v of draws) probes.push({ kind: 'holding', at: v });
+    const after = fitFrom(randomPoint(pool));
+    const lowest = fitFrom(0n);
+    choose = (answers) => {
+      for (const [i, v] of draws.entries()) {
+        const holding = answers[i];
+        if (holding && v >= holding.first && v + block - 1n <= holding.last) return { row: holding, span: { first: v, last: v + block - 1n } };
+      }
+      return after(answers) ?? lowest(answers);
+    };
   }
-  // random: draw uniformly over the ranges and keep the draw when it lands on a free aligned
-  // block (uniform over free blocks); after RANDOM_TRIES misses (a nearly full pool) take the
-  // first fit after one more draw, so the cost stays bounded.
-  for (let i = 0; i < RANDOM_TRIES; i++) {
-    const v = alignDown(randomPoint(pool), block);
-    const holding = await freeSpanHolding(tx, pool.id, 'auto', v);
-    if (holding && v >= holding.first && v + block - 1n <= holding.last) return { row: holding, span: { first: v, last: v + block - 1n } };
-  }
-  const from = randomPoint(pool);
-  return (await fitFrom(from)) ?? fitFrom(0n);
+  const { answers, heldId } = await probeAuto(tx, pool, probes, holder);
+  return { chosen: heldId === null ? choose(answers) : null, heldId };
 }
 
 const alignDown = (v: bigint, block: bigint) => v - (v % block);
@@ -253,6 +293,8 @@ export async function releaseInPool(tx: Tx, pool: LockedPool, row: AllocationRow
 
 /** Release the reservations of a locked pool whose lease has run out. */
 export async function expireLeasesInPool(tx: Tx, pool: LockedPool): Promise<number> {
+  if (!pool.hasExpiredLeases) return 0;
+  pool.hasExpiredLeases = false;
   const expired = await tx.db.selectFrom('ids_allocations').selectAll().where('pool_id', '=', pool.id).where('expires_at', '<=', tx.clock.nowIso()).execute();
   for (const row of expired) await releaseInPool(tx, pool, row);
   return expired.length;

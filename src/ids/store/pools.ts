@@ -2,10 +2,11 @@
 // pool's holdings runs with the pool's row locked (PostgreSQL `FOR UPDATE`; SQLite's one writer),
 // so racers for one pool queue while other pools are untouched, and ends with `flushPool`, which
 // moves the pool's generation with a compare-and-set and stores its counters.
-import type { Selectable } from 'kysely';
+import type { Compilable, Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
-import { bumpGeneration } from '../../db/generation.js';
+import { bumpGeneration, bumpGenerationQuery } from '../../db/generation.js';
+import { writeTogether } from '../../db/statement.js';
 import type { IdsPoolTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
@@ -32,6 +33,8 @@ export interface LockedPool {
   maxK: number;
   /** the counters or last_key changed: `flushPool` must store them and move the generation */
   dirty: boolean;
+  /** a reservation of the pool had run out when it was locked (see lockingSelect) */
+  hasExpiredLeases: boolean;
 }
 
 /** What a view of an allocation needs of its pool. */
@@ -82,7 +85,7 @@ export async function listPools(db: Db, after: string | null, limit: number, sco
   return q.orderBy('name').limit(limit).execute();
 }
 
-const toLocked = (row: PoolRow): LockedPool => {
+const toLocked = (row: PoolRow): Omit<LockedPool, 'hasExpiredLeases'> => {
   const space = deserializeSpace(row.definition);
   return {
     id: row.id,
@@ -99,14 +102,34 @@ const toLocked = (row: PoolRow): LockedPool => {
   };
 };
 
+/**
+ * The pools' rows, locked (PostgreSQL `FOR UPDATE`; SQLite's one writer), with whether each holds
+ * a lease past due — asked in the same statement to spare an allocation the round trip of looking
+ * for expired leases when there are none (nearly always). On PostgreSQL that flag comes from the
+ * statement's snapshot, taken before the lock was granted: a lease that ran out meanwhile is missed
+ * and released by the next writer or the lease worker instead; one never handed out is never freed.
+ */
+function lockingSelect(tx: Tx) {
+  const now = tx.clock.nowIso();
+  const q = tx.db
+    .selectFrom('ids_pools')
+    .selectAll()
+    .select((eb) =>
+      eb
+        .exists(eb.selectFrom('ids_allocations as a').select('a.id').whereRef('a.pool_id', '=', 'ids_pools.id').where('a.expires_at', '<=', now))
+        .as('has_expired_leases'),
+    );
+  return tx.dialect === 'postgres' ? q.forUpdate() : q;
+}
+
+const lockedOf = (r: PoolRow & { has_expired_leases: unknown }): LockedPool => ({ ...toLocked(r), hasExpiredLeases: Boolean(r.has_expired_leases) });
+
 /** Lock pools by name, in id order (so two multi-pool writers cannot deadlock). `pool_not_found` for a missing one. */
 export async function lockPools(tx: Tx, names: readonly string[]): Promise<Map<string, LockedPool>> {
   const unique = [...new Set(names)];
-  let q = tx.db.selectFrom('ids_pools').selectAll().where('name', 'in', unique).orderBy('id');
-  if (tx.dialect === 'postgres') q = q.forUpdate();
-  const rows = await q.execute();
+  const rows = await lockingSelect(tx).where('name', 'in', unique).orderBy('id').execute();
   const out = new Map<string, LockedPool>();
-  for (const r of rows) out.set(r.name, toLocked(r));
+  for (const r of rows) out.set(r.name, lockedOf(r));
   for (const n of unique) if (!out.has(n)) throw idsDomainError('pool_not_found', { pool: n });
   return out;
 }
@@ -116,9 +139,7 @@ export async function lockPool(tx: Tx, name: string): Promise<LockedPool> {
 }
 
 export async function lockPoolById(tx: Tx, id: number): Promise<LockedPool> {
-  let q = tx.db.selectFrom('ids_pools').selectAll().where('id', '=', id);
-  if (tx.dialect === 'postgres') q = q.forUpdate();
-  return toLocked(await q.executeTakeFirstOrThrow());
+  return lockedOf(await lockingSelect(tx).where('id', '=', id).executeTakeFirstOrThrow());
 }
 
 /** Store a locked pool's counters and move its generation (compare-and-set against what we locked). */
@@ -132,6 +153,19 @@ export async function flushPool(tx: Tx, pool: LockedPool): Promise<void> {
     () => new RetryableConflict(`pool ${pool.name} changed under its lock`, () => idsDomainError('changed_concurrently', { resource: 'pool' })),
     { used_count: pool.used.toString(), allocation_count: pool.allocationCount, last_key: pool.lastKey },
   );
+  pool.dirty = false;
+}
+
+/**
+ * `flushPool` sent with other writes of the pool in one round trip (the compare-and-set last):
+ * what an allocation does to save the round trip that flushing alone costs under the lock.
+ */
+export async function flushPoolWith(tx: Tx, pool: LockedPool, writes: readonly Compilable[]): Promise<void> {
+  const counters = { used_count: pool.used.toString(), allocation_count: pool.allocationCount, last_key: pool.lastKey };
+  const changed = await writeTogether(tx, [...writes, bumpGenerationQuery(tx, 'ids_pools', pool.id, pool.generation, counters)]);
+  if (changed !== 1)
+    throw new RetryableConflict(`pool ${pool.name} changed under its lock`, () => idsDomainError('changed_concurrently', { resource: 'pool' }));
+  pool.generation += 1;
   pool.dirty = false;
 }
 
