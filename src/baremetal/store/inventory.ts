@@ -1,53 +1,25 @@
 // SQL for the inventory around nodes: chassis, port groups, ports and deploy templates. A port or port group is read
 // with its node's uuid, owner and lessee (what the API shows and what policy scopes it by) and a
 // port with its port group's uuid.
-import type { Insertable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalChassisTable, BaremetalDeployTemplateTable, BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
 import { type Page, applyPage } from './paging.js';
 
-export type ChassisRecord = { id: number; uuid: string; description: string | null; extra: string; created_at: string; updated_at: string | null };
+export type ChassisRecord = Selectable<BaremetalChassisTable>;
 
-/** The node a port or port group belongs to, as policy and the API see it. */
-interface OfNode {
+/** The node a port, port group or volume belongs to, as policy and the API see it. */
+export interface OfNode {
   node_uuid: string;
   node_owner: string | null;
   node_lessee: string | null;
 }
 
-export type PortgroupRecord = {
-  id: number;
-  uuid: string;
-  name: string | null;
-  node_id: number;
-  address: string | null;
-  mode: string;
-  standalone_ports_supported: number;
-  properties: string;
-  internal_info: string;
-  extra: string;
-  created_at: string;
-  updated_at: string | null;
-} & OfNode;
+export type PortgroupRecord = Selectable<BaremetalPortgroupTable> & OfNode;
 
-export type PortRecord = {
-  id: number;
-  uuid: string;
-  address: string;
-  node_id: number;
-  portgroup_id: number | null;
-  portgroup_uuid: string | null;
-  local_link_connection: string;
-  pxe_enabled: number;
-  physical_network: string | null;
-  is_smartnic: number;
-  internal_info: string;
-  extra: string;
-  created_at: string;
-  updated_at: string | null;
-} & OfNode;
+export type PortRecord = Selectable<BaremetalPortTable> & { portgroup_uuid: string | null } & OfNode;
 
 export const chassisNotFound = (ident: string) => new DomainError('chassis_not_found', { ident }, `no chassis ${ident}`);
 export const portNotFound = (ident: string) => new DomainError('port_not_found', { ident }, `no port ${ident}`);

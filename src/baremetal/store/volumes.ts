@@ -1,41 +1,16 @@
 // SQL for a node's volume connectors and volume targets (boot from volume), each read with its
 // node's uuid, owner and lessee (what the API shows and what policy scopes it by).
-import type { Insertable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalVolumeConnectorTable, BaremetalVolumeTargetTable } from '../../db/schema.js';
+import type { OfNode } from './inventory.js';
 import { type Page, applyPage } from './paging.js';
 
-interface OfNode {
-  node_uuid: string;
-  node_owner: string | null;
-  node_lessee: string | null;
-}
+export type ConnectorRecord = Selectable<BaremetalVolumeConnectorTable> & OfNode;
 
-export type ConnectorRecord = {
-  id: number;
-  uuid: string;
-  node_id: number;
-  type: string;
-  connector_id: string;
-  extra: string;
-  created_at: string;
-  updated_at: string | null;
-} & OfNode;
-
-export type TargetRecord = {
-  id: number;
-  uuid: string;
-  node_id: number;
-  volume_type: string;
-  properties: string;
-  boot_index: number;
-  volume_id: string;
-  extra: string;
-  created_at: string;
-  updated_at: string | null;
-} & OfNode;
+export type TargetRecord = Selectable<BaremetalVolumeTargetTable> & OfNode;
 
 export type VolumeKind = 'connector' | 'target';
 const TABLE = { connector: 'baremetal_volume_connectors', target: 'baremetal_volume_targets' } as const;
