@@ -1,7 +1,8 @@
 // Allocation operations, each one transaction: allocate (one or many requests across pools, all
 // or nothing, optionally as a dry run), read, list, confirm/extend/annotate, release, import, and
 // the lease-expiry pass of the worker.
-import { DomainError } from '../../core/errors.js';
+import { DomainError, RetryableConflict } from '../../core/errors.js';
+import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { refreshStatistics } from '../../db/sql-helpers.js';
@@ -26,7 +27,19 @@ import {
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
-import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
+import { automaticClaim, lostTheBlock } from '../store/one-statement-allocate.js';
+import {
+  type LockedPool,
+  type PoolRef,
+  flushPool,
+  getPoolRow,
+  lockPool,
+  lockPoolById,
+  lockPools,
+  poolProjectById,
+  poolRefById,
+  readPool,
+} from '../store/pools.js';
 
 /** An allocation with what its view needs of its pool. */
 export interface PooledAllocation {
@@ -50,6 +63,11 @@ export async function allocate(
   requests: AllocationRequest[],
   options: { dryRun?: boolean; scope?: PoolScope } = {},
 ): Promise<AllocationResult[]> {
+  const [only] = requests;
+  if (ctx.database.dialect === 'postgres' && requests.length === 1 && only && only.value === undefined && !options.dryRun) {
+    const result = await allocateWithoutLock(ctx, only, options.scope ?? EVERY_POOL);
+    if (result) return [result];
+  }
   try {
     return await transaction(ctx.database, async (tx) => {
       const results = await allocateInTx(tx, requests, 'api', options.scope);
@@ -60,6 +78,47 @@ export async function allocate(
     if (err instanceof DryRun) return err.results;
     throw err;
   }
+}
+
+/**
+ * Probes before the locked path is taken: the block a probe chose can be taken by a racer before
+ * the write, which then keeps nothing (see one-statement-allocate.ts).
+ */
+const MAX_PROBES = 3;
+
+/**
+ * PostgreSQL, one automatic allocation: probe without the pool's lock, choose, take the block in
+ * one statement (the lock held only while it runs). Null when the locked path must decide: leases
+ * past due to release first, nothing free seen, a database fault before the write, or
+ * MAX_PROBES blocks lost to racers.
+ */
+async function allocateWithoutLock(ctx: IdsContext, req: AllocationRequest, scope: PoolScope): Promise<AllocationResult | null> {
+  for (let probe = 1; probe <= MAX_PROBES; probe++) {
+    const pool = await readPool(ctx.database, req.pool);
+    if (!pool || !inScope(scope, pool.project)) throw idsDomainError('pool_not_found', { pool: req.pool });
+    if (pool.hasExpiredLeases) return null;
+    let claim: Awaited<ReturnType<typeof automaticClaim>>;
+    try {
+      claim = await automaticClaim(ctx.database, pool, req);
+    } catch (err) {
+      if (err instanceof RetryableConflict) continue; // the allocation it repeats was released meanwhile
+      throw err;
+    }
+    if (claim === null) return null;
+    if (!('write' in claim)) return { pool, ...claim };
+    try {
+      await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
+      return { pool, ...claim.outcome };
+    } catch (err) {
+      if (lostTheBlock(err)) continue;
+      // After the statement was sent (commit_unknown), or a fault the locked path could not wait
+      // out either: that is the answer. Otherwise nothing was kept and the locked path retries.
+      const fault = classifyFault(err);
+      if (fault && isRetryableFault(fault)) return null;
+      throw err;
+    }
+  }
+  return null;
 }
 
 /** `allocate` inside a caller's transaction (service instances allocate with their own changes). */

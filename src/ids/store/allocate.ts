@@ -3,7 +3,7 @@
 // release gives the block back and merges it with its free neighbours. Costs are a handful of
 // index probes whatever the pool's size and however many values are taken.
 import { createHash, randomInt } from 'node:crypto';
-import type { DomainError } from '../../core/errors.js';
+import { type DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 
@@ -108,21 +108,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   let heldId: string | null;
   if (explicit) heldId = (await heldBy(tx, pool.id, req.owner, purpose))?.id ?? null;
   else ({ chosen, heldId } = await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy, { owner: req.owner, purpose }));
-  if (heldId !== null) {
-    const existing = await tx.db.selectFrom('ids_allocations').selectAll().where('id', '=', heldId).executeTakeFirstOrThrow();
-    const differs = differences(pool.space, existing, params);
-    if (differs.length > 0) {
-      throw idsDomainError('idempotency_mismatch', {
-        pool: pool.name,
-        owner: req.owner,
-        purpose,
-        held: allocationValue(pool, existing),
-        allocation_id: existing.id,
-        differs,
-      });
-    }
-    return { row: existing, created: false };
-  }
+  if (heldId !== null) return repeatAnswer(tx, pool, heldId, params);
 
   if (explicit) chosen = await takeExplicit(tx, pool, explicit);
   if (!chosen) {
@@ -133,17 +119,48 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   if (!explicit) pool.lastKey = keyOf(chosen.span.last);
   pool.dirty = true;
 
-  const now = tx.clock.nowIso();
-  const row: AllocationRow = {
+  const row = newAllocationRow(tx, pool.id, req, chosen.span, block, params, source);
+  const writes = [...takeWrites(tx, pool.id, chosen.row, chosen.span), tx.db.insertInto('ids_allocations').values(row)];
+  if (!flush) await writeTogether(tx, writes);
+  else await flushPoolWith(tx, pool, writes);
+  return { row, created: true };
+}
+
+/**
+ * The answer to a request whose owner+purpose already holds `heldId`: that allocation when the
+ * request agrees with the one that made it, else `idempotency_mismatch`.
+ */
+export async function repeatAnswer(db: Db, pool: PoolRef & { id: number }, heldId: string, params: string): Promise<AllocationOutcome> {
+  const existing = await db.db.selectFrom('ids_allocations').selectAll().where('id', '=', heldId).executeTakeFirst();
+  // Released since it was seen: the caller's retry finds the owner holding nothing.
+  if (!existing) throw new RetryableConflict('allocation released concurrently', () => idsDomainError('changed_concurrently', { resource: 'allocation' }));
+  const differs = differences(pool.space, existing, params);
+  if (differs.length > 0) {
+    throw idsDomainError('idempotency_mismatch', {
+      pool: pool.name,
+      owner: existing.owner,
+      purpose: existing.purpose,
+      held: allocationValue(pool, existing),
+      allocation_id: existing.id,
+      differs,
+    });
+  }
+  return { row: existing, created: false };
+}
+
+/** The row of a new allocation of `span` for `req`. */
+export function newAllocationRow(db: Db, poolId: number, req: AllocationRequest, span: Span, block: bigint, params: string, source: string): AllocationRow {
+  const now = db.clock.nowIso();
+  return {
     id: newUuid(),
-    pool_id: pool.id,
-    first_key: keyOf(chosen.span.first),
-    last_key: keyOf(chosen.span.last),
+    pool_id: poolId,
+    first_key: keyOf(span.first),
+    last_key: keyOf(span.last),
     block_log2: log2Exact(block),
     owner: req.owner,
-    purpose,
+    purpose: req.purpose ?? '',
     state: req.ttl_seconds !== undefined ? 'reserved' : 'allocated',
-    expires_at: req.ttl_seconds !== undefined ? new Date(tx.clock.nowMs() + req.ttl_seconds * 1000).toISOString() : null,
+    expires_at: req.ttl_seconds !== undefined ? new Date(db.clock.nowMs() + req.ttl_seconds * 1000).toISOString() : null,
     version: 1,
     source,
     request_hash: params,
@@ -151,10 +168,6 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
     created_at: now,
     updated_at: now,
   };
-  const writes = [...takeWrites(tx, pool.id, chosen.row, chosen.span), tx.db.insertInto('ids_allocations').values(row)];
-  if (!flush) await writeTogether(tx, writes);
-  else await flushPoolWith(tx, pool, writes);
-  return { row, created: true };
 }
 
 /** What this owner holds in the pool for this purpose, if anything. */
@@ -171,7 +184,7 @@ async function heldBy(db: Db, poolId: number, owner: string, purpose: string): P
 /** An allocation's value as the client writes it. */
 export const allocationValue = (pool: PoolRef, row: AllocationRow) => formatValue(pool.space, fromKey(row.first_key), 1n << BigInt(row.block_log2));
 
-interface Choice {
+export interface Choice {
   row: FreeRow;
   span: Span;
 }
@@ -210,8 +223,8 @@ async function allocationOverlapping(db: Db, poolId: number, span: Span): Promis
  * The block an automatic allocation takes, by strategy, from the answers of one probeAuto
  * statement: every question the strategy may ask (the fallbacks included) is asked at once.
  */
-async function pickAutomatic(
-  tx: Tx,
+export async function pickAutomatic(
+  db: Db,
   pool: LockedPool,
   block: bigint,
   strategy: Strategy,
@@ -262,7 +275,7 @@ async function pickAutomatic(
       return after(answers) ?? lowest(answers);
     };
   }
-  const { answers, heldId } = await probeAuto(tx, pool, probes, holder);
+  const { answers, heldId } = await probeAuto(db, pool, probes, holder);
   return { chosen: heldId === null ? choose(answers) : null, heldId };
 }
 

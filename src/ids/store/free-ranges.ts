@@ -91,7 +91,7 @@ export type Probe =
  * held across up to nine round trips per allocation).
  */
 export async function probeAuto(
-  tx: Tx,
+  db: Db,
   pool: { id: number; maxK: number },
   probes: readonly Probe[],
   holder: { owner: string; purpose: string },
@@ -112,7 +112,7 @@ export async function probeAuto(
   }
   parts.push(sql<RawFree & { tag: number }>`select -1 as tag, 'held' as band, id as first_key, id as last_key from ids_allocations
     where pool_id = ${pool.id} and owner = ${holder.owner} and purpose = ${holder.purpose}`);
-  const rows = await rawRead(tx, sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`);
+  const rows = await rawRead(db, sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`);
   const answers: Array<FreeRow | null> = probes.map(() => null);
   let heldId: string | null = null;
   for (const r of rows) {

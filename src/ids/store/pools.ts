@@ -24,6 +24,8 @@ export interface LockedPool {
   /** the owning project (null: shared) */
   project: string | null;
   space: PoolSpace;
+  /** the space as stored (what a write decided without the lock checks it against) */
+  definition: string;
   strategy: Strategy;
   generation: number;
   used: bigint;
@@ -92,6 +94,7 @@ const toLocked = (row: PoolRow): Omit<LockedPool, 'hasExpiredLeases'> => {
     name: row.name,
     project: row.project_id,
     space,
+    definition: row.definition,
     strategy: row.strategy as Strategy,
     generation: row.generation,
     used: BigInt(row.used_count),
@@ -110,8 +113,13 @@ const toLocked = (row: PoolRow): Omit<LockedPool, 'hasExpiredLeases'> => {
  * and released by the next writer or the lease worker instead; one never handed out is never freed.
  */
 function lockingSelect(tx: Tx) {
-  const now = tx.clock.nowIso();
-  const q = tx.db
+  const q = poolSelect(tx);
+  return tx.dialect === 'postgres' ? q.forUpdate() : q;
+}
+
+function poolSelect(db: Db) {
+  const now = db.clock.nowIso();
+  return db.db
     .selectFrom('ids_pools')
     .selectAll()
     .select((eb) =>
@@ -119,7 +127,6 @@ function lockingSelect(tx: Tx) {
         .exists(eb.selectFrom('ids_allocations as a').select('a.id').whereRef('a.pool_id', '=', 'ids_pools.id').where('a.expires_at', '<=', now))
         .as('has_expired_leases'),
     );
-  return tx.dialect === 'postgres' ? q.forUpdate() : q;
 }
 
 const lockedOf = (r: PoolRow & { has_expired_leases: unknown }): LockedPool => ({ ...toLocked(r), hasExpiredLeases: Boolean(r.has_expired_leases) });
@@ -136,6 +143,15 @@ export async function lockPools(tx: Tx, names: readonly string[]): Promise<Map<s
 
 export async function lockPool(tx: Tx, name: string): Promise<LockedPool> {
   return (await lockPools(tx, [name])).get(name)!;
+}
+
+/**
+ * A pool as it is now, without its lock: what an allocation that takes its block with one
+ * compare-and-set (one-statement-allocate.ts) decides with. Its counters are not for writing back.
+ */
+export async function readPool(db: Db, name: string): Promise<LockedPool | undefined> {
+  const row = await poolSelect(db).where('name', '=', name).executeTakeFirst();
+  return row && lockedOf(row);
 }
 
 export async function lockPoolById(tx: Tx, id: number): Promise<LockedPool> {
