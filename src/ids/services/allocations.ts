@@ -15,6 +15,7 @@ import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing 
 import { isLive } from '../core/lifecycle.js';
 import { EVERY_POOL, type PoolScope, inScope } from '../core/scope.js';
 import {
+  type AllocationOutcome,
   type AllocationRequest,
   type AllocationRow,
   allocateInPool,
@@ -84,41 +85,58 @@ export async function allocate(
  * Probes before the locked path is taken: the block a probe chose can be taken by a racer before
  * the write, which then keeps nothing (see one-statement-allocate.ts).
  */
-const MAX_PROBES = 3;
+const MAX_PROBES = 10;
 
 /**
  * PostgreSQL, one automatic allocation: probe without the pool's lock, choose, take the block in
  * one statement (the lock held only while it runs). Null when the locked path must decide: leases
  * past due to release first, nothing free seen, a database fault before the write, or
  * MAX_PROBES blocks lost to racers.
+ *
+ * Racers of every strategy but random choose the same block (the lowest, the highest, the one
+ * after the last): in one process they take turns (ctx.poolClaims), so that only the processes
+ * race one another. Measured with 48 clients over 3 processes, lowest: without the turns, 1 976 of
+ * 2 000 allocations lost MAX_PROBES races and took the locked path (52/s, worse than before).
  */
 async function allocateWithoutLock(ctx: IdsContext, req: AllocationRequest, scope: PoolScope): Promise<AllocationResult | null> {
   for (let probe = 1; probe <= MAX_PROBES; probe++) {
-    const pool = await readPool(ctx.database, req.pool);
-    if (!pool || !inScope(scope, pool.project)) throw idsDomainError('pool_not_found', { pool: req.pool });
-    if (pool.hasExpiredLeases) return null;
-    let claim: Awaited<ReturnType<typeof automaticClaim>>;
-    try {
-      claim = await automaticClaim(ctx.database, pool, req);
-    } catch (err) {
-      if (err instanceof RetryableConflict) continue; // the allocation it repeats was released meanwhile
-      throw err;
-    }
-    if (claim === null) return null;
-    if (!('write' in claim)) return { pool, ...claim };
-    try {
-      await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
-      return { pool, ...claim.outcome };
-    } catch (err) {
-      if (lostTheBlock(err)) continue;
-      // After the statement was sent (commit_unknown), or a fault the locked path could not wait
-      // out either: that is the answer. Otherwise nothing was kept and the locked path retries.
-      const fault = classifyFault(err);
-      if (fault && isRetryableFault(fault)) return null;
-      throw err;
-    }
+    const seen = await readPool(ctx.database, req.pool);
+    if (!seen || !inScope(scope, seen.project)) throw idsDomainError('pool_not_found', { pool: req.pool });
+    if (seen.hasExpiredLeases) return null;
+    const strategy = req.strategy ?? seen.strategy;
+    const attempt = async () => {
+      // the last block another turn took is where next_after_last goes on from
+      const pool = strategy === 'next_after_last' ? ((await readPool(ctx.database, req.pool)) ?? seen) : seen;
+      return { pool, outcome: await claimOnce(ctx, pool, req) };
+    };
+    const { pool, outcome } = strategy === 'random' ? await attempt() : await ctx.poolClaims.run(req.pool, attempt);
+    if (outcome === 'lost') continue;
+    return outcome && { pool, ...outcome };
   }
   return null;
+}
+
+/** One probe and write of allocateWithoutLock. */
+async function claimOnce(ctx: IdsContext, pool: LockedPool, req: AllocationRequest): Promise<AllocationOutcome | 'lost' | null> {
+  let claim: Awaited<ReturnType<typeof automaticClaim>>;
+  try {
+    claim = await automaticClaim(ctx.database, pool, req);
+  } catch (err) {
+    if (err instanceof RetryableConflict) return 'lost'; // the allocation it repeats was released meanwhile
+    throw err;
+  }
+  if (claim === null || !('write' in claim)) return claim;
+  try {
+    await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
+    return claim.outcome;
+  } catch (err) {
+    if (lostTheBlock(err)) return 'lost';
+    // After the statement was sent (commit_unknown), or a fault the locked path could not wait
+    // out either: that is the answer. Otherwise nothing was kept and the locked path retries.
+    const fault = classifyFault(err);
+    if (fault && isRetryableFault(fault)) return null;
+    throw err;
+  }
 }
 
 /** `allocate` inside a caller's transaction (service instances allocate with their own changes). */
