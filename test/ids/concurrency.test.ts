@@ -50,6 +50,69 @@ function checkNoDoubleHandout(outcomes: Outcome[], capacity: number, owners: num
   assert.equal(byOwner.size, Math.min(capacity, owners));
 }
 
+/**
+ * The last few free values of a small pool, raced for by many owners with the random strategy:
+ * every 201 carries a value no other answer carries, held by that owner afterwards; the rest are
+ * the API's 409 ids.pool_exhausted (never a 500); the pool ends full.
+ */
+async function raceForTheLastValues(clients: IdsClient[], pool: string): Promise<void> {
+  const api = clients[0]!;
+  await api.post('/pools', { name: pool, kind: 'integer', ranges: ['1-64'], strategy: 'random' });
+  const taken = Array.from({ length: 64 }, (_, i) => i + 1).filter((v) => v % 11 !== 0); // 5 left: 11, 22, 33, 44, 55
+  assert.equal((await api.post(`/pools/${pool}/imports`, { items: taken.map((value) => ({ value, owner: `old-${value}` })) })).body.imported, 59);
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      clients[i % clients.length]!.post(`/pools/${pool}/allocations`, { owner: `late-${i}` }).then((r) => ({ owner: `late-${i}`, ...r })),
+    ),
+  );
+  const won = answers.filter((a) => a.status === 201);
+  for (const a of answers) if (a.status !== 201) problemCode(a, 409, 'ids.pool_exhausted');
+  assert.deepEqual(
+    won.map((a) => a.body.value as number).sort((a, b) => a - b),
+    [11, 22, 33, 44, 55],
+  );
+  const held = new Map((await api.all(`/pools/${pool}/allocations`)).map((a) => [a.value as number, a.owner as string]));
+  assert.equal(held.size, 64);
+  for (const a of won) assert.equal(held.get(a.body.value), a.owner, `${a.body.value} is held by the owner it was answered to`);
+  assert.equal((await api.get(`/pools/${pool}`)).body.utilization.free, '0');
+}
+
+/**
+ * One owner+purpose asked for at once through every client (on PostgreSQL: 2 processes), for 30
+ * owners: each ends with one allocation and every answer names it; a concurrent repeat that
+ * differs (its metadata) is `ids.idempotency_mismatch` unless it came first.
+ */
+async function raceIdempotentRepeats(clients: IdsClient[], pool: string): Promise<void> {
+  const api = clients[0]!;
+  await api.post('/pools', { name: pool, kind: 'integer', ranges: ['1-1000'] });
+  const asks = Array.from({ length: 30 }, (_, i) =>
+    [clients[0]!, clients[1 % clients.length]!].map((c) => c.post(`/pools/${pool}/allocations`, { owner: `same-${i}`, purpose: 'p' })),
+  );
+  const differing = Array.from({ length: 30 }, (_, i) =>
+    [0, 1].map((k) => clients[k % clients.length]!.post(`/pools/${pool}/allocations`, { owner: `diff-${i}`, metadata: { k } })),
+  );
+  const same = await Promise.all(asks.map((pair) => Promise.all(pair)));
+  const diff = await Promise.all(differing.map((pair) => Promise.all(pair)));
+  const held = await api.all(`/pools/${pool}/allocations`);
+  assert.equal(held.length, 60, 'one allocation per owner+purpose');
+  const byOwner = new Map(held.map((a) => [a.owner as string, a]));
+  for (const [i, pair] of same.entries()) {
+    assert.deepEqual(pair.map((r) => r.status).sort(), [200, 201], JSON.stringify(pair.map((r) => r.body)));
+    for (const r of pair) assert.equal(r.body.value, byOwner.get(`same-${i}`).value);
+  }
+  for (const [i, pair] of diff.entries()) {
+    const won = pair.filter((r) => r.status === 201);
+    assert.equal(won.length, 1, JSON.stringify(pair.map((r) => r.body)));
+    assert.equal(won[0]!.body.value, byOwner.get(`diff-${i}`).value);
+    problemCode(pair.find((r) => r.status !== 201)!, 409, 'ids.idempotency_mismatch');
+  }
+}
+
+function problemCode(res: { status: number; body: any }, status: number, code: string): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  assert.equal(res.body.code, code);
+}
+
 describe('concurrent clients on SQLite', () => {
   let server: TestServer;
   let api: IdsClient;
@@ -69,6 +132,10 @@ describe('concurrent clients on SQLite', () => {
       assert.equal((await api.get(`/pools/race-${strategy}`)).body.utilization.free, '0');
     });
   }
+
+  test('random: 60 owners at once for the last 5 values of a small pool', () => raceForTheLastValues([api], 'last-few'));
+  test('concurrent repeats of one owner+purpose end as one allocation, or as idempotency_mismatch when they differ', () =>
+    raceIdempotentRepeats([api, api], 'repeats'));
 });
 
 describe('several allot processes on one PostgreSQL', () => {
@@ -96,6 +163,10 @@ describe('several allot processes on one PostgreSQL', () => {
       assert.equal(new Set(held.map((a) => a.value)).size, 200);
     });
   }
+
+  test('random: 3 processes, 60 owners at once for the last 5 values of a small pool', () => raceForTheLastValues(clients, 'pg-last-few'));
+  test('concurrent repeats of one owner+purpose from 2 processes end as one allocation, or as idempotency_mismatch when they differ', () =>
+    raceIdempotentRepeats(clients, 'pg-repeats'));
 
   test('atomic multi-pool batches from several processes never split or double-hand', async () => {
     await clients[0]!.post('/pools', { name: 'b-vni', kind: 'integer', ranges: ['1-60'] });

@@ -150,6 +150,33 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.post('/pools/bulk/allocations', { owner: 'next' })).body.value, 2001);
     });
 
+    test('an import of 12 000 scattered values is all or nothing on one duplicate, and the free ranges add up after', async () => {
+      await api.post('/pools', { name: 'scatter', kind: 'integer', ranges: ['1-1000000'] });
+      const values = Array.from({ length: 12_000 }, (_, i) => 7 + i * 83); // every value splits a free range
+      const items = values.map((value, i) => ({ value, owner: `s${i}` }));
+      const repeated = await api.post('/pools/scatter/imports', { items: [...items, { value: values[11_999]!, owner: 'twice' }] });
+      problem(repeated, 409, 'ids.import_conflicts');
+      assert.equal((await api.get('/pools/scatter')).body.utilization.allocations, 0);
+      assert.deepEqual(
+        (await api.all('/pools/scatter/free-ranges')).map((r) => [r.first, r.last]),
+        [[1, 1000000]],
+      );
+
+      const ok = await api.post('/pools/scatter/imports', { items });
+      assert.equal(ok.body.imported, 12_000);
+      const pool = (await api.get('/pools/scatter')).body;
+      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [12_000, '12000']);
+      const free = await api.all('/pools/scatter/free-ranges?limit=1000');
+      assert.equal(free.length, 12_001);
+      assert.equal(
+        free.reduce((n, r) => n + (r.last - r.first + 1), 0),
+        1_000_000 - 12_000,
+      );
+      assert.deepEqual([free[0].first, free[0].last, free[1].first], [1, 6, 8]);
+      assert.equal((await api.post('/pools/scatter/allocations', { owner: 'next' })).body.value, 1);
+      assert.equal((await api.get('/allocations?owner=s5000')).body.items[0].value, values[5000]);
+    });
+
     test('count=N takes aligned blocks by every strategy, and a repeat gets the same block', async () => {
       await api.post('/pools', { name: 'blocks', kind: 'integer', ranges: ['1-64'] });
       const take = async (body: Record<string, unknown>) => {

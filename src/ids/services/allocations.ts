@@ -425,8 +425,10 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     await flushPool(tx, pool);
     return { imported: accepted.length, unchanged, conflicts };
   });
-  // A pool that grew by a tenth or more (and by 1000 rows at least): the planner learns it now.
-  if (outcome.imported >= 1000 && outcome.imported * 10 >= heldBefore) await refreshStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
+  // A pool that doubled (by 1000 rows at least): the planner learns it now; autovacuum's analyze
+  // follows smaller growth. (At every growth by a tenth, filling 80 000 values in imports of 10 000
+  // spent 0.4 s per import in ANALYZE, as long as the import's own statements.)
+  if (outcome.imported >= 1000 && outcome.imported >= heldBefore) await refreshStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
   return outcome;
 }
 

@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
+import { readStatement, writeStatement } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 import type { PoolScope } from '../core/scope.js';
@@ -71,8 +72,11 @@ export async function updateAllocation(
   return tx.db.selectFrom('ids_allocations').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
 }
 
+const HELD_BY_OWNERS_PG = readStatement<AllocationRow>('select * from ids_allocations where pool_id = ? and owner = any(?::text[])');
+
 /** What these owners hold in a pool (asked 5000 owners at a time: one statement for most imports). */
 export async function heldByOwners(db: Db, poolId: number, owners: readonly string[]): Promise<AllocationRow[]> {
+  if (db.dialect === 'postgres') return HELD_BY_OWNERS_PG.all(db, [poolId, owners]);
   const out: AllocationRow[] = [];
   for (let i = 0; i < owners.length; i += 5000) {
     out.push(
@@ -87,8 +91,39 @@ export async function heldByOwners(db: Db, poolId: number, owners: readonly stri
   return out;
 }
 
+const ALLOCATION_COLUMNS = [
+  'id',
+  'pool_id',
+  'first_key',
+  'last_key',
+  'block_log2',
+  'owner',
+  'purpose',
+  'state',
+  'expires_at',
+  'version',
+  'source',
+  'request_hash',
+  'metadata',
+  'created_at',
+  'updated_at',
+] as const;
+const INTEGER_COLUMNS: ReadonlySet<string> = new Set(['pool_id', 'block_log2', 'version']);
+const INSERT_ALLOCATIONS_PG = writeStatement(
+  `insert into ids_allocations (${ALLOCATION_COLUMNS.join(', ')})
+   select * from unnest(${ALLOCATION_COLUMNS.map((c) => (INTEGER_COLUMNS.has(c) ? '?::integer[]' : '?::text[]')).join(', ')})`,
+);
+
 /** Insert many allocations (an import): 15 columns a row, SQLite allows 32766 bound parameters, so 2000 a statement. */
 export async function insertAllocations(tx: Tx, rows: readonly AllocationRow[]): Promise<void> {
+  if (tx.dialect === 'postgres') {
+    // one statement whatever the number of rows: a column an array
+    await INSERT_ALLOCATIONS_PG.run(
+      tx,
+      ALLOCATION_COLUMNS.map((c) => rows.map((r) => r[c])),
+    );
+    return;
+  }
   for (let i = 0; i < rows.length; i += 2000)
     await tx.db
       .insertInto('ids_allocations')
