@@ -1,19 +1,51 @@
-// Work that must not overlap with other work of the same key in this process, run in arrival order.
-// Each piece of work is bounded on its own (its statements have their timeouts), so is the wait.
+// Work of one key in this process done in batches, one batch at a time: what arrives while a
+// batch of its key is being handled waits and makes up the next one, so batches grow with the
+// number of concurrent callers. Each batch is bounded on its own (its statements have their
+// timeouts), so is every wait.
 
-export class SerialByKey {
-  private readonly tails = new Map<string, Promise<void>>();
+/** One caller's item, waiting for its outcome. */
+export interface Queued<T, R> {
+  item: T;
+  resolve(result: R): void;
+  reject(error: unknown): void;
+}
 
-  run<T>(key: string, work: () => Promise<T>): Promise<T> {
-    const result = (this.tails.get(key) ?? Promise.resolve()).then(work);
-    const tail = result.then(
-      () => {},
-      () => {},
-    );
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
+/**
+ * Handles a batch: settles every entry, or gives it back with `again` to be handled in a later
+ * batch (those go first).
+ */
+export type BatchHandler<T, R> = (batch: Array<Queued<T, R>>, again: (entry: Queued<T, R>) => void) => Promise<void>;
+
+/** The most entries one batch holds. */
+const MAX_BATCH = 64;
+
+export class BatchesByKey {
+  private readonly waiting = new Map<string, Array<Queued<unknown, unknown>>>();
+
+  run<T, R>(key: string, item: T, handle: BatchHandler<T, R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const entry = { item, resolve, reject } as Queued<unknown, unknown>;
+      const queue = this.waiting.get(key);
+      if (queue) return void queue.push(entry);
+      this.waiting.set(key, [entry]);
+      void this.drain(key, handle as unknown as BatchHandler<unknown, unknown>);
     });
-    return result;
+  }
+
+  private async drain(key: string, handle: BatchHandler<unknown, unknown>): Promise<void> {
+    for (;;) {
+      const queue = this.waiting.get(key)!;
+      if (queue.length === 0) return void this.waiting.delete(key);
+      const batch = queue.splice(0, MAX_BATCH);
+      const later: Array<Queued<unknown, unknown>> = [];
+      try {
+        await handle(batch, (entry) => later.push(entry));
+      } catch (err) {
+        // settling twice is harmless: only an entry's first outcome counts
+        for (const entry of batch) entry.reject(err);
+        continue;
+      }
+      queue.unshift(...later);
+    }
   }
 }

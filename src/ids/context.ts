@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import type { Config } from '../config.js';
 import type { Backoff } from '../core/backoff.js';
-import { SerialByKey } from '../core/serial.js';
+import { BatchesByKey } from '../core/serial.js';
 import type { Database } from '../db/database.js';
 import { type Lifecycles, builtInLifecycles, checkLifecycles } from './core/lifecycle.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -27,11 +27,8 @@ export interface IdsContext {
   metrics: Metrics;
   /** how requests are authenticated (--auth), for the OpenAPI document's security */
   auth: Config['auth'];
-  /**
-   * PostgreSQL: this process's automatic allocations of one pool whose racers would all choose the
-   * same block (every strategy but random), one at a time (services/allocations.ts).
-   */
-  poolClaims: SerialByKey;
+  /** PostgreSQL: this process's automatic allocations of one pool, in batches (services/automatic-allocations.ts) */
+  poolClaims: BatchesByKey;
   /** close what the context opened (the inventories' connections) */
   close(): Promise<void>;
 }
@@ -71,7 +68,7 @@ export async function createIdsContext(config: Config, log: Logger, database: Da
     workerName: `${config.conductorId}/ids-outbox`,
     metrics,
     auth: config.auth,
-    poolClaims: new SerialByKey(),
+    poolClaims: new BatchesByKey(),
     close: () => inventories.close(),
   };
 }

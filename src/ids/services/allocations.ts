@@ -1,8 +1,7 @@
 // Allocation operations, each one transaction: allocate (one or many requests across pools, all
 // or nothing, optionally as a dry run), read, list, confirm/extend/annotate, release, import, and
 // the lease-expiry pass of the worker.
-import { DomainError, RetryableConflict } from '../../core/errors.js';
-import { classifyFault, isRetryableFault } from '../../db/faults.js';
+import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { refreshStatistics } from '../../db/sql-helpers.js';
@@ -15,7 +14,6 @@ import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing 
 import { isLive } from '../core/lifecycle.js';
 import { EVERY_POOL, type PoolScope, inScope } from '../core/scope.js';
 import {
-  type AllocationOutcome,
   type AllocationRequest,
   type AllocationRow,
   allocateInPool,
@@ -28,19 +26,8 @@ import {
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
-import { automaticClaim, lostTheBlock } from '../store/one-statement-allocate.js';
-import {
-  type LockedPool,
-  type PoolRef,
-  flushPool,
-  getPoolRow,
-  lockPool,
-  lockPoolById,
-  lockPools,
-  poolProjectById,
-  poolRefById,
-  readPool,
-} from '../store/pools.js';
+import { allocateWithoutLock } from './automatic-allocations.js';
+import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
 
 /** An allocation with what its view needs of its pool. */
 export interface PooledAllocation {
@@ -77,64 +64,6 @@ export async function allocate(
     });
   } catch (err) {
     if (err instanceof DryRun) return err.results;
-    throw err;
-  }
-}
-
-/**
- * Probes before the locked path is taken: the block a probe chose can be taken by a racer before
- * the write, which then keeps nothing (see one-statement-allocate.ts).
- */
-const MAX_PROBES = 10;
-
-/**
- * PostgreSQL, one automatic allocation: probe without the pool's lock, choose, take the block in
- * one statement (the lock held only while it runs). Null when the locked path must decide: leases
- * past due to release first, nothing free seen, a database fault before the write, or
- * MAX_PROBES blocks lost to racers.
- *
- * Racers of every strategy but random choose the same block (the lowest, the highest, the one
- * after the last): in one process they take turns (ctx.poolClaims), so that only the processes
- * race one another. Measured with 48 clients over 3 processes, lowest: without the turns, 1 976 of
- * 2 000 allocations lost MAX_PROBES races and took the locked path (52/s, worse than before).
- */
-async function allocateWithoutLock(ctx: IdsContext, req: AllocationRequest, scope: PoolScope): Promise<AllocationResult | null> {
-  for (let probe = 1; probe <= MAX_PROBES; probe++) {
-    const seen = await readPool(ctx.database, req.pool);
-    if (!seen || !inScope(scope, seen.project)) throw idsDomainError('pool_not_found', { pool: req.pool });
-    if (seen.hasExpiredLeases) return null;
-    const strategy = req.strategy ?? seen.strategy;
-    const attempt = async () => {
-      // the last block another turn took is where next_after_last goes on from
-      const pool = strategy === 'next_after_last' ? ((await readPool(ctx.database, req.pool)) ?? seen) : seen;
-      return { pool, outcome: await claimOnce(ctx, pool, req) };
-    };
-    const { pool, outcome } = strategy === 'random' ? await attempt() : await ctx.poolClaims.run(req.pool, attempt);
-    if (outcome === 'lost') continue;
-    return outcome && { pool, ...outcome };
-  }
-  return null;
-}
-
-/** One probe and write of allocateWithoutLock. */
-async function claimOnce(ctx: IdsContext, pool: LockedPool, req: AllocationRequest): Promise<AllocationOutcome | 'lost' | null> {
-  let claim: Awaited<ReturnType<typeof automaticClaim>>;
-  try {
-    claim = await automaticClaim(ctx.database, pool, req);
-  } catch (err) {
-    if (err instanceof RetryableConflict) return 'lost'; // the allocation it repeats was released meanwhile
-    throw err;
-  }
-  if (claim === null || !('write' in claim)) return claim;
-  try {
-    await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
-    return claim.outcome;
-  } catch (err) {
-    if (lostTheBlock(err)) return 'lost';
-    // After the statement was sent (commit_unknown), or a fault the locked path could not wait
-    // out either: that is the answer. Otherwise nothing was kept and the locked path retries.
-    const fault = classifyFault(err);
-    if (fault && isRetryableFault(fault)) return null;
     throw err;
   }
 }

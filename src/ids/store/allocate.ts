@@ -14,7 +14,7 @@ import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedVa
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { writeTogether } from '../../db/statement.js';
-import { type FreeRow, type Probe, freeSpanHolding, giveBack, probeAuto, takeWrites } from './free-ranges.js';
+import { type FreeRow, type Probe, freeSpanHolding, giveBack, holderKey, probeAuto, takeWrites } from './free-ranges.js';
 import { type LockedPool, type PoolRef, flushPoolWith } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
@@ -107,7 +107,12 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   let chosen: Choice | null = null;
   let heldId: string | null;
   if (explicit) heldId = (await heldBy(tx, pool.id, req.owner, purpose))?.id ?? null;
-  else ({ chosen, heldId } = await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy, { owner: req.owner, purpose }));
+  else {
+    const holder = { owner: req.owner, purpose };
+    const picked = await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy, [holder]);
+    heldId = picked.held.get(holderKey(holder)) ?? null;
+    if (heldId === null) chosen = picked.chosen;
+  }
   if (heldId !== null) return repeatAnswer(tx, pool, heldId, params);
 
   if (explicit) chosen = await takeExplicit(tx, pool, explicit);
@@ -221,15 +226,16 @@ async function allocationOverlapping(db: Db, poolId: number, span: Span): Promis
 
 /**
  * The block an automatic allocation takes, by strategy, from the answers of one probeAuto
- * statement: every question the strategy may ask (the fallbacks included) is asked at once.
+ * statement: every question the strategy may ask (the fallbacks included) is asked at once, with
+ * what each of `holders` already holds in the pool.
  */
 export async function pickAutomatic(
   db: Db,
   pool: LockedPool,
   block: bigint,
   strategy: Strategy,
-  holder: { owner: string; purpose: string },
-): Promise<{ chosen: Choice | null; heldId: string | null }> {
+  holders: ReadonlyArray<{ owner: string; purpose: string }>,
+): Promise<{ chosen: Choice | null; held: Map<string, string> }> {
   const k = log2Exact(block);
   const probes: Probe[] = [];
   /** the probes of "the first block at or after `from`": in the span holding `from`, or in a later one */
@@ -275,8 +281,8 @@ export async function pickAutomatic(
       return after(answers) ?? lowest(answers);
     };
   }
-  const { answers, heldId } = await probeAuto(db, pool, probes, holder);
-  return { chosen: heldId === null ? choose(answers) : null, heldId };
+  const { answers, held } = await probeAuto(db, pool, probes, holders);
+  return { chosen: choose(answers), held };
 }
 
 const alignDown = (v: bigint, block: bigint) => v - (v % block);

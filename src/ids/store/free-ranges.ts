@@ -100,6 +100,9 @@ export async function freeSpanHolding(db: Db, poolId: number, band: Band, v: big
   return row.last >= v ? row : null;
 }
 
+/** An owner+purpose as one string (a key of `probeAuto`'s `held`). */
+export const holderKey = (h: { owner: string; purpose: string }) => JSON.stringify([h.owner, h.purpose]);
+
 /** One question an automatic allocation asks of the `auto` band's free spans. */
 export type Probe =
   /** the span holding `at`, if any */
@@ -119,8 +122,8 @@ export async function probeAuto(
   db: Db,
   pool: { id: number; maxK: number },
   probes: readonly Probe[],
-  holder: { owner: string; purpose: string },
-): Promise<{ answers: Array<FreeRow | null>; heldId: string | null }> {
+  holders: ReadonlyArray<{ owner: string; purpose: string }>,
+): Promise<{ answers: Array<FreeRow | null>; held: Map<string, string> }> {
   const parts = [];
   const probe = (tag: number, where: RawBuilder<unknown>, descending: boolean) =>
     sql<RawFree & { tag: number }>`select * from (select ${sql.lit(tag)} as tag, band, first_key, last_key from ids_free_ranges
@@ -135,15 +138,17 @@ export async function probeAuto(
       }
     }
   }
-  parts.push(sql<RawFree & { tag: number }>`select -1 as tag, 'held' as band, id as first_key, id as last_key from ids_allocations
-    where pool_id = ${pool.id} and owner = ${holder.owner} and purpose = ${holder.purpose}`);
+  // what the holders hold: the allocation's id, owner and purpose in the probes' columns
+  const pairs = sql.join(holders.map((h) => sql`(${h.owner}, ${h.purpose})`));
+  parts.push(sql<RawFree & { tag: number }>`select -1 as tag, purpose as band, id as first_key, owner as last_key from ids_allocations
+    where pool_id = ${pool.id} and (owner, purpose) in (${pairs})`);
   const rows = await rawRead(db, sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`);
   const answers: Array<FreeRow | null> = probes.map(() => null);
-  let heldId: string | null = null;
+  const held = new Map<string, string>();
   for (const r of rows) {
     const tag = Number(r.tag);
     if (tag < 0) {
-      heldId = r.first_key;
+      held.set(holderKey({ owner: r.last_key, purpose: r.band }), r.first_key);
       continue;
     }
     const row = toFree(r);
@@ -152,7 +157,7 @@ export async function probeAuto(
     if (p.kind === 'holding') answers[tag] = row.last >= p.at ? row : null;
     else if (!best || (p.kind === 'from' ? row.first < best.first : row.first > best.first)) answers[tag] = row;
   }
-  return { answers, heldId };
+  return { answers, held };
 }
 
 /** Free spans in order, for listings (`after` is an exclusive cursor on the first value). */

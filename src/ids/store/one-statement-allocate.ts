@@ -20,27 +20,49 @@
 // and `allot_assert`s that the allocation was inserted, else raises and nothing is kept. The
 // caller then probes again (the repeat is then answered as the idempotent one, or as
 // `ids.idempotency_mismatch`), a bounded number of times, then takes the locked path.
+//
+// The pool's counters stay on its row, although every allocation then holds that row's lock
+// through its commit: measured with 48 clients over 3 processes (lowest), the statement ran
+// 0.24 ms on average, lock wait included, and 0.13 backends waited for a lock at any moment
+// (27.7 with the locked path). The row is not what bounds the rate; keeping counters elsewhere
+// would make every reader of them add up deltas for nothing.
 import type { Db, Tx } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
 import { maxAlignedLog2 } from '../core/ranges.js';
-import { blockSize } from '../core/pool-space.js';
-import { keyOf, sizeKeyOf } from '../core/values.js';
-import { type AllocationOutcome, type AllocationRequest, newAllocationRow, pickAutomatic, repeatAnswer, requestParams } from './allocate.js';
+import type { Strategy } from '../core/pool-space.js';
+import { type Span, keyOf, sizeKeyOf } from '../core/values.js';
+import { type AllocationRequest, type AllocationRow, newAllocationRow, pickAutomatic, requestParams } from './allocate.js';
+import { holderKey } from './free-ranges.js';
 import type { LockedPool } from './pools.js';
 
 const POOL = `pool as (
-    update ids_pools set used_count = (used_count::numeric + ?::numeric)::text, allocation_count = allocation_count + 1,
+    update ids_pools set used_count = (used_count::numeric + ?::numeric)::text, allocation_count = allocation_count + ?::integer,
       last_key = ?, generation = generation + 1, updated_at = ?
     where id = ? and definition = ? returning id)`;
 const SPAN = `pool_id = ? and band = 'auto' and first_key = ? and last_key = ? and exists (select 1 from pool)`;
+const ROW_COLUMNS = [
+  'id',
+  'first_key',
+  'last_key',
+  'block_log2',
+  'owner',
+  'purpose',
+  'state',
+  'expires_at',
+  'source',
+  'request_hash',
+  'metadata',
+  'created_at',
+  'updated_at',
+] as const;
 const INSERT = `inserted as (
-    insert into ids_allocations (id, pool_id, first_key, last_key, block_log2, owner, purpose, state, expires_at, version, source, request_hash, metadata, created_at, updated_at)
-    select ?, pool_id, ?, ?, ?::integer, ?, ?, ?, ?, 1, ?, ?, ?, ?, ? from taken
+    insert into ids_allocations (pool_id, version, ${ROW_COLUMNS.join(', ')})
+    select pool_id, 1, a.* from taken cross join unnest(${ROW_COLUMNS.map((c) => (c === 'block_log2' ? '?::integer[]' : '?::text[]')).join(', ')}) as a
     on conflict do nothing returning id)
-  select allot_assert(exists (select 1 from inserted), 'identifier claim refused') as ok`;
+  select allot_assert((select count(*) from inserted) = ?, 'identifier claim refused') as ok`;
 const FREE_ROW = `?, ?, ?, ?::integer`;
 
-/** The three shapes of taking a block: the span goes, it shrinks, or it splits in two. */
+/** The three shapes of taking a run of blocks: the span goes, it shrinks, or it splits in two. */
 const TAKE = {
   whole: writeStatement(`with ${POOL}, taken as (delete from ids_free_ranges where ${SPAN} returning pool_id), ${INSERT}`),
   shrink: writeStatement(
@@ -57,43 +79,73 @@ const REFUSED = 'P0001';
 
 const freeRow = (first: bigint, last: bigint) => [keyOf(first), keyOf(last), sizeKeyOf(last - first + 1n), maxAlignedLog2({ first, last })];
 
-/** A new allocation and the one statement that takes it; `write` raises REFUSED when it lost the block. */
+/** New allocations and the one statement that takes their blocks; `write` raises REFUSED when it lost them. */
 export interface OneStatementClaim {
-  outcome: AllocationOutcome;
+  rows: AllocationRow[];
   write: (tx: Tx) => Promise<void>;
 }
 
-/** Did `write` lose its block (taken, or the pool changed, between the probe and the write)? */
+/** Did `write` lose its blocks (taken, or the pool changed, between the probe and the write)? */
 export const lostTheBlock = (err: unknown) => (err as { code?: string }).code === REFUSED;
 
+/** What automaticClaims decided for one request. */
+export type ClaimDecision =
+  /** the owner+purpose holds this allocation already (an idempotent repeat, or a mismatch) */
+  | { kind: 'held'; id: string; params: string }
+  /** the index of its row in the claim */
+  | { kind: 'new'; row: number }
+  /** no block seen free for it: the locked path decides (and words the exhaustion) */
+  | { kind: 'none' }
+  /** the run of blocks ended before it: ask again */
+  | { kind: 'later' };
+
 /**
- * Decide an automatic allocation of `req` in `pool` (read without its lock): the answer to an
- * idempotent repeat, the claim to write, or null when nothing free was seen (the locked path then
- * decides and words it).
+ * Decide automatic allocations of `reqs` (one block size and strategy, distinct owner+purpose) in
+ * `pool`, read without its lock, from ONE probe: the first free request gets the block its
+ * strategy chooses, each next one the block its strategy would choose next — the aligned block
+ * right after it (right before it for `highest`) — as long as the chosen span holds it. That is
+ * the sequence the locked path would hand out one by one: nothing below the chosen span can hold
+ * a block (`lowest`, `next_after_last`), nothing above it (`highest`). The run is taken by one
+ * statement; null when there is nothing to write.
  */
-export async function automaticClaim(db: Db, pool: LockedPool, req: AllocationRequest): Promise<AllocationOutcome | OneStatementClaim | null> {
-  const block = blockSize(pool.space, req);
-  const params = requestParams(req, block, null);
-  const { chosen, heldId } = await pickAutomatic(db, pool, block, req.strategy ?? pool.strategy, { owner: req.owner, purpose: req.purpose ?? '' });
-  if (heldId !== null) return repeatAnswer(db, pool, heldId, params);
-  if (!chosen) return null;
-  const { row: span, span: taken } = chosen;
-  const row = newAllocationRow(db, pool.id, req, taken, block, params, 'api');
-  const rest = [
-    ...(taken.first > span.first ? [freeRow(span.first, taken.first - 1n)] : []),
-    ...(taken.last < span.last ? [freeRow(taken.last + 1n, span.last)] : []),
-  ];
+export async function automaticClaims(
+  db: Db,
+  pool: LockedPool,
+  reqs: readonly AllocationRequest[],
+  strategy: Strategy,
+  block: bigint,
+): Promise<{ decisions: ClaimDecision[]; claim: OneStatementClaim | null }> {
+  const holders = reqs.map((r) => ({ owner: r.owner, purpose: r.purpose ?? '' }));
+  const { chosen, held } = await pickAutomatic(db, pool, block, strategy, holders);
+  const blocks: Span[] = [];
+  const decisions = reqs.map((req, i): ClaimDecision => {
+    const params = requestParams(req, block, null);
+    const id = held.get(holderKey(holders[i]!));
+    if (id !== undefined) return { kind: 'held', id, params };
+    if (!chosen) return { kind: 'none' };
+    const previous = blocks[blocks.length - 1];
+    const first = !previous ? chosen.span.first : strategy === 'highest' ? previous.first - block : previous.last + 1n;
+    if (first < chosen.row.first || first + block - 1n > chosen.row.last) return { kind: 'later' };
+    blocks.push({ first, last: first + block - 1n });
+    return { kind: 'new', row: blocks.length - 1 };
+  });
+  if (!chosen || blocks.length === 0) return { decisions, claim: null };
+  const rows = decisions.flatMap((d, i) =>
+    d.kind === 'new' ? [newAllocationRow(db, pool.id, reqs[i]!, blocks[d.row]!, block, requestParams(reqs[i]!, block, null), 'api')] : [],
+  );
+  const span = chosen.row;
+  // the blocks are neighbours, in order (downwards for highest): the run is one span
+  const [a, z] = [blocks[0]!, blocks[blocks.length - 1]!];
+  const run = strategy === 'highest' ? { first: z.first, last: a.last } : { first: a.first, last: z.last };
+  const rest = [...(run.first > span.first ? [freeRow(span.first, run.first - 1n)] : []), ...(run.last < span.last ? [freeRow(run.last + 1n, span.last)] : [])];
   const statement = rest.length === 0 ? TAKE.whole : rest.length === 1 ? TAKE.shrink : TAKE.split;
   const values = [
-    ...[block.toString(), row.last_key, row.updated_at, pool.id, pool.definition],
+    ...[(block * BigInt(rows.length)).toString(), rows.length, rows[rows.length - 1]!.last_key, rows[0]!.updated_at, pool.id, pool.definition],
     ...(rest[0] ?? []),
     ...[pool.id, keyOf(span.first), keyOf(span.last)],
     ...(rest[1] ?? []),
-    ...[row.id, row.first_key, row.last_key, row.block_log2, row.owner, row.purpose, row.state, row.expires_at],
-    ...[row.source, row.request_hash, row.metadata, row.created_at, row.updated_at],
+    ...ROW_COLUMNS.map((c) => rows.map((r) => r[c])),
+    rows.length,
   ];
-  return {
-    outcome: { row, created: true },
-    write: async (tx) => void (await statement.one(tx, values)),
-  };
+  return { decisions, claim: { rows, write: async (tx) => void (await statement.one(tx, values)) } };
 }
