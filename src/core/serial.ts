@@ -6,6 +6,8 @@
 /** One caller's item, waiting for its outcome. */
 export interface Queued<T, R> {
   item: T;
+  /** resolved or rejected: only the first outcome counts */
+  settled: boolean;
   resolve(result: R): void;
   reject(error: unknown): void;
 }
@@ -24,7 +26,20 @@ export class BatchesByKey {
 
   run<T, R>(key: string, item: T, handle: BatchHandler<T, R>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      const entry = { item, resolve, reject } as Queued<unknown, unknown>;
+      const entry: Queued<unknown, unknown> = {
+        item,
+        settled: false,
+        resolve(result) {
+          if (entry.settled) return;
+          entry.settled = true;
+          resolve(result as R);
+        },
+        reject(error) {
+          if (entry.settled) return;
+          entry.settled = true;
+          reject(error);
+        },
+      };
       const queue = this.waiting.get(key);
       if (queue) return void queue.push(entry);
       this.waiting.set(key, [entry]);
@@ -41,11 +56,11 @@ export class BatchesByKey {
       try {
         await handle(batch, (entry) => later.push(entry));
       } catch (err) {
-        // settling twice is harmless: only an entry's first outcome counts
         for (const entry of batch) entry.reject(err);
         continue;
       }
-      queue.unshift(...later);
+      // an entry settled after it was given back (a handler's fallback) is done
+      queue.unshift(...later.filter((e) => !e.settled));
     }
   }
 }

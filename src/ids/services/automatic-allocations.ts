@@ -42,7 +42,17 @@ type Entry = Queued<Ask, AllocationResult | null>;
 
 /** The allocation, or null when the locked path must decide. */
 export function allocateWithoutLock(ctx: IdsContext, req: AllocationRequest, scope: PoolScope): Promise<AllocationResult | null> {
-  const handle: BatchHandler<Ask, AllocationResult | null> = (batch, again) => claimBatch(ctx, batch, again);
+  const handle: BatchHandler<Ask, AllocationResult | null> = async (batch, again) => {
+    try {
+      await claimBatch(ctx, batch, again);
+    } catch (err) {
+      // A read failed on a fault the locked path waits out (with backoff): it decides. (Entries
+      // already settled keep their outcome.)
+      const fault = classifyFault(err);
+      if (!fault || !isRetryableFault(fault)) throw err;
+      for (const e of batch) e.resolve(null);
+    }
+  };
   return ctx.poolClaims.run(req.pool, { req, scope, probes: 0 }, handle);
 }
 
