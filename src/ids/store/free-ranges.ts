@@ -28,23 +28,19 @@ const rowOf = (poolId: number, s: BandedSpan) => ({
   aligned: maxAlignedLog2(s),
 });
 
+/** PostgreSQL: free spans as one JSON document (see INSERT_ALLOCATIONS_PG in allocations.ts). */
 const INSERT_FREE_PG = writeStatement(
   `insert into ids_free_ranges (pool_id, band, first_key, last_key, size_key, aligned)
-   select ?, * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::integer[])`,
+   select * from json_to_recordset(?::json) as r(pool_id integer, band text, first_key text, last_key text, size_key text, aligned integer)`,
 );
+
+/** PostgreSQL: hex keys as an array literal (they need no escaping; the driver's escaping of each costs more than the statement). */
+const keyArray = (keys: readonly string[]) => `{${keys.join(',')}}`;
 
 export async function insertFree(tx: Tx, poolId: number, spans: readonly BandedSpan[]): Promise<void> {
   if (tx.dialect === 'postgres') {
     // one statement whatever the number of spans: a column an array
-    const rows = spans.map((s) => rowOf(poolId, s));
-    await INSERT_FREE_PG.run(tx, [
-      poolId,
-      rows.map((r) => r.band),
-      rows.map((r) => r.first_key),
-      rows.map((r) => r.last_key),
-      rows.map((r) => r.size_key),
-      rows.map((r) => r.aligned),
-    ]);
+    await INSERT_FREE_PG.run(tx, [JSON.stringify(spans.map((s) => rowOf(poolId, s)))]);
     return;
   }
   // 6 columns a row; SQLite allows 32766 bound parameters per statement.
@@ -68,7 +64,7 @@ async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]):
     const keys = rows.filter((r) => r.band === band).map((r) => keyOf(r.first));
     // PostgreSQL: one statement a band, the keys one array (an index probe each)
     if (tx.dialect === 'postgres') {
-      if (keys.length) await DELETE_FREE_PG.run(tx, [poolId, band, keys]);
+      if (keys.length) await DELETE_FREE_PG.run(tx, [poolId, band, keyArray(keys)]);
       continue;
     }
     for (let i = 0; i < keys.length; i += PROBE_CHUNK) {
@@ -215,7 +211,7 @@ async function freeSpansHoldingPg(db: Db, poolId: number, spans: readonly Span[]
   const keys = spans.map((s) => keyOf(s.first));
   const rows = await rawRead(
     db,
-    sql<RawFree & { k: string }>`select v.k, g.band, g.first_key, g.last_key from unnest(${keys}::text[]) as v(k)
+    sql<RawFree & { k: string }>`select v.k, g.band, g.first_key, g.last_key from unnest(${keyArray(keys)}::text[]) as v(k)
       cross join lateral (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and first_key <= v.k
                           order by first_key desc limit 1) as g`,
   );
