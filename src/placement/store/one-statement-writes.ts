@@ -66,6 +66,18 @@ const writeStatementFor = memo(
  * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
  * the same double-precision arithmetic.
  */
+/**
+ * The inventories a write changes, locked in (provider, class) order: a write that only gives usage
+ * back on a provider does not lock the provider (nor does the general path), so two writes moving
+ * usage across the same providers in opposite directions would otherwise deadlock. One index probe
+ * per row (LATERAL): PostgreSQL cannot know how few rows `delta` has, and joined it would scan
+ * every inventory.
+ */
+const LOCK_INVENTORIES = `locked_inventories as (
+       select i.id from (select provider_id, class_id from delta order by provider_id, class_id) d
+       cross join lateral (select id from inventories where resource_provider_id = d.provider_id and resource_class_id = d.class_id for update) i
+     )`;
+
 function makeWriteStatement(shape: Shape) {
   let n = 1; // $1 is the time stamp
   const param = (type: 'text' | 'integer') => `$${++n}::${type}`;
@@ -148,14 +160,11 @@ function makeWriteStatement(shape: Shape) {
        from (${changes.join(' union all ')}) as d(provider_id, class_id, change, class_name, amount)
        group by provider_id, class_id
      )`);
-  // Inventories locked in (provider, class) order: a write that only releases on a provider does
-  // not lock the provider (nor does the general path), so two writes moving usage across the same
-  // providers in opposite directions would otherwise deadlock.
+  ctes.push(LOCK_INVENTORIES);
   ctes.push(`usage as (
        update inventories i set used = i.used + d.change
        from delta d
-       where i.id in (select id from inventories where (resource_provider_id, resource_class_id) in (select provider_id, class_id from delta)
-                      order by resource_provider_id, resource_class_id for update)
+       where i.id in (select id from locked_inventories)
          and i.resource_provider_id = d.provider_id and i.resource_class_id = d.class_id
          and i.used::bigint + d.change <= ${MAX_INT}
          and (d.amount is null or (
@@ -269,11 +278,11 @@ const deleteStatement = writeStatement<WriteResult>(
      select resource_provider_id as provider_id, resource_class_id as class_id, -sum(used) as change
      from released group by resource_provider_id, resource_class_id
    ),
+   ${LOCK_INVENTORIES},
    usage as (
      update inventories i set used = i.used + d.change
      from delta d
-     where i.id in (select id from inventories where (resource_provider_id, resource_class_id) in (select provider_id, class_id from delta)
-                    order by resource_provider_id, resource_class_id for update)
+     where i.id in (select id from locked_inventories)
        and i.resource_provider_id = d.provider_id and i.resource_class_id = d.class_id
      returning i.resource_provider_id, (select name from resource_classes rc where rc.id = i.resource_class_id) as class_name, i.used
    )
