@@ -21,6 +21,11 @@ import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
 import { startAllot } from '../src/server/start.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { installStatementCounter } from './lib/count-queries.mjs';
+
+/** allot runs in this process: its SQL statements are counted here */
+const statements = installStatementCounter();
+const statementTotal = () => statements.pg_queries + statements.sqlite_statements;
 
 const { values } = parseArgs({
   options: {
@@ -174,6 +179,7 @@ async function measure(target: Target, concurrency: number) {
       }
     })();
     let started = 0;
+    const sent0 = statementTotal();
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -192,6 +198,7 @@ async function measure(target: Target, concurrency: number) {
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
+    const sent = statementTotal() - sent0;
     polling = false;
     await poller;
     const all: Array<{ state: string; created_at: string; updated_at: string }> = [];
@@ -213,6 +220,8 @@ async function measure(target: Target, concurrency: number) {
       failed,
       seconds: round(seconds),
       allocationsPerSecond: round(ALLOCATIONS / seconds),
+      /** SQL statements allot sent per allocation while they ran (BEGIN/COMMIT, the worker and the poller's reads included; none for the real Ironic) */
+      statementsPerAllocation: target.name === 'allot' ? round(sent / ALLOCATIONS) : null,
       /** POST sent → client saw `active` (includes up to POLL_MS of polling) */
       latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1]!) },
       /** created_at → updated_at of the allocation: the server's own time from accept to active */

@@ -22,6 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { send } from '../src/client/http.js';
+import { defaultConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/open.js';
 import { migrate } from '../src/db/migrate.js';
 import { transaction } from '../src/db/transaction.js';
@@ -312,7 +313,7 @@ function rssMb(pid: number): number | null {
 async function inProcess(dbUrl: string, count: number) {
   const database = await openDatabase(dbUrl);
   try {
-    const index = new ProviderIndex(database, new NameCache());
+    const index = new ProviderIndex(database, new NameCache(), { reloadMs: defaultConfig().candidateIndexReload });
     const request = (required: string[][]): CandidateRequest => ({
       groups: [
         {

@@ -35,6 +35,8 @@ export interface Config {
   maxCandidates: number;
   /** order candidates are generated in when the request does not say (`allot_strategy`) */
   candidateStrategy: Strategy;
+  /** the candidates index re-reads every provider at least this often (a safety net), ms; at most 30× the time a reload takes */
+  candidateIndexReload: number;
   /** bare-metal allocation backend: `database` (the spec's nodes table) or `placement` (claims in allot's Placement) */
   baremetalBackend: BaremetalBackendName;
   /** how often this conductor writes its heartbeat, ms */
@@ -246,6 +248,14 @@ export const OPTIONS: OptionSpec[] = [
     env: 'ALLOT_CANDIDATE_STRATEGY',
     description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random',
     parse: oneOf('candidate strategy', STRATEGIES),
+  },
+  {
+    key: 'candidateIndexReload',
+    flag: '--candidate-index-reload <seconds>',
+    env: 'ALLOT_CANDIDATE_INDEX_RELOAD',
+    description:
+      'the candidates index re-reads every provider in the background this often, a safety net behind the changes it follows as they commit (stretched to 30× the time a reload takes)',
+    parse: seconds('candidate index reload', 0.01, 86400),
   },
   {
     key: 'baremetalBackend',
@@ -545,6 +555,7 @@ export function defaultConfig(): Config {
     corsAllowedOrigins: [],
     maxCandidates: 10_000,
     candidateStrategy: 'stable',
+    candidateIndexReload: 60_000,
     baremetalBackend: 'database',
     heartbeatInterval: 10_000,
     heartbeatTimeout: 60_000,

@@ -1,16 +1,21 @@
-// Preloaded into an allot server by `bench:placement --count-queries` (node --import): counts the
-// SQL statements the server sends (pg: Client#query, one round trip each; better-sqlite3: each
-// run/get/all/iterate of a prepared statement, since allot keeps statements prepared) and writes the totals to the file
-// named by ALLOT_BENCH_QUERY_COUNT_FILE every 100 ms, so the bench can report statements per
-// operation without touching allot's code.
+// Counts the SQL statements an allot server sends: pg's Client#query (one round trip each) and
+// better-sqlite3's run/get/all/iterate of a prepared statement (allot keeps statements prepared).
+// Two uses: imported by a bench that runs allot in its own process (`installStatementCounter()`,
+// then read the counts), or preloaded into an `allot serve` by `bench:placement --count-queries`
+// (node --import), which writes the totals to ALLOT_BENCH_QUERY_COUNT_FILE every 100 ms — so a
+// bench reports statements per operation without touching allot's code.
 import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-const file = process.env.ALLOT_BENCH_QUERY_COUNT_FILE;
-if (file) {
+let installed;
+
+/** Start counting in this process (once); the returned counts grow as statements are sent. */
+export function installStatementCounter() {
+  if (installed) return installed;
   const require = createRequire(path.join(process.cwd(), 'package.json'));
   const counts = { pg_queries: 0, sqlite_statements: 0 };
+  installed = counts;
   const pg = require('pg');
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(...args) {
@@ -36,6 +41,12 @@ if (file) {
     }
     return statement;
   };
+  return counts;
+}
+
+const file = process.env.ALLOT_BENCH_QUERY_COUNT_FILE;
+if (file) {
+  const counts = installStatementCounter();
   let last = '';
   setInterval(() => {
     const now = JSON.stringify(counts);

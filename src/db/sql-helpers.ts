@@ -1,5 +1,5 @@
 // Small pieces of SQL that differ between the dialects, kept in one place.
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type RawBuilder, sql } from 'kysely';
 import { type Database, type Tx, kyselyOf } from './database.js';
 
 /** Is this a unique-constraint violation (two writers created the same name/uuid)? */
@@ -28,4 +28,16 @@ export async function lockRows(tx: Tx, table: 'resource_providers' | 'consumers'
 export async function refreshStatistics(database: Database, tables: readonly string[]): Promise<void> {
   if (database.dialect !== 'postgres') return;
   await kyselyOf(database).executeQuery(CompiledQuery.raw(`analyze ${tables.join(', ')}`));
+}
+
+/**
+ * A JSON object column (stored as text) with one key set to `value`, as an SQL expression: the
+ * document changes inside the statement that writes the row, with no read before. PostgreSQL
+ * writes it back in jsonb's spelling (sorted keys, spaces); readers parse it.
+ */
+export function jsonWithKey(tx: Tx, column: string, key: string, value: unknown): RawBuilder<string> {
+  const json = JSON.stringify(value);
+  return tx.dialect === 'postgres'
+    ? sql<string>`(${sql.ref(column)}::jsonb || jsonb_build_object(${key}::text, ${json}::jsonb))::text`
+    : sql<string>`json_set(${sql.ref(column)}, ${`$.${key}`}, json(${json}))`;
 }

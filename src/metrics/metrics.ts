@@ -16,6 +16,9 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64];
 /** Bare-metal POST → active: the allocation delay and the worker's retries make it 10 ms to minutes. */
 const ALLOCATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
+/** A full load of the candidates index: milliseconds at a few providers, about a minute at a million. */
+const LOAD_BUCKETS = [0.01, 0.05, 0.25, 1, 5, 15, 30, 60, 120];
+
 type RequestLabels = 'api' | 'route' | 'method' | 'status_class';
 
 export class Metrics {
@@ -63,6 +66,13 @@ export class Metrics {
     [],
   );
   readonly candidatesReturned = this.counter<never>('allot_placement_candidates_returned_total', 'allocation candidates the searches returned', []);
+  /** kind: wait (searches waited for it: the first load, or after losing track of changes) or background (the periodic safety net, searches go on meanwhile) */
+  readonly candidateIndexLoads = this.histogram<'kind'>(
+    'allot_placement_candidate_index_load_seconds',
+    'full loads of the candidates index (every provider read), by kind: wait or background',
+    ['kind'],
+    LOAD_BUCKETS,
+  );
 
   // --- bare metal ---
   readonly baremetalAllocationsFinished = this.counter<'state'>(

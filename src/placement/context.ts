@@ -34,7 +34,7 @@ export interface PlacementContext {
 
 export function createPlacementContext(database: Database, config: Config, log: Logger, metrics: Metrics): PlacementContext {
   const names = new NameCache();
-  const index = new ProviderIndex(database, names, log);
+  const index = new ProviderIndex(database, names, { reloadMs: config.candidateIndexReload, log, metrics });
   return { database, config, names, index, owners: [], metrics, close: () => index.close() };
 }
 

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
-import { type SpawnedServer, serverFor, spawnServer } from '../helpers/server.js';
+import { fillProviders } from '../helpers/fill-providers.js';
+import { type SpawnedServer, serverFor, spawnServer, startServer } from '../helpers/server.js';
 
 const owner = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE' };
 
@@ -172,3 +173,73 @@ describe('candidates follow changes made by other processes', () => {
     });
   }
 });
+
+// The safety net re-reads every provider in the background while searches go on with what the
+// index holds; a claim or release committed while such a reload runs must still show in the very
+// next search (a chunk read before the change must not overwrite it). The providers written to
+// come first in id order, then 20 000 filled in the database: they share the first chunk a reload
+// reads, which takes long enough for writes to land meanwhile. The interval is at its minimum, so
+// reloads follow each other (every 30× a reload's time).
+for (const dialect of DIALECTS) {
+  describe(`candidates stay exact while the index reloads in the background (${dialect})`, () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-reload-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+
+    test('every claim and release shows in the next search, reload after reload', async () => {
+      const url = dialect === 'sqlite' ? `sqlite:${path.join(dir, 'reload.db')}` : await freshDatabaseUrl(dialect);
+      const server = await startServer({ db: url, candidateIndexReload: 10 });
+      try {
+        const api = new PlacementClient(server.placementUrl);
+        const loads = async () => {
+          const text = await (await fetch(`${server.url}/metrics`)).text();
+          const line = text.split('\n').find((l) => l.startsWith('allot_placement_candidate_index_load_seconds_count{kind="background"}'));
+          return line ? Number(line.split(' ').pop()) : 0;
+        };
+        assert.equal((await api.at('1.7').put('/resource_classes/CUSTOM_RELOAD')).status, 201);
+        const targets: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const rp = (await api.post('/resource_providers', { name: `target-${i}` })).body.uuid;
+          await api.put(`/resource_providers/${rp}/inventories`, {
+            resource_provider_generation: 0,
+            inventories: { VCPU: { total: 4 }, CUSTOM_RELOAD: { total: 1 } },
+          });
+          targets.push(rp);
+        }
+        await fillProviders(url, dialect, 20_000);
+        // written behind the server's back: the safety net is what brings them in (on SQLite also data_version)
+        await eventually(
+          () => api.get('/allocation_candidates?resources=VCPU:64&limit=1').then((r) => Object.keys(r.body.provider_summaries ?? {}).length),
+          (found) => found === 1,
+          'the filled providers reached the index',
+        );
+        const free = (except: string | null) => targets.filter((t) => t !== except).sort();
+        const query = 'resources=VCPU:4,CUSTOM_RELOAD:1';
+        assert.deepEqual(await candidateHosts(api, query), free(null));
+        const before = await loads();
+        const deadline = Date.now() + 60_000;
+        let rounds = 0;
+        // at least three background reloads begun and ended while claims and releases went on
+        while ((await loads()) < before + 3) {
+          assert.ok(Date.now() < deadline, `three background reloads within 60 s (saw ${(await loads()) - before})`);
+          const target = targets[rounds % targets.length]!;
+          const consumer = randomUUID();
+          const claimed = await api.put(`/allocations/${consumer}`, {
+            allocations: { [target]: { resources: { VCPU: 4, CUSTOM_RELOAD: 1 } } },
+            consumer_generation: null,
+            ...owner,
+          });
+          assert.equal(claimed.status, 204, claimed.text);
+          assert.deepEqual(await candidateHosts(api, query), free(target), `round ${rounds}: the claim shows`);
+          // and still shows a moment later, after a reload chunk read before it may have landed
+          await new Promise((r) => setTimeout(r, 5));
+          assert.deepEqual(await candidateHosts(api, query), free(target), `round ${rounds}: the claim still shows`);
+          assert.equal((await api.delete(`/allocations/${consumer}`)).status, 204);
+          assert.deepEqual(await candidateHosts(api, query), free(null), `round ${rounds}: the release shows`);
+          rounds++;
+        }
+      } finally {
+        await server.close();
+      }
+    });
+  });
+}

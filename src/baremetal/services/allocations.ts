@@ -31,6 +31,7 @@ import {
   findAllocationById,
   finishAllocation,
   insertAllocation,
+  insertNewAllocation,
   lockAllocation,
   updateAllocation,
 } from '../store/allocations.js';
@@ -75,64 +76,70 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
   // A configured delay keeps every allocation `allocating` for a while (races, deletes and
   // take-over can then be observed): the worker does all of it.
   const claimNow = ctx.config.allocationDelay <= 0;
-  // The answer is read inside the transaction: once the allocation is committed, a database fault
+  // The answer is made inside the transaction: once the allocation is committed, a database fault
   // must not turn the reply into a 503 that says nothing was done (the worker allocates it anyway).
   let created: AllocationRecord | undefined;
   const create = (claim: boolean) =>
     insertChecked(ctx, uuid, input.name, async (tx) => {
-      const row = {
-        uuid,
-        name: input.name,
-        node_id: null,
-        resource_class: resourceClass,
-        state: 'allocating',
-        last_error: null,
-        conductor_affinity: ctx.conductorId,
-        candidate_nodes: JSON.stringify(candidates),
-        extra: JSON.stringify(input.extra),
-        owner: input.owner,
-        created_at: now,
-        updated_at: null,
-      };
-      const id = await insertAllocation(tx, row, traits);
+      created = await insertNewAllocation(
+        tx,
+        {
+          uuid,
+          name: input.name,
+          node_id: null,
+          resource_class: resourceClass,
+          state: 'allocating',
+          last_error: null,
+          conductor_affinity: ctx.conductorId,
+          candidate_nodes: JSON.stringify(candidates),
+          extra: JSON.stringify(input.extra),
+          owner: input.owner,
+          created_at: now,
+          updated_at: null,
+        },
+        traits,
+      );
+      // the allocation's uuid becomes a node's instance_uuid: one already in use is a conflict
+      if (!created) throw new DomainError('allocation_uuid_is_instance', { uuid }, `a node has instance ${uuid}`);
       if (claim) {
-        const allocation = { ...row, id, traits: [...traits].sort(), node_uuid: null };
-        const node = await reserveFreeNode(tx, nodeWanted(allocation), allocation);
-        if (node) await takeNode(tx, ctx, allocation, node);
+        const node = await reserveFreeNode(tx, nodeWanted(created), created);
+        if (node) created = await takeNode(tx, ctx, created, node);
       }
-      created = await findAllocationById(tx, id);
-      return id;
     });
-  let id: number;
   try {
-    id = await create(claimNow);
+    await create(claimNow);
   } catch (err) {
-    // The backend refused the node (its claim, or a concurrent instance_uuid): the whole attempt
-    // rolled back, and the worker takes it from here. Anything else is the request's answer.
+    // The backend refused the node (its claim, or a concurrent instance_uuid: another allocation's
+    // uuid or name became the answer in insertChecked): the whole attempt rolled back, and the
+    // worker takes it from here. Anything else is the request's answer.
     if (!(claimNow && (err instanceof Unsuitable || isUniqueViolation(err)))) throw err;
-    id = await create(false);
+    await create(false);
   }
-  if (created!.state === 'allocating') ctx.allocations.enqueue(id);
+  if (created!.state === 'allocating') ctx.allocations.enqueue(created!.id);
   return created!;
 }
 
-/** Insert after the checks of the spec (uuid unique and not any node's instance_uuid; name unique). */
-async function insertChecked(ctx: BaremetalContext, uuid: string, name: string | null, insert: (tx: Tx) => Promise<number>): Promise<number> {
+/**
+ * Run `insert` in a transaction, answering the spec's conflicts: an allocation with the uuid or
+ * the name already (found by their unique indexes) or a node with the uuid as its instance.
+ */
+async function insertChecked(ctx: BaremetalContext, uuid: string, name: string | null, insert: (tx: Tx) => Promise<void>): Promise<void> {
   try {
-    return await transaction(ctx.database, async (tx) => {
-      if (await findAllocation(tx, uuid)) throw uuidTaken(uuid);
-      if (name !== null && (await findAllocation(tx, name))) throw nameTaken(name);
-      // the allocation's uuid becomes a node's instance_uuid: one already in use is a conflict
-      if (await instanceUuidTaken(tx, uuid)) throw new DomainError('allocation_uuid_is_instance', { uuid }, `a node has instance ${uuid}`);
-      return insert(tx);
-    });
+    await transaction(ctx.database, insert);
   } catch (err) {
     if (isUniqueViolation(err)) {
-      if (await findAllocation(ctx.database, uuid)) throw uuidTaken(uuid);
-      if (name !== null && (await findAllocation(ctx.database, name))) throw nameTaken(name);
+      const clash = await allocationClash(ctx, uuid, name);
+      if (clash) throw clash;
     }
     throw err;
   }
+}
+
+/** The error for another allocation that has this uuid or name, if one does. */
+async function allocationClash(ctx: BaremetalContext, uuid: string, name: string | null): Promise<DomainError | undefined> {
+  if (await findAllocation(ctx.database, uuid)) return uuidTaken(uuid);
+  if (name !== null && (await findAllocation(ctx.database, name))) return nameTaken(name);
+  return undefined;
 }
 
 /**
@@ -168,7 +175,7 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
       throw new DomainError('backfill_mismatch', { node: node.uuid, ...mismatch }, `the request does not match node ${node.uuid}`);
     if (await findAllocation(tx, uuid)) throw uuidTaken(uuid);
     if (input.name !== null && (await findAllocation(tx, input.name))) throw nameTaken(input.name);
-    const allocationId = await insertAllocation(
+    const { id: allocationId } = await insertAllocation(
       tx,
       {
         uuid,
@@ -297,19 +304,19 @@ export async function attemptAllocation(ctx: BaremetalContext, allocationId: num
 }
 
 /**
- * The rest of the claim, in the transaction that reserved `node` for the allocation: claim it in
- * the backend, record the requested traits in instance_info, and make the allocation active —
- * guarded by this conductor's affinity (the spec's guarded update).
+ * The rest of the claim, in the transaction that reserved `node` for the allocation (and wrote the
+ * requested traits into its instance_info): claim it in the backend and make the allocation active
+ * — guarded by this conductor's affinity (the spec's guarded update). The allocation as it now is.
  */
-async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRecord, node: ReservedNode): Promise<void> {
+async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRecord, node: ReservedNode): Promise<AllocationRecord> {
   if (!(await ctx.backend.claim(tx, allocation, node))) throw new Unsuitable();
-  const instanceInfo = { ...(JSON.parse(node.instance_info) as Record<string, unknown>), traits: allocation.traits };
-  await updateNode(tx, node.id, { instance_info: JSON.stringify(instanceInfo) });
-  if (!(await finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'active', nodeId: node.id }))) throw new Gone();
+  const now = tx.clock.nowIso();
+  if (!(await finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'active', nodeId: node.id }, now))) throw new Gone();
   tx.afterCommit(() => {
     ctx.metrics.baremetalAllocationsFinished.inc({ state: 'active' });
     ctx.metrics.baremetalAllocationSeconds.observe(Math.max(0, tx.clock.nowMs() - Date.parse(allocation.created_at)) / 1000);
   });
+  return { ...allocation, state: 'active', node_id: node.id, node_uuid: node.uuid, last_error: null, updated_at: now };
 }
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */

@@ -1,7 +1,7 @@
 // SQL for bare-metal allocations and their requested traits. Every write a worker makes to an
 // allocation is guarded by `conductor_affinity = <me>` (the spec's "HA and take over"), so a
 // conductor that lost the allocation to a take-over can never overwrite the new owner's work.
-import type { Insertable } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
@@ -86,15 +86,47 @@ export async function listAllocations(db: Db, f: AllocationFilters, page: Page):
   return withTraits(db, await applyPage(q, page).execute());
 }
 
-export async function insertAllocation(tx: Tx, values: Insertable<BaremetalAllocationTable>, traits: string[]): Promise<number> {
-  const row = await tx.db.insertInto('baremetal_allocations').values(values).returning('id').executeTakeFirstOrThrow();
-  const unique = [...new Set(traits)];
+/** The allocation as inserted (without its node: it has none yet). */
+export async function insertAllocation(tx: Tx, values: Insertable<BaremetalAllocationTable>, traits: string[]): Promise<AllocationRecord> {
+  const row = await tx.db.insertInto('baremetal_allocations').values(values).returningAll().executeTakeFirstOrThrow();
+  return withNewTraits(tx, row, traits);
+}
+
+/**
+ * A new allocation, inserted unless its uuid is some node's instance_uuid (it would become that
+ * node's instance): the check and the insert in one statement. Undefined when refused so; a uuid
+ * or name another allocation has fails on its unique index.
+ */
+export async function insertNewAllocation(
+  tx: Tx,
+  values: Insertable<BaremetalAllocationTable> & { node_id: null; updated_at: null },
+  traits: string[],
+): Promise<AllocationRecord | undefined> {
+  // node_id and updated_at are left out (null by default): the other columns are all text, which
+  // PostgreSQL needs to type the parameters of the SELECT the insert reads from.
+  const { node_id, updated_at, ...given } = values;
+  const columns = Object.keys(given) as Array<keyof typeof given>;
+  const row = await tx.db
+    .insertInto('baremetal_allocations')
+    .columns(columns)
+    .expression(
+      tx.db
+        .selectNoFrom(columns.map((c) => sql.val(given[c]).as(c)))
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('baremetal_nodes').select('id').where('instance_uuid', '=', values.uuid)))),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  return row && withNewTraits(tx, row, traits);
+}
+
+async function withNewTraits(tx: Tx, row: BaremetalAllocationRow, traits: string[]): Promise<AllocationRecord> {
+  const unique = [...new Set(traits)].sort();
   if (unique.length)
     await tx.db
       .insertInto('baremetal_allocation_traits')
       .values(unique.map((trait) => ({ allocation_id: row.id, trait })))
       .execute();
-  return row.id;
+  return { ...row, traits: unique, node_uuid: null };
 }
 
 /** PATCH (1.57): a new name and extra. */
@@ -125,11 +157,12 @@ export async function finishAllocation(
   id: number,
   conductor: string,
   outcome: { state: 'active'; nodeId: number } | { state: 'error'; lastError: string },
+  now = tx.clock.nowIso(),
 ): Promise<boolean> {
   const changes =
     outcome.state === 'active'
-      ? { state: 'active', node_id: outcome.nodeId, last_error: null, updated_at: tx.clock.nowIso() }
-      : { state: 'error', node_id: null, last_error: outcome.lastError, updated_at: tx.clock.nowIso() };
+      ? { state: 'active', node_id: outcome.nodeId, last_error: null, updated_at: now }
+      : { state: 'error', node_id: null, last_error: outcome.lastError, updated_at: now };
   const result = await tx.db
     .updateTable('baremetal_allocations')
     .set(changes)

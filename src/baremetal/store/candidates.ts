@@ -6,6 +6,7 @@ import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import { newUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { Schema } from '../../db/schema.js';
+import { jsonWithKey } from '../../db/sql-helpers.js';
 import type { AllocationRecord } from './allocations.js';
 
 /** What an allocation asks of its node. */
@@ -30,7 +31,6 @@ export interface ReservedNode {
   id: number;
   uuid: string;
   resource_class: string | null;
-  instance_info: string;
 }
 
 type Nodes = SelectQueryBuilder<Schema, 'baremetal_nodes', object>;
@@ -72,7 +72,8 @@ function free(db: ReadOnlyKysely, w: NodeWanted): Nodes {
 
 /**
  * Reserve a free node for the allocation: ONE statement that picks a node and sets its
- * instance_uuid and allocation_id, re-checking every condition on the row it writes. The pick
+ * instance_uuid and allocation_id, and the requested traits in its instance_info (as Ironic
+ * records them), re-checking every condition on the row it writes. The pick
  * starts at a random uuid (wrapping around), so concurrent allocations of one class spread over
  * the free nodes; on PostgreSQL it skips rows another transaction holds (FOR UPDATE SKIP LOCKED),
  * so they do not queue on one node either. The node, or undefined when none is free now.
@@ -89,12 +90,17 @@ export async function reserveFreeNode(tx: Tx, w: NodeWanted, allocation: { id: n
     if (tx.dialect === 'postgres') chosen = chosen.forUpdate().skipLocked();
     const row = await tx.db
       .updateTable('baremetal_nodes')
-      .set({ instance_uuid: allocation.uuid, allocation_id: allocation.id, updated_at: tx.clock.nowIso() })
+      .set({
+        instance_uuid: allocation.uuid,
+        allocation_id: allocation.id,
+        instance_info: jsonWithKey(tx, 'instance_info', 'traits', w.traits),
+        updated_at: tx.clock.nowIso(),
+      })
       .where('id', '=', chosen)
       .where('instance_uuid', 'is', null)
       .where('allocation_id', 'is', null)
       .where('reservation', 'is', null)
-      .returning(['id', 'uuid', 'resource_class', 'instance_info'])
+      .returning(['id', 'uuid', 'resource_class'])
       .executeTakeFirst();
     if (row) return row;
   }

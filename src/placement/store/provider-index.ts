@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { CommitTopic, Database, Tx } from '../../db/database.js';
 import { onCommit } from '../../db/transaction.js';
 import { readStatement } from '../../db/statement.js';
+import type { Metrics } from '../../metrics/metrics.js';
 
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
 import type { NameCache } from './names.js';
@@ -24,8 +25,6 @@ export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
 /** NOTIFY payloads are limited to 8000 bytes; beyond this many ids say "everything". */
 const MAX_NOTIFY_IDS = 1000;
-/** Reload everything at least this often (a safety net; changes normally arrive as they commit). */
-const FULL_REFRESH_MS = 60_000;
 
 interface IndexedProvider extends ModelProvider {
   generation: number;
@@ -89,7 +88,8 @@ export class ProviderIndex implements ProviderModel {
   private applied = 0;
   private dataVersion: number | null = null;
   private loadedAt = 0;
-  private fullRefreshMs = FULL_REFRESH_MS;
+  /** the next background reload is due this long after the last one ended */
+  private fullRefreshMs: number;
   private refreshing: Promise<void> | null = null;
   /** while the periodic full reload runs in the background: ids invalidated since it began */
   private touchedDuringReload: Set<number> | null = null;
@@ -106,8 +106,14 @@ export class ProviderIndex implements ProviderModel {
   constructor(
     private readonly database: Database,
     private readonly names: NameCache,
-    private readonly log?: Logger,
+    private readonly options: {
+      /** reload everything at least this often (`--candidate-index-reload`): a safety net, as changes arrive when they commit */
+      reloadMs: number;
+      log?: Logger;
+      metrics?: Metrics;
+    },
   ) {
+    this.fullRefreshMs = options.reloadMs;
     this.stopFollowing = onCommit(database, PROVIDER_CHANGES, (changes) => this.committed(changes));
     database.listen?.(
       CHANNEL,
@@ -245,15 +251,16 @@ export class ProviderIndex implements ProviderModel {
       throw err;
     }
     this.applied = upTo;
-    if (everything) this.loaded(started);
+    if (everything) this.loaded(started, 'wait');
   }
 
-  private loaded(started: number): void {
+  private loaded(started: number, kind: 'wait' | 'background'): void {
     const ms = performance.now() - started;
     this.loadedAt = performance.now();
     // The safety net (a full reload every so often) may take at most ~3% of a core.
-    this.fullRefreshMs = Math.max(FULL_REFRESH_MS, 30 * ms);
-    this.log?.info({ providers: this.providers.size, ms: Math.round(ms) }, 'placement provider index loaded');
+    this.fullRefreshMs = Math.max(this.options.reloadMs, 30 * ms);
+    this.options.metrics?.candidateIndexLoads.observe({ kind }, ms / 1000);
+    this.options.log?.info({ providers: this.providers.size, ms: Math.round(ms), kind }, 'placement provider index loaded');
   }
 
   /**
@@ -268,7 +275,7 @@ export class ProviderIndex implements ProviderModel {
     this.touchedDuringReload = touched;
     const started = performance.now();
     this.reloadAll(touched)
-      .then(() => this.loaded(started))
+      .then(() => this.loaded(started, 'background'))
       .catch(() => this.invalidate('all')) // the next search reloads, and waits for it
       .finally(() => {
         this.touchedDuringReload = null;
