@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { raceForConsumerGeneration, raceForLastUnits, raceSwaps } from './races.js';
+import { raceEveryWrite, raceForConsumerGeneration, raceForLastUnits, raceSwaps } from './races.js';
 
 for (const dialect of DIALECTS) {
   describe(`concurrent clients, one process (${dialect})`, () => {
@@ -42,6 +42,10 @@ for (const dialect of DIALECTS) {
     test('POST /allocations swaps are all-or-nothing under contention', async () => {
       const { swapped, filled } = await raceSwaps([api], dialect);
       assert.ok(swapped + filled <= 12);
+    });
+
+    test('swaps, moves, deletes and new claims racing on the same providers keep usage, capacity and generations right', async () => {
+      await raceEveryWrite([api], dialect);
     });
   });
 }

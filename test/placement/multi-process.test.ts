@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { type SpawnedServer, spawnServer } from '../helpers/server.js';
-import { raceForConsumerGeneration, raceForLastUnits, raceSwaps } from './races.js';
+import { raceEveryWrite, raceForConsumerGeneration, raceForLastUnits, raceSwaps } from './races.js';
 
 describe('three processes on one PostgreSQL', () => {
   let servers: SpawnedServer[] = [];
@@ -32,6 +32,10 @@ describe('three processes on one PostgreSQL', () => {
 
   test('POST /allocations swaps are all-or-nothing under contention', async () => {
     await raceSwaps(clients, 'mp', 36);
+  });
+
+  test('swaps, moves, deletes and new claims racing on the same providers keep usage, capacity and generations right', async () => {
+    await raceEveryWrite(clients, 'mp');
   });
 
   test('a resource class renamed or recreated by another process is seen by the next claim', async () => {

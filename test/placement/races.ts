@@ -181,3 +181,115 @@ export async function raceSwaps(clients: PlacementClient[], label: string, insta
   );
   return { swapped, filled };
 }
+
+/**
+ * Every kind of write at once on the same few providers: Nova's in-place swaps (the instance's
+ * allocations go to a migration consumer), Nova's moves (the instance to another provider, the
+ * migration consumer keeps the source), plain moves (PUT with the consumer generation: given back
+ * on one provider, taken on another), deletes and new claims, with more asked for than fits.
+ * Each consumer is written by one request, so what every provider must hold follows from the
+ * answers: usage equals the allocations and what was acknowledged, nothing is over capacity,
+ * every provider's generation went up once per acknowledged write that put allocations on it
+ * (deletes and releases bump none), and nothing answered a 5xx.
+ */
+export async function raceEveryWrite(clients: PlacementClient[], label: string) {
+  const next = spread(clients);
+  const api = clients[0]!;
+  const capacity = 14;
+  const rps: string[] = [];
+  for (let i = 0; i < 4; i++) rps.push(await makeProvider(api, `${label}-every-${i}`, { VCPU: { total: capacity } }));
+  // 10 instances of 1 VCPU on each provider
+  const held = new Map<string, Record<string, number>>(); // consumer → provider → VCPU
+  const instances = Array.from({ length: 40 }, (_, i) => ({ uuid: randomUUID(), rp: rps[i % 4]! }));
+  for (const { uuid, rp } of instances) {
+    const res = await api.put(`/allocations/${uuid}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, consumer_generation: null, ...owner });
+    assert.equal(res.status, 204, res.text);
+    held.set(uuid, { [rp]: 1 });
+  }
+  const generation = async (rp: string) => (await api.get(`/resource_providers/${rp}`)).body.generation as number;
+  const generations = new Map(await Promise.all(rps.map(async (rp) => [rp, await generation(rp)] as const)));
+
+  const migration = (rp: string) => ({ allocations: { [rp]: { resources: { VCPU: 1 } } }, consumer_generation: null, ...owner, consumer_type: 'MIGRATION' });
+  /** what each write leaves behind when acknowledged: consumer → provider → VCPU (empty: none) */
+  type Outcome = Map<string, Record<string, number>>;
+  const writes: Array<{ what: string; send: () => Promise<{ status: number; text: string }>; outcome: Outcome }> = [];
+  for (const [i, { uuid, rp }] of instances.entries()) {
+    const other = rps[(rps.indexOf(rp) + 1 + (i % 3)) % 4]!;
+    const m = randomUUID();
+    const kind = i % 4;
+    if (kind === 0)
+      writes.push({
+        what: 'in-place swap',
+        send: () => next().post('/allocations', { [m]: migration(rp), [uuid]: { allocations: {}, consumer_generation: 1, ...owner } }),
+        outcome: new Map([
+          [m, { [rp]: 1 }],
+          [uuid, {}],
+        ]),
+      });
+    else if (kind === 1)
+      writes.push({
+        what: 'move with a migration consumer',
+        send: () =>
+          next().post('/allocations', {
+            [uuid]: { allocations: { [other]: { resources: { VCPU: 1 } } }, consumer_generation: 1, ...owner },
+            [m]: migration(rp),
+          }),
+        outcome: new Map([
+          [uuid, { [other]: 1 }],
+          [m, { [rp]: 1 }],
+        ]),
+      });
+    else if (kind === 2)
+      writes.push({
+        what: 'move',
+        send: () => next().put(`/allocations/${uuid}`, { allocations: { [other]: { resources: { VCPU: 2 } } }, consumer_generation: 1, ...owner }),
+        outcome: new Map([[uuid, { [other]: 2 }]]),
+      });
+    else writes.push({ what: 'delete', send: () => next().delete(`/allocations/${uuid}`), outcome: new Map([[uuid, {}]]) });
+  }
+  for (let i = 0; i < 30; i++) {
+    const c = randomUUID();
+    const rp = rps[i % 4]!;
+    writes.push({
+      what: 'claim',
+      send: () => next().put(`/allocations/${c}`, { allocations: { [rp]: { resources: { VCPU: 1 } } }, consumer_generation: null, ...owner }),
+      outcome: new Map([[c, { [rp]: 1 }]]),
+    });
+  }
+  // shuffled, all at once
+  writes.sort(() => Math.random() - 0.5);
+  const answers = await Promise.all(writes.map((w) => w.send()));
+
+  const bumps = new Map<string, number>();
+  let refused = 0;
+  for (const [i, res] of answers.entries()) {
+    const w = writes[i]!;
+    if (res.status === 204) {
+      for (const [consumer, allocations] of w.outcome) {
+        held.set(consumer, allocations);
+        if (w.what !== 'delete') for (const rp of Object.keys(allocations)) bumps.set(rp, (bumps.get(rp) ?? 0) + 1);
+      }
+    } else {
+      assert.notEqual(w.what, 'delete', `a delete of an existing consumer must succeed: ${res.status} ${res.text}`);
+      assert.equal(res.status, 409, `${w.what}: unexpected ${res.status}: ${res.text}`);
+      assert.match(res.text, /exceed the capacity/, `${w.what}: only capacity may refuse`);
+      refused++;
+    }
+  }
+  assert.ok(refused > 0, 'more was asked for than fits: some writes must be refused');
+
+  const expected = new Map(rps.map((rp) => [rp, 0]));
+  for (const [consumer, allocations] of held) {
+    const body = (await api.get(`/allocations/${consumer}`)).body;
+    const got = Object.fromEntries(
+      Object.entries(body.allocations as Record<string, { resources: { VCPU: number } }>).map(([rp, a]) => [rp, a.resources.VCPU]),
+    );
+    assert.deepEqual(got, allocations, `consumer ${consumer} holds what its answers say`);
+    for (const [rp, n] of Object.entries(allocations)) expected.set(rp, expected.get(rp)! + n);
+  }
+  await checkProviders(api, expected, new Map(rps.map((rp) => [rp, capacity])), 'VCPU');
+  for (const rp of rps) {
+    assert.equal(await generation(rp), generations.get(rp)! + (bumps.get(rp) ?? 0), `${rp}: one generation per acknowledged write that put allocations on it`);
+  }
+  return { acknowledged: answers.length - refused, refused };
+}

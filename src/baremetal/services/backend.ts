@@ -17,7 +17,7 @@ import type { PlacementContext, ProviderOwner } from '../../placement/context.js
 import * as classes from '../../placement/services/resource-classes.js';
 import * as placementTraits from '../../placement/services/traits.js';
 import { readConsumer, writeAllocations } from '../../placement/store/allocations.js';
-import { oneStatementClaim } from '../../placement/store/one-statement-claim.js';
+import { oneStatementWrite } from '../../placement/store/one-statement-writes.js';
 import { changeInventories, currentInventories } from '../../placement/store/inventories.js';
 import { deleteProvider, findAndLockProvider, insertProvider } from '../../placement/store/providers.js';
 import { providerTraits, replaceProviderTraits } from '../../placement/store/traits.js';
@@ -89,7 +89,7 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
     // PostgreSQL: Placement's one-statement claim, one round trip instead of six. A refusal raises
     // and aborts this transaction; the claim is then refused as a whole (the caller rolls back),
     // as the general write's refusal would be.
-    const oneStatement = await oneStatementClaim(tx, placement.names, writes);
+    const oneStatement = await oneStatementWrite(tx, placement.names, writes);
     if (oneStatement) {
       try {
         await oneStatement(tx);

@@ -1,5 +1,5 @@
 // PostgreSQL: a function that fails the statement it is called from. A claim for new consumers runs
-// as one statement (placement/store/one-statement-claim.ts) in its own implicit transaction, and
+// as one statement (placement/store/one-statement-writes.ts) in its own implicit transaction, and
 // calls this with the result of its checks: a refusal raises, and the statement — with every row
 // it wrote — is rolled back, without a round trip for BEGIN or ROLLBACK.
 import { type Kysely, sql } from 'kysely';

@@ -1,14 +1,16 @@
 // Writes of allocations: PUT /allocations/{c}, POST /allocations, DELETE /allocations/{c}, and the
-// bare-metal allocator's claims. A scheduler's claim for new consumers is first tried as one
-// statement on PostgreSQL (store/one-statement-claim.ts); anything else, and any claim that
-// statement steps aside from, is written by store/allocations.ts in one transaction.
+// bare-metal allocator's claims. On PostgreSQL a scheduler's writes — a claim for new consumers,
+// a move between consumers at known generations, a delete — are first tried as one statement
+// (store/one-statement-writes.ts); anything else, and any write that statement steps aside from,
+// is written by store/allocations.ts in one transaction.
 import { classifyFault, isRetryableFault } from '../../db/faults.js';
+import type { Tx } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
 import { claimOutcome } from '../../metrics/metrics.js';
 import type { PlacementContext } from '../context.js';
 import { DomainError } from '../../core/errors.js';
 import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
-import { oneStatementClaim } from '../store/one-statement-claim.js';
+import { oneStatementDelete, oneStatementWrite } from '../store/one-statement-writes.js';
 
 /** PostgreSQL's serialization_failure and deadlock_detected: the one-statement claim lost a race (its refusals are not retries). */
 const LOST_RACE = new Set(['40001', '40P01']);
@@ -30,30 +32,38 @@ async function writeOnce(ctx: PlacementContext, writes: ConsumerAllocations[]): 
     writes.map((w) => w.consumerUuid),
     writes.flatMap((w) => [...w.allocations.keys()]),
   );
-  const claim = await oneStatementClaim(ctx.database, ctx.names, writes);
-  if (claim) {
-    try {
-      await transaction(ctx.database, claim, { oneStatement: true, maxAttempts: 1 });
-      return;
-    } catch (err) {
-      // A database fault after the statement was sent (commit_unknown: it may have committed), or
-      // one the general write could not wait out either (a timeout, a full disk), is the answer.
-      // Stepping aside then would report a claim that may be in place as not done: the general
-      // write would meet the outage and answer a plain 503, or find the consumer and answer 409.
-      const fault = classifyFault(err);
-      if (fault && !isRetryableFault(fault)) throw fault;
-      // Refused, lost a race (deadlock, serialization), or no connection was made (nothing was
-      // sent; the general write retries it): the general write decides and answers.
-      if (fault || LOST_RACE.has((err as { code?: string }).code ?? '')) retried();
-    }
-  }
+  if (await inOneStatement(ctx, await oneStatementWrite(ctx.database, ctx.names, writes), retried)) return;
   await transaction(ctx.database, (tx) => writeAllocations(tx, ctx.names, writes), { onRetry: retried });
 }
 
 /** Remove every allocation of a consumer. */
 export async function removeConsumer(ctx: PlacementContext, consumerUuid: string): Promise<void> {
   await refuseOwnedProviders(ctx, [consumerUuid], []);
+  if (await inOneStatement(ctx, oneStatementDelete(ctx.database, consumerUuid))) return;
   await transaction(ctx.database, (tx) => deleteConsumer(tx, consumerUuid));
+}
+
+/**
+ * Run a one-statement write in a transaction of its own: true when it committed, false when the
+ * general write is to decide (there is no such statement for this write, or it stepped aside).
+ */
+async function inOneStatement(ctx: PlacementContext, statement: ((tx: Tx) => Promise<void>) | null, retried?: () => void): Promise<boolean> {
+  if (!statement) return false;
+  try {
+    await transaction(ctx.database, statement, { oneStatement: true, maxAttempts: 1 });
+    return true;
+  } catch (err) {
+    // A database fault after the statement was sent (commit_unknown: it may have committed), or
+    // one the general write could not wait out either (a timeout, a full disk), is the answer.
+    // Stepping aside then would report a write that may be in place as not done: the general
+    // write would meet the outage and answer a plain 503, or find the consumer and answer 409.
+    const fault = classifyFault(err);
+    if (fault && !isRetryableFault(fault)) throw fault;
+    // Refused, lost a race (deadlock, serialization), or no connection was made (nothing was
+    // sent; the general write retries it): the general write decides and answers.
+    if (fault || LOST_RACE.has((err as { code?: string }).code ?? '')) retried?.();
+    return false;
+  }
 }
 
 /**

@@ -9,7 +9,7 @@
 //      left them (min_unit/max_unit/step_size and capacity) and writes the new allocations. A
 //      failed check throws, and the transaction takes everything back.
 // Either every consumer's allocations change or none do. A claim for a new consumer is six
-// statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-claim.ts).
+// statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-writes.ts).
 import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
 import { DomainError, RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
