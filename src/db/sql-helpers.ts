@@ -8,6 +8,20 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
+/** PostgreSQL's serialization_failure and deadlock_detected: the transaction lost a race and may run again. */
+const LOST_RACE = new Set(['40001', '40P01']);
+
+/** Did this PostgreSQL statement lose a race (serialization failure, deadlock)? */
+export function isLostRace(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && LOST_RACE.has(code);
+}
+
+/** Did `allot_assert` (migration 004) refuse a one-statement write? Then the statement kept nothing. */
+export function isAssertRefusal(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'P0001';
+}
+
 /**
  * Lock rows of a table for the rest of the transaction, always in ascending id order so that two
  * writers locking overlapping sets cannot deadlock. SQLite needs nothing: BEGIN IMMEDIATE already

@@ -27,6 +27,7 @@ import { RetryableConflict, concurrentUpdate } from '../core/errors.js';
 import { type CommitTopic, type Database, type TransactionOptions, type Tx, type WriteObserver, type Writer, kyselyOf } from './database.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
+import { isLostRace } from './sql-helpers.js';
 
 /** Call `listener` with the record of every committed transaction that recorded under `topic`. */
 export function onCommit<T>(database: Database, topic: CommitTopic<T>, listener: (record: T) => void): () => void {
@@ -80,12 +81,11 @@ const SAVEPOINT = CompiledQuery.raw('SAVEPOINT job');
 const RELEASE = CompiledQuery.raw('RELEASE job');
 const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO job');
 
-const PG_RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
-
 function isRetryable(err: unknown): boolean {
   if (err instanceof RetryableConflict) return true;
+  if (isLostRace(err)) return true;
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (PG_RETRYABLE.has(code) || code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT');
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT';
 }
 
 function exhausted(err: unknown): Error {

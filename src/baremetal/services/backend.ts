@@ -24,6 +24,7 @@ import { providerTraits, replaceProviderTraits } from '../../placement/store/tra
 import { STANDARD_TRAITS, placementResourceClass } from '../core/rules.js';
 import type { AllocationRecord } from '../store/allocations.js';
 import { type NodeRecord, nodeUuidsAmong } from '../store/nodes.js';
+import { isAssertRefusal } from '../../db/sql-helpers.js';
 
 /** What a claim needs of the node. */
 type ClaimedNode = Pick<NodeRecord, 'uuid' | 'resource_class'>;
@@ -57,9 +58,6 @@ export const databaseBackend: AllocationBackend = {
     return true;
   },
 };
-
-/** The SQLSTATE of the one-statement claim's refusal (allot_assert, migration 004). */
-const CLAIM_REFUSED = 'P0001';
 
 /** Placement's stand-in project and user for bare-metal claims without an owner. */
 const PLACEMENT_USER = 'allot-baremetal';
@@ -95,7 +93,7 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
         await oneStatement(tx);
         return true;
       } catch (err) {
-        if ((err as { code?: string }).code === CLAIM_REFUSED) return false;
+        if (isAssertRefusal(err)) return false;
         throw err;
       }
     }

@@ -34,6 +34,7 @@ import { type Span, keyOf, sizeKeyOf } from '../core/values.js';
 import { type AllocationRequest, type AllocationRow, newAllocationRow, pickAutomatic, requestParams } from './allocate.js';
 import { holderKey } from './free-ranges.js';
 import type { LockedPool } from './pools.js';
+import { isAssertRefusal } from '../../db/sql-helpers.js';
 
 const POOL = `pool as (
     update ids_pools set used_count = (used_count::numeric + ?::numeric)::text, allocation_count = allocation_count + ?::integer,
@@ -74,19 +75,16 @@ const TAKE = {
   ),
 };
 
-/** The SQLSTATE of `allot_assert` (migration 004): the statement kept nothing. */
-const REFUSED = 'P0001';
-
 const freeRow = (first: bigint, last: bigint) => [keyOf(first), keyOf(last), sizeKeyOf(last - first + 1n), maxAlignedLog2({ first, last })];
 
-/** New allocations and the one statement that takes their blocks; `write` raises REFUSED when it lost them. */
+/** New allocations and the one statement that takes their blocks; `write` raises (allot_assert) when it lost them. */
 export interface OneStatementClaim {
   rows: AllocationRow[];
   write: (tx: Tx) => Promise<void>;
 }
 
 /** Did `write` lose its blocks (taken, or the pool changed, between the probe and the write)? */
-export const lostTheBlock = (err: unknown) => (err as { code?: string }).code === REFUSED;
+export const lostTheBlock = isAssertRefusal;
 
 /** What automaticClaims decided for one request. */
 export type ClaimDecision =

@@ -11,9 +11,7 @@ import type { PlacementContext } from '../context.js';
 import { DomainError } from '../../core/errors.js';
 import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
 import { oneStatementDelete, oneStatementWrite } from '../store/one-statement-writes.js';
-
-/** PostgreSQL's serialization_failure and deadlock_detected: the one-statement claim lost a race (its refusals are not retries). */
-const LOST_RACE = new Set(['40001', '40P01']);
+import { isLostRace } from '../../db/sql-helpers.js';
 
 export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
   try {
@@ -61,7 +59,7 @@ async function inOneStatement(ctx: PlacementContext, statement: ((tx: Tx) => Pro
     if (fault && !isRetryableFault(fault)) throw fault;
     // Refused, lost a race (deadlock, serialization), or no connection was made (nothing was
     // sent; the general write retries it): the general write decides and answers.
-    if (fault || LOST_RACE.has((err as { code?: string }).code ?? '')) retried?.();
+    if (fault || isLostRace(err)) retried?.();
     return false;
   }
 }
