@@ -17,6 +17,7 @@ import * as idsProjects from './migrations/007-ids-projects.js';
 import * as baremetalInventory from './migrations/008-baremetal-inventory.js';
 import * as idsSpeed from './migrations/009-ids-speed.js';
 import * as baremetalFreeNodes from './migrations/010-baremetal-free-nodes.js';
+import * as idsBulk from './migrations/011-ids-bulk.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -32,6 +33,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['008-baremetal-inventory', baremetalInventory],
   ['009-ids-speed', idsSpeed],
   ['010-baremetal-free-nodes', baremetalFreeNodes],
+  ['011-ids-bulk', idsBulk],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

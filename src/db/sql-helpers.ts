@@ -55,3 +55,15 @@ export function jsonWithKey(tx: Tx, column: string, key: string, value: unknown)
     ? sql<string>`(${sql.ref(column)}::jsonb || jsonb_build_object(${key}::text, ${json}::jsonb))::text`
     : sql<string>`json_set(${sql.ref(column)}, ${`$.${key}`}, json(${json}))`;
 }
+
+/**
+ * PostgreSQL: an array literal of values that need no quoting — hex keys, uuids, integers, ISO
+ * timestamps, plain words; null is NULL — passed as one text parameter and cast (`?::text[]`).
+ * Bulk writes pass a column each: PostgreSQL reads 20 000 rows of arrays 2–4× faster than the same
+ * rows as one `json_to_recordset` document (measured on this machine, issue 15), and building it is
+ * a join, not the driver's escaping of every element.
+ */
+export const plainArray = (values: ReadonlyArray<string | number | null>): string => `{${values.map((v) => (v === null ? 'NULL' : v)).join(',')}}`;
+
+/** PostgreSQL: an array literal of any strings, each quoted (`"` and `\` escaped). */
+export const quotedArray = (values: readonly string[]): string => `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;

@@ -133,13 +133,16 @@ export const allocationPatchSchema: JsonSchema = {
   additionalProperties: false,
 };
 
+/** Items of one import: all of them are checked and written in one transaction. */
+const MAX_IMPORT_ITEMS = 100_000;
+
 export const importSchema: JsonSchema = {
   type: 'object',
   properties: {
     items: {
       type: 'array',
       minItems: 1,
-      maxItems: 100000,
+      maxItems: MAX_IMPORT_ITEMS,
       items: {
         type: 'object',
         properties: { value, owner, purpose, count, prefix_length: prefixLength, metadata },
@@ -152,6 +155,40 @@ export const importSchema: JsonSchema = {
   required: ['items'],
   additionalProperties: false,
 };
+
+const IMPORT_ITEM_KEYS = new Set(Object.keys(importSchema.properties!.items!.items!.properties!));
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isIntegerIn = (v: unknown, min: number, max: number) => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+/** A string of `min`–`max` characters: UTF-16 length bounds the count of code points the schema counts (only ever accepts). */
+const isStringIn = (v: unknown, min: number, max: number) => typeof v === 'string' && v.length >= min && v.length <= max;
+
+function importItemAccepted(item: unknown): boolean {
+  if (!isPlainObject(item) || item.value === undefined || item.owner === undefined) return false;
+  for (const key in item) if (!IMPORT_ITEM_KEYS.has(key)) return false;
+  const v = item.value;
+  if (!(isIntegerIn(v, 0, MAX_SAFE) || isStringIn(v, 1, 64))) return false;
+  if (!isStringIn(item.owner, 1, 255)) return false;
+  if (item.purpose !== undefined && !isStringIn(item.purpose, 0, 255)) return false;
+  if (item.count !== undefined && !isIntegerIn(item.count, 1, 4294967296)) return false;
+  if (item.prefix_length !== undefined && !isIntegerIn(item.prefix_length, 0, 128)) return false;
+  const m = item.metadata;
+  return m === undefined || (isPlainObject(m) && Object.keys(m).length <= 64);
+}
+
+/**
+ * A quick check of an import's body that accepts only what importSchema accepts; when it says no,
+ * the schema validator decides and words the error. (The generic validator, walking every keyword
+ * of every item, cost ~0.1 s of an import of 10 000 items and much of its garbage: issue 15.)
+ */
+export function importBodyAccepted(body: unknown): boolean {
+  if (!isPlainObject(body)) return false;
+  for (const key in body) if (key !== 'items' && key !== 'on_conflict') return false;
+  if (body.on_conflict !== undefined && body.on_conflict !== 'abort' && body.on_conflict !== 'skip') return false;
+  const items = body.items;
+  if (!Array.isArray(items) || items.length < 1 || items.length > MAX_IMPORT_ITEMS) return false;
+  for (const item of items) if (!importItemAccepted(item)) return false;
+  return true;
+}
 
 const query = (properties: Record<string, JsonSchema>): JsonSchema => ({
   type: 'object',

@@ -1,7 +1,16 @@
 // /v1/pools, /v1/pools/{pool}, its allocations, free ranges and imports.
 import { conflictView } from '../errors.js';
 import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
-import { allocateSchema, freeRangeQuery, importSchema, poolAllocationListQuery, poolCreateSchema, poolListQuery, poolPatchSchema } from '../schemas.js';
+import {
+  allocateSchema,
+  freeRangeQuery,
+  importBodyAccepted,
+  importSchema,
+  poolAllocationListQuery,
+  poolCreateSchema,
+  poolListQuery,
+  poolPatchSchema,
+} from '../schemas.js';
 import { type ImportItem, allocate, importAllocations, listAllocations } from '../services/allocations.js';
 import {
   type PoolInput,
@@ -124,7 +133,7 @@ export const freeRanges: E = {
 
 export const imports: E = {
   async handle(req, ctx) {
-    const body = req.json<{ items: ImportItem[]; on_conflict?: 'abort' | 'skip' }>(importSchema);
+    const body = req.json<{ items: ImportItem[]; on_conflict?: 'abort' | 'skip' }>(importSchema, importBodyAccepted);
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const outcome = await importAllocations(ctx, req.param('pool'), body.items, body.on_conflict ?? 'abort');
     return { body: { ...outcome, conflicts: outcome.conflicts.map(conflictView) } };

@@ -63,6 +63,12 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+/** Most requests and imported items carry no metadata: hashed once, not once per item. */
+const NO_METADATA_HASH = sha256(canonicalJson({}));
+const metadataHash = (metadata: Record<string, unknown> | undefined) =>
+  metadata === undefined || Object.keys(metadata).length === 0 ? NO_METADATA_HASH : sha256(canonicalJson(metadata));
+
 export function requestParams(req: Pick<AllocationRequest, 'strategy' | 'ttl_seconds' | 'metadata'>, block: bigint, explicit: Span | null): string {
   const params: RequestParams = {
     v: 2,
@@ -70,9 +76,7 @@ export function requestParams(req: Pick<AllocationRequest, 'strategy' | 'ttl_sec
     value: explicit ? explicit.first.toString() : null,
     strategy: req.strategy ?? null,
     ttl_seconds: req.ttl_seconds ?? null,
-    metadata: createHash('sha256')
-      .update(canonicalJson(req.metadata ?? {}))
-      .digest('hex'),
+    metadata: metadataHash(req.metadata),
   };
   return JSON.stringify(params);
 }

@@ -4,6 +4,7 @@
 // aligned block of 2^k" (one LIMIT 1 probe per k' ≥ k on the (aligned, first) index).
 import { type Compilable, type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.js';
+import { plainArray } from '../../db/sql-helpers.js';
 import { rawRead, writeStatement } from '../../db/statement.js';
 
 import { type Band, type BandedSpan, maxAlignedLog2, splitByBand } from '../core/ranges.js';
@@ -28,19 +29,28 @@ const rowOf = (poolId: number, s: BandedSpan) => ({
   aligned: maxAlignedLog2(s),
 });
 
-/** PostgreSQL: free spans as one JSON document (see INSERT_ALLOCATIONS_PG in allocations.ts). */
+/** PostgreSQL: free spans as one array per column (see plainArray): one statement whatever their number. */
 const INSERT_FREE_PG = writeStatement(
   `insert into ids_free_ranges (pool_id, band, first_key, last_key, size_key, aligned)
-   select * from json_to_recordset(?::json) as r(pool_id integer, band text, first_key text, last_key text, size_key text, aligned integer)`,
+   select ?::integer, * from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::integer[])`,
 );
-
-/** PostgreSQL: hex keys as an array literal (they need no escaping; the driver's escaping of each costs more than the statement). */
-const keyArray = (keys: readonly string[]) => `{${keys.join(',')}}`;
 
 export async function insertFree(tx: Tx, poolId: number, spans: readonly BandedSpan[]): Promise<void> {
   if (tx.dialect === 'postgres') {
-    // one statement whatever the number of spans: a column an array
-    await INSERT_FREE_PG.run(tx, [JSON.stringify(spans.map((s) => rowOf(poolId, s)))]);
+    if (spans.length === 0) return;
+    const bands: string[] = [];
+    const firsts: string[] = [];
+    const lasts: string[] = [];
+    const sizes: string[] = [];
+    const aligned: number[] = [];
+    for (const s of spans) {
+      bands.push(s.band);
+      firsts.push(keyOf(s.first));
+      lasts.push(keyOf(s.last));
+      sizes.push(sizeKeyOf(s.last - s.first + 1n));
+      aligned.push(maxAlignedLog2(s));
+    }
+    await INSERT_FREE_PG.run(tx, [poolId, plainArray(bands), plainArray(firsts), plainArray(lasts), plainArray(sizes), plainArray(aligned)]);
     return;
   }
   // 6 columns a row; SQLite allows 32766 bound parameters per statement.
@@ -64,7 +74,7 @@ async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]):
     const keys = rows.filter((r) => r.band === band).map((r) => keyOf(r.first));
     // PostgreSQL: one statement a band, the keys one array (an index probe each)
     if (tx.dialect === 'postgres') {
-      if (keys.length) await DELETE_FREE_PG.run(tx, [poolId, band, keyArray(keys)]);
+      if (keys.length) await DELETE_FREE_PG.run(tx, [poolId, band, plainArray(keys)]);
       continue;
     }
     for (let i = 0; i < keys.length; i += PROBE_CHUNK) {
@@ -158,11 +168,12 @@ export async function probeAuto(
 
 /** Free spans in order, for listings (`after` is an exclusive cursor on the first value). */
 export async function listFree(db: Db, poolId: number, band: Band | null, after: bigint | null, limit: number): Promise<FreeRow[]> {
-  let q = db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId);
-  if (band) q = q.where('band', '=', band);
-  if (after !== null) q = q.where('first_key', '>', keyOf(after));
-  const rows = await q.orderBy('first_key').limit(limit).execute();
-  return rows.map(toFree);
+  const from = after === null ? sql`` : sql` and first_key > ${keyOf(after)}`;
+  const page = (b: Band) =>
+    sql`select * from (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = ${b}${from} order by first_key limit ${limit}) as ${sql.ref(`p_${b}`)}`;
+  // Without a band: a page of each (a range scan of the primary key each), merged in one statement.
+  const query = band ? page(band) : sql`${page('auto')} union all ${page('static')} order by first_key limit ${limit}`;
+  return (await rawRead(db, sql<RawFree>`${query}`)).map(toFree);
 }
 
 /** Items an import probes in one statement: a parameter each (SQLite allows 32766, PostgreSQL 65535). */
@@ -171,7 +182,8 @@ const PROBE_CHUNK = 5000;
 /**
  * For each span (of any band), the free span that holds all of it, or null: two statements per
  * PROBE_CHUNK spans, whatever the pool's size — "the first value of the free span starting at or
- * before each span" (one probe of the (pool_id, first_key) index each), then those spans by key.
+ * before each span" (one probe of the primary key per band each: free spans of both bands never
+ * overlap, so the nearer of the two is the only candidate), then those spans by key.
  * An import of 100 costs two statements, not two per item. (As one join, SQLite's planner walked
  * every free span of the pool once per item: 557 ms for 100 items at 9 000 held.)
  */
@@ -181,18 +193,27 @@ export async function freeSpansHolding(db: Db, poolId: number, spans: readonly S
   const byStart = new Map<string, FreeRow>();
   for (let i = 0; i < spans.length; i += PROBE_CHUNK) {
     const keys = spans.slice(i, i + PROBE_CHUNK).map((s) => keyOf(s.first));
+    // the nearer of each band's span starting at or before k ('' when neither has one)
+    const startIn = (band: Band) =>
+      sql`coalesce((select g.first_key from ids_free_ranges g where g.pool_id = ${poolId} and g.band = ${band} and g.first_key <= v.k order by g.first_key desc limit 1), '')`;
     const starts = await rawRead(
       db,
-      sql<{ k: string; start: string | null }>`with v(k) as (values ${sql.join(
+      sql<{ k: string; start: string }>`with v(k) as (values ${sql.join(
         keys.map((k) => sql`(${k})`),
         sql`, `,
       )})
-      select v.k, (select g.first_key from ids_free_ranges g where g.pool_id = ${poolId} and g.first_key <= v.k order by g.first_key desc limit 1) as start from v`,
+      select v.k, max(${startIn('auto')}, ${startIn('static')}) as start from v`,
     );
-    const wanted = [...new Set(starts.flatMap((r) => (r.start === null ? [] : [r.start])))];
-    for (const r of starts) if (r.start !== null) startOf.set(r.k, r.start);
+    const wanted = [...new Set(starts.flatMap((r) => (r.start === '' ? [] : [r.start])))];
+    for (const r of starts) if (r.start !== '') startOf.set(r.k, r.start);
     if (wanted.length === 0) continue;
-    const rows = await db.db.selectFrom('ids_free_ranges').select(cols).where('pool_id', '=', poolId).where('first_key', 'in', wanted).execute();
+    const rows = await db.db
+      .selectFrom('ids_free_ranges')
+      .select(cols)
+      .where('pool_id', '=', poolId)
+      .where('band', 'in', ['auto', 'static'])
+      .where('first_key', 'in', wanted)
+      .execute();
     for (const r of rows) byStart.set(r.first_key, toFree(r));
   }
   return spans.map((s) => {
@@ -211,11 +232,18 @@ async function freeSpansHoldingPg(db: Db, poolId: number, spans: readonly Span[]
   const keys = spans.map((s) => keyOf(s.first));
   const rows = await rawRead(
     db,
-    sql<RawFree & { k: string }>`select v.k, g.band, g.first_key, g.last_key from unnest(${keyArray(keys)}::text[]) as v(k)
-      cross join lateral (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and first_key <= v.k
-                          order by first_key desc limit 1) as g`,
+    sql<RawFree & { k: string }>`select v.k, g.band, g.first_key, g.last_key from unnest(${plainArray(keys)}::text[]) as v(k)
+      cross join lateral (
+        (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = 'auto' and first_key <= v.k order by first_key desc limit 1)
+        union all
+        (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = 'static' and first_key <= v.k order by first_key desc limit 1)) as g`,
   );
-  const byKey = new Map(rows.map((r) => [r.k, toFree(r)]));
+  // up to one row per band for each key: the nearer one is the only one that can hold it
+  const byKey = new Map<string, FreeRow>();
+  for (const r of rows) {
+    const seen = byKey.get(r.k);
+    if (!seen || keyOf(seen.first) < r.first_key) byKey.set(r.k, toFree(r));
+  }
   return spans.map((s) => {
     const row = byKey.get(keyOf(s.first));
     return row && row.first <= s.first && s.last <= row.last ? row : null;
