@@ -45,6 +45,8 @@ export interface SchemaError {
   instance: unknown;
   /** for anyOf/oneOf: every error of every branch (paths relative to the branch) */
   context: SchemaError[];
+  /** the instance path from the document's root, also for an error bestMatch took from a branch (python-jsonschema's absolute_path) */
+  absoluteInstancePath?: string;
 }
 
 // jsonschema patterns are searched (not anchored) and are Unicode-aware.
@@ -126,12 +128,14 @@ export function bestMatch(errors: SchemaError[]): SchemaError {
   const found = errors as Found[];
   let best = found[0]!;
   for (const e of found) if (compare(e, best) > 0) best = e; // the first of the most relevant
+  let absolute = best.instancePath;
   while (best.context.length) {
     const sorted = [...best.context].sort(compare); // stable: the first of the least relevant
     if (sorted.length >= 2 && compare(sorted[0]!, sorted[1]!) === 0) break;
     best = sorted[0]!;
+    absolute += best.instancePath;
   }
-  return best;
+  return { ...best, absoluteInstancePath: absolute };
 }
 
 function matchesType(schema: JsonSchema, instance: unknown): boolean {

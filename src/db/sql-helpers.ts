@@ -63,7 +63,8 @@ export function jsonWithKey(tx: Tx, column: string, key: string, value: unknown)
  * rows as one `json_to_recordset` document (measured on this machine, issue 15), and building it is
  * a join, not the driver's escaping of every element.
  */
-export const plainArray = (values: ReadonlyArray<string | number | null>): string => `{${values.map((v) => (v === null ? 'NULL' : v)).join(',')}}`;
+export const plainArray = (values: ReadonlyArray<string | number | null>): string =>
+  `{${(values.includes(null) ? values.map((v) => (v === null ? 'NULL' : v)) : values).join(',')}}`;
 
 /** PostgreSQL: an array literal of any strings, each quoted (`"` and `\` escaped). */
 export const quotedArray = (values: readonly string[]): string => `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;

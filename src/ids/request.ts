@@ -46,7 +46,7 @@ export class IdsRequest extends ApiRequest {
     if (accepted?.(data)) return data as T;
     const error = validate(schema, data);
     if (error) {
-      const pointer = toPointer(error.instancePath);
+      const pointer = toPointer(error.absoluteInstancePath ?? error.instancePath);
       throw invalidRequest(`${pointer || 'body'}: ${error.message}`, { errors: [{ pointer: pointer || '/', detail: error.message }] });
     }
     return data as T;

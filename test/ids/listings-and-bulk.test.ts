@@ -177,6 +177,51 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get('/allocations?owner=s5000')).body.items[0].value, values[5000]);
     });
 
+    test('after scattered imports into both bands, the free ranges are exactly the complement of the allocations', async () => {
+      await api.post('/pools', { name: 'complement', kind: 'integer', ranges: ['1-200000'], static: ['50000-59999', '150000-150999'] });
+      // blocks of 1, 2 and 4 at scattered aligned values, in the auto band and in both static ranges
+      const items = Array.from({ length: 6000 }, (_, i) => {
+        const count = [1, 2, 4][i % 3]!;
+        return { value: 4 * (3 + i * 8) + (count === 1 ? 1 : 0), owner: `c${i}`, ...(count > 1 ? { count } : {}) };
+      });
+      assert.equal((await api.post('/pools/complement/imports', { items: items.slice(0, 3500) })).body.imported, 3500);
+      assert.equal((await api.post('/pools/complement/imports', { items: items.slice(3500) })).body.imported, 2500);
+      const taken = await api.all('/pools/complement/allocations?limit=1000');
+      const free = await api.all('/pools/complement/free-ranges?limit=1000');
+      assert.equal(taken.length, 6000);
+      assert.ok(free.some((r) => r.band === 'static') && free.some((r) => r.band === 'auto'));
+      // walk 1..200000: every value in exactly one allocation or one free range, free ranges never adjacent within a band
+      const pieces = [...taken.map((a) => ({ first: a.value, last: a.last_value, band: 'held' })), ...free].sort((a, b) => a.first - b.first);
+      let next = 1;
+      for (const [i, p] of pieces.entries()) {
+        assert.equal(p.first, next, `a gap or an overlap at ${JSON.stringify([pieces[i - 1], p])}`);
+        const prev = pieces[i - 1];
+        if (prev && prev.band !== 'held') assert.notEqual(prev.band, p.band, `two free ranges of one band side by side: ${JSON.stringify([prev, p])}`);
+        if (p.band !== 'held') assert.equal(p.band, (p.first >= 50000 && p.last <= 59999) || (p.first >= 150000 && p.last <= 150999) ? 'static' : 'auto');
+        next = p.last + 1;
+      }
+      assert.equal(next, 200001);
+    });
+
+    test('a bad item deep in a large import is a 400 problem pointing at that item, and nothing is imported', async () => {
+      await api.post('/pools', { name: 'badbulk', kind: 'integer', ranges: ['1-100000'] });
+      const items: Array<Record<string, unknown>> = Array.from({ length: 5000 }, (_, i) => ({ value: i + 1, owner: `o${i}` }));
+      for (const [bad, pointer] of [
+        [{ value: 4321, owner: 'x', colour: 'red' }, '/items/4320'],
+        [{ value: -1, owner: 'x' }, '/items/4320/value'],
+        [{ value: 4321, owner: '' }, '/items/4320/owner'],
+        [{ value: 4321, owner: 'x', count: 0 }, '/items/4320/count'],
+        [{ value: 4321, owner: 'x', metadata: [] }, '/items/4320/metadata'],
+      ] as const) {
+        const res = await api.post('/pools/badbulk/imports', { items: items.map((item, i) => (i === 4320 ? bad : item)) });
+        problem(res, 400, 'ids.invalid_request');
+        assert.equal(res.body.errors[0].pointer, pointer, JSON.stringify(res.body));
+      }
+      problem(await api.post('/pools/badbulk/imports', { items, on_conflict: 'sometimes' }), 400, 'ids.invalid_request');
+      problem(await api.post('/pools/badbulk/imports', { items: [] }), 400, 'ids.invalid_request');
+      assert.equal((await api.get('/pools/badbulk')).body.utilization.allocations, 0);
+    });
+
     test('count=N takes aligned blocks by every strategy, and a repeat gets the same block', async () => {
       await api.post('/pools', { name: 'blocks', kind: 'integer', ranges: ['1-64'] });
       const take = async (body: Record<string, unknown>) => {

@@ -25,7 +25,7 @@ import {
 } from '../store/allocate.js';
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
-import { type FreeRow, freeSpansHolding, takeMany } from '../store/free-ranges.js';
+import { type FreeRow, freeSpansHolding, holderKey, takeMany } from '../store/free-ranges.js';
 import { allocateWithoutLock } from './automatic-allocations.js';
 import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
 
@@ -270,17 +270,19 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
       span: Span;
       block: bigint;
       item: ImportItem;
+      /** owner + purpose */
+      holder: string;
     }
     const candidates: Candidate[] = [];
-    const keys = new Set<string>();
+    const holders = new Set<string>();
     for (const [index, item] of items.entries()) {
       try {
         const block = blockSize(pool.space, item);
         const span = parseRequestedValue(pool.space, item.value, block);
-        const key = JSON.stringify([item.owner, item.purpose ?? '']);
-        if (keys.has(key)) throw idsDomainError('import_repeats_owner', { owner: item.owner, purpose: item.purpose ?? '' });
-        keys.add(key);
-        candidates.push({ index, span, block, item });
+        const holder = holderKey({ owner: item.owner, purpose: item.purpose ?? '' });
+        if (holders.has(holder)) throw idsDomainError('import_repeats_owner', { owner: item.owner, purpose: item.purpose ?? '' });
+        holders.add(holder);
+        candidates.push({ index, span, block, item, holder });
       } catch (err) {
         conflict(index, err);
       }
@@ -295,11 +297,11 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
 
     // Owners that already hold something in this pool: the same value is "unchanged", another is a conflict.
     const held = new Map<string, AllocationRow>();
-    for (const r of await store.heldByOwners(tx, pool.id, [...new Set(distinct.map((c) => c.item.owner))])) held.set(JSON.stringify([r.owner, r.purpose]), r);
+    for (const r of await store.heldByOwners(tx, pool.id, [...new Set(distinct.map((c) => c.item.owner))])) held.set(holderKey(r), r);
     let unchanged = 0;
     const fresh: Candidate[] = [];
     for (const c of distinct) {
-      const existing = held.get(JSON.stringify([c.item.owner, c.item.purpose ?? '']));
+      const existing = held.size === 0 ? undefined : held.get(c.holder);
       if (!existing) fresh.push(c);
       else if (fromKey(existing.first_key) === c.span.first && existing.block_log2 === log2Exact(c.block)) unchanged++;
       else conflict(c.index, idsDomainError('owner_holds_other_value', { owner: c.item.owner, pool: pool.name }));

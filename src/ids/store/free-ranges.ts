@@ -229,24 +229,28 @@ export async function freeSpansHolding(db: Db, poolId: number, spans: readonly S
  * PostgreSQL parsed and planned each time).
  */
 async function freeSpansHoldingPg(db: Db, poolId: number, spans: readonly Span[]): Promise<Array<FreeRow | null>> {
-  const keys = spans.map((s) => keyOf(s.first));
   const rows = await rawRead(
     db,
-    sql<RawFree & { k: string }>`select v.k, g.band, g.first_key, g.last_key from unnest(${plainArray(keys)}::text[]) as v(k)
+    sql<
+      RawFree & { i: string }
+    >`select v.i, g.band, g.first_key, g.last_key from unnest(${plainArray(spans.map((s) => keyOf(s.first)))}::text[]) with ordinality as v(k, i)
       cross join lateral (
         (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = 'auto' and first_key <= v.k order by first_key desc limit 1)
         union all
         (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = 'static' and first_key <= v.k order by first_key desc limit 1)) as g`,
   );
-  // up to one row per band for each key: the nearer one is the only one that can hold it
-  const byKey = new Map<string, FreeRow>();
+  // up to one row per band for each span: the nearer one is the only one that can hold it
+  const nearest: Array<RawFree | undefined> = new Array(spans.length);
   for (const r of rows) {
-    const seen = byKey.get(r.k);
-    if (!seen || keyOf(seen.first) < r.first_key) byKey.set(r.k, toFree(r));
+    const i = Number(r.i) - 1;
+    const seen = nearest[i];
+    if (!seen || seen.first_key < r.first_key) nearest[i] = r;
   }
-  return spans.map((s) => {
-    const row = byKey.get(keyOf(s.first));
-    return row && row.first <= s.first && s.last <= row.last ? row : null;
+  return spans.map((s, i) => {
+    const r = nearest[i];
+    if (!r) return null;
+    const row = toFree(r);
+    return row.first <= s.first && s.last <= row.last ? row : null;
   });
 }
 
