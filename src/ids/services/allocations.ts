@@ -12,6 +12,7 @@ import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
 import { isLive } from '../core/lifecycle.js';
+import type { Band } from '../core/ranges.js';
 import { EVERY_POOL, type PoolScope, inScope } from '../core/scope.js';
 import {
   type AllocationRequest,
@@ -308,9 +309,12 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     }
 
     // Which fresh items lie inside one free span: one index probe each, 5000 to a statement.
+    // (a pool without a static band has no static free spans to probe)
+    const bands: Band[] = pool.space.staticBand.length > 0 ? ['auto', 'static'] : ['auto'];
     const holding = await freeSpansHolding(
       tx,
       pool.id,
+      bands,
       fresh.map((c) => c.span),
     );
     const accepted: Array<{ c: Candidate; row: FreeRow }> = [];

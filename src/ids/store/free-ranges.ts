@@ -182,13 +182,14 @@ const PROBE_CHUNK = 5000;
 /**
  * For each span (of any band), the free span that holds all of it, or null: two statements per
  * PROBE_CHUNK spans, whatever the pool's size — "the first value of the free span starting at or
- * before each span" (one probe of the primary key per band each: free spans of both bands never
- * overlap, so the nearer of the two is the only candidate), then those spans by key.
+ * before each span" (one probe of the primary key per band of `bands` each — a pool without a
+ * static band probes once; free spans of both bands never overlap, so the nearer of the two is the
+ * only candidate), then those spans by key.
  * An import of 100 costs two statements, not two per item. (As one join, SQLite's planner walked
  * every free span of the pool once per item: 557 ms for 100 items at 9 000 held.)
  */
-export async function freeSpansHolding(db: Db, poolId: number, spans: readonly Span[]): Promise<Array<FreeRow | null>> {
-  if (db.dialect === 'postgres') return freeSpansHoldingPg(db, poolId, spans);
+export async function freeSpansHolding(db: Db, poolId: number, bands: readonly Band[], spans: readonly Span[]): Promise<Array<FreeRow | null>> {
+  if (db.dialect === 'postgres') return freeSpansHoldingPg(db, poolId, bands, spans);
   const startOf = new Map<string, string>();
   const byStart = new Map<string, FreeRow>();
   for (let i = 0; i < spans.length; i += PROBE_CHUNK) {
@@ -196,13 +197,14 @@ export async function freeSpansHolding(db: Db, poolId: number, spans: readonly S
     // the nearer of each band's span starting at or before k ('' when neither has one)
     const startIn = (band: Band) =>
       sql`coalesce((select g.first_key from ids_free_ranges g where g.pool_id = ${poolId} and g.band = ${band} and g.first_key <= v.k order by g.first_key desc limit 1), '')`;
+    const start = bands.length === 1 ? startIn(bands[0]!) : sql`max(${sql.join(bands.map(startIn))})`;
     const starts = await rawRead(
       db,
       sql<{ k: string; start: string }>`with v(k) as (values ${sql.join(
         keys.map((k) => sql`(${k})`),
         sql`, `,
       )})
-      select v.k, max(${startIn('auto')}, ${startIn('static')}) as start from v`,
+      select v.k, ${start} as start from v`,
     );
     const wanted = [...new Set(starts.flatMap((r) => (r.start === '' ? [] : [r.start])))];
     for (const r of starts) if (r.start !== '') startOf.set(r.k, r.start);
@@ -211,7 +213,7 @@ export async function freeSpansHolding(db: Db, poolId: number, spans: readonly S
       .selectFrom('ids_free_ranges')
       .select(cols)
       .where('pool_id', '=', poolId)
-      .where('band', 'in', ['auto', 'static'])
+      .where('band', 'in', bands)
       .where('first_key', 'in', wanted)
       .execute();
     for (const r of rows) byStart.set(r.first_key, toFree(r));
@@ -228,16 +230,14 @@ export async function freeSpansHolding(db: Db, poolId: number, spans: readonly S
  * one array (issue 15: an import of 10 000 sent 4 statements of 5 000 parameters each, which
  * PostgreSQL parsed and planned each time).
  */
-async function freeSpansHoldingPg(db: Db, poolId: number, spans: readonly Span[]): Promise<Array<FreeRow | null>> {
+async function freeSpansHoldingPg(db: Db, poolId: number, bands: readonly Band[], spans: readonly Span[]): Promise<Array<FreeRow | null>> {
+  const nearestIn = (band: Band) =>
+    sql`(select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = ${band} and first_key <= v.k order by first_key desc limit 1)`;
+  const keys = plainArray(spans.map((s) => keyOf(s.first)));
   const rows = await rawRead(
     db,
-    sql<
-      RawFree & { i: string }
-    >`select v.i, g.band, g.first_key, g.last_key from unnest(${plainArray(spans.map((s) => keyOf(s.first)))}::text[]) with ordinality as v(k, i)
-      cross join lateral (
-        (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = 'auto' and first_key <= v.k order by first_key desc limit 1)
-        union all
-        (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = 'static' and first_key <= v.k order by first_key desc limit 1)) as g`,
+    sql<RawFree & { i: string }>`select v.i, g.band, g.first_key, g.last_key from unnest(${keys}::text[]) with ordinality as v(k, i)
+      cross join lateral (${sql.join(bands.map(nearestIn), sql` union all `)}) as g`,
   );
   // up to one row per band for each span: the nearer one is the only one that can hold it
   const nearest: Array<RawFree | undefined> = new Array(spans.length);
