@@ -66,5 +66,11 @@ export function jsonWithKey(tx: Tx, column: string, key: string, value: unknown)
 export const plainArray = (values: ReadonlyArray<string | number | null>): string =>
   `{${(values.includes(null) ? values.map((v) => (v === null ? 'NULL' : v)) : values).join(',')}}`;
 
-/** PostgreSQL: an array literal of any strings, each quoted (`"` and `\` escaped). */
-export const quotedArray = (values: readonly string[]): string => `{${values.map((v) => `"${v.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+/**
+ * PostgreSQL: any strings as a text[] built from one JSON array parameter (`JSON.stringify` of the
+ * strings), in their order. Quoting each string into an array literal in JavaScript cost 70–125 ms
+ * of the server's one thread for the 20 000 strings of an import of 10 000 (its request
+ * parameters are JSON, full of quotes); JSON.stringify takes a few, and PostgreSQL ~20–30 ms more
+ * to read them (measured: about even in CPU overall, less on the event loop).
+ */
+export const TEXT_ARRAY_FROM_JSON = 'array(select e from json_array_elements_text(?::json) with ordinality as t(e, i) order by i)';
