@@ -5,7 +5,8 @@
 // waiting for a lock (pg_stat_activity every 5 ms), and the statements by total execution time.
 //
 //   npx tsx bench/results/2026-11-25-baremetal-one/profile.ts /work/wt-bm-before /work/wt-bm
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../../test/helpers/postgres.js';
@@ -42,11 +43,11 @@ try {
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       })();
-      const out = execFileSync(
+      const { stdout: out } = await promisify(execFile)(
         'npx',
         ['tsx', 'bench/baremetal.ts', '--dialects', 'postgres', '--backends', backend, '--concurrency', '16', '--allocations', '400', '--pool-sizes', ''],
-        { cwd: tree, env: { ...process.env, DATABASE_URL: server.adminUrl }, stdio: ['ignore', 'pipe', 'pipe'] },
-      ).toString();
+        { cwd: tree, env: { ...process.env, DATABASE_URL: server.adminUrl } },
+      );
       sampling = false;
       await sampler;
       await new Promise((resolve) => setTimeout(resolve, 500)); // the backends exit and are reaped
