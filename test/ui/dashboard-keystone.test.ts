@@ -77,6 +77,16 @@ for (const dialect of DIALECTS) {
     test('a project member may not read Placement: 403, said in the view', async () => {
       const member = await ks.token('p1-member');
       apiRequests.length = 0;
+      // Every error notice the page shows from now on without the sign-in, caught as the DOM
+      // changes: the view must never show the previous token's 401 once the new token is taken,
+      // not even for the one render before it reloads.
+      await page.evaluate(`(() => {
+        const seen = (window.noticesSeen = []);
+        new MutationObserver(() => {
+          if (document.querySelector('.signin')) return;
+          for (const n of document.querySelectorAll('.notice.error')) if (!seen.includes(n.textContent)) seen.push(n.textContent);
+        }).observe(document.body, { subtree: true, childList: true, characterData: true });
+      })()`);
       await page.fill('.signin input', member);
       await page.click('.signin button[type="submit"]');
       await page.waitForSelector('.signin', { state: 'detached' });
@@ -84,6 +94,12 @@ for (const dialect of DIALECTS) {
       await notice.waitFor();
       assert.match(await notice.innerText(), /The placement API refused this token the access \(403\)/);
       assert.ok(apiRequests.every((r) => r.token === member));
+      const seen = (await page.evaluate('window.noticesSeen')) as string[];
+      assert.deepEqual(
+        seen.filter((text) => !/refused this token the access \(403\)/.test(text)),
+        [],
+        'no notice but the 403 was ever shown',
+      );
     });
 
     test("a project administrator's token reads Placement and the identifier pools, sent as X-Auth-Token", async () => {

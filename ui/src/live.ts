@@ -9,6 +9,8 @@ import { useContext, useEffect, useRef, useState } from 'preact/hooks';
 import type { ApiError } from './api.js';
 
 const SLOW_FACTOR = 5;
+/** what a view shows before its first load (or a new key's) has answered */
+const NOTHING_YET: Live<never> = { data: undefined, error: null };
 
 export interface LiveSettings {
   /** ms between loads; 0 = live updates off (load once, and on demand) */
@@ -36,19 +38,15 @@ export interface Live<T> {
  */
 export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, key: string, unfinished: (data: T) => boolean = () => false): Live<T> {
   const { refreshMs, report } = useContext(LiveContext);
-  const [state, setState] = useState<Live<T>>({ data: undefined, error: null });
+  // The state names the key it was loaded for: after the key changes, the render before the
+  // effect below runs must not show the previous key's data or error (another token's 401).
+  const [state, setState] = useState<Live<T> & { key: string }>({ key, data: undefined, error: null });
   const loadRef = useRef(load);
   loadRef.current = load;
   const unfinishedRef = useRef(unfinished);
   unfinishedRef.current = unfinished;
-  const shownKey = useRef(key);
 
   useEffect(() => {
-    // another thing to show: drop what was shown (a new refresh interval keeps it)
-    if (shownKey.current !== key) {
-      shownKey.current = key;
-      setState({ data: undefined, error: null });
-    }
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let waitingForVisibility = false;
@@ -63,7 +61,7 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, key: strin
       try {
         const data = await loadRef.current(abort.signal);
         if (abort.signal.aborted) return;
-        setState({ data, error: null });
+        setState({ key, data, error: null });
         report({ at: Date.now(), error: null });
         if (unfinishedRef.current(data)) {
           timer = setTimeout(run, 0);
@@ -72,7 +70,7 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, key: strin
       } catch (err) {
         if (abort.signal.aborted) return;
         const error = err instanceof Error ? err : new Error(String(err));
-        setState((s) => ({ ...s, error }));
+        setState((s) => (s.key === key ? { ...s, error } : { key, data: undefined, error }));
         report({ at: Date.now(), error: error.message });
       }
       if (refreshMs > 0) timer = setTimeout(run, Math.max(refreshMs, SLOW_FACTOR * (performance.now() - started)));
@@ -92,7 +90,7 @@ export function useLive<T>(load: (signal: AbortSignal) => Promise<T>, key: strin
     };
   }, [key, refreshMs]);
 
-  return state;
+  return state.key === key ? state : NOTHING_YET;
 }
 
 /** Run `work` over `items` with at most `limit` at once. */

@@ -60,24 +60,28 @@ const writeStatementFor = memo(
 );
 
 /**
- * The statement for a shape. The values are listed one placeholder each rather than passed as
- * arrays: with its exact row counts PostgreSQL's cached plan walks the indexes (with arrays its
- * generic plan assumed ten rows each and scanned every provider).
- * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
- * the same double-precision arithmetic.
- */
-/**
  * The inventories a write changes, locked in (provider, class) order: a write that only gives usage
  * back on a provider does not lock the provider (nor does the general path), so two writes moving
  * usage across the same providers in opposite directions would otherwise deadlock. One index probe
  * per row (LATERAL): PostgreSQL cannot know how few rows `delta` has, and joined it would scan
- * every inventory.
+ * every inventory. For the same reason the UPDATE that follows finds them by
+ * `id = any(array(…))`, an index probe whatever the planner guesses: the cached generic plan
+ * guessed `delta`'s size from the statistics (over 100 rows per consumer while the allocations
+ * table filled), then seq-scanned and hashed every inventory — a third of PostgreSQL's CPU per
+ * swap and delete in a profile (docs/performance.md).
  */
 const LOCK_INVENTORIES = `locked_inventories as (
        select i.id from (select provider_id, class_id from delta order by provider_id, class_id) d
        cross join lateral (select id from inventories where resource_provider_id = d.provider_id and resource_class_id = d.class_id for update) i
      )`;
 
+/**
+ * The statement for a shape. The values are listed one placeholder each rather than passed as
+ * arrays: with its exact row counts PostgreSQL's cached plan walks the indexes (with arrays its
+ * generic plan assumed ten rows each and scanned every provider).
+ * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
+ * the same double-precision arithmetic.
+ */
 function makeWriteStatement(shape: Shape) {
   let n = 1; // $1 is the time stamp
   const param = (type: 'text' | 'integer') => `$${++n}::${type}`;
@@ -164,7 +168,7 @@ function makeWriteStatement(shape: Shape) {
   ctes.push(`usage as (
        update inventories i set used = i.used + d.change
        from delta d
-       where i.id in (select id from locked_inventories)
+       where i.id = any(array(select id from locked_inventories))
          and i.resource_provider_id = d.provider_id and i.resource_class_id = d.class_id
          and i.used::bigint + d.change <= ${MAX_INT}
          and (d.amount is null or (
@@ -282,7 +286,7 @@ const deleteStatement = writeStatement<WriteResult>(
    usage as (
      update inventories i set used = i.used + d.change
      from delta d
-     where i.id in (select id from locked_inventories)
+     where i.id = any(array(select id from locked_inventories))
        and i.resource_provider_id = d.provider_id and i.resource_class_id = d.class_id
      returning i.resource_provider_id, (select name from resource_classes rc where rc.id = i.resource_class_id) as class_name, i.used
    )
