@@ -98,6 +98,33 @@ export function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>,
   return database.writer.run(database, work, options);
 }
 
+/**
+ * A fast path that may step aside for the general one: `work` in a transaction of its own, tried
+ * once (with `oneStatement`, as PostgreSQL's implicit transaction of that one statement). Its
+ * result, or undefined when the general path is to decide and word the answer: the work refused
+ * (allot_assert, a unique index, anything it throws), lost a race (deadlock, serialization
+ * failure), or no connection was made (nothing was sent; the general path retries it) —
+ * `onStepAside` hears of the last two, for the caller's retry metrics. A database fault after
+ * the commit was sent (commit_unknown: it may have committed), or one the general path could not
+ * wait out either (a timeout, a full disk), is the answer: stepping aside then would report a
+ * write that may be in place as not done (the general path would meet the outage and answer a
+ * plain 503, or find the row and answer 409).
+ */
+export async function tryFastPath<T>(
+  database: Database,
+  work: (tx: Tx) => Promise<T>,
+  options: { oneStatement?: boolean; onStepAside?: () => void } = {},
+): Promise<{ value: T } | undefined> {
+  try {
+    return { value: await transaction(database, work, { oneStatement: options.oneStatement, maxAttempts: 1 }) };
+  } catch (err) {
+    const fault = classifyFault(err);
+    if (fault && !isRetryableFault(fault)) throw fault;
+    if (fault || isLostRace(err)) options.onStepAside?.();
+    return undefined;
+  }
+}
+
 /** PostgreSQL: one transaction per call on a pooled connection; PostgreSQL shares WAL flushes. */
 export const directWriter: Writer = { run: runOnConnection };
 

@@ -134,6 +134,36 @@ for (const dialect of DIALECTS) {
         assert.equal(fault(early).faultstring, 'Cannot set node when creating an allocation in this API version');
       });
 
+      // With a node free, PostgreSQL first tries the allocation as one statement, which a clash
+      // fails: the general path must still word the 409, and the free node must stay free.
+      test('409s with a free node at hand: worded the same, and the node stays free', async () => {
+        const first = await api.post('/v1/allocations', { resource_class: 'clash', name: 'clash-1' });
+        assert.equal(first.status, 201, first.text);
+        const spare = await availableNode(api, { name: 'clash-n1', resource_class: 'clash' });
+        const byName = await api.post('/v1/allocations', { resource_class: 'clash', name: 'clash-1' });
+        assert.equal(byName.status, 409);
+        assert.equal(fault(byName).faultstring, 'An allocation with name clash-1 already exists.');
+        const byUuid = await api.post('/v1/allocations', { resource_class: 'clash', uuid: first.body.uuid });
+        assert.equal(byUuid.status, 409);
+        assert.equal(fault(byUuid).faultstring, `An allocation with UUID ${first.body.uuid} already exists.`);
+        const instance = '55555555-6666-7777-8888-999999999999';
+        await api.post('/v1/nodes', { driver: 'fake-hardware', instance_uuid: instance });
+        const asInstance = await api.post('/v1/allocations', { resource_class: 'clash', uuid: instance });
+        assert.equal(asInstance.status, 409);
+        assert.equal(fault(asInstance).faultstring, `Instance ${instance} is already associated with a node; an allocation cannot have that UUID.`);
+        const n = (await api.get(`/v1/nodes/${spare.uuid}`)).body;
+        assert.equal(n.instance_uuid, null);
+        assert.equal(n.allocation_uuid, null);
+        assert.deepEqual(n.instance_info, {});
+        assert.deepEqual(await usage(spare.uuid), backend === 'placement' ? { CUSTOM_CLASH: 0 } : null);
+        assert.equal((await api.get('/v1/allocations?resource_class=clash')).body.allocations.length, 1);
+        // and the next allocation gets it, in the answer to its POST
+        const next = await api.post('/v1/allocations', { resource_class: 'clash', traits: [] });
+        assert.equal(next.body.state, 'active', next.body.last_error);
+        assert.equal(next.body.node_uuid, spare.uuid);
+        assert.equal((await api.delete(`/v1/allocations/${next.body.uuid}`)).status, 204);
+      });
+
       test('PATCH (1.57) changes name and extra only', async () => {
         const a = (await api.post('/v1/allocations', { resource_class: 'patchy', name: 'pa' })).body;
         const res = await api.patch('/v1/allocations/pa', [

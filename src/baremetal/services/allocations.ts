@@ -9,7 +9,9 @@
 // The claim, in either place, is ONE transaction: reserve a free node with a single statement that
 // picks it and sets its instance_uuid and allocation_id (store/candidates.ts), claim it in the
 // backend, record the requested traits in instance_info, and make the allocation active; any
-// failure rolls all of it back.
+// failure rolls all of it back. On PostgreSQL the request first tries all of it — insert, pick,
+// reserve, active — as one statement (allocateAtOnce), and steps aside to this path when that
+// cannot do it.
 //
 // Why the reservation is not Ironic's separate node lock (`reservation`, taken and released in
 // their own commits): the lock only guards the binding that follows it, and here both commit
@@ -19,7 +21,7 @@ import { DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import type { Tx } from '../../db/database.js';
-import { transaction } from '../../db/transaction.js';
+import { transaction, tryFastPath } from '../../db/transaction.js';
 import { allocationFailure } from '../core/allocation.js';
 import { deallocationRefusal } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
@@ -35,7 +37,8 @@ import {
   lockAllocation,
   updateAllocation,
 } from '../store/allocations.js';
-import { type ReservedNode, nodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates.js';
+import { type NodeWanted, type ReservedNode, nodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates.js';
+import { type AllocationValues, allocateOnFreeNode } from '../store/one-statement-allocation.js';
 import { instanceUuidTaken, lockNode, nodeNotFound, requireNode, resolveNodes, updateNode } from '../store/nodes.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate, instanceAssociated, nodeAssociated } from './nodes.js';
@@ -76,6 +79,20 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
   // A configured delay keeps every allocation `allocating` for a while (races, deletes and
   // take-over can then be observed): the worker does all of it.
   const claimNow = ctx.config.allocationDelay <= 0;
+  if (claimNow && ctx.database.dialect === 'postgres') {
+    const values = {
+      uuid,
+      name: input.name,
+      resource_class: resourceClass,
+      conductor_affinity: ctx.conductorId,
+      candidate_nodes: JSON.stringify(candidates),
+      extra: JSON.stringify(input.extra),
+      owner: input.owner,
+      now,
+    };
+    const allocated = await allocateAtOnce(ctx, values, [...traits].sort());
+    if (allocated) return allocated;
+  }
   // The answer is made inside the transaction: once the allocation is committed, a database fault
   // must not turn the reply into a 503 that says nothing was done (the worker allocates it anyway).
   let created: AllocationRecord | undefined;
@@ -117,6 +134,52 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
   }
   if (created!.state === 'allocating') ctx.allocations.enqueue(created!.id);
   return created!;
+}
+
+/**
+ * PostgreSQL, the common case — a node is free now: the allocation is inserted `active` on it by
+ * ONE statement (store/one-statement-allocation.ts), in its own implicit transaction when the
+ * backend's claim writes nothing (database backend: one round trip instead of five), else followed
+ * by the claim in one transaction (placement backend: BEGIN, the statement, Placement's claim,
+ * COMMIT). Undefined when it stepped aside — no node free now, a uuid or name clash, the claim
+ * refused, a lost race: the general path then decides and words the answer.
+ */
+async function allocateAtOnce(ctx: BaremetalContext, values: AllocationValues, traits: string[]): Promise<AllocationRecord | undefined> {
+  const wanted: NodeWanted = {
+    resourceClass: values.resource_class,
+    candidates: JSON.parse(values.candidate_nodes) as string[],
+    owner: values.owner,
+    traits,
+    name: values.name,
+  };
+  const done = await tryFastPath(
+    ctx.database,
+    async (tx) => {
+      const { allocationId, node } = await allocateOnFreeNode(tx, values, wanted);
+      const allocation: AllocationRecord = {
+        id: allocationId,
+        uuid: values.uuid,
+        name: values.name,
+        node_id: node.id,
+        resource_class: values.resource_class,
+        state: 'active',
+        last_error: null,
+        conductor_affinity: values.conductor_affinity,
+        candidate_nodes: values.candidate_nodes,
+        extra: values.extra,
+        owner: values.owner,
+        created_at: values.now,
+        updated_at: values.now,
+        traits,
+        node_uuid: node.uuid,
+      };
+      if (ctx.backend.claimWrites && !(await ctx.backend.claim(tx, allocation, node))) throw new Unsuitable();
+      noteActive(tx, ctx, allocation);
+      return allocation;
+    },
+    { oneStatement: !ctx.backend.claimWrites },
+  );
+  return done?.value;
 }
 
 /**
@@ -312,11 +375,16 @@ async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRec
   if (!(await ctx.backend.claim(tx, allocation, node))) throw new Unsuitable();
   const now = tx.clock.nowIso();
   if (!(await finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'active', nodeId: node.id }, now))) throw new Gone();
+  noteActive(tx, ctx, allocation);
+  return { ...allocation, state: 'active', node_id: node.id, node_uuid: node.uuid, last_error: null, updated_at: now };
+}
+
+/** Once the transaction that made `allocation` active commits: the metrics. */
+function noteActive(tx: Tx, ctx: BaremetalContext, allocation: { created_at: string }): void {
   tx.afterCommit(() => {
     ctx.metrics.baremetalAllocationsFinished.inc({ state: 'active' });
     ctx.metrics.baremetalAllocationSeconds.observe(Math.max(0, tx.clock.nowMs() - Date.parse(allocation.created_at)) / 1000);
   });
-  return { ...allocation, state: 'active', node_id: node.id, node_uuid: node.uuid, last_error: null, updated_at: now };
 }
 
 /** Mark an allocation this conductor owns as failed (guarded like every worker write). */

@@ -31,6 +31,8 @@ type ClaimedNode = Pick<NodeRecord, 'uuid' | 'resource_class'>;
 
 export interface AllocationBackend {
   readonly name: BaremetalBackendName;
+  /** Does `claim` write anything? If not, the node's reservation is the claim, and a new allocation can be one statement. */
+  readonly claimWrites: boolean;
   /** Inside the claim transaction, after the node was reserved: take it. False: it is taken. */
   claim(tx: Tx, allocation: AllocationRecord, node: ClaimedNode): Promise<boolean>;
   /** Inside a deallocation transaction: give the allocation's node back. */
@@ -47,6 +49,7 @@ export interface AllocationBackend {
 
 export const databaseBackend: AllocationBackend = {
   name: 'database',
+  claimWrites: false,
   async claim() {
     return true; // the node row's compare-and-set is the claim
   },
@@ -74,6 +77,7 @@ const NOT_CLAIMABLE: readonly string[] = [
 
 export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
+  claimWrites: true,
   async claim(tx, a, node) {
     const writes = [
       {

@@ -3,15 +3,13 @@
 // a move between consumers at known generations, a delete — are first tried as one statement
 // (store/one-statement-writes.ts); anything else, and any write that statement steps aside from,
 // is written by store/allocations.ts in one transaction.
-import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import type { Tx } from '../../db/database.js';
-import { transaction } from '../../db/transaction.js';
+import { transaction, tryFastPath } from '../../db/transaction.js';
 import { claimOutcome } from '../../metrics/metrics.js';
 import type { PlacementContext } from '../context.js';
 import { DomainError } from '../../core/errors.js';
 import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
 import { oneStatementDelete, oneStatementWrite } from '../store/one-statement-writes.js';
-import { isLostRace } from '../../db/sql-helpers.js';
 
 export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
   try {
@@ -47,21 +45,7 @@ export async function removeConsumer(ctx: PlacementContext, consumerUuid: string
  */
 async function inOneStatement(ctx: PlacementContext, statement: ((tx: Tx) => Promise<void>) | null, retried?: () => void): Promise<boolean> {
   if (!statement) return false;
-  try {
-    await transaction(ctx.database, statement, { oneStatement: true, maxAttempts: 1 });
-    return true;
-  } catch (err) {
-    // A database fault after the statement was sent (commit_unknown: it may have committed), or
-    // one the general write could not wait out either (a timeout, a full disk), is the answer.
-    // Stepping aside then would report a write that may be in place as not done: the general
-    // write would meet the outage and answer a plain 503, or find the consumer and answer 409.
-    const fault = classifyFault(err);
-    if (fault && !isRetryableFault(fault)) throw fault;
-    // Refused, lost a race (deadlock, serialization), or no connection was made (nothing was
-    // sent; the general write retries it): the general write decides and answers.
-    if (fault || isLostRace(err)) retried?.();
-    return false;
-  }
+  return (await tryFastPath(ctx.database, statement, { oneStatement: true, onStepAside: retried })) !== undefined;
 }
 
 /**

@@ -1,0 +1,146 @@
+// PostgreSQL: a new allocation whose node is free now, as ONE statement — insert the allocation
+// `active`, pick a free node, reserve it (instance_uuid, allocation_id, the requested traits in
+// instance_info) and record the requested traits — in place of five round trips (BEGIN, insert,
+// pick, state write, COMMIT). With the database backend it runs in its own implicit transaction,
+// as Placement's claim does (placement/store/one-statement-writes.ts); with the placement backend
+// the backend's claim follows it in the same transaction.
+//
+// It does what the general path (services/allocations.ts: insertNewAllocation, reserveFreeNode,
+// finishAllocation) does, and accepts only what that path would accept. The pick is the general
+// one (store/candidates.ts): a node of the allocation's name first, then the first free node after
+// a random uuid, wrapping around, skipping rows other transactions hold. The facts it relies on are
+// read from rows it locks or guarded by unique indexes, never from the statement's snapshot alone:
+//   - the node is free: FOR UPDATE re-checks the node's own conditions on the row's latest version
+//     (READ COMMITTED), and the UPDATE that reserves it re-checks instance_uuid, allocation_id and
+//     reservation on the row it locked (the requested traits are read as the general path's pick
+//     reads them);
+//   - no allocation has this uuid or name, and no node has the uuid as its instance: their unique
+//     indexes (a clash fails the statement).
+// When no node is free `allot_assert` raises; any failure keeps nothing, and the caller steps
+// aside to the general path, which decides again and words the answer.
+import { memo } from '../../core/memo.js';
+import { newUuid } from '../../core/uuid.js';
+import type { Tx } from '../../db/database.js';
+import { writeStatement } from '../../db/statement.js';
+
+import type { NodeWanted, ReservedNode } from './candidates.js';
+
+/** The allocation's columns the statement writes (the rest are known: `active`, no error). */
+export interface AllocationValues {
+  uuid: string;
+  name: string | null;
+  resource_class: string;
+  conductor_affinity: string;
+  /** JSON, as stored */
+  candidate_nodes: string;
+  /** JSON, as stored */
+  extra: string;
+  owner: string | null;
+  /** created_at and updated_at */
+  now: string;
+}
+
+interface Result {
+  allocation_id: number;
+  node_id: number;
+  node_uuid: string;
+  node_resource_class: string | null;
+}
+
+/** Which optional conditions the pick has: one statement text per combination (16 at most). */
+interface Shape {
+  byName: boolean;
+  candidates: boolean;
+  owner: boolean;
+  traits: boolean;
+}
+
+// $1 uuid, $2 name, $3 resource class, $4 conductor, $5 candidate_nodes (JSON), $6 extra,
+// $7 owner, $8 now, $9 the random start uuid, $10 the traits (text[]), $11 the traits (JSON),
+// $12 the candidate node uuids (text[], only in the shapes that have candidates: a parameter the
+// text never names could not be typed).
+function makeStatement(shape: Shape) {
+  // store/candidates.ts `free`: in the pool, with every trait, not held, with a power state
+  const free = [
+    'n.resource_class = $3::text',
+    "n.provision_state = 'available'",
+    'n.instance_uuid is null',
+    'n.maintenance = 0',
+    'n.retired = 0',
+    'n.power_state is not null',
+    'n.allocation_id is null',
+    'n.reservation is null',
+    shape.candidates ? 'n.uuid = any($12::text[])' : '',
+    shape.owner ? '(n.owner = $7::text or n.lessee = $7::text)' : '',
+    shape.traits
+      ? `not exists (select 1 from unnest($10::text[]) w(trait)
+           where not exists (select 1 from baremetal_node_traits t where t.node_id = n.id and t.trait = w.trait))`
+      : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
+  const pick = (where: string, order: string) => `(select n.id from baremetal_nodes n where ${free} and ${where}${order} limit 1 for update skip locked)`;
+  const picks = [
+    shape.byName ? pick('n.name = $2::text', '') : '',
+    pick('n.uuid >= $9::text', ' order by n.uuid'),
+    pick('n.uuid < $9::text', ' order by n.uuid'),
+  ].filter(Boolean);
+  // COALESCE stops at the first pick that finds a node: the later ones neither run nor lock.
+  // MATERIALIZED: evaluated once (inlined, PostgreSQL ran the picks once for the filter and again
+  // for the value — twice the index walk, measured 2.1 ms per statement at 16 clients).
+  return writeStatement<Result>(
+    `with picked as materialized (
+       select coalesce(${picks.join(', ')}) as id
+     ),
+     allocation as (
+       insert into baremetal_allocations
+         (uuid, name, node_id, resource_class, state, last_error, conductor_affinity, candidate_nodes, extra, owner, created_at, updated_at)
+       select $1::text, $2::text, p.id, $3::text, 'active', null, $4::text, $5::text, $6::text, $7::text, $8::text, $8::text
+       from picked p where p.id is not null
+       returning id, node_id
+     ),
+     reserved as (
+       update baremetal_nodes n
+       set instance_uuid = $1::text, allocation_id = a.id, updated_at = $8::text,
+           instance_info = (n.instance_info::jsonb || jsonb_build_object('traits', $11::jsonb))::text
+       from allocation a
+       where n.id = a.node_id and n.instance_uuid is null and n.allocation_id is null and n.reservation is null
+       returning n.id, n.uuid, n.resource_class
+     ),
+     traits as (
+       insert into baremetal_allocation_traits (allocation_id, trait)
+       select a.id, w.trait from allocation a cross join unnest($10::text[]) w(trait)
+     )
+     select allot_assert((select count(*) from reserved) = 1, 'no free node') as ok,
+            (select id from allocation) as allocation_id,
+            (select id from reserved) as node_id, (select uuid from reserved) as node_uuid,
+            (select resource_class from reserved) as node_resource_class`,
+  );
+}
+
+const statementFor = memo((key: number) => makeStatement({ byName: !!(key & 1), candidates: !!(key & 2), owner: !!(key & 4), traits: !!(key & 8) }), 16);
+
+/**
+ * Insert the allocation `active` on a free node it reserves, in one statement. `traits` sorted and
+ * unique (as the allocation keeps them). The allocation's id and its node; raises when no node is
+ * free, or on any clash: nothing is kept, and the general path decides.
+ */
+export async function allocateOnFreeNode(tx: Tx, values: AllocationValues, wanted: NodeWanted): Promise<{ allocationId: number; node: ReservedNode }> {
+  const key = (wanted.name !== null ? 1 : 0) | (wanted.candidates.length ? 2 : 0) | (wanted.owner !== null ? 4 : 0) | (wanted.traits.length ? 8 : 0);
+  const params: unknown[] = [
+    values.uuid,
+    values.name,
+    values.resource_class,
+    values.conductor_affinity,
+    values.candidate_nodes,
+    values.extra,
+    values.owner,
+    values.now,
+    newUuid(),
+    wanted.traits,
+    JSON.stringify(wanted.traits),
+  ];
+  if (wanted.candidates.length) params.push(wanted.candidates);
+  const row = (await statementFor(key).one(tx, params))!;
+  return { allocationId: row.allocation_id, node: { id: row.node_id, uuid: row.node_uuid, resource_class: row.node_resource_class } };
+}
