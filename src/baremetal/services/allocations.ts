@@ -79,18 +79,22 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
   // A configured delay keeps every allocation `allocating` for a while (races, deletes and
   // take-over can then be observed): the worker does all of it.
   const claimNow = ctx.config.allocationDelay <= 0;
+  const row = {
+    uuid,
+    name: input.name,
+    node_id: null,
+    resource_class: resourceClass,
+    state: 'allocating',
+    last_error: null,
+    conductor_affinity: ctx.conductorId,
+    candidate_nodes: JSON.stringify(candidates),
+    extra: JSON.stringify(input.extra),
+    owner: input.owner,
+    created_at: now,
+    updated_at: null,
+  };
   if (claimNow && ctx.database.dialect === 'postgres') {
-    const values = {
-      uuid,
-      name: input.name,
-      resource_class: resourceClass,
-      conductor_affinity: ctx.conductorId,
-      candidate_nodes: JSON.stringify(candidates),
-      extra: JSON.stringify(input.extra),
-      owner: input.owner,
-      now,
-    };
-    const allocated = await allocateAtOnce(ctx, values, [...traits].sort());
+    const allocated = await allocateAtOnce(ctx, row, candidates, [...traits].sort());
     if (allocated) return allocated;
   }
   // The answer is made inside the transaction: once the allocation is committed, a database fault
@@ -98,24 +102,7 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
   let created: AllocationRecord | undefined;
   const create = (claim: boolean) =>
     insertChecked(ctx, uuid, input.name, async (tx) => {
-      created = await insertNewAllocation(
-        tx,
-        {
-          uuid,
-          name: input.name,
-          node_id: null,
-          resource_class: resourceClass,
-          state: 'allocating',
-          last_error: null,
-          conductor_affinity: ctx.conductorId,
-          candidate_nodes: JSON.stringify(candidates),
-          extra: JSON.stringify(input.extra),
-          owner: input.owner,
-          created_at: now,
-          updated_at: null,
-        },
-        traits,
-      );
+      created = await insertNewAllocation(tx, row, traits);
       // the allocation's uuid becomes a node's instance_uuid: one already in use is a conflict
       if (!created) throw new DomainError('allocation_uuid_is_instance', { uuid }, `a node has instance ${uuid}`);
       if (claim) {
@@ -144,32 +131,24 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
  * COMMIT). Undefined when it stepped aside — no node free now, a uuid or name clash, the claim
  * refused, a lost race: the general path then decides and words the answer.
  */
-async function allocateAtOnce(ctx: BaremetalContext, values: AllocationValues, traits: string[]): Promise<AllocationRecord | undefined> {
-  const wanted: NodeWanted = {
-    resourceClass: values.resource_class,
-    candidates: JSON.parse(values.candidate_nodes) as string[],
-    owner: values.owner,
-    traits,
-    name: values.name,
-  };
+async function allocateAtOnce(
+  ctx: BaremetalContext,
+  row: Omit<AllocationRecord, 'id' | 'traits' | 'node_uuid'> & Pick<AllocationValues, 'resource_class' | 'conductor_affinity'>,
+  candidates: string[],
+  traits: string[],
+): Promise<AllocationRecord | undefined> {
+  const values: AllocationValues = { ...row, now: row.created_at };
+  const wanted: NodeWanted = { resourceClass: row.resource_class, candidates, owner: row.owner, traits, name: row.name };
   const done = await tryFastPath(
     ctx.database,
     async (tx) => {
       const { allocationId, node } = await allocateOnFreeNode(tx, values, wanted);
       const allocation: AllocationRecord = {
+        ...row,
         id: allocationId,
-        uuid: values.uuid,
-        name: values.name,
         node_id: node.id,
-        resource_class: values.resource_class,
         state: 'active',
-        last_error: null,
-        conductor_affinity: values.conductor_affinity,
-        candidate_nodes: values.candidate_nodes,
-        extra: values.extra,
-        owner: values.owner,
-        created_at: values.now,
-        updated_at: values.now,
+        updated_at: row.created_at,
         traits,
         node_uuid: node.uuid,
       };
