@@ -302,7 +302,7 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     let unchanged = 0;
     const fresh: Candidate[] = [];
     for (const c of distinct) {
-      const existing = held.size === 0 ? undefined : held.get(c.holder);
+      const existing = held.get(c.holder);
       if (!existing) fresh.push(c);
       else if (fromKey(existing.first_key) === c.span.first && existing.block_log2 === log2Exact(c.block)) unchanged++;
       else conflict(c.index, idsDomainError('owner_holds_other_value', { owner: c.item.owner, pool: pool.name }));
