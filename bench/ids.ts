@@ -10,7 +10,8 @@
 // `--served` measures issue 15's paths instead, against `allot serve` processes built from
 // `--root` (bench/lib/ids-served.ts): one pool allocated by 48 clients over 3 processes, the bulk
 // fill rate (imports of 100, then of 10 000 up to `--fill` values held, 1 M by default), and
-// listings and allocations with the pool full; `--out FILE` writes the JSON there:
+// listings and allocations with the pool full; `--out FILE` writes the JSON there, `--allot-cpu-prof
+// DIR` the servers' CPU profiles there (npx tsx bench/cpu-profile.ts DIR):
 //
 //   npm run build && npm run bench:ids -- --served --db postgres --root /path/to/other/tree
 //
@@ -45,6 +46,8 @@ const { values: opts } = parseArgs({
     'fill-batch': { type: 'string', default: '10000' },
     'fill-timeout': { type: 'string', default: '240' },
     pages: { type: 'string', default: '50' },
+    /** --served: run the servers with node --cpu-prof, profiles written to DIR (npx tsx bench/cpu-profile.ts DIR) */
+    'allot-cpu-prof': { type: 'string' },
   },
 });
 const SEED = Number(opts.seed);
@@ -173,6 +176,7 @@ if (opts.served) {
       fillBatch: Number(opts['fill-batch']),
       fillTimeoutS: Number(opts['fill-timeout']),
       pages: Number(opts.pages),
+      cpuProfDir: opts['allot-cpu-prof'] && path.resolve(opts['allot-cpu-prof']),
       progress,
     });
   }

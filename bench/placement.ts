@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { pgbench, sqliteCommitRate } from './lib/baselines.js';
-import { PlacementClient } from './lib/http.js';
+import { placementClient } from './lib/http.js';
 import { type Usage, loadAverage, peakServerRssMb, usageOf } from './lib/procfs.js';
 import { ratios, table } from './lib/report.js';
 import { type Target, makeLogDir, ownPostgresPids, postgresFacts, startAllot, startRealPlacement } from './lib/targets.js';
@@ -175,7 +175,7 @@ function gitCommit(): string | null {
 }
 
 async function runWorkload(url: string, runId: string, usage: () => Promise<Usage | null>) {
-  const client = new PlacementClient({ baseUrl: url, microversion: args.microversion, token: args.token, maxSockets: 64, timeoutMs });
+  const client = placementClient({ baseUrl: url, microversion: args.microversion, token: args.token, maxSockets: 64, timeoutMs });
   try {
     const load0 = loadAverage();
     const result = await new Workload(client, workloadOptions(runId), { log, usage }).run();

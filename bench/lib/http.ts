@@ -14,16 +14,16 @@ export interface HttpResult {
 }
 
 export interface ClientOptions {
-  /** base URL, Placement at its root or under a path: http://127.0.0.1:8778/placement */
+  /** base URL, an API at its root or under a path: http://127.0.0.1:8778/placement */
   baseUrl: string;
-  microversion: string;
-  token: string;
+  /** sent with every request */
+  headers: Record<string, string>;
   /** sockets kept open (one per concurrent worker is enough) */
   maxSockets: number;
   timeoutMs: number;
 }
 
-export class PlacementClient {
+export class KeepAliveClient {
   private readonly agent: http.Agent;
   private readonly host: string;
   private readonly port: number;
@@ -37,11 +37,7 @@ export class PlacementClient {
     this.port = Number(url.port || 80);
     this.prefix = url.pathname.replace(/\/+$/, '');
     this.agent = new http.Agent({ keepAlive: true, maxSockets: options.maxSockets, maxFreeSockets: options.maxSockets });
-    this.headers = {
-      'x-auth-token': options.token,
-      'openstack-api-version': `placement ${options.microversion}`,
-      accept: 'application/json',
-    };
+    this.headers = { accept: 'application/json', ...options.headers };
   }
 
   get baseUrl(): string {
@@ -82,6 +78,10 @@ export class PlacementClient {
     this.agent.destroy();
   }
 }
+
+/** The Placement client of the load generator: a token and a microversion on every request. */
+export const placementClient = (o: Omit<ClientOptions, 'headers'> & { microversion: string; token: string }) =>
+  new KeepAliveClient({ ...o, headers: { 'x-auth-token': o.token, 'openstack-api-version': `placement ${o.microversion}` } });
 
 /** Parse a JSON body, or undefined when it is not JSON. */
 export function json<T>(r: HttpResult): T | undefined {

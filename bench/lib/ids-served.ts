@@ -17,6 +17,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../../test/helpers/postgres.js';
+import { KeepAliveClient } from './http.js';
 import { usageOf } from './procfs.js';
 import { type Target, ownPostgresPids, startAllot } from './targets.js';
 
@@ -33,6 +34,8 @@ export interface ServedOptions {
   /** stop filling after this long (a slow build must not make the bench unbounded) */
   fillTimeoutS: number;
   pages: number;
+  /** run the servers with node --cpu-prof, profiles written here (bench/cpu-profile.ts reads them) */
+  cpuProfDir?: string;
   progress: (message: string) => void;
 }
 
@@ -45,21 +48,20 @@ function quantiles(latencies: number[]) {
   return { p50_ms: q(0.5), p99_ms: q(0.99) };
 }
 
+/** One keep-alive client per server (bench/lib/http.ts: cheaper per request than fetch). */
+const clients = new Map<string, KeepAliveClient>();
+
 async function call(url: string, method: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
+  const { origin, pathname, search } = new URL(url);
+  let client = clients.get(origin);
+  if (!client) clients.set(origin, (client = new KeepAliveClient({ baseUrl: origin, headers: {}, maxSockets: 64, timeoutMs: 300_000 })));
   const t = performance.now();
   for (let attempt = 1; ; attempt++) {
-    try {
-      const res = await fetch(url, {
-        method,
-        headers: body === undefined ? {} : { 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, json: text ? JSON.parse(text) : null, ms: performance.now() - t };
-    } catch (err) {
-      // a kept-alive connection the server closed between two requests: again on a new one
-      if (attempt >= 3) throw err;
-    }
+    const r = await client.request(method, pathname + search, body);
+    // a kept-alive connection the server closed between two requests: again on a new one
+    if (r.error !== undefined && attempt < 3) continue;
+    if (r.error !== undefined) throw new Error(`${method} ${url}: ${r.error}`);
+    return { status: r.status, json: r.body ? JSON.parse(r.body) : null, ms: performance.now() - t };
   }
 }
 
@@ -83,9 +85,14 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
     let dbUrl: string;
     let admin: pg.Client | null = null;
     if (o.db === 'postgres') {
-      const server = await startEmbeddedPostgres(['-c', 'shared_preload_libraries=pg_stat_statements']);
-      cleanups.push(server.stop);
-      dbUrl = await createTestDatabase(server.adminUrl, 'allot_bench');
+      // DATABASE_URL: a server of your own (with pg_stat_statements preloaded), e.g. to watch it with auto_explain
+      let adminUrl = process.env.DATABASE_URL;
+      if (!adminUrl) {
+        const server = await startEmbeddedPostgres(['-c', 'shared_preload_libraries=pg_stat_statements']);
+        cleanups.push(server.stop);
+        adminUrl = server.adminUrl;
+      }
+      dbUrl = await createTestDatabase(adminUrl, 'allot_bench');
       admin = new pg.Client({ connectionString: dbUrl });
       await admin.connect();
       cleanups.push(() => admin!.end());
@@ -103,7 +110,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
         db: dbUrl,
         logDir: work,
         mainPort: port,
-        nodeArgs: ['--import', counter],
+        nodeArgs: ['--import', counter, ...(o.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', o.cpuProfDir] : [])],
         env: { ALLOT_BENCH_QUERY_COUNT_FILE: countFile },
         extraArgs: ['--body-limit', String(64 << 20)],
       });
@@ -308,6 +315,8 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
     (out.allocation_while_listing as Record<string, unknown>).listings_meanwhile = listed;
     return out;
   } finally {
+    for (const client of clients.values()) client.close();
+    clients.clear();
     for (const c of cleanups.reverse()) await c().catch(() => {});
     rmSync(work, { recursive: true, force: true });
   }

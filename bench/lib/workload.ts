@@ -2,7 +2,7 @@
 // set-up of N providers, allocation candidates, the scheduler loop, the write path alone, the
 // migration swap, deletes, and a contention round with a read-back check.
 import { randomUUID } from 'node:crypto';
-import { type HttpResult, type PlacementClient, errorCode, json } from './http.js';
+import { type HttpResult, type KeepAliveClient, errorCode, json } from './http.js';
 import type { Usage } from './procfs.js';
 import { Outcomes, type LatencySummary, round, summarize } from './stats.js';
 
@@ -149,7 +149,7 @@ export class Workload {
   private readonly result: Record<string, unknown> = {};
 
   constructor(
-    private readonly client: PlacementClient,
+    private readonly client: KeepAliveClient,
     private readonly options: WorkloadOptions,
     private readonly hooks: WorkloadHooks,
   ) {}
