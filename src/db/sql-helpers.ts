@@ -34,14 +34,68 @@ export async function lockRows(tx: Tx, table: 'resource_providers' | 'consumers'
 }
 
 /**
- * PostgreSQL: gather the planner's statistics of these tables now. A bulk load can grow a table
- * faster than autovacuum analyzes it; planned with the old row counts, the import's probes took
- * bitmap scans over the whole pool (measured: 35–42 ms instead of 0.1–2.3 ms for 100 items at
- * 60 000 rows held). SQLite's planner prefers the indexes without statistics: nothing to do.
+ * PostgreSQL: gather the planner's statistics of those of `tables` that changed by more rows than
+ * they held when last analyzed (and by 1000 at least). Autovacuum analyzes a table at most once a
+ * minute (after a tenth of it changed); a bulk load grows a table much faster, and planned on the
+ * statistics of a table a fraction of its size, a query takes any index that looks as good for one
+ * row — which then reads every row of the pool (issue 15, seen with auto_explain: an import's
+ * "what do these owners hold" walked all 40 000 allocations of its pool, 0.3–0.7 s per import of
+ * 999; imports of 100 ran at 199 values/s). The question is one catalog read; the counters it
+ * reads lag by up to a second, so a table is analyzed one import later at worst. Growth by
+ * doubling costs a load of N rows about log2(N / 1000) analyses. `skip_locked`: an analysis
+ * another process is running already does it. SQLite's planner has no statistics to go stale.
  */
-export async function refreshStatistics(database: Database, tables: readonly string[]): Promise<void> {
+export async function refreshStaleStatistics(database: Database, tables: readonly string[]): Promise<void> {
   if (database.dialect !== 'postgres') return;
-  await kyselyOf(database).executeQuery(CompiledQuery.raw(`analyze ${tables.join(', ')}`));
+  const db = kyselyOf(database);
+  const stale = await db.executeQuery<{ relname: string }>(
+    CompiledQuery.raw(
+      `select s.relname from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+       where s.schemaname = current_schema() and s.relname = any($1::text[]) and s.n_mod_since_analyze > greatest(1000, c.reltuples)`,
+      [tables],
+    ),
+  );
+  if (stale.rows.length > 0) await db.executeQuery(CompiledQuery.raw(`analyze (skip_locked) ${stale.rows.map((r) => r.relname).join(', ')}`));
+}
+
+/** A walk along one index: the rows whose leading columns equal `equal`, from a bound on the next column. */
+export interface IndexWalk {
+  table: string;
+  /** the index's leading columns and the values (or SQL expressions) they must equal */
+  equal: ReadonlyArray<readonly [column: string, value: unknown]>;
+  /** the index column after them, walked from `from` (absent: the rows are found by `equal` alone) */
+  walk?: { column: string; from: unknown; direction: 'up' | 'down'; exclusive?: boolean };
+  /** columns of the result, as SQL */
+  select: RawBuilder<unknown>;
+  limit: number;
+}
+
+/**
+ * The rows an index walk meets, as a subquery: `select <select> from (…) as w where <equal>`.
+ *
+ * Written plainly (`pool_id = ? and band = ? and first_key <= ? order by first_key desc limit 1`),
+ * such a probe was planned from statistics, and statistics older than the rows (a pool filled by
+ * imports or allocations faster than autovacuum analyzes) made the pool look like one row: then
+ * any index beginning with the equal columns looks as good, and PostgreSQL took one, read every
+ * row of the pool and sorted them — for every probe (issue 15, seen with auto_explain: imports of
+ * 100 at 199 values/s). Here the bound is ONE comparison of the index's own column tuple —
+ * `(pool_id, band, first_key) <= (?, ?, ?)` — which only an index on those columns in that order
+ * serves as a range, so walking it is the plan whatever the statistics (SQLite plans it as the same
+ * index range). Rows of the next pool the walk runs into are dropped outside its LIMIT.
+ */
+export function walkIndex(w: IndexWalk): RawBuilder<unknown> {
+  const columns = [...w.equal.map(([c]) => c), ...(w.walk ? [w.walk.column] : [])];
+  const bound = [...w.equal.map(([, v]) => v), ...(w.walk ? [w.walk.from] : [])];
+  const up = !w.walk || w.walk.direction === 'up';
+  const op = sql.raw(up ? (w.walk?.exclusive ? '>' : '>=') : w.walk?.exclusive ? '<' : '<=');
+  const tuple = sql.join(columns.map((c) => sql.ref(c)));
+  const order = sql.join(columns.map((c) => sql`${sql.ref(c)} ${sql.raw(up ? 'asc' : 'desc')}`));
+  const equal = sql.join(
+    w.equal.map(([c, v]) => sql`${sql.ref(`w.${c}`)} = ${v}`),
+    sql` and `,
+  );
+  return sql`select ${w.select} from (select * from ${sql.table(w.table)} where (${tuple}) ${op} (${sql.join(bound)}) order by ${order} limit ${w.limit}) as w
+    where ${equal}`;
 }
 
 /**
@@ -74,3 +128,7 @@ export const plainArray = (values: ReadonlyArray<string | number | null>): strin
  * to read them (measured: about even in CPU overall, less on the event loop).
  */
 export const TEXT_ARRAY_FROM_JSON = 'array(select e from json_array_elements_text(?::json) with ordinality as t(e, i) order by i)';
+
+/** TEXT_ARRAY_FROM_JSON in a `sql` template. */
+export const textArray = (values: readonly string[]): RawBuilder<string[]> =>
+  sql`array(select e from json_array_elements_text(${JSON.stringify(values)}::json) with ordinality as t(e, i) order by i)`;

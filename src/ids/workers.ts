@@ -1,11 +1,12 @@
 // Background work of the identifier API, on the one periodic runner: delivering outbox
-// deallocations to external inventories (in every process at once: claims never overlap) and
-// releasing reservations whose lease ran out.
+// deallocations to external inventories (in every process at once: claims never overlap),
+// releasing reservations whose lease ran out, and (PostgreSQL) keeping the planner's statistics of
+// the identifier tables current.
 import { periodic } from '../background/periodic.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import type { IdsContext } from './context.js';
 import { problemDetail } from './errors.js';
-import { expireLeases } from './services/allocations.js';
+import { expireLeases, refreshStatistics } from './services/allocations.js';
 import { type OutboxRow, claimDue, delivered, failed } from './services/outbox.js';
 
 /** Entries one worker claims at once. */
@@ -43,5 +44,7 @@ export function createIdsWorkers(ctx: IdsContext): BackgroundWorker[] {
     const n = await expireLeases(ctx);
     if (n) ctx.log.info({ released: n }, 'expired reservations released');
   });
-  return [outbox, leases];
+  if (ctx.database.dialect !== 'postgres') return [outbox, leases];
+  const statistics = periodic({ name: 'ids-statistics', intervalMs: ctx.workerIntervalMs, log: ctx.log }, () => refreshStatistics(ctx));
+  return [outbox, leases, statistics];
 }

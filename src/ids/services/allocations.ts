@@ -4,7 +4,7 @@
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
-import { refreshStatistics } from '../../db/sql-helpers.js';
+import { refreshStaleStatistics } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
@@ -254,10 +254,11 @@ const MAX_DETAILED_CONFLICTS = 1000;
  * nothing is imported; with 'skip' the rest is imported and the conflicts come back in the answer.
  */
 export async function importAllocations(ctx: IdsContext, poolName: string, items: ImportItem[], onConflict: 'abort' | 'skip'): Promise<ImportOutcome> {
-  let heldBefore = 0;
-  const outcome = await transaction(ctx.database, async (tx) => {
+  // Plan this import on statistics of what the tables hold now (up to a second ago), not of what
+  // they held when the worker last looked.
+  await refreshStatistics(ctx);
+  return transaction(ctx.database, async (tx) => {
     const pool = await lockPool(tx, poolName);
-    heldBefore = pool.allocationCount;
     await expireLeasesInPool(tx, pool);
     const conflicts: ImportConflict[] = [];
     const conflict = (index: number, err: unknown) => {
@@ -298,7 +299,12 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
 
     // Owners that already hold something in this pool: the same value is "unchanged", another is a conflict.
     const held = new Map<string, AllocationRow>();
-    for (const r of await store.heldByOwners(tx, pool.id, [...new Set(distinct.map((c) => c.item.owner))])) held.set(holderKey(r), r);
+    for (const r of await store.heldByHolders(
+      tx,
+      pool.id,
+      distinct.map((c) => ({ owner: c.item.owner, purpose: c.item.purpose ?? '' })),
+    ))
+      held.set(holderKey(r), r);
     let unchanged = 0;
     const fresh: Candidate[] = [];
     for (const c of distinct) {
@@ -360,11 +366,15 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     await flushPool(tx, pool);
     return { imported: accepted.length, unchanged, conflicts };
   });
-  // A pool that doubled (by 1000 rows at least): the planner learns it now; autovacuum's analyze
-  // follows smaller growth. (At every growth by a tenth, filling 80 000 values in imports of 10 000
-  // spent 0.4 s per import in ANALYZE, as long as the import's own statements.)
-  if (outcome.imported >= 1000 && outcome.imported >= heldBefore) await refreshStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
-  return outcome;
+}
+
+/**
+ * Keep the planner's statistics of the tables a pool grows in current: imports and allocations
+ * grow them faster than autovacuum analyzes (refreshStaleStatistics). Run by every import and, for
+ * the rest, by the worker every --ids-worker-interval-ms.
+ */
+export async function refreshStatistics(ctx: IdsContext): Promise<void> {
+  await refreshStaleStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
 }
 
 /** Worker: release every reservation whose lease has run out, one transaction per pool. */

@@ -8,13 +8,13 @@ import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 
 import type { IdsAllocationTable } from '../../db/schema.js';
-import type { Selectable } from 'kysely';
+import { type RawBuilder, type Selectable, sql } from 'kysely';
 import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { writeTogether } from '../../db/statement.js';
-import { type FreeRow, type Probe, freeSpanHolding, giveBack, holderKey, probeAuto, takeWrites } from './free-ranges.js';
+import { rawRead, writeTogether } from '../../db/statement.js';
+import { type FreeRow, type Probe, freeSpanHolding, giveBack, heldByQuery, holderKey, probeAuto, takeWrites } from './free-ranges.js';
 import { type LockedPool, type PoolRef, flushPoolWith } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
@@ -181,13 +181,7 @@ export function newAllocationRow(db: Db, poolId: number, req: AllocationRequest,
 
 /** What this owner holds in the pool for this purpose, if anything. */
 async function heldBy(db: Db, poolId: number, owner: string, purpose: string): Promise<AllocationRow | undefined> {
-  return db.db
-    .selectFrom('ids_allocations')
-    .selectAll()
-    .where('pool_id', '=', poolId)
-    .where('owner', '=', owner)
-    .where('purpose', '=', purpose)
-    .executeTakeFirst();
+  return (await rawRead(db, heldByQuery(db, poolId, [{ owner, purpose }], sql`w.*`) as RawBuilder<AllocationRow>))[0];
 }
 
 /** An allocation's value as the client writes it. */

@@ -1,16 +1,17 @@
 // SQL of allocations outside the engine (allocate.ts): reading and listing them, changing one,
 // bulk inserts of an import, and the questions the services ask (which pools have leases past due,
 // what an owner holds).
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import { TEXT_ARRAY_FROM_JSON, plainArray } from '../../db/sql-helpers.js';
-import { readStatement, writeStatement } from '../../db/statement.js';
+import { rawRead, writeStatement } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 import type { PoolScope } from '../core/scope.js';
 import type { AllocationRow } from './allocate.js';
+import { heldByQuery } from './free-ranges.js';
 
 export async function findAllocation(db: Db, id: string): Promise<AllocationRow | undefined> {
   return db.db.selectFrom('ids_allocations').selectAll().where('id', '=', id).executeTakeFirst();
@@ -73,23 +74,12 @@ export async function updateAllocation(
   return tx.db.selectFrom('ids_allocations').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
 }
 
-const HELD_BY_OWNERS_PG = readStatement<AllocationRow>(
-  'select * from ids_allocations where pool_id = ? and owner = any(array(select json_array_elements_text(?::json)))',
-);
-
-/** What these owners hold in a pool (asked 5000 owners at a time: one statement for most imports). */
-export async function heldByOwners(db: Db, poolId: number, owners: readonly string[]): Promise<AllocationRow[]> {
-  if (db.dialect === 'postgres') return HELD_BY_OWNERS_PG.all(db, [poolId, JSON.stringify(owners)]);
+/** What these owner+purpose pairs hold in a pool (PostgreSQL: one statement; SQLite: 5000 pairs a statement). */
+export async function heldByHolders(db: Db, poolId: number, holders: ReadonlyArray<{ owner: string; purpose: string }>): Promise<AllocationRow[]> {
   const out: AllocationRow[] = [];
-  for (let i = 0; i < owners.length; i += 5000) {
-    out.push(
-      ...(await db.db
-        .selectFrom('ids_allocations')
-        .selectAll()
-        .where('pool_id', '=', poolId)
-        .where('owner', 'in', owners.slice(i, i + 5000))
-        .execute()),
-    );
+  const chunk = db.dialect === 'postgres' ? holders.length : 5000;
+  for (let i = 0; i < holders.length; i += chunk) {
+    out.push(...(await rawRead(db, heldByQuery(db, poolId, holders.slice(i, i + chunk), sql`w.*`) as RawBuilder<AllocationRow>)));
   }
   return out;
 }

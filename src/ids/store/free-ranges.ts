@@ -4,7 +4,7 @@
 // aligned block of 2^k" (one LIMIT 1 probe per k' ≥ k on the (aligned, first) index).
 import { type Compilable, type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.js';
-import { plainArray } from '../../db/sql-helpers.js';
+import { plainArray, textArray, walkIndex } from '../../db/sql-helpers.js';
 import { rawRead, writeStatement } from '../../db/statement.js';
 
 import { type Band, type BandedSpan, maxAlignedLog2, splitByBand } from '../core/ranges.js';
@@ -90,17 +90,37 @@ async function deleteFreeMany(tx: Tx, poolId: number, rows: readonly FreeRow[]):
 
 const cols = ['band', 'first_key', 'last_key'] as const;
 
+/** A key above every value's key (keys are 32 hex digits): where a walk down from a band's top starts. */
+const ABOVE_EVERY_KEY = 'g';
+
+/** A walk of one pool's free spans of one band, along the primary key or, within one alignment class, the aligned index. */
+interface Walk {
+  poolId: number;
+  band: Band;
+  /** walk the (pool, band, aligned, first) index within this class; absent: the primary key */
+  aligned?: number;
+  direction: 'up' | 'down';
+  /** the first key the walk may meet (a value's key or an SQL expression); absent: the band's end */
+  from?: unknown;
+  /** start after `from`, not at it */
+  exclusive?: boolean;
+  limit: number;
+}
+
+/** The free spans a walk meets (band, first_key, last_key and `extra`), planned as that walk whatever the statistics (walkIndex). */
+function walkSpans(w: Walk, extra: RawBuilder<unknown> = sql``): RawBuilder<RawFree> {
+  return walkIndex({
+    table: 'ids_free_ranges',
+    equal: [['pool_id', w.poolId], ['band', w.band], ...(w.aligned === undefined ? [] : ([['aligned', w.aligned]] as const))],
+    walk: { column: 'first_key', from: w.from ?? (w.direction === 'up' ? '' : ABOVE_EVERY_KEY), direction: w.direction, exclusive: w.exclusive },
+    select: sql`w.band, w.first_key, w.last_key${extra}`,
+    limit: w.limit,
+  }) as RawBuilder<RawFree>;
+}
+
 /** The free span of `band` holding value `v`, if any. */
 export async function freeSpanHolding(db: Db, poolId: number, band: Band, v: bigint): Promise<FreeRow | null> {
-  const r = await db.db
-    .selectFrom('ids_free_ranges')
-    .select(cols)
-    .where('pool_id', '=', poolId)
-    .where('band', '=', band)
-    .where('first_key', '<=', keyOf(v))
-    .orderBy('first_key', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const [r] = await rawRead(db, walkSpans({ poolId, band, direction: 'down', from: keyOf(v), limit: 1 }));
   if (!r) return null;
   const row = toFree(r);
   return row.last >= v ? row : null;
@@ -108,6 +128,38 @@ export async function freeSpanHolding(db: Db, poolId: number, band: Band, v: big
 
 /** An owner+purpose as one string (a key of `probeAuto`'s `held`). */
 export const holderKey = (h: { owner: string; purpose: string }) => JSON.stringify([h.owner, h.purpose]);
+
+/**
+ * The allocations these owner+purpose pairs hold in a pool, as a query selecting `select` (columns
+ * of `w`). PostgreSQL: each pair looked up by walking the (pool, owner, purpose) index (walkIndex),
+ * the pairs as two array parameters — planned as such whatever the statistics (an import's
+ * lookup of 999 owners once read all 40 000 allocations of its pool for each). SQLite's planner,
+ * which has no statistics, takes that index for the plain list.
+ */
+export function heldByQuery(
+  db: Db,
+  poolId: number,
+  holders: ReadonlyArray<{ owner: string; purpose: string }>,
+  select: RawBuilder<unknown>,
+): RawBuilder<unknown> {
+  if (db.dialect === 'postgres') {
+    const walk = walkIndex({
+      table: 'ids_allocations',
+      equal: [
+        ['pool_id', poolId],
+        ['owner', sql`h.owner`],
+        ['purpose', sql`h.purpose`],
+      ],
+      select: sql`w.*`,
+      limit: 1,
+    });
+    const owners = textArray(holders.map((h) => h.owner));
+    const purposes = textArray(holders.map((h) => h.purpose));
+    return sql`select ${select} from unnest(${owners}, ${purposes}) as h(owner, purpose) cross join lateral (${walk}) as w`;
+  }
+  const pairs = sql.join(holders.map((h) => sql`(${h.owner}, ${h.purpose})`));
+  return sql`select ${select} from ids_allocations as w where w.pool_id = ${poolId} and (w.owner, w.purpose) in (${pairs})`;
+}
 
 /** One question an automatic allocation asks of the `auto` band's free spans. */
 export type Probe =
@@ -130,24 +182,19 @@ export async function probeAuto(
   probes: readonly Probe[],
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
 ): Promise<{ answers: Array<FreeRow | null>; held: Map<string, string> }> {
-  const parts = [];
-  const probe = (tag: number, where: RawBuilder<unknown>, descending: boolean) =>
-    sql<RawFree & { tag: number }>`select * from (select ${sql.lit(tag)} as tag, band, first_key, last_key from ids_free_ranges
-      where pool_id = ${pool.id} and band = 'auto' and ${where} order by first_key ${sql.raw(descending ? 'desc' : 'asc')} limit 1) as p${sql.lit(parts.length)}`;
+  const parts: Array<RawBuilder<unknown>> = [];
+  const probe = (tag: number, w: Omit<Walk, 'poolId' | 'band' | 'limit'>) =>
+    sql`select * from (${walkSpans({ ...w, poolId: pool.id, band: 'auto', limit: 1 }, sql`, ${sql.lit(tag)} as tag`)}) as ${sql.ref(`p${parts.length}`)}`;
   for (const [tag, p] of probes.entries()) {
-    if (p.kind === 'holding') parts.push(probe(tag, sql`first_key <= ${keyOf(p.at)}`, true));
+    if (p.kind === 'holding') parts.push(probe(tag, { direction: 'down', from: keyOf(p.at) }));
     else {
-      const classes = p.k === 0 ? [null] : Array.from({ length: Math.max(0, pool.maxK - p.k + 1) }, (_, i) => p.k + i);
-      for (const a of classes) {
-        const aligned = a === null ? sql`1 = 1` : sql`aligned = ${a}`;
-        parts.push(p.kind === 'from' ? probe(tag, sql`${aligned} and first_key >= ${keyOf(p.from)}`, false) : probe(tag, aligned, true));
-      }
+      const classes = p.k === 0 ? [undefined] : Array.from({ length: Math.max(0, pool.maxK - p.k + 1) }, (_, i) => p.k + i);
+      for (const aligned of classes)
+        parts.push(p.kind === 'from' ? probe(tag, { aligned, direction: 'up', from: keyOf(p.from) }) : probe(tag, { aligned, direction: 'down' }));
     }
   }
-  // what the holders hold: the allocation's id, owner and purpose in the probes' columns
-  const pairs = sql.join(holders.map((h) => sql`(${h.owner}, ${h.purpose})`));
-  parts.push(sql<RawFree & { tag: number }>`select -1 as tag, purpose as band, id as first_key, owner as last_key from ids_allocations
-    where pool_id = ${pool.id} and (owner, purpose) in (${pairs})`);
+  // what the holders hold: the allocation's id, owner and purpose in the probes' columns (in their order)
+  parts.push(heldByQuery(db, pool.id, holders, sql`w.purpose as band, w.id as first_key, w.owner as last_key, -1 as tag`));
   const rows = await rawRead(db, sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`);
   const answers: Array<FreeRow | null> = probes.map(() => null);
   const held = new Map<string, string>();
@@ -168,9 +215,8 @@ export async function probeAuto(
 
 /** Free spans in order, for listings (`after` is an exclusive cursor on the first value). */
 export async function listFree(db: Db, poolId: number, band: Band | null, after: bigint | null, limit: number): Promise<FreeRow[]> {
-  const from = after === null ? sql`` : sql` and first_key > ${keyOf(after)}`;
   const page = (b: Band) =>
-    sql`select * from (select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = ${b}${from} order by first_key limit ${limit}) as ${sql.ref(`p_${b}`)}`;
+    sql`select * from (${walkSpans({ poolId, band: b, direction: 'up', limit, ...(after === null ? {} : { from: keyOf(after), exclusive: true }) })}) as ${sql.ref(`p_${b}`)}`;
   // Without a band: a page of each (a range scan of the primary key each), merged in one statement.
   const query = band ? page(band) : sql`${page('auto')} union all ${page('static')} order by first_key limit ${limit}`;
   return (await rawRead(db, sql<RawFree>`${query}`)).map(toFree);
@@ -196,7 +242,7 @@ export async function freeSpansHolding(db: Db, poolId: number, bands: readonly B
     const keys = spans.slice(i, i + PROBE_CHUNK).map((s) => keyOf(s.first));
     // the nearer of each band's span starting at or before k ('' when neither has one)
     const startIn = (band: Band) =>
-      sql`coalesce((select g.first_key from ids_free_ranges g where g.pool_id = ${poolId} and g.band = ${band} and g.first_key <= v.k order by g.first_key desc limit 1), '')`;
+      sql`coalesce((select w.first_key from (${walkSpans({ poolId, band, direction: 'down', from: sql`v.k`, limit: 1 })}) as w), '')`;
     const start = bands.length === 1 ? startIn(bands[0]!) : sql`max(${sql.join(bands.map(startIn))})`;
     const starts = await rawRead(
       db,
@@ -231,8 +277,7 @@ export async function freeSpansHolding(db: Db, poolId: number, bands: readonly B
  * PostgreSQL parsed and planned each time).
  */
 async function freeSpansHoldingPg(db: Db, poolId: number, bands: readonly Band[], spans: readonly Span[]): Promise<Array<FreeRow | null>> {
-  const nearestIn = (band: Band) =>
-    sql`(select band, first_key, last_key from ids_free_ranges where pool_id = ${poolId} and band = ${band} and first_key <= v.k order by first_key desc limit 1)`;
+  const nearestIn = (band: Band) => sql`(${walkSpans({ poolId, band, direction: 'down', from: sql`v.k`, limit: 1 })})`;
   const keys = plainArray(spans.map((s) => keyOf(s.first)));
   const rows = await rawRead(
     db,
