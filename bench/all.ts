@@ -133,16 +133,20 @@ const claimRate = (target: string) => maxOf(placement?.targets?.[target]?.claim_
   summary.commitLimits = { pgbench: pgLimit, sqliteFull: sqliteFull?.commits_per_s };
   row('raw commit limit (pgbench -N, best level / SQLite WAL FULL loop)', `${n(pgLimit)} / ${n(sqliteFull?.commits_per_s)} commits/s`, '', 'same run');
   for (const [label, step, unit] of [
-    ['Placement claims', 'claim_write_path', 'claims/s'],
+    ['Placement claims as Nova makes them (GET candidates + PUT)', 'scheduler_loop', 'claims/s'],
+    ['Placement claims (PUT only)', 'claim_write_path', 'claims/s'],
     ['Placement moves (swap consumers)', 'migration_swap', 'swaps/s'],
     ['Placement deletes', 'deletes', 'deletes/s'],
   ] as const) {
+    const rate = (target: string) => maxOf(placement?.targets?.[target]?.[step], 'ops_per_s');
+    const real = rate('real-placement');
     for (const db of ['sqlite', 'postgres'] as const) {
-      const mine = maxOf(placement?.targets?.[`allot-${db}`]?.[step], 'ops_per_s');
-      const real = maxOf(placement?.targets?.['real-placement']?.[step], 'ops_per_s');
+      const mine = rate(`allot-${db}`);
       summary[`placement ${step} ${db}`] = { allot: mine, real };
+      // the issue asks PostgreSQL within 2× of SQLite, and claims within 3× of the raw commit limit
+      const vsSqlite = db === 'postgres' ? `; ${ratio(mine, rate('allot-sqlite'))} of SQLite` : '';
       const limit = db === 'postgres' && step === 'claim_write_path' ? `; ${ratio(mine, pgLimit)} of pgbench` : '';
-      row(`${label}, ${db} (best concurrency)`, `${n(mine)} ${unit}`, `real Placement ${n(real)}`, `${ratio(mine, real)} real${limit}`);
+      row(`${label}, ${db} (best concurrency)`, `${n(mine)} ${unit}`, `real Placement ${n(real, 1)}`, `${ratio(mine, real)} real${vsSqlite}${limit}`);
     }
   }
 }
