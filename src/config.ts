@@ -339,7 +339,8 @@ export const OPTIONS: OptionSpec[] = [
     key: 'idsWorkerIntervalMs',
     flag: '--ids-worker-interval-ms <ms>',
     env: 'ALLOT_IDS_WORKER_INTERVAL_MS',
-    description: 'identifier API: how often the outbox and lease-expiry workers look for work, and (PostgreSQL) whether the identifier tables outgrew their planner statistics',
+    description:
+      'identifier API: how often the outbox and lease-expiry workers look for work, and (PostgreSQL) whether the identifier tables outgrew their planner statistics',
     parse: int('ids worker interval', 10, 3_600_000),
   },
   {

@@ -1,7 +1,8 @@
 // The free spans of a pool, one row each (band, first, last, size, largest aligned block). Every
-// question a strategy asks is one or a few probes of a B-tree index, never a scan of what is
-// allocated: "the span at or after X", "the span holding X", "the first span that can hold an
-// aligned block of 2^k" (one LIMIT 1 probe per k' ≥ k on the (aligned, first) index).
+// question a strategy asks is one or a few walks of a B-tree index (walkIndex: the same plan
+// whatever PostgreSQL's statistics say), never a scan of what is allocated: "the span at or after
+// X", "the span holding X", "the first span that can hold an aligned block of 2^k" (one LIMIT 1
+// probe per k' ≥ k on the (aligned, first) index).
 import { type Compilable, type RawBuilder, sql } from 'kysely';
 import type { Db, Tx } from '../../db/database.js';
 import { plainArray, textArray, walkIndex } from '../../db/sql-helpers.js';
@@ -132,7 +133,7 @@ export const holderKey = (h: { owner: string; purpose: string }) => JSON.stringi
 /**
  * The allocations these owner+purpose pairs hold in a pool, as a query selecting `select` (columns
  * of `w`). PostgreSQL: each pair looked up by walking the (pool, owner, purpose) index (walkIndex),
- * the pairs as two array parameters — planned as such whatever the statistics (an import's
+ * the pairs as two JSON array parameters — planned as such whatever the statistics (an import's
  * lookup of 999 owners once read all 40 000 allocations of its pool for each). SQLite's planner,
  * which has no statistics, takes that index for the plain list.
  */
