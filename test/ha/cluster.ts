@@ -15,6 +15,10 @@ import { type MemberPorts, PG_BIN, SUPERUSER, etcdArgs, haproxyConfig, patroniYa
 /** Debian package → files the test runs from it. */
 const PACKAGES: Record<string, string[]> = {
   patroni: ['/usr/bin/patroni', '/usr/bin/patronictl'],
+  // Patroni's etcd support: Debian's patroni depends on python3-etcd OR python3-kazoo OR
+  // python3-kubernetes …, so on a machine that has one of the others (the OpenStack packages bring
+  // them) it comes without it, and the members cannot reach etcd
+  'python3-etcd': ['/usr/lib/python3/dist-packages/etcd/__init__.py'],
   'etcd-server': ['/usr/bin/etcd'],
   haproxy: ['/usr/sbin/haproxy'],
   'postgresql-15': ['postgres', 'initdb', 'pg_ctl', 'pg_rewind', 'pg_basebackup', 'pg_controldata'].map((b) => `${PG_BIN}/${b}`),

