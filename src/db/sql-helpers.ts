@@ -129,6 +129,7 @@ export const plainArray = (values: ReadonlyArray<string | number | null>): strin
  */
 export const TEXT_ARRAY_FROM_JSON = 'array(select e from json_array_elements_text(?::json) with ordinality as t(e, i) order by i)';
 
-/** TEXT_ARRAY_FROM_JSON in a `sql` template. */
-export const textArray = (values: readonly string[]): RawBuilder<string[]> =>
-  sql`array(select e from json_array_elements_text(${JSON.stringify(values)}::json) with ordinality as t(e, i) order by i)`;
+const [BEFORE_JSON, AFTER_JSON] = TEXT_ARRAY_FROM_JSON.split('?') as [string, string];
+
+/** TEXT_ARRAY_FROM_JSON of these strings in a `sql` template. */
+export const textArray = (values: readonly string[]): RawBuilder<string[]> => sql`${sql.raw(BEFORE_JSON)}${JSON.stringify(values)}${sql.raw(AFTER_JSON)}`;

@@ -8,7 +8,7 @@ import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 
 import type { IdsAllocationTable } from '../../db/schema.js';
-import { type RawBuilder, type Selectable, sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
@@ -181,7 +181,7 @@ export function newAllocationRow(db: Db, poolId: number, req: AllocationRequest,
 
 /** What this owner holds in the pool for this purpose, if anything. */
 async function heldBy(db: Db, poolId: number, owner: string, purpose: string): Promise<AllocationRow | undefined> {
-  return (await rawRead(db, heldByQuery(db, poolId, [{ owner, purpose }], sql`w.*`) as RawBuilder<AllocationRow>))[0];
+  return (await rawRead(db, heldByQuery<AllocationRow>(db, poolId, [{ owner, purpose }], sql`w.*`)))[0];
 }
 
 /** An allocation's value as the client writes it. */

@@ -1,7 +1,7 @@
 // SQL of allocations outside the engine (allocate.ts): reading and listing them, changing one,
 // bulk inserts of an import, and the questions the services ask (which pools have leases past due,
 // what an owner holds).
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
@@ -79,7 +79,7 @@ export async function heldByHolders(db: Db, poolId: number, holders: ReadonlyArr
   const out: AllocationRow[] = [];
   const chunk = db.dialect === 'postgres' ? holders.length : 5000;
   for (let i = 0; i < holders.length; i += chunk) {
-    out.push(...(await rawRead(db, heldByQuery(db, poolId, holders.slice(i, i + chunk), sql`w.*`) as RawBuilder<AllocationRow>)));
+    out.push(...(await rawRead(db, heldByQuery<AllocationRow>(db, poolId, holders.slice(i, i + chunk), sql`w.*`))));
   }
   return out;
 }

@@ -137,12 +137,12 @@ export const holderKey = (h: { owner: string; purpose: string }) => JSON.stringi
  * lookup of 999 owners once read all 40 000 allocations of its pool for each). SQLite's planner,
  * which has no statistics, takes that index for the plain list.
  */
-export function heldByQuery(
+export function heldByQuery<Row>(
   db: Db,
   poolId: number,
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
   select: RawBuilder<unknown>,
-): RawBuilder<unknown> {
+): RawBuilder<Row> {
   if (db.dialect === 'postgres') {
     const walk = walkIndex({
       table: 'ids_allocations',
