@@ -74,7 +74,7 @@ const COMMANDS: Record<Bench, { args: string[]; stdoutIsJson?: boolean }> = {
       '--concurrency',
       '1,16',
       '--allocations',
-      quick ? '200' : '600',
+      quick ? '200' : '2000',
       '--pool-sizes',
       quick ? '10,1000' : '10,10000',
       '--out',

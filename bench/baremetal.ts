@@ -1,31 +1,27 @@
 // Bare-metal allocation throughput, end to end: clients POST /v1/allocations and poll until the
-// allocation is active; allocations per second = allocations / wall time. One allot process
-// (in this process, as `allot serve` would run it) per database × backend × concurrency, with
-// fresh nodes each round and no simulated delays; with --vs-real the same workload also runs
-// against the real Ironic (Debian's python3-ironic, started by ../shared/reference/ironic/
-// real_ironic.py: API and conductor in one process, fake hardware, SQLite). Prints one JSON
-// document (and writes it to --out).
+// allocation is active; allocations per second = allocations / wall time. One `allot serve`
+// process (built from `--root`, default this tree) per database × backend × concurrency, with
+// fresh nodes each round and no simulated delays, measured as the Placement bench measures claims:
+// a server of its own (not sharing the bench's event loop) and the lean keep-alive client. With
+// --vs-real the same workload also runs against the real Ironic (Debian's python3-ironic, started
+// by ../shared/reference/ironic/real_ironic.py: API and conductor in one process, fake hardware,
+// SQLite). Prints one JSON document (and writes it to --out).
 //
 //   npm run bench:baremetal
 //   npm run bench:baremetal -- --allocations 300 --concurrency 1,8,32 --dialects sqlite --backends database --sqlite-sync normal
 //   npm run bench:baremetal -- --vs-real --real-allocations 40
+//   npm run build && npx tsx bench/baremetal.ts --root /path/to/other/tree   # another build, same bench
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { send } from '../src/client/http.js';
-import { defaultConfig } from '../src/config.js';
-import { startAllot } from '../src/server/start.js';
-import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
-import { installStatementCounter } from './lib/count-queries.mjs';
-
-/** allot runs in this process: its SQL statements are counted here */
-const statements = installStatementCounter();
-const statementTotal = () => statements.pg_queries + statements.sqlite_statements;
+import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { KeepAliveClient } from './lib/http.js';
+import { startAllot } from './lib/targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +38,8 @@ const { values } = parseArgs({
     /** allocations per pool size (each released again, so the pool keeps its size) */
     'pool-allocations': { type: 'string', default: '50' },
     'real-ironic': { type: 'string', default: fileURLToPath(new URL('../../shared/reference/ironic/real_ironic.py', import.meta.url)) },
+    /** the allot tree whose dist/ is served (`npm run build` there first) */
+    root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
     out: { type: 'string' },
   },
 });
@@ -54,11 +52,22 @@ const SQLITE_SYNC = values['sqlite-sync'] as 'full' | 'normal' | 'off';
 /** how often the poller asks which allocations are done (the granularity of the client-side latency) */
 const POLL_MS = 5;
 
-const HEADERS = { 'x-openstack-ironic-api-version': '1.82', 'content-type': 'application/json', accept: 'application/json' };
+/** One lean keep-alive client per API base (bench/lib/http.ts: cheaper per request than fetch). */
+const clients = new Map<string, KeepAliveClient>();
 
 async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await send(fetch, { method, url: base + path, headers: HEADERS, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: res.status, body: res.text ? JSON.parse(res.text) : undefined };
+  let client = clients.get(base);
+  if (!client) {
+    client = new KeepAliveClient({ baseUrl: base, headers: { 'x-openstack-ironic-api-version': '1.82' }, maxSockets: 128, timeoutMs: 60_000 });
+    clients.set(base, client);
+  }
+  for (let attempt = 1; ; attempt++) {
+    const r = await client.request(method, path, body);
+    // a kept-alive connection the server closed between two requests: again on a new one
+    if (r.error !== undefined && attempt < 3) continue;
+    if (r.error !== undefined) throw new Error(`${method} ${base}${path}: ${r.error}`);
+    return { status: r.status, body: r.body ? JSON.parse(r.body) : undefined };
+  }
 }
 
 /** A bare-metal API to measure: started fresh for each round, stopped after it. */
@@ -67,34 +76,52 @@ interface Target {
   db: string;
   backend: string;
   allocations: number;
-  start(concurrency: number): Promise<{ base: string; close(): Promise<void> }>;
+  start(concurrency: number): Promise<{ base: string; statements(): number | null; close(): Promise<void> }>;
 }
 
-function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'placement', database: () => Promise<string>): Target {
+const counter = pathToFileURL(path.join(import.meta.dirname, 'lib/count-queries.mjs')).href;
+
+function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'placement', database: () => Promise<string>, workDir: string): Target {
+  let round = 0;
   return {
     name: 'allot',
     db: dialect,
     backend,
     allocations: ALLOCATIONS,
     async start(concurrency) {
-      const running = await startAllot({
-        ...defaultConfig(),
+      const name = `allot-${dialect}-${backend}-${++round}`;
+      // the count-queries preload writes the server's statement totals here
+      const countFile = path.join(workDir, `${name}.statements.json`);
+      const port = await freePort();
+      const workers = Math.max(8, Math.min(concurrency, 64));
+      const served = await startAllot({
+        name,
+        root: path.resolve(values.root!),
         db: await database(),
-        port: 0,
-        logLevel: 'silent',
-        baremetalBackend: backend,
-        sqliteSync: SQLITE_SYNC,
-        transitionTime: 0,
-        allocationDelay: 0,
-        conductorId: `bench-${process.pid}`,
-        allocationWorkers: Math.max(8, Math.min(concurrency, 64)),
-        poolSize: Math.max(10, Math.min(concurrency, 64) + 8),
+        logDir: workDir,
+        mainPort: port,
+        nodeArgs: ['--import', counter],
+        env: { ALLOT_BENCH_QUERY_COUNT_FILE: countFile },
+        extraArgs: [
+          ...['--baremetal-backend', backend, '--sqlite-sync', SQLITE_SYNC, '--transition-time', '0', '--allocation-delay', '0'],
+          ...['--conductor-id', `bench-${process.pid}-${round}`, '--allocation-workers', String(workers), '--pool-size', String(workers + 8)],
+        ],
       });
-      await running.ready;
-      return { base: `${running.urls.main}/baremetal`, close: () => running.close() };
+      const statements = () => {
+        try {
+          const c = JSON.parse(readFileSync(countFile, 'utf8')) as { pg_queries: number; sqlite_statements: number };
+          return c.pg_queries + c.sqlite_statements;
+        } catch {
+          return 0; // no statement yet
+        }
+      };
+      return { base: `http://127.0.0.1:${port}/baremetal`, statements, close: served.stop };
     },
   };
 }
+
+/** the count-queries preload writes its file every 100 ms */
+const countsSettled = () => new Promise((r) => setTimeout(r, 250));
 
 const execFileP = promisify(execFile);
 
@@ -107,10 +134,11 @@ function realIronicTarget(): Target {
     allocations: Number(values['real-allocations']),
     async start() {
       const stateDir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-ironic-'));
-      const port = 20000 + Math.floor(Math.random() * 20000);
+      const port = await freePort();
       await execFileP('/usr/bin/python3', [script, 'start', '--state-dir', stateDir, '--port', String(port)], { timeout: 180_000 });
       return {
         base: `http://127.0.0.1:${port}`,
+        statements: () => null,
         close: async () => {
           await execFileP('/usr/bin/python3', [script, 'stop', '--state-dir', stateDir], { timeout: 60_000 }).catch(() => {});
           rmSync(stateDir, { recursive: true, force: true });
@@ -179,7 +207,8 @@ async function measure(target: Target, concurrency: number) {
       }
     })();
     let started = 0;
-    const sent0 = statementTotal();
+    await countsSettled();
+    const sent0 = running.statements();
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -198,9 +227,11 @@ async function measure(target: Target, concurrency: number) {
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
-    const sent = statementTotal() - sent0;
     polling = false;
     await poller;
+    await countsSettled();
+    const sentAfter = running.statements();
+    const sent = sent0 === null || sentAfter === null ? null : sentAfter - sent0;
     const all: Array<{ state: string; created_at: string; updated_at: string }> = [];
     for (let url: string | undefined = `/v1/allocations?resource_class=${rc}&fields=state,created_at,updated_at`; url; ) {
       const page: { allocations: typeof all; next?: string } = (await call(base, 'GET', url)).body;
@@ -221,7 +252,7 @@ async function measure(target: Target, concurrency: number) {
       seconds: round(seconds),
       allocationsPerSecond: round(ALLOCATIONS / seconds),
       /** SQL statements allot sent per allocation while they ran (BEGIN/COMMIT, the worker and the poller's reads included; none for the real Ironic) */
-      statementsPerAllocation: target.name === 'allot' ? round(sent / ALLOCATIONS) : null,
+      statementsPerAllocation: sent === null ? null : round(sent / ALLOCATIONS),
       /** POST sent → client saw `active` (includes up to POLL_MS of polling) */
       latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1]!) },
       /** created_at → updated_at of the allocation: the server's own time from accept to active */
@@ -277,7 +308,7 @@ for (const dialect of DIALECTS)
     let round = 0;
     const database = async () =>
       dialect === 'sqlite' ? `sqlite:${path.join(dir, `${backend}-${++round}.db`)}` : await createTestDatabase(pgAdmin!, 'allot_bench');
-    targets.push(allotTarget(dialect, backend, database));
+    targets.push(allotTarget(dialect, backend, database, dir));
   }
 if (values['vs-real']) targets.push(realIronicTarget());
 try {
@@ -302,7 +333,7 @@ try {
 
 const document = {
   benchmark: 'baremetal-allocations',
-  what: `each client: POST /v1/allocations, wait until it is active unless its answer says so (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot process; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}; pools: one client among N matching nodes`,
+  what: `each client: POST /v1/allocations, wait until it is active unless its answer says so (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot serve process of its own (${path.resolve(values.root!)}), lean keep-alive client; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}; pools: one client among N matching nodes`,
   loadAverage: os.loadavg().map(round),
   machine: { cpus: os.cpus().length, node: process.version },
   results,

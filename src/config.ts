@@ -61,6 +61,8 @@ export interface Config {
   idsRetryMaxMs: number;
   /** identifier API: how often the outbox and lease workers look for work, ms */
   idsWorkerIntervalMs: number;
+  /** PostgreSQL: how often to look for tables that outgrew their planner statistics (and analyze them), ms */
+  statisticsInterval: number;
   /** PostgreSQL: longest wait for a connection (new or pooled); also how long a write retries a lost one, ms */
   dbConnectTimeout: number;
   /** PostgreSQL: longest a statement may run (server-side statement_timeout; the client gives up shortly after), ms */
@@ -339,9 +341,16 @@ export const OPTIONS: OptionSpec[] = [
     key: 'idsWorkerIntervalMs',
     flag: '--ids-worker-interval-ms <ms>',
     env: 'ALLOT_IDS_WORKER_INTERVAL_MS',
-    description:
-      'identifier API: how often the outbox and lease-expiry workers look for work, and (PostgreSQL) whether the identifier tables outgrew their planner statistics',
+    description: 'identifier API: how often the outbox and lease-expiry workers look for work',
     parse: int('ids worker interval', 10, 3_600_000),
+  },
+  {
+    key: 'statisticsInterval',
+    flag: '--statistics-interval <seconds>',
+    env: 'ALLOT_STATISTICS_INTERVAL',
+    description:
+      'PostgreSQL: how often to look for tables that changed by more rows than they held when last analyzed, and analyze them (autovacuum waits a minute and more)',
+    parse: seconds('statistics interval', 0.01, 3600),
   },
   {
     key: 'dbConnectTimeout',
@@ -571,6 +580,7 @@ export function defaultConfig(): Config {
     idsRetryBaseMs: 1000,
     idsRetryMaxMs: 300_000,
     idsWorkerIntervalMs: 1000,
+    statisticsInterval: 1000,
     dbConnectTimeout: DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs,
     dbStatementTimeout: DATABASE_TIMEOUT_DEFAULTS.statementTimeoutMs,
     dbIdleInTransactionTimeout: DATABASE_TIMEOUT_DEFAULTS.idleInTransactionTimeoutMs,

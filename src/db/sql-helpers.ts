@@ -34,25 +34,31 @@ export async function lockRows(tx: Tx, table: 'resource_providers' | 'consumers'
 }
 
 /**
- * PostgreSQL: gather the planner's statistics of those of `tables` that changed by more rows than
- * they held when last analyzed (and by 1000 at least). Autovacuum analyzes a table at most once a
- * minute (after a tenth of it changed); a bulk load grows a table much faster, and planned on the
- * statistics of a table a fraction of its size, a query takes any index that looks as good for one
- * row — which then reads every row of the pool (issue 15, seen with auto_explain: an import's
- * "what do these owners hold" walked all 40 000 allocations of its pool, 0.3–0.7 s per import of
- * 999; imports of 100 ran at 199 values/s). The question is one catalog read; the counters it
- * reads lag by up to a second, so a table is analyzed one import later at worst. Growth by
+ * PostgreSQL: gather the planner's statistics of the tables (all of allot's, or those of `tables`)
+ * that changed by more rows than they held when last analyzed (and by 1000 at least). Autovacuum
+ * analyzes a table at most once a minute (after a tenth of it changed); a bulk load grows a table
+ * much faster, and planned on the statistics of a table a fraction of its size (or on none yet), a
+ * query takes any index that looks as good for one row — which then reads every row it matches:
+ * - an import's "what do these owners hold" walked all 40 000 allocations of its pool, 0.3–0.7 s
+ *   per import of 999; imports of 100 ran at 199 values/s (issue 15, seen with auto_explain);
+ * - a bare-metal allocation's pick read and sorted every node of its resource class instead of
+ *   walking the free-node index (nodes enrolled less than a minute before: 2 000 allocations ran
+ *   at 414/s where 600 ran at 770/s).
+ * The question is one catalog read; the counters it reads lag by up to a second. Growth by
  * doubling costs a load of N rows about log2(N / 1000) analyses. `skip_locked`: an analysis
  * another process is running already does it. SQLite's planner has no statistics to go stale.
+ * Run by the `db-statistics` worker (server/workers.ts) every --statistics-interval, and before
+ * each identifier import.
  */
-export async function refreshStaleStatistics(database: Database, tables: readonly string[]): Promise<void> {
+export async function refreshStaleStatistics(database: Database, tables?: readonly string[]): Promise<void> {
   if (database.dialect !== 'postgres') return;
   const db = kyselyOf(database);
   const stale = await db.executeQuery<{ relname: string }>(
     CompiledQuery.raw(
       `select s.relname from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-       where s.schemaname = current_schema() and s.relname = any($1::text[]) and s.n_mod_since_analyze > greatest(1000, c.reltuples)`,
-      [tables],
+       where s.schemaname = current_schema() and ($1::text[] is null or s.relname = any($1::text[]))
+         and s.n_mod_since_analyze > greatest(1000, c.reltuples)`,
+      [tables ?? null],
     ),
   );
   if (stale.rows.length > 0) await db.executeQuery(CompiledQuery.raw(`analyze (skip_locked) ${stale.rows.map((r) => r.relname).join(', ')}`));

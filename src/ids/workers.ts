@@ -1,12 +1,12 @@
 // Background work of the identifier API, on the one periodic runner: delivering outbox
-// deallocations to external inventories (in every process at once: claims never overlap),
-// releasing reservations whose lease ran out, and (PostgreSQL) keeping the planner's statistics of
-// the identifier tables current.
+// deallocations to external inventories (in every process at once: claims never overlap), and
+// releasing reservations whose lease ran out. (The planner's statistics of its tables are kept
+// current by the process's `db-statistics` worker, server/workers.ts.)
 import { periodic } from '../background/periodic.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import type { IdsContext } from './context.js';
 import { problemDetail } from './errors.js';
-import { expireLeases, refreshStatistics } from './services/allocations.js';
+import { expireLeases } from './services/allocations.js';
 import { type OutboxRow, claimDue, delivered, failed } from './services/outbox.js';
 
 /** Entries one worker claims at once. */
@@ -44,7 +44,5 @@ export function createIdsWorkers(ctx: IdsContext): BackgroundWorker[] {
     const n = await expireLeases(ctx);
     if (n) ctx.log.info({ released: n }, 'expired reservations released');
   });
-  if (ctx.database.dialect !== 'postgres') return [outbox, leases];
-  const statistics = periodic({ name: 'ids-statistics', intervalMs: ctx.workerIntervalMs, log: ctx.log }, () => refreshStatistics(ctx));
-  return [outbox, leases, statistics];
+  return [outbox, leases];
 }

@@ -8,22 +8,23 @@
 // - imports fill a pool to ~40 000 values under a 5 s statement timeout (reading every span or
 //   allocation of the pool for each item runs past it): every import first brings the statistics
 //   up to date;
-// - 3 000 random allocations fragment a pool; once the identifier worker has brought the
-//   statistics up to date (it looks every --ids-worker-interval-ms), allocations by every
+// - 3 000 random allocations fragment a pool; once the db-statistics worker has brought the
+//   statistics up to date (it looks every --statistics-interval), allocations by every
 //   strategy and a listing page read a handful of rows each.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { freshDatabaseUrl } from '../helpers/databases.js';
+import { rowsRead, statisticsCurrent } from '../helpers/planner-statistics.js';
 import { startServer } from '../helpers/server.js';
 import { IdsClient } from './helpers.js';
 
 const TOP = 16_777_215;
 
 /** A server on a fresh database whose identifier tables have statistics from one row of another pool, and no autovacuum. */
-async function staleStatistics(idsWorkerIntervalMs: number) {
+async function staleStatistics(statisticsInterval: number) {
   const url = await freshDatabaseUrl('postgres');
-  const server = await startServer({ db: url, dbStatementTimeout: 5_000, idsWorkerIntervalMs });
+  const server = await startServer({ db: url, dbStatementTimeout: 5_000, statisticsInterval });
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   const api = new IdsClient(server.url);
@@ -43,19 +44,7 @@ async function staleStatistics(idsWorkerIntervalMs: number) {
   };
 }
 
-/**
- * Rows of the identifier tables read so far (sequential and index fetches), once every connection
- * of the server has reported them: an idle backend reports within 10 s (PostgreSQL's
- * PGSTAT_IDLE_INTERVAL; at most once a second otherwise), so this waits 11 s first.
- */
-async function rowsRead(admin: pg.Client): Promise<number> {
-  await new Promise((r) => setTimeout(r, 11_000));
-  const read = await admin.query(
-    `select sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::bigint as n from pg_stat_user_tables
-     where relname in ('ids_free_ranges', 'ids_allocations')`,
-  );
-  return Number(read.rows[0].n);
-}
+const TABLES = ['ids_free_ranges', 'ids_allocations'];
 
 describe('identifier queries whatever the planner statistics say (postgres)', () => {
   test('imports of 999 fill a pool to ~40 000 values within a 5 s statement timeout; allocations, listings and releases follow', async () => {
@@ -98,7 +87,7 @@ describe('identifier queries whatever the planner statistics say (postgres)', ()
     }
   });
 
-  test('in a pool fragmented by 3 000 random allocations, once the worker has looked, allocations by every strategy, count=N and a listing page read a handful of rows each', async () => {
+  test('in a pool fragmented by 3 000 random allocations, once the db-statistics worker has looked, allocations by every strategy, count=N and a listing page read a handful of rows each', async () => {
     const { api, admin, close } = await staleStatistics(1_000);
     try {
       let next = 0;
@@ -110,16 +99,7 @@ describe('identifier queries whatever the planner statistics say (postgres)', ()
           }
         }),
       );
-      // the worker's rule: no table changed by more rows than it held when last analyzed (30 s at most)
-      for (let waited = 0; ; waited += 500) {
-        const stale = await admin.query(
-          `select s.relname from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-           where s.relname in ('ids_free_ranges', 'ids_allocations') and s.n_mod_since_analyze > greatest(1000, c.reltuples)`,
-        );
-        if (stale.rows.length === 0) break;
-        assert.ok(waited < 30_000, `statistics still stale: ${JSON.stringify(stale.rows)}`);
-        await new Promise((r) => setTimeout(r, 500));
-      }
+      await statisticsCurrent(admin, TABLES);
       const asks: Array<[string, unknown]> = [
         ['lowest', { strategy: 'lowest' }],
         ['highest', { strategy: 'highest' }],
@@ -127,7 +107,7 @@ describe('identifier queries whatever the planner statistics say (postgres)', ()
         ['random', { strategy: 'random' }],
         ['count=16', { count: 16, strategy: 'random' }],
       ];
-      const before = await rowsRead(admin);
+      const before = await rowsRead(admin, TABLES);
       for (const [what, ask] of asks) {
         const res = await api.post('/pools/big/allocations', { owner: `after-${what}`, ...(ask as object) });
         assert.equal(res.status, 201, `${what}: ${res.text}`);
@@ -135,7 +115,7 @@ describe('identifier queries whatever the planner statistics say (postgres)', ()
       assert.equal((await api.get('/pools/big/free-ranges?limit=50')).status, 200);
       // probes walk to their rows: a few each, a few per alignment class for count=N (~60 in all
       // measured, with the page of 50); one request reading the pool would read thousands
-      const read = (await rowsRead(admin)) - before;
+      const read = (await rowsRead(admin, TABLES)) - before;
       assert.ok(read < 600, `the six requests read ${read} rows`);
     } finally {
       await close();

@@ -254,9 +254,9 @@ const MAX_DETAILED_CONFLICTS = 1000;
  * nothing is imported; with 'skip' the rest is imported and the conflicts come back in the answer.
  */
 export async function importAllocations(ctx: IdsContext, poolName: string, items: ImportItem[], onConflict: 'abort' | 'skip'): Promise<ImportOutcome> {
-  // Plan this import on statistics of what the tables hold now (up to a second ago), not of what
-  // they held when the worker last looked.
-  await refreshStatistics(ctx);
+  // Plan this import on statistics of what the tables it grows hold now (up to a second ago), not
+  // of what they held when the db-statistics worker last looked.
+  await refreshStaleStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
   return transaction(ctx.database, async (tx) => {
     const pool = await lockPool(tx, poolName);
     await expireLeasesInPool(tx, pool);
@@ -366,15 +366,6 @@ export async function importAllocations(ctx: IdsContext, poolName: string, items
     await flushPool(tx, pool);
     return { imported: accepted.length, unchanged, conflicts };
   });
-}
-
-/**
- * Keep the planner's statistics of the tables a pool grows in current: imports and allocations
- * grow them faster than autovacuum analyzes (refreshStaleStatistics). Run by every import and, for
- * the rest, by the worker every --ids-worker-interval-ms.
- */
-export async function refreshStatistics(ctx: IdsContext): Promise<void> {
-  await refreshStaleStatistics(ctx.database, ['ids_allocations', 'ids_free_ranges']);
 }
 
 /** Worker: release every reservation whose lease has run out, one transaction per pool. */
