@@ -10,7 +10,8 @@
 // `--served` measures issue 15's paths instead, against `allot serve` processes built from
 // `--root` (bench/lib/ids-served.ts): one pool allocated by 48 clients over 3 processes, the bulk
 // fill rate (imports of 100, then of 10 000 up to `--fill` values held, 1 M by default), and
-// listings and allocations with the pool full; `--out FILE` writes the JSON there, `--allot-cpu-prof
+// listings and allocations with the pool full, after `--warmup` allocations (1 000) that are not
+// measured; `--out FILE` writes the JSON there, `--allot-cpu-prof
 // DIR` the servers' CPU profiles there (npx tsx bench/cpu-profile.ts DIR):
 //
 //   npm run build && npm run bench:ids -- --served --db postgres --root /path/to/other/tree
@@ -39,6 +40,8 @@ const { values: opts } = parseArgs({
     root: { type: 'string', default: process.cwd() },
     processes: { type: 'string', default: '3' },
     clients: { type: 'string', default: '48' },
+    /** --served: allocations before anything is measured (in a pool of their own) */
+    warmup: { type: 'string', default: '1000' },
     'small-batch': { type: 'string', default: '100' },
     'small-values': { type: 'string', default: '20000' },
     fill: { type: 'string', default: '1000000' },
@@ -170,6 +173,7 @@ if (opts.served) {
       processes: Number(opts.processes),
       clients: Number(opts.clients),
       allocations: N,
+      warmup: Number(opts.warmup),
       smallBatch: Number(opts['small-batch']),
       smallValues: Number(opts['small-values']),
       held: Number(opts.fill),
