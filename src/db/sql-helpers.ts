@@ -61,7 +61,9 @@ export async function refreshStaleStatistics(database: Database, tables?: readon
       [tables ?? null],
     ),
   );
-  if (stale.rows.length > 0) await db.executeQuery(CompiledQuery.raw(`analyze (skip_locked) ${stale.rows.map((r) => r.relname).join(', ')}`));
+  // quoted: the schema may hold tables that are not allot's, with any name
+  const names = stale.rows.map((r) => `"${r.relname.replaceAll('"', '""')}"`);
+  if (names.length > 0) await db.executeQuery(CompiledQuery.raw(`analyze (skip_locked) ${names.join(', ')}`));
 }
 
 /** A walk along one index: the rows whose leading columns equal `equal`, from a bound on the next column. */
