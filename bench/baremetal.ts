@@ -14,13 +14,14 @@
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { KeepAliveClient } from './lib/http.js';
+import { statementsSent } from './lib/count-queries.mjs';
 import { startAllot } from './lib/targets.js';
 
 const { values } = parseArgs({
@@ -76,7 +77,8 @@ interface Target {
   db: string;
   backend: string;
   allocations: number;
-  start(concurrency: number): Promise<{ base: string; statements(): number | null; close(): Promise<void> }>;
+  /** `statements`: what the server has sent so far (null: not counted) */
+  start(concurrency: number): Promise<{ base: string; statements(): Promise<number | null>; close(): Promise<void> }>;
 }
 
 const counter = pathToFileURL(path.join(import.meta.dirname, 'lib/count-queries.mjs')).href;
@@ -107,21 +109,10 @@ function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'plac
           ...['--conductor-id', `bench-${process.pid}-${round}`, '--allocation-workers', String(workers), '--pool-size', String(workers + 8)],
         ],
       });
-      const statements = () => {
-        try {
-          const c = JSON.parse(readFileSync(countFile, 'utf8')) as { pg_queries: number; sqlite_statements: number };
-          return c.pg_queries + c.sqlite_statements;
-        } catch {
-          return 0; // no statement yet
-        }
-      };
-      return { base: `http://127.0.0.1:${port}/baremetal`, statements, close: served.stop };
+      return { base: `http://127.0.0.1:${port}/baremetal`, statements: () => statementsSent(countFile), close: served.stop };
     },
   };
 }
-
-/** the count-queries preload writes its file every 100 ms */
-const countsSettled = () => new Promise((r) => setTimeout(r, 250));
 
 const execFileP = promisify(execFile);
 
@@ -138,7 +129,7 @@ function realIronicTarget(): Target {
       await execFileP('/usr/bin/python3', [script, 'start', '--state-dir', stateDir, '--port', String(port)], { timeout: 180_000 });
       return {
         base: `http://127.0.0.1:${port}`,
-        statements: () => null,
+        statements: async () => null,
         close: async () => {
           await execFileP('/usr/bin/python3', [script, 'stop', '--state-dir', stateDir], { timeout: 60_000 }).catch(() => {});
           rmSync(stateDir, { recursive: true, force: true });
@@ -207,8 +198,7 @@ async function measure(target: Target, concurrency: number) {
       }
     })();
     let started = 0;
-    await countsSettled();
-    const sent0 = running.statements();
+    const sent0 = await running.statements();
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -229,8 +219,7 @@ async function measure(target: Target, concurrency: number) {
     const seconds = (performance.now() - t0) / 1000;
     polling = false;
     await poller;
-    await countsSettled();
-    const sentAfter = running.statements();
+    const sentAfter = await running.statements();
     const sent = sent0 === null || sentAfter === null ? null : sentAfter - sent0;
     const all: Array<{ state: string; created_at: string; updated_at: string }> = [];
     for (let url: string | undefined = `/v1/allocations?resource_class=${rc}&fields=state,created_at,updated_at`; url; ) {

@@ -4,7 +4,7 @@
 // Prints one JSON document on stdout (and to --out), a readable table and progress on stderr.
 // See docs/performance.md for what each number means.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -12,6 +12,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { pgbench, sqliteCommitRate } from './lib/baselines.js';
+import { statementsSent } from './lib/count-queries.mjs';
 import { placementClient } from './lib/http.js';
 import { type Usage, loadAverage, peakServerRssMb, usageOf } from './lib/procfs.js';
 import { ratios, table } from './lib/report.js';
@@ -156,14 +157,6 @@ async function waitForQuiet(what: string) {
 function machine() {
   const cpus = os.cpus();
   return { cpus: cpus.length, cpu_model: cpus[0]?.model, memory_gb: Math.round(os.totalmem() / 2 ** 30), kernel: os.release(), node: process.version };
-}
-
-function readJson<T>(file: string): T | undefined {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as T;
-  } catch {
-    return undefined;
-  }
 }
 
 function gitCommit(): string | null {
@@ -311,9 +304,8 @@ try {
       const counting = args['count-queries'] && name !== REFERENCE;
       const usage = async (): Promise<Usage> => {
         if (!counting) return usageOf(roots);
-        await new Promise((r) => setTimeout(r, 250)); // the counter writes its file every 100 ms
-        const counts = readJson<{ pg_queries: number; sqlite_statements: number }>(countFile);
-        return { ...usageOf(roots), sql_statements: counts ? counts.pg_queries + counts.sqlite_statements : 0 };
+        const sql_statements = await statementsSent(countFile);
+        return { ...usageOf(roots), sql_statements };
       };
       const result = await runWorkload(target.url, `${runId}-${name}`, usage);
       results[name] = {

@@ -1,2 +1,2 @@
-/** See count-queries.mjs: statements sent by this process since the counter was installed. */
-export function installStatementCounter(): { pg_queries: number; sqlite_statements: number };
+/** See count-queries.mjs: the statements a server preloaded with it has sent, read from its count file. */
+export function statementsSent(countFile: string): Promise<number>;

@@ -1,21 +1,16 @@
 // Counts the SQL statements an allot server sends: pg's Client#query (one round trip each) and
 // better-sqlite3's run/get/all/iterate of a prepared statement (allot keeps statements prepared).
-// Two uses: imported by a bench that runs allot in its own process (`installStatementCounter()`,
-// then read the counts), or preloaded into an `allot serve` by `bench:placement --count-queries`
-// (node --import), which writes the totals to ALLOT_BENCH_QUERY_COUNT_FILE every 100 ms — so a
-// bench reports statements per operation without touching allot's code.
-import { writeFileSync } from 'node:fs';
+// Preloaded into an `allot serve` (node --import) by the benches, it writes the totals to
+// ALLOT_BENCH_QUERY_COUNT_FILE every 100 ms, and a bench reads them with `statementsSent(file)` —
+// so it reports statements per operation without touching allot's code.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
-let installed;
-
-/** Start counting in this process (once); the returned counts grow as statements are sent. */
-export function installStatementCounter() {
-  if (installed) return installed;
+/** Start counting in this process; the returned counts grow as statements are sent. */
+function installStatementCounter() {
   const require = createRequire(path.join(process.cwd(), 'package.json'));
   const counts = { pg_queries: 0, sqlite_statements: 0 };
-  installed = counts;
   const pg = require('pg');
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(...args) {
@@ -53,4 +48,15 @@ if (file) {
     if (now !== last) writeFileSync(file, now);
     last = now;
   }, 100).unref();
+}
+
+/** The statements a preloaded server has sent so far, by its file (0 before its first); waits for the file's next write. */
+export async function statementsSent(countFile) {
+  await new Promise((r) => setTimeout(r, 250));
+  try {
+    const c = JSON.parse(readFileSync(countFile, 'utf8'));
+    return c.pg_queries + c.sqlite_statements;
+  } catch {
+    return 0; // no statement yet
+  }
 }

@@ -11,12 +11,13 @@
 // round trip each on PostgreSQL), server and PostgreSQL CPU ms per operation, and on PostgreSQL
 // the mean number of backends waiting for a lock (pg_locks sampled every 20 ms) and the
 // statements that took the most time (pg_stat_statements).
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../../test/helpers/postgres.js';
+import { statementsSent } from './count-queries.mjs';
 import { KeepAliveClient } from './http.js';
 import { usageOf } from './procfs.js';
 import { type Target, ownPostgresPids, startAllot } from './targets.js';
@@ -122,19 +123,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
     await startOne(0); // migrates the database alone
     await Promise.all(Array.from({ length: o.processes - 1 }, (_, i) => startOne(i + 1)));
 
-    const statements = async () => {
-      await new Promise((r) => setTimeout(r, 250)); // the counter writes its file every 100 ms
-      let n = 0;
-      for (const s of servers) {
-        try {
-          const c = JSON.parse(readFileSync(s.countFile, 'utf8')) as { pg_queries: number; sqlite_statements: number };
-          n += c.pg_queries + c.sqlite_statements;
-        } catch {
-          /* no statement yet */
-        }
-      }
-      return n;
-    };
+    const statements = async () => (await Promise.all(servers.map((s) => statementsSent(s.countFile)))).reduce((a, b) => a + b, 0);
     // the servers, and the embedded PostgreSQL (a child of this process) when there is one
     const roots = () => [...servers.map((s) => s.target.pid), ...ownPostgresPids()];
 
