@@ -51,6 +51,17 @@ function databaseOf(db: Db): Database {
   return 'database' in db ? (db as Tx).database : (db as Database);
 }
 
+/**
+ * PostgreSQL: a write written as parts another statement's text takes in — its data-modifying
+ * CTEs, the condition that it wrote everything (for the statement's `allot_assert`), and its
+ * result columns — so that two writes that must happen together are one round trip.
+ */
+export interface StatementParts {
+  ctes: string[];
+  check: string;
+  columns: string[];
+}
+
 /** `?, ?, ?` for a list of n values. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');

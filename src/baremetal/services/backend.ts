@@ -17,7 +17,7 @@ import type { PlacementContext, ProviderOwner } from '../../placement/context.js
 import * as classes from '../../placement/services/resource-classes.js';
 import * as placementTraits from '../../placement/services/traits.js';
 import { readConsumer, writeAllocations } from '../../placement/store/allocations.js';
-import { oneStatementWrite } from '../../placement/store/one-statement-writes.js';
+import { type ClaimInStatement, claimInStatement, oneStatementWrite } from '../../placement/store/one-statement-writes.js';
 import { changeInventories, currentInventories } from '../../placement/store/inventories.js';
 import { deleteProvider, findAndLockProvider, insertProvider } from '../../placement/store/providers.js';
 import { providerTraits, replaceProviderTraits } from '../../placement/store/traits.js';
@@ -31,8 +31,12 @@ type ClaimedNode = Pick<NodeRecord, 'uuid' | 'resource_class'>;
 
 export interface AllocationBackend {
   readonly name: BaremetalBackendName;
-  /** Does `claim` write anything? If not, the node's reservation is the claim, and a new allocation can be one statement. */
-  readonly claimWrites: boolean;
+  /**
+   * PostgreSQL, a new allocation whose node is free now (store/one-statement-allocation.ts): what
+   * the one statement that reserves the node writes as the claim — nothing (the reservation is
+   * the claim), or a claim of its own — or null when the general path must claim.
+   */
+  claimInStatement(db: Db, allocation: Pick<AllocationRecord, 'uuid' | 'owner' | 'resource_class'>): Promise<{ claim?: ClaimInStatement } | null>;
   /** Inside the claim transaction, after the node was reserved: take it. False: it is taken. */
   claim(tx: Tx, allocation: AllocationRecord, node: ClaimedNode): Promise<boolean>;
   /** Inside a deallocation transaction: give the allocation's node back. */
@@ -49,7 +53,9 @@ export interface AllocationBackend {
 
 export const databaseBackend: AllocationBackend = {
   name: 'database',
-  claimWrites: false,
+  async claimInStatement() {
+    return {};
+  },
   async claim() {
     return true; // the node row's compare-and-set is the claim
   },
@@ -65,6 +71,9 @@ export const databaseBackend: AllocationBackend = {
 /** Placement's stand-in project and user for bare-metal claims without an owner. */
 const PLACEMENT_USER = 'allot-baremetal';
 
+/** A node's claim in Placement: one unit of its class's inventory. */
+const oneNode = (resourceClass: string | null) => new Map([[placementResourceClass(resourceClass ?? ''), 1]]);
+
 /** What a Placement claim refuses when the node's provider cannot take this allocation now. */
 const NOT_CLAIMABLE: readonly string[] = [
   'capacity_exceeded',
@@ -77,12 +86,16 @@ const NOT_CLAIMABLE: readonly string[] = [
 
 export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
-  claimWrites: true,
+  async claimInStatement(db, a) {
+    const consumer = { uuid: a.uuid, projectId: a.owner ?? PLACEMENT_USER, userId: PLACEMENT_USER };
+    const claim = await claimInStatement(db, placement.names, consumer, oneNode(a.resource_class));
+    return claim ? { claim } : null;
+  },
   async claim(tx, a, node) {
     const writes = [
       {
         consumerUuid: a.uuid,
-        allocations: new Map([[node.uuid, new Map([[placementResourceClass(node.resource_class ?? ''), 1]])]]),
+        allocations: new Map([[node.uuid, oneNode(node.resource_class)]]),
         projectId: a.owner ?? PLACEMENT_USER,
         userId: PLACEMENT_USER,
         generation: null,

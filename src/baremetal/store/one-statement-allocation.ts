@@ -1,9 +1,10 @@
 // PostgreSQL: a new allocation whose node is free now, as ONE statement — insert the allocation
 // `active`, pick a free node, reserve it (instance_uuid, allocation_id, the requested traits in
 // instance_info) and record the requested traits — in place of five round trips (BEGIN, insert,
-// pick, state write, COMMIT). With the database backend it runs in its own implicit transaction,
-// as Placement's claim does (placement/store/one-statement-writes.ts); with the placement backend
-// the backend's claim follows it in the same transaction.
+// pick, state write, COMMIT), in its own implicit transaction, as Placement's claim is
+// (placement/store/one-statement-writes.ts). With the placement backend the statement also holds
+// Placement's claim of the node it reserves (`claimInStatement`): still one round trip, where the
+// claim as a statement of its own made four (BEGIN, this statement, the claim, COMMIT).
 //
 // It does what the general path (services/allocations.ts: insertNewAllocation, reserveFreeNode,
 // finishAllocation) does, and accepts only what that path would accept. The pick is the general
@@ -22,6 +23,7 @@ import { memo } from '../../core/memo.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
+import { type ClaimInStatement, type WriteResult, claimParts } from '../../placement/store/one-statement-writes.js';
 
 import type { NodeWanted, ReservedNode } from './candidates.js';
 
@@ -40,7 +42,7 @@ export interface AllocationValues {
   now: string;
 }
 
-interface Result {
+interface Result extends Partial<WriteResult> {
   allocation_id: number;
   node_id: number;
   node_uuid: string;
@@ -58,8 +60,8 @@ interface Shape {
 // $1 uuid, $2 name, $3 resource class, $4 conductor, $5 candidate_nodes (JSON), $6 extra,
 // $7 owner, $8 now, $9 the random start uuid, $10 the traits (text[]), $11 the traits (JSON),
 // $12 the candidate node uuids (text[], only in the shapes that have candidates: a parameter the
-// text never names could not be typed).
-function makeStatement(shape: Shape) {
+// text never names could not be typed), then the claim's values.
+function makeStatement(shape: Shape, claimShape: string) {
   // store/candidates.ts `free`: in the pool, with every trait, not held, with a power state
   const free = [
     'n.resource_class = $3::text',
@@ -85,6 +87,10 @@ function makeStatement(shape: Shape) {
     pick('n.uuid >= $9::text', ' order by n.uuid'),
     pick('n.uuid < $9::text', ' order by n.uuid'),
   ].filter(Boolean);
+  // The claim on the reserved node's provider (same uuid), after the node in lock order as in the
+  // general path: the node, then Placement's consumer, provider and inventory.
+  let n = shape.candidates ? 12 : 11;
+  const claimed = claimShape ? claimParts(claimShape, (type) => `$${++n}::${type}`, '$8::text', '(select uuid from reserved)') : undefined;
   // COALESCE stops at the first pick that finds a node: the later ones neither run nor lock.
   // MATERIALIZED: evaluated once (inlined, PostgreSQL ran the picks once for the filter and again
   // for the value — twice the index walk, measured 2.1 ms per statement at 16 clients).
@@ -110,22 +116,33 @@ function makeStatement(shape: Shape) {
      traits as (
        insert into baremetal_allocation_traits (allocation_id, trait)
        select a.id, w.trait from allocation a cross join unnest($10::text[]) w(trait)
-     )
-     select allot_assert((select count(*) from reserved) = 1, 'no free node') as ok,
+     )${claimed ? `,\n     ${claimed.ctes.join(',\n     ')}` : ''}
+     select allot_assert((select count(*) from reserved) = 1${claimed ? ` and ${claimed.check}` : ''}, 'no free node') as ok,
             (select id from allocation) as allocation_id,
             (select id from reserved) as node_id, (select uuid from reserved) as node_uuid,
-            (select resource_class from reserved) as node_resource_class`,
+            (select resource_class from reserved) as node_resource_class${claimed ? `, ${claimed.columns.join(', ')}` : ''}`,
   );
 }
 
-const statementFor = memo((key: number) => makeStatement({ byName: !!(key & 1), candidates: !!(key & 2), owner: !!(key & 4), traits: !!(key & 8) }), 16);
+/** One text per pick shape (16) and claim shape (none, or the placement backend's: one class). */
+const statementFor = memo((key: string) => {
+  const [bits, claimShape] = key.split(' ') as [string, string];
+  const pick = Number(bits);
+  return makeStatement({ byName: !!(pick & 1), candidates: !!(pick & 2), owner: !!(pick & 4), traits: !!(pick & 8) }, claimShape);
+}, 64);
 
 /**
- * Insert the allocation `active` on a free node it reserves, in one statement. `traits` sorted and
- * unique (as the allocation keeps them). The allocation's id and its node; raises when no node is
- * free, or on any clash: nothing is kept, and the general path decides.
+ * Insert the allocation `active` on a free node it reserves, and the backend's `claim` of it if it
+ * writes one, in one statement. `traits` sorted and unique (as the allocation keeps them). The
+ * allocation's id and its node; raises when no node is free, the claim is refused, or on any
+ * clash: nothing is kept, and the general path decides.
  */
-export async function allocateOnFreeNode(tx: Tx, values: AllocationValues, wanted: NodeWanted): Promise<{ allocationId: number; node: ReservedNode }> {
+export async function allocateOnFreeNode(
+  tx: Tx,
+  values: AllocationValues,
+  wanted: NodeWanted,
+  claim?: ClaimInStatement,
+): Promise<{ allocationId: number; node: ReservedNode }> {
   const key = (wanted.name !== null ? 1 : 0) | (wanted.candidates.length ? 2 : 0) | (wanted.owner !== null ? 4 : 0) | (wanted.traits.length ? 8 : 0);
   const params: unknown[] = [
     values.uuid,
@@ -141,6 +158,8 @@ export async function allocateOnFreeNode(tx: Tx, values: AllocationValues, wante
     JSON.stringify(wanted.traits),
   ];
   if (wanted.candidates.length) params.push(wanted.candidates);
-  const row = (await statementFor(key).one(tx, params))!;
+  if (claim) params.push(...claim.params);
+  const row = (await statementFor(`${key} ${claim?.shape ?? ''}`).one(tx, params))!;
+  if (claim) claim.written(tx, { providers: row.providers ?? null, usage: row.usage ?? null });
   return { allocationId: row.allocation_id, node: { id: row.node_id, uuid: row.node_uuid, resource_class: row.node_resource_class } };
 }

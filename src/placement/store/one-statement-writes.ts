@@ -7,6 +7,8 @@
 //     generation the client gives (Nova's migration swap: the instance's allocations go to a new
 //     migration consumer and the instance keeps none).
 //   - `oneStatementDelete`: DELETE /allocations/{c}.
+//   - `claimInStatement`: a new consumer's claim on a provider another statement chooses, as parts
+//     of that statement (the bare-metal allocation's claim on the node it reserves).
 //
 // Each statement does what store/allocations.ts does for such a write, in the same lock order:
 // the existing consumers (their rows, then their allocations), then the providers that receive
@@ -24,7 +26,7 @@
 // accept what the general path would also accept, or step aside.
 import { memo } from '../../core/memo.js';
 import type { Db, Tx } from '../../db/database.js';
-import { writeStatement } from '../../db/statement.js';
+import { type StatementParts, writeStatement } from '../../db/statement.js';
 
 import type { ConsumerAllocations } from './allocations.js';
 import type { NameCache } from './names.js';
@@ -35,7 +37,7 @@ const MAX_CONSUMERS = 4;
 const MAX_ROWS = 16;
 const MAX_INT = 2147483647;
 
-interface WriteResult {
+export interface WriteResult {
   /** [id, new generation] of each provider that receives allocations */
   providers: Array<[number, number]> | null;
   /** [provider id, class name, new used] of each inventory whose usage moved */
@@ -51,13 +53,12 @@ interface Shape {
   rows: number;
 }
 
-const writeStatementFor = memo(
-  (key: string) => {
-    const [created, kept, emptied, providers, rows] = key.split('/').map(Number) as [number, number, number, number, number];
-    return makeWriteStatement({ created, kept, emptied, providers, rows });
-  },
-  MAX_CONSUMERS ** 3 * MAX_ROWS * MAX_ROWS,
-);
+const writeStatementFor = memo((key: string) => makeWriteStatement(parseShape(key)), MAX_CONSUMERS ** 3 * MAX_ROWS * MAX_ROWS);
+
+function parseShape(key: string): Shape {
+  const [created, kept, emptied, providers, rows] = key.split('/').map(Number) as [number, number, number, number, number];
+  return { created, kept, emptied, providers, rows };
+}
 
 /**
  * The inventories a write changes, locked in (provider, class) order: a write that only gives usage
@@ -79,22 +80,35 @@ const LOCK_INVENTORIES = `locked_inventories as (
  * The statement for a shape. The values are listed one placeholder each rather than passed as
  * arrays: with its exact row counts PostgreSQL's cached plan walks the indexes (with arrays its
  * generic plan assumed ten rows each and scanned every provider).
- * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
- * the same double-precision arithmetic.
  */
 function makeWriteStatement(shape: Shape) {
   let n = 1; // $1 is the time stamp
-  const param = (type: 'text' | 'integer') => `$${++n}::${type}`;
+  const parts = writeParts(shape, (type) => `$${++n}::${type}`, '$1::text');
+  return writeStatement<WriteResult>(
+    `with ${parts.ctes.join(',\n     ')}
+     select allot_assert(${parts.check}, 'write refused') as ok, ${parts.columns.join(', ')}`,
+  );
+}
+
+/**
+ * A shape's write as parts of a statement (its CTEs, the condition of everything written, the
+ * `providers` and `usage` result columns). `param` names the next placeholder, in the order
+ * `writeParams` lists the values; `now` the time stamp. With `providerUuid` (SQL naming one
+ * provider's uuid, a row the enclosing statement chose) the shape has one provider and its rows
+ * name that one: neither the provider nor the rows' provider take a placeholder.
+ * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
+ * the same double-precision arithmetic.
+ */
+function writeParts(shape: Shape, param: (type: 'text' | 'integer') => string, now: string, providerUuid?: string): StatementParts {
   const times = (count: number, row: () => string) => Array.from({ length: count }, row).join(', ');
   const ctes: string[] = [];
   const checks: string[] = [];
   const owners: string[] = []; // CTEs of the consumers that receive allocations
-
   if (shape.created) {
     // New consumers: the insert itself finds out when one exists (then it inserts nothing).
     ctes.push(`created as (
        insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at)
-       values ${times(shape.created, () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, $1::text, $1::text)`)}
+       values ${times(shape.created, () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, ${now}, ${now})`)}
        on conflict (uuid) do nothing
        returning id, uuid
      )`);
@@ -108,7 +122,7 @@ function makeWriteStatement(shape: Shape) {
     ctes.push(`kept as (
        update consumers c
        set generation = c.generation + 1, project_id = v.project_id, user_id = v.user_id,
-           consumer_type_id = coalesce(v.type_id, c.consumer_type_id), updated_at = $1::text
+           consumer_type_id = coalesce(v.type_id, c.consumer_type_id), updated_at = ${now}
        from (values ${times(shape.kept, () => `(${param('text')}, ${param('integer')}, ${param('text')}, ${param('text')}, ${param('integer')})`)})
          as v(uuid, generation, project_id, user_id, type_id)
        where c.uuid = v.uuid and c.generation = v.generation
@@ -140,13 +154,13 @@ function makeWriteStatement(shape: Shape) {
     // `released` makes the consumers' statements run first.
     const after = existing.length ? ' and (select count(*) from released) >= 0' : '';
     ctes.push(`providers as (
-       update resource_providers set generation = generation + 1, updated_at = $1::text
-       where id in (select id from resource_providers where uuid in (${times(shape.providers, () => param('text'))})${after} order by id for update)
+       update resource_providers set generation = generation + 1, updated_at = ${now}
+       where id in (select id from resource_providers where uuid in (${providerUuid ?? times(shape.providers, () => param('text'))})${after} order by id for update)
        returning id, uuid, generation
      )`);
     ctes.push(`wanted as (
        select w.consumer_uuid, p.id as provider_id, w.class_id, w.class_name, w.amount
-       from (values ${times(shape.rows, () => `(${param('text')}, ${param('text')}, ${param('integer')}, ${param('text')}, ${param('integer')})`)})
+       from (values ${times(shape.rows, () => `(${param('text')}, ${providerUuid ?? param('text')}, ${param('integer')}, ${param('text')}, ${param('integer')})`)})
          as w(consumer_uuid, provider_uuid, class_id, class_name, amount)
        join providers p on p.uuid = w.provider_uuid
      )`);
@@ -181,16 +195,18 @@ function makeWriteStatement(shape: Shape) {
   if (shape.providers && owners.length) {
     ctes.push(`inserted as (
        insert into allocations (resource_provider_id, consumer_id, resource_class_id, used, created_at, updated_at)
-       select w.provider_id, c.id, w.class_id, w.amount, $1::text, $1::text
+       select w.provider_id, c.id, w.class_id, w.amount, ${now}, ${now}
        from wanted w join (${owners.join(' union all ')}) c on c.uuid = w.consumer_uuid
      )`);
   }
-  return writeStatement<WriteResult>(
-    `with ${ctes.join(',\n     ')}
-     select allot_assert(${checks.join(' and ')}, 'write refused') as ok,
-            ${shape.providers ? '(select json_agg(json_build_array(p.id, p.generation)) from providers p)' : 'null::json'} as providers,
-            (select json_agg(json_build_array(u.resource_provider_id, u.class_name, u.used)) from usage u) as usage`,
-  );
+  return {
+    ctes,
+    check: checks.join(' and '),
+    columns: [
+      shape.providers ? '(select json_agg(json_build_array(p.id, p.generation)) from providers p) as providers' : 'null::json as providers',
+      '(select json_agg(json_build_array(u.resource_provider_id, u.class_name, u.used)) from usage u) as usage',
+    ],
+  };
 }
 
 /**
@@ -199,7 +215,65 @@ function makeWriteStatement(shape: Shape) {
  * the answer. Null when `writes` is not a write of this kind (on SQLite, never).
  */
 export async function oneStatementWrite(db: Db, names: NameCache, writes: ConsumerAllocations[]): Promise<((tx: Tx) => Promise<void>) | null> {
-  if (db.dialect !== 'postgres' || writes.length === 0 || writes.length > MAX_CONSUMERS) return null;
+  if (db.dialect !== 'postgres') return null;
+  const write = await writeValues(db, names, writes, false);
+  if (!write) return null;
+  const statement = writeStatementFor(write.shape);
+  const params = [db.clock.nowIso(), ...write.params];
+  return async (tx) => noteWritten(tx, (await statement.one(tx, params))!);
+}
+
+/** Placement's claim as a part of another statement (`claimInStatement`). */
+export interface ClaimInStatement {
+  /** its shape: the text of its parts (`claimParts`) */
+  readonly shape: string;
+  /** the values of the parts' placeholders, in order */
+  readonly params: readonly unknown[];
+  /** after the statement ran, with its `providers` and `usage` columns */
+  written(tx: Tx, result: WriteResult): void;
+}
+
+/**
+ * The parts of a claim of this shape in another statement: placeholders named by `param`, the
+ * time stamp `now`, on the provider whose uuid the SQL `providerUuid` gives.
+ */
+export function claimParts(shape: string, param: (type: 'text' | 'integer') => string, now: string, providerUuid: string): StatementParts {
+  return writeParts(parseShape(shape), param, now, providerUuid);
+}
+
+/**
+ * The claim of `resources` for a new consumer on a provider another statement chooses (the
+ * bare-metal allocation claims the node it reserves: store/one-statement-allocation.ts), as parts
+ * of that statement, which then writes the claim as oneStatementWrite would or raises. Null when
+ * it cannot be one (on SQLite; a class not known yet): the caller's general path claims.
+ */
+export async function claimInStatement(
+  db: Db,
+  names: NameCache,
+  consumer: { uuid: string; projectId: string; userId: string },
+  resources: Map<string, number>,
+): Promise<ClaimInStatement | null> {
+  if (db.dialect !== 'postgres') return null;
+  const writes = [
+    { consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations: new Map([['', resources]]) },
+  ];
+  const write = await writeValues(db, names, writes, true);
+  if (!write) return null;
+  return { shape: write.shape, params: write.params, written: noteWritten };
+}
+
+/**
+ * The shape of `writes` and their values in the order writeParts names them (after the time
+ * stamp); the providers' uuids left out when the statement names its provider itself. Null when
+ * `writes` is not a write of this kind.
+ */
+async function writeValues(
+  db: Db,
+  names: NameCache,
+  writes: ConsumerAllocations[],
+  providerInStatement: boolean,
+): Promise<{ shape: string; params: unknown[] } | null> {
+  if (writes.length === 0 || writes.length > MAX_CONSUMERS) return null;
   const consumers = new Set<string>();
   const pairs = new Set<string>();
   const classNames = new Set<string>();
@@ -237,16 +311,14 @@ export async function oneStatementWrite(db: Db, names: NameCache, writes: Consum
 
   const rows = writes.flatMap((w) => [...w.allocations].flatMap(([rp, resources]) => [...resources].map(([rc, amount]) => ({ w, rp, rc, amount }))));
   const providers = [...new Set(rows.map((r) => r.rp))];
-  const statement = writeStatementFor(`${created.length}/${kept.length}/${emptied.length}/${providers.length}/${rows.length}`);
   const params = [
-    db.clock.nowIso(),
     ...created.flatMap((w) => [w.consumerUuid, w.projectId, w.userId, typeId(w)]),
     ...kept.flatMap((w) => [w.consumerUuid, w.generation, w.projectId, w.userId, typeId(w)]),
     ...emptied.flatMap((w) => [w.consumerUuid, w.generation]),
-    ...providers,
-    ...rows.flatMap((r) => [r.w.consumerUuid, r.rp, classIds.get(r.rc)!, r.rc, r.amount]),
+    ...(providerInStatement ? [] : providers),
+    ...rows.flatMap((r) => [r.w.consumerUuid, ...(providerInStatement ? [] : [r.rp]), classIds.get(r.rc)!, r.rc, r.amount]),
   ];
-  return async (tx) => noteWritten(tx, (await statement.one(tx, params))!);
+  return { shape: `${created.length}/${kept.length}/${emptied.length}/${providers.length}/${rows.length}`, params };
 }
 
 /**
