@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { type HttpResponse, PlacementClient } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { IronicClient, allocationSettled, availableNode, eventually, fault, nodeSettled } from './helpers.js';
+import { allocationSettled, availableNode, eventually, fault, IronicClient, nodeSettled, nodeUsage } from './helpers.js';
 
 const BACKENDS = ['database', 'placement'] as const;
 
@@ -23,13 +23,7 @@ for (const dialect of DIALECTS) {
       });
       after(() => server.close());
 
-      /** Placement's usage of a node's provider (placement backend), or null (database backend). */
-      async function usage(nodeUuid: string): Promise<Record<string, number> | null> {
-        if (backend !== 'placement') return null;
-        const res = await placement.get(`/resource_providers/${nodeUuid}/usages`);
-        assert.equal(res.status, 200, res.text);
-        return res.body.usages;
-      }
+      const usage = (nodeUuid: string) => nodeUsage(placement, backend, nodeUuid);
 
       test('an allocation with a free matching node is active on it in the answer to its POST', async () => {
         const node = await availableNode(api, { name: 'a-n1', resource_class: 'gold' }, ['CUSTOM_FAST', 'HW_CPU_X86_VMX']);

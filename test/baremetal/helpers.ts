@@ -1,7 +1,7 @@
 // Helpers for the bare-metal tests: an Ironic client at a microversion, polling until a node or
 // an allocation settles, and building ready-to-allocate nodes through the API.
 import assert from 'node:assert/strict';
-import { ApiProbe, type HttpResponse } from '../helpers/http.js';
+import { ApiProbe, type HttpResponse, type PlacementClient } from '../helpers/http.js';
 
 export class IronicClient extends ApiProbe {
   constructor(
@@ -15,6 +15,14 @@ export class IronicClient extends ApiProbe {
   at(version: string | null): IronicClient {
     return new IronicClient(this.baseUrl, version);
   }
+}
+
+/** Placement's usage of a node's provider with the placement backend; null with the database backend (no provider). */
+export async function nodeUsage(placement: PlacementClient, backend: 'database' | 'placement', nodeUuid: string): Promise<Record<string, number> | null> {
+  if (backend !== 'placement') return null;
+  const res = await placement.get(`/resource_providers/${nodeUuid}/usages`);
+  assert.equal(res.status, 200, res.text);
+  return res.body.usages;
 }
 
 /** The inner document of an Ironic error body. */

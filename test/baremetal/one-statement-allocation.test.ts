@@ -16,7 +16,7 @@ import { transaction } from '../../src/db/transaction.js';
 import { freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { IronicClient, availableNode } from './helpers.js';
+import { availableNode, IronicClient, nodeUsage } from './helpers.js';
 
 for (const backend of ['database', 'placement'] as const)
   describe(`one-statement bare-metal allocation (postgres, ${backend} backend)`, () => {
@@ -32,13 +32,7 @@ for (const backend of ['database', 'placement'] as const)
     });
     after(() => server.close());
 
-    /** Placement's usage of a node's provider (placement backend), or null (database backend). */
-    async function usage(nodeUuid: string): Promise<Record<string, number> | null> {
-      if (backend !== 'placement') return null;
-      const res = await placement.get(`/resource_providers/${nodeUuid}/usages`);
-      assert.equal(res.status, 200, res.text);
-      return res.body.usages;
-    }
+    const usage = (nodeUuid: string) => nodeUsage(placement, backend, nodeUuid);
 
     const values = (resourceClass: string, extra: Partial<AllocationValues> = {}): AllocationValues => ({
       uuid: randomUUID(),
