@@ -93,7 +93,7 @@ function makeWriteStatement(shape: Shape) {
 /**
  * A shape's write as parts of a statement (its CTEs, the condition of everything written, the
  * `providers` and `usage` result columns). `param` names the next placeholder, in the order
- * `writeParams` lists the values; `now` the time stamp. With `providerUuid` (SQL naming one
+ * `writeValues` lists the values; `now` the time stamp. With `providerUuid` (SQL naming one
  * provider's uuid, a row the enclosing statement chose) the shape has one provider and its rows
  * name that one: neither the provider nor the rows' provider take a placeholder.
  * Capacity is `floor((total - reserved) * allocation_ratio)`, as core/capacity.ts computes it, in
