@@ -23,7 +23,7 @@ import { memo } from '../../core/memo.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
-import { type ClaimInStatement, type WriteResult, claimParts } from '../../placement/store/one-statement-writes.js';
+import { type ClaimInStatement, type WriteResult, claimParts, noteWritten } from '../../placement/store/one-statement-writes.js';
 
 import type { NodeWanted, ReservedNode } from './candidates.js';
 
@@ -160,6 +160,6 @@ export async function allocateOnFreeNode(
   if (wanted.candidates.length) params.push(wanted.candidates);
   if (claim) params.push(...claim.params);
   const row = (await statementFor(`${key} ${claim?.shape ?? ''}`).one(tx, params))!;
-  if (claim) claim.written(tx, { providers: row.providers ?? null, usage: row.usage ?? null });
+  if (claim) noteWritten(tx, { providers: row.providers ?? null, usage: row.usage ?? null });
   return { allocationId: row.allocation_id, node: { id: row.node_id, uuid: row.node_uuid, resource_class: row.node_resource_class } };
 }

@@ -223,14 +223,15 @@ export async function oneStatementWrite(db: Db, names: NameCache, writes: Consum
   return async (tx) => noteWritten(tx, (await statement.one(tx, params))!);
 }
 
-/** Placement's claim as a part of another statement (`claimInStatement`). */
+/**
+ * Placement's claim as a part of another statement (`claimInStatement`): its text is
+ * `claimParts(shape, …)`, and once the statement ran, `noteWritten` takes its `providers` and
+ * `usage` columns.
+ */
 export interface ClaimInStatement {
-  /** its shape: the text of its parts (`claimParts`) */
   readonly shape: string;
   /** the values of the parts' placeholders, in order */
   readonly params: readonly unknown[];
-  /** after the statement ran, with its `providers` and `usage` columns */
-  written(tx: Tx, result: WriteResult): void;
 }
 
 /**
@@ -254,12 +255,10 @@ export async function claimInStatement(
   resources: Map<string, number>,
 ): Promise<ClaimInStatement | null> {
   if (db.dialect !== 'postgres') return null;
-  const writes = [
-    { consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations: new Map([['', resources]]) },
-  ];
-  const write = await writeValues(db, names, writes, true);
-  if (!write) return null;
-  return { shape: write.shape, params: write.params, written: noteWritten };
+  // one provider, named by the enclosing statement: its uuid here is never used
+  const allocations = new Map([['', resources]]);
+  const writes = [{ consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations }];
+  return writeValues(db, names, writes, true);
 }
 
 /**
@@ -325,7 +324,7 @@ async function writeValues(
  * This process's candidates index takes the new usage of the providers the write bumped as it is
  * (see allocations.ts); a provider that only gave usage back kept its generation and is re-read.
  */
-function noteWritten(tx: Tx, result: WriteResult): void {
+export function noteWritten(tx: Tx, result: WriteResult): void {
   const used = new Map<number, Map<string, number>>();
   for (const [providerId, className, n] of result.usage ?? []) used.set(providerId, (used.get(providerId) ?? new Map()).set(className, n));
   for (const [providerId, generation] of result.providers ?? []) {
