@@ -1,5 +1,7 @@
 // Where an identifier import spends its time (issue 15): an in-process server, one 16 M-value
-// pool, `--imports` HTTP imports of `--batch` scattered values each, timed one by one; on
+// pool, `--imports` HTTP imports of `--batch` values each (`--layout scattered`: uniformly at
+// random, every value splitting a free span; `contiguous`: one run after another, so only the
+// allocation rows grow), timed one by one; on
 // PostgreSQL also the statements that took the most time (pg_stat_statements). Run under
 // `node --cpu-prof` for the JavaScript side:
 //
@@ -20,11 +22,13 @@ const { values: opts } = parseArgs({
     db: { type: 'string', default: 'postgres' },
     imports: { type: 'string', default: '8' },
     batch: { type: 'string', default: '10000' },
+    layout: { type: 'string', default: 'scattered' },
   },
 });
 const VNI_MAX = 16_777_215;
 const imports = Number(opts.imports);
 const batch = Number(opts.batch);
+if (opts.layout !== 'scattered' && opts.layout !== 'contiguous') throw new Error('--layout scattered|contiguous');
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-import-profile-'));
 const embedded = opts.db === 'postgres' ? await startEmbeddedPostgres(['-c', 'shared_preload_libraries=pg_stat_statements']) : null;
@@ -54,7 +58,7 @@ try {
     for (let n = 0; n < imports; n++) {
       const items = [];
       while (items.length < batch) {
-        const v = 1 + Math.floor(Math.random() * VNI_MAX);
+        const v = opts.layout === 'contiguous' ? taken.size + 1 : 1 + Math.floor(Math.random() * VNI_MAX);
         if (taken.has(v)) continue;
         taken.add(v);
         items.push({ value: v, owner: `f${n}-${items.length}` });
@@ -73,6 +77,7 @@ try {
       JSON.stringify({
         db: opts.db,
         batch,
+        layout: opts.layout,
         ms_per_import: times,
         values_per_second: Math.round((imports * batch * 1000) / total),
         // CPU per import, less sensitive than wall time to a machine shared with others (includes the client's JSON)
@@ -82,7 +87,7 @@ try {
     );
     if (admin) {
       const { rows } = await admin.query(
-        `select calls, round(total_exec_time::numeric / calls, 1) as ms_per_call, round(total_plan_time::numeric / calls, 1) as plan_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
+        `select calls, round(total_exec_time::numeric / calls, 1) as ms_per_call, round(total_plan_time::numeric / calls, 1) as plan_ms, round(wal_bytes / calls / 1024) as wal_kb_per_call, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
          from pg_stat_statements where query not like '%pg_stat_statements%' order by total_exec_time desc limit 12`,
       );
       console.table(rows);
