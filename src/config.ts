@@ -29,7 +29,7 @@ export interface Config {
   bodyLimit: number;
   /** this process's name as a conductor (bare-metal workers) */
   conductorId: string;
-  /** browser origins allowed to call the APIs (CORS); empty: CORS off */
+  /** browser origins allowed to call the APIs (CORS), as `new URL(v).origin` writes them (lower case, no default port); empty: CORS off */
   corsAllowedOrigins: string[];
   /** most allocation candidates one GET /allocation_candidates generates (Placement: unbounded) */
   maxCandidates: number;
@@ -169,6 +169,37 @@ const names = (raw: string) =>
     .map((o) => o.trim())
     .filter(Boolean);
 
+/**
+ * Browser origins (CORS), each `scheme://host[:port]` with scheme http or https: no path (not even
+ * "/"), query, fragment or user. Kept as `new URL(v).origin` gives them back (lower case, a default
+ * port left out), which is how a browser writes its `Origin` header, so the CORS middleware can
+ * compare strings. An entry that is not exactly an origin is refused rather than kept: it would
+ * never match, and CORS would be silently off for it.
+ */
+const origins = (name: string) => (raw: string) =>
+  names(raw).map((entry) => {
+    const example = 'scheme://host[:port], e.g. https://dash.example.com';
+    if (entry === '*') throw new Error(`${name} must list the origins allowed (${example}), got "*": a wildcard is not offered`);
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new Error(`${name} must be browser origins (${example}), got ${JSON.stringify(entry)}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new Error(`${name} must be http or https origins (${example}), got ${JSON.stringify(entry)}`);
+    // not echoed: the entry holds a password perhaps
+    if (url.username || url.password) throw new Error(`${name} must be origins without a user or password (${example}): did you mean ${url.origin}?`);
+    const written = entry.toLowerCase();
+    const defaultPort = url.protocol === 'https:' ? '443' : '80';
+    if (written !== url.origin && written !== `${url.origin}:${defaultPort}`) {
+      throw new Error(
+        `${name} must be origins only, with no path (not even "/"), query or user (${example}), got ${JSON.stringify(entry)} (did you mean ${url.origin}?)`,
+      );
+    }
+    return url.origin;
+  });
+
 export const OPTIONS: OptionSpec[] = [
   { key: 'db', flag: '--db <url>', env: 'ALLOT_DB', description: 'database: sqlite:PATH, sqlite::memory: or postgres://…', parse: String },
   { key: 'host', flag: '--host <address>', env: 'ALLOT_HOST', description: 'address to listen on', parse: String },
@@ -233,8 +264,8 @@ export const OPTIONS: OptionSpec[] = [
     key: 'corsAllowedOrigins',
     flag: '--cors-allowed-origins <origins>',
     env: 'ALLOT_CORS_ALLOWED_ORIGINS',
-    description: 'comma-separated browser origins allowed to call the APIs (CORS); unset: CORS off',
-    parse: names,
+    description: 'comma-separated browser origins (scheme://host[:port], http or https, no path) allowed to call the APIs (CORS); unset: CORS off',
+    parse: origins('cors allowed origins'),
     list: true,
   },
   {
@@ -721,7 +752,8 @@ export function readConfigFile(path: string): Map<keyof Config, string> {
     if (value === null || value === undefined) continue; // `key:` with no value leaves the default
     if (Array.isArray(value)) {
       if (!spec.list) throw new ConfigError(`${path}: ${key}: expected a single value, got a list`);
-      if (!value.every((v) => ['string', 'number'].includes(typeof v))) throw new ConfigError(`${path}: ${key}: expected a list of strings`);
+      const notString = value.find((v) => typeof v !== 'string');
+      if (notString !== undefined) throw new ConfigError(`${path}: ${key}: expected a list of strings, got ${JSON.stringify(notString)}`);
       out.set(spec.key, value.join(','));
     } else if (typeof value === 'object') {
       throw new ConfigError(`${path}: ${key}: expected a single value, got a mapping`);

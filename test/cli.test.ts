@@ -59,7 +59,8 @@ describe('allot command', () => {
 
 describe('CORS', () => {
   test('only configured origins get CORS headers; preflights are answered before routing', async () => {
-    const server = await spawnServer(['--db', 'sqlite::memory:', '--cors-allowed-origins', 'https://dash.example.com, https://other.example.com']);
+    // configured in upper case with the default port written out; browsers send lower case without it
+    const server = await spawnServer(['--db', 'sqlite::memory:', '--cors-allowed-origins', 'HTTPS://Dash.Example.com:443, https://other.example.com']);
     try {
       const preflight = await request('OPTIONS', `${server.placementUrl}/resource_providers`, undefined, {
         headers: {
@@ -75,6 +76,13 @@ describe('CORS', () => {
         headers: { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' },
       });
       assert.equal(stranger.headers.get('access-control-allow-origin'), null);
+      // another port, or another scheme, is another origin
+      for (const other of ['https://dash.example.com:8443', 'http://dash.example.com']) {
+        const near = await request('OPTIONS', `${server.placementUrl}/resource_providers`, undefined, {
+          headers: { origin: other, 'access-control-request-method': 'POST' },
+        });
+        assert.equal(near.headers.get('access-control-allow-origin'), null, other);
+      }
       const get = await request('GET', `${server.placementUrl}/`, undefined, { headers: { origin: 'https://other.example.com' } });
       assert.equal(get.headers.get('access-control-allow-origin'), 'https://other.example.com');
       assert.match(get.headers.get('vary') ?? '', /origin/);

@@ -18,15 +18,21 @@ const ALLOW_HEADERS = [
 ];
 const EXPOSE_HEADERS = 'x-openstack-request-id, openstack-api-version, x-openstack-ironic-api-version, location, etag';
 
+/**
+ * `allowedOrigins` as the configuration keeps them: `new URL(v).origin`, lower case. Browsers send
+ * `Origin` that way too; the header is lower-cased before the comparison all the same, and echoed
+ * as it came (a browser compares Access-Control-Allow-Origin with its own spelling).
+ */
 export function installCors(app: FastifyInstance, allowedOrigins: readonly string[]): void {
   if (allowedOrigins.length === 0) return;
   const allowed = new Set(allowedOrigins);
+  const isAllowed = (origin: string | undefined): origin is string => origin !== undefined && allowed.has(origin.toLowerCase());
   app.addHook('onRequest', async (req, reply) => {
     const origin = req.headers.origin;
     const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
     if (preflight) {
       appendVary(reply, 'origin');
-      if (origin && allowed.has(origin)) {
+      if (isAllowed(origin)) {
         const requested = String(req.headers['access-control-request-headers'] ?? '')
           .split(',')
           .map((h) => h.trim().toLowerCase())
@@ -38,7 +44,7 @@ export function installCors(app: FastifyInstance, allowedOrigins: readonly strin
       }
       return reply.code(200).send();
     }
-    if (origin && allowed.has(origin)) {
+    if (isAllowed(origin)) {
       reply.header('access-control-allow-origin', origin);
       reply.header('access-control-expose-headers', EXPOSE_HEADERS);
       appendVary(reply, 'origin');

@@ -64,6 +64,8 @@ describe('configuration file', () => {
       ['sqlite-sync: sometimes\n', /: sqlite-sync: sqlite sync must be one of full, normal, off/],
       ['- port\n', /must be a mapping of option names to values/],
       ['port: 1\n  host: x\n', /not valid YAML \(line \d+\)/],
+      ['cors-allowed-origins: [https://a.example, 5]\n', /: cors-allowed-origins: expected a list of strings, got 5$/],
+      ['cors-allowed-origins: https://a.example/path\n', /: cors-allowed-origins: .*got "https:\/\/a\.example\/path" \(did you mean https:\/\/a\.example\?\)/],
     ];
     for (const [text, expected] of cases) {
       const f = file('bad.yaml', text);
@@ -101,6 +103,55 @@ describe('configuration file', () => {
     const bad = await run(['config', '--config', file('typo.yaml', 'log-levl: debug\n')]);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /^allot: .*typo\.yaml: unknown key "log-levl" \(did you mean "log-level"\?\)\n$/);
+  });
+
+  test('cors-allowed-origins takes browser origins only, kept as browsers write them', async () => {
+    // accepted: scheme and host in any case, a default port written out; shown normalised
+    const ok = await run(['config', '-o', 'json', '--cors-allowed-origins', 'HTTPS://Dash.Example.com:443, http://b.example:8080,http://[::1]:8080']);
+    assert.equal(ok.code, 0, ok.stderr);
+    const rows = JSON.parse(ok.stdout) as Array<{ key: string; value: unknown }>;
+    assert.deepEqual(rows.find((r) => r.key === 'cors-allowed-origins')?.value, ['https://dash.example.com', 'http://b.example:8080', 'http://[::1]:8080']);
+
+    // refused, from a flag, the environment or the file, with exit code 2 and the reason
+    const refused: Array<[string, RegExp]> = [
+      [
+        'https://a.example/path',
+        /must be origins only, with no path \(not even "\/"\), query or user .*got "https:\/\/a\.example\/path" \(did you mean https:\/\/a\.example\?\)/,
+      ],
+      ['https://a.example/,*', /got "https:\/\/a\.example\/" \(did you mean https:\/\/a\.example\?\)/],
+      ['https://a.example?x=1', /did you mean https:\/\/a\.example\?/],
+      ['https://user@a.example', /without a user or password .*did you mean https:\/\/a\.example\?/],
+      ['https://user:s3cret@a.example', /^(?![\s\S]*s3cret)[\s\S]*did you mean https:\/\/a\.example\?/],
+      ['*', /must list the origins allowed \(.*\), got "\*": a wildcard is not offered/],
+      ['https://a.example, *', /got "\*": a wildcard is not offered/],
+      ['ftp://x', /must be http or https origins .*got "ftp:\/\/x"/],
+      ['not an origin', /must be browser origins \(scheme:\/\/host\[:port\], e\.g\. https:\/\/dash\.example\.com\), got "not an origin"/],
+      ['null', /must be browser origins .*got "null"/],
+    ];
+    for (const [value, expected] of refused) {
+      const flag = await run(['config', '--cors-allowed-origins', value]);
+      assert.equal(flag.code, 2, `${value}: ${flag.stdout}`);
+      assert.match(flag.stderr, /^allot: cors allowed origins /);
+      assert.match(flag.stderr, expected);
+      const env = await run(['config'], { ALLOT_CORS_ALLOWED_ORIGINS: value });
+      assert.equal(env.code, 2, `${value}: ${env.stdout}`);
+      assert.match(env.stderr, expected);
+    }
+    const f = file('cors-bad.yaml', 'cors-allowed-origins:\n  - https://a.example\n  - 5\n');
+    const listed = await run(['config', '--config', f]);
+    assert.equal(listed.code, 2, listed.stdout);
+    assert.match(listed.stderr, /cors-bad\.yaml: cors-allowed-origins: expected a list of strings, got 5\n$/);
+    const slash = await run([
+      'serve',
+      '--port',
+      '0',
+      '--db',
+      'sqlite::memory:',
+      '--config',
+      file('cors-slash.yaml', 'cors-allowed-origins: [https://a.example/]\n'),
+    ]);
+    assert.equal(slash.code, 2, 'allot serve does not start');
+    assert.match(slash.stderr, /cors-slash\.yaml: cors-allowed-origins: .*\(did you mean https:\/\/a\.example\?\)/);
   });
 
   test('allot serve takes its settings from the file, and refuses a bad one with exit 2', async () => {
