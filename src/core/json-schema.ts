@@ -4,6 +4,7 @@
 // ("'bad_field' was unexpected", "Failed validating 'maxLength' in schema…"), which is the text of
 // Python's jsonschema. This validator walks the schema keywords in the order they are written, the
 // way python-jsonschema does, stops at the first error and words it the same way.
+import { canonicalJson } from './canonical-json.js';
 import { memo } from './memo.js';
 import { pformat, pyRepr, pyStr } from './python-repr.js';
 import { isUuidLike } from './uuid.js';
@@ -63,13 +64,6 @@ function isType(value: unknown, type: string): boolean {
   const actual = typeOf(value);
   if (type === 'number') return actual === 'number' || actual === 'integer';
   return actual === type;
-}
-
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

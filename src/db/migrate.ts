@@ -18,6 +18,7 @@ import * as baremetalInventory from './migrations/008-baremetal-inventory.js';
 import * as idsSpeed from './migrations/009-ids-speed.js';
 import * as baremetalFreeNodes from './migrations/010-baremetal-free-nodes.js';
 import * as idsBulk from './migrations/011-ids-bulk.js';
+import * as idsInstanceRequest from './migrations/012-ids-instance-request.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -34,6 +35,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['009-ids-speed', idsSpeed],
   ['010-baremetal-free-nodes', baremetalFreeNodes],
   ['011-ids-bulk', idsBulk],
+  ['012-ids-instance-request', idsInstanceRequest],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

@@ -365,6 +365,8 @@ export interface IdsServiceInstanceTable {
   terminated_at: string | null;
   /** JSON list of ForcedRelease (src/ids/store/service-instances.ts), or null */
   forced_releases: string | null;
+  /** the create request's attributes as canonical JSON (migration 012); null for older instances */
+  requested_attributes: string | null;
   created_at: string;
   updated_at: string;
 }

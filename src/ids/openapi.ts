@@ -9,6 +9,8 @@ import * as s from './schemas.js';
 interface Operation {
   summary: string;
   body?: JsonSchema;
+  /** the body as `application/merge-patch+json` (RFC 7396), where a PATCH takes one */
+  mergeBody?: JsonSchema;
   query?: JsonSchema;
   ok: number[];
   response?: string;
@@ -32,8 +34,9 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1/pools/{pool}': {
     GET: { summary: 'a pool with its utilization', ok: [200], response: 'Pool', errors: [404] },
     PATCH: {
-      summary: 'change strategy, description, metadata, ranges, exclusions, static band',
+      summary: 'change strategy, description, metadata, ranges, exclusions, static band (a merge patch merges metadata)',
       body: s.poolPatchSchema,
+      mergeBody: s.poolMergePatchSchema,
       ok: [200],
       response: 'Pool',
       ifMatch: true,
@@ -76,8 +79,9 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1/allocations/{id}': {
     GET: { summary: 'an allocation', ok: [200], response: 'Allocation', errors: [404] },
     PATCH: {
-      summary: 'confirm a reservation, extend its lease, replace metadata',
+      summary: 'confirm a reservation, extend its lease, replace metadata (a merge patch merges it)',
       body: s.allocationPatchSchema,
+      mergeBody: s.allocationMergePatchSchema,
       ok: [200],
       response: 'Allocation',
       ifMatch: true,
@@ -120,6 +124,7 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     PATCH: {
       summary: 'merge-patch the candidate attributes (state up → update)',
       body: s.instancePatchSchema,
+      mergeBody: s.instancePatchSchema,
       ok: [200],
       response: 'Instance',
       ifMatch: true,
@@ -204,7 +209,17 @@ export function buildOpenApi(serverUrl: string, auth: 'noauth' | 'keystone' = 'n
         summary: op.summary,
         operationId: `${method.toLowerCase()}${path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
         parameters,
-        ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
+        ...(op.body
+          ? {
+              requestBody: {
+                required: true,
+                content: {
+                  'application/json': { schema: op.body },
+                  ...(op.mergeBody ? { 'application/merge-patch+json': { schema: op.mergeBody } } : {}),
+                },
+              },
+            }
+          : {}),
         responses,
         ...(PUBLIC_PATHS.has(path) ? { security: [] } : {}),
         ...policyText(method, path),

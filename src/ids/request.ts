@@ -5,6 +5,7 @@ import { type JsonSchema, validate } from '../core/json-schema.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { IdsContext } from './context.js';
+import { type IfMatch, parseIfMatch } from './core/if-match.js';
 import type { PoolScope } from './core/scope.js';
 import { idsError, invalidRequest } from './errors.js';
 
@@ -15,7 +16,8 @@ export interface IdsResponse extends ApiResponse {
 
 export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse>;
 
-const JSON_TYPES: readonly string[] = ['application/json', 'application/merge-patch+json'];
+const MERGE_PATCH = 'application/merge-patch+json';
+const JSON_TYPES: readonly string[] = ['application/json', MERGE_PATCH];
 
 /** `['ranges'][0]['lower']` (the validator's path) → `/ranges/0/lower` (a JSON Pointer, RFC 6901). */
 function toPointer(instancePath: string): string {
@@ -31,7 +33,7 @@ export class IdsRequest extends ApiRequest {
    */
   json<T>(schema: JsonSchema, accepted?: (data: unknown) => boolean): T {
     const contentType = this.header('content-type');
-    const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+    const mediaType = this.mediaType();
     if (!mediaType || !JSON_TYPES.includes(mediaType)) {
       throw idsError(415, 'ids.unsupported_media_type', `Send the body as application/json${contentType ? `, not ${contentType}` : ''}`);
     }
@@ -52,6 +54,19 @@ export class IdsRequest extends ApiRequest {
     return data as T;
   }
 
+  /**
+   * A PATCH body: plain JSON against `schema`, or with `application/merge-patch+json` a JSON merge
+   * patch (RFC 7396) against `mergeSchema` — `merge` tells the service to merge, not replace.
+   */
+  patchJson<T>(schema: JsonSchema, mergeSchema: JsonSchema): { patch: T; merge: boolean } {
+    const merge = this.mediaType() === MERGE_PATCH;
+    return { patch: this.json<T>(merge ? mergeSchema : schema), merge };
+  }
+
+  private mediaType(): string | undefined {
+    return this.header('content-type')?.split(';')[0]?.trim().toLowerCase();
+  }
+
   /** Query parameters against a schema; unknown ones and repeated ones are refused. */
   queryObject<T>(schema: JsonSchema): T {
     for (const k of this.query.keys()) {
@@ -66,13 +81,12 @@ export class IdsRequest extends ApiRequest {
     return object as T;
   }
 
-  /** The version an `If-Match` names: null when absent or `*`; 400 when it is not one of ours. */
-  ifMatch(): number | null {
+  /** The versions `If-Match` names (null: absent or `*`); 400 when it is not a list of entity tags. */
+  ifMatch(): IfMatch {
     const v = this.header('if-match');
-    if (v === undefined || v.trim() === '*') return null;
-    const m = /^\s*(?:W\/)?"(\d{1,9})"\s*$/.exec(v);
-    if (!m) throw invalidRequest(`If-Match must be one ETag this API gave ("<version>"), got ${v}`);
-    return Number(m[1]);
+    const parsed = parseIfMatch(v);
+    if (parsed === undefined) throw invalidRequest(`If-Match must be ETags this API gave ("<version>", comma-separated), got ${v}`);
+    return parsed;
   }
 
   /** Whose pools this caller uses: all with `ids:all_projects`, else the shared ones and its project's. */

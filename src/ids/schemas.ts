@@ -3,6 +3,7 @@
 // describe them in the OpenAPI document (openapi.ts), so the two cannot drift apart.
 import type { JsonSchema } from '../core/json-schema.js';
 import { PROBLEM_CODES } from './errors.js';
+import { MAX_LABELS } from './core/metadata.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$';
@@ -17,7 +18,7 @@ const name: JsonSchema = { type: 'string', pattern: NAME_PATTERN, description: '
 const text = (max: number): JsonSchema => ({ type: 'string', maxLength: max });
 const owner: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, description: 'who holds the value (any string: a service id, a device name, …)' };
 const purpose: JsonSchema = { type: 'string', maxLength: 255, description: 'what the owner holds it for; owner + purpose is the idempotency key (default "")' };
-const metadata: JsonSchema = { type: 'object', maxProperties: 64, description: 'free-form labels, kept as given' };
+const metadata: JsonSchema = { type: 'object', maxProperties: MAX_LABELS, description: 'free-form labels, kept as given' };
 const strategy: JsonSchema = { type: 'string', enum: ['lowest', 'highest', 'random', 'next_after_last'] };
 const bound: JsonSchema = { type: ['integer', 'string'], description: 'an integer (integer pools) or an address (address/prefix pools)' };
 const rangeItem: JsonSchema = {
@@ -131,6 +132,23 @@ export const allocationPatchSchema: JsonSchema = {
     metadata,
   },
   additionalProperties: false,
+};
+
+/** `schema`, or null (what removes a member in a merge patch). */
+const orNull = (schema: JsonSchema): JsonSchema => ({ ...schema, type: [schema.type as string, 'null'] });
+
+/**
+ * The same changes as a JSON merge patch (`application/merge-patch+json`, RFC 7396): `metadata`
+ * is merged into what is kept (null removes a label, or all of them), `description: null` clears it.
+ */
+export const poolMergePatchSchema: JsonSchema = {
+  ...poolPatchSchema,
+  properties: { ...poolPatchSchema.properties, description: orNull(text(1000)), metadata: orNull(metadata) },
+};
+
+export const allocationMergePatchSchema: JsonSchema = {
+  ...allocationPatchSchema,
+  properties: { ...allocationPatchSchema.properties, metadata: orNull(metadata) },
 };
 
 /** Items of one import: all of them are checked and written in one transaction. */

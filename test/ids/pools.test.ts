@@ -188,6 +188,35 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.get('/pools/lease')).body.utilization.allocations, 2);
     });
 
+    test('If-Match compares strongly and may list ETags; a merge patch merges metadata, plain JSON replaces it', async () => {
+      await api.post('/pools', { name: 'labels', kind: 'integer', ranges: ['1-9'], description: 'lab', metadata: { site: 'x', rack: 'r0' } });
+      const a = (await api.post('/pools/labels/allocations', { owner: 'm', metadata: { a: 1, b: 2, deep: { x: 1, y: 2 } } })).body;
+      // a weak tag never matches (RFC 9110 13.1.1), whatever its version; one of a list does
+      problem(await api.patch(`/allocations/${a.id}`, { metadata: { a: 1 } }, { headers: { 'if-match': 'W/"1"' } }), 412, 'ids.precondition_failed');
+      problem(await api.patch(`/allocations/${a.id}`, { metadata: { a: 1 } }, { headers: { 'if-match': '"7", "8"' } }), 412, 'ids.precondition_failed');
+      problem(await api.patch(`/allocations/${a.id}`, { metadata: { a: 1 } }, { headers: { 'if-match': '"7", 1' } }), 400, 'ids.invalid_request');
+      const merge = { headers: { 'content-type': 'application/merge-patch+json', 'if-match': '"7", "1"' } };
+      const merged = await api.patch(`/allocations/${a.id}`, { metadata: { c: 3, a: null, deep: { x: null, z: 3 } } }, merge);
+      assert.equal(merged.status, 200, merged.text);
+      assert.deepEqual(merged.body.metadata, { b: 2, c: 3, deep: { y: 2, z: 3 } });
+      // plain JSON replaces the metadata whole; a null in it is a value
+      const replaced = await api.patch(`/allocations/${a.id}`, { metadata: { only: null } });
+      assert.deepEqual(replaced.body.metadata, { only: null });
+      const cleared = await api.patch(`/allocations/${a.id}`, { metadata: null }, { headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.deepEqual(cleared.body.metadata, {});
+      problem(await api.patch(`/allocations/${a.id}`, { metadata: null }), 400, 'ids.invalid_request');
+
+      const pool = await api.patch('/pools/labels', { metadata: { site: null, row: 'r1' }, description: null }, { headers: { 'content-type': 'application/merge-patch+json' } });
+      assert.equal(pool.status, 200, pool.text);
+      assert.deepEqual([pool.body.metadata, pool.body.description], [{ rack: 'r0', row: 'r1' }, '']);
+      problem(await api.patch('/pools/labels', { description: null }), 400, 'ids.invalid_request');
+      // what a merge leaves is held to the same limit as what is sent
+      const many = Object.fromEntries(Array.from({ length: 63 }, (_, i) => [`k${i}`, i]));
+      const over = await api.patch('/pools/labels', { metadata: many }, { headers: { 'content-type': 'application/merge-patch+json' } });
+      problem(over, 400, 'ids.invalid_request');
+      assert.deepEqual((await api.get('/pools/labels')).body.metadata, { rack: 'r0', row: 'r1' });
+    });
+
     test('an import that accepts nothing still accounts for the leases it expired (counters and ETag move)', async () => {
       await api.post('/pools', { name: 'lease-import', kind: 'integer', ranges: ['1-10'] });
       await api.post('/pools/lease-import/allocations', { owner: 'keeps', value: 1 });
@@ -308,7 +337,14 @@ for (const dialect of DIALECTS) {
       assert.match(unknown.body.detail, /colour/);
       const wrongType = await api.post('/pools', { name: 'u', kind: 'integer', ranges: 'all' });
       assert.equal(wrongType.body.errors[0].pointer, '/ranges');
-      problem(await api.post('/pools', { name: 'u', kind: 'integer', ranges: [{ lower: 1, upper: 2 ** 60 }] }), 422, 'ids.invalid_pool_definition');
+      // an integer literal beyond 2^53-1 is refused as it is read (JSON.parse would round it); the
+      // same number written as a float reaches the definition's check
+      const inexact = await api.post('/pools', { name: 'u', kind: 'integer', ranges: [{ lower: 1, upper: 2 ** 60 }] });
+      problem(inexact, 400, 'ids.invalid_request');
+      assert.match(inexact.body.detail, /integer beyond ±9007199254740991/);
+      const json = { 'content-type': 'application/json' };
+      const float = await api.call('POST', '/pools', undefined, { raw: '{"name":"u","kind":"integer","ranges":[{"lower":1,"upper":1.152921504606847e18}]}', headers: json });
+      problem(float, 422, 'ids.invalid_pool_definition');
       problem(await api.post('/pools', { name: 'u', kind: 'integer', ranges: [2 ** 60] }), 400, 'ids.invalid_request');
       problem(await api.post('/pools', { name: 'u', kind: 'integer', ranges: ['1-99999999999999999999'] }), 422, 'ids.invalid_pool_definition');
       problem(await api.post('/pools', { name: 'ünïcode☃', kind: 'integer', ranges: ['1-2'] }), 400, 'ids.invalid_request');

@@ -208,8 +208,16 @@ for (const dialect of DIALECTS) {
       assert.equal(first.status, 201);
       assert.equal((await api.post('/service-instances', { id, allocation_spec: 'by-id', attributes: { note: 'n' } })).status, 200);
       problem(await api.post('/service-instances', { id, allocation_spec: 'by-id', attributes: { note: 'other' } }), 409, 'ids.instance_exists');
+      // a repeat is the same request only with the same attributes: none left out, none added
+      problem(await api.post('/service-instances', { id, allocation_spec: 'by-id', attributes: {} }), 409, 'ids.instance_exists');
+      problem(await api.post('/service-instances', { id, allocation_spec: 'by-id', attributes: { note: 'n', site: 's1' } }), 409, 'ids.instance_exists');
       const tag = (await api.post(`/service-instances/${id}/validate`)).body.candidate_attributes.tag;
       assert.ok(tag >= 7000);
+      // the values validation added do not make the first request another one
+      const again = await api.post('/service-instances', { id, allocation_spec: 'by-id', attributes: { note: 'n' } });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.body.candidate_attributes.tag, tag);
+      assert.equal((await api.post('/service-instances', { allocation_spec: 'by-id', attributes: { note: 'n' }, id: id.toUpperCase() })).status, 200);
       await api.delete(`/service-instances/${id}`);
       await until('delivery', async () => (await api.all(`/outbox?instance=${id}`)).every((e) => e.state === 'done'));
     });

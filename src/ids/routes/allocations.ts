@@ -3,7 +3,7 @@
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
-import { allocationListQuery, allocationPatchSchema, batchSchema, emptyQuery, releaseQuery } from '../schemas.js';
+import { allocationListQuery, allocationMergePatchSchema, allocationPatchSchema, batchSchema, emptyQuery, releaseQuery } from '../schemas.js';
 import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../services/allocations.js';
 import type { AllocationRequest } from '../store/allocate.js';
 import { allocationView } from './views.js';
@@ -55,8 +55,8 @@ export const show: E = {
 
 export const update: E = {
   async handle(req, ctx) {
-    const patch = req.json<AllocationPatch>(allocationPatchSchema);
-    const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch(), req.poolScope()));
+    const { patch, merge } = req.patchJson<AllocationPatch>(allocationPatchSchema, allocationMergePatchSchema);
+    const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch(), req.poolScope(), merge));
     return { body: view, etag: view.version };
   },
 };

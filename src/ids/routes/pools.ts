@@ -9,6 +9,7 @@ import {
   poolAllocationListQuery,
   poolCreateSchema,
   poolListQuery,
+  poolMergePatchSchema,
   poolPatchSchema,
 } from '../schemas.js';
 import { type ImportItem, allocate, importAllocations, listAllocations } from '../services/allocations.js';
@@ -64,9 +65,9 @@ export const show: E = {
 
 export const update: E = {
   async handle(req, ctx) {
-    const patch = req.json<PoolPatch>(poolPatchSchema);
+    const { patch, merge } = req.patchJson<PoolPatch>(poolPatchSchema, poolMergePatchSchema);
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
-    const pool = await updatePool(ctx, req.param('pool'), patch, req.ifMatch());
+    const pool = await updatePool(ctx, req.param('pool'), patch, req.ifMatch(), merge);
     return { body: poolView(pool), etag: pool.row.generation };
   },
 };

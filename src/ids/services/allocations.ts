@@ -8,6 +8,8 @@ import { refreshStaleStatistics } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
+import { patchedMetadata } from '../core/metadata.js';
+import { type IfMatch, requireMatch, matches } from '../core/if-match.js';
 import { blockSize, parseRequestedValue } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
@@ -157,7 +159,7 @@ async function lockAllocation(tx: Tx, id: string, scope: PoolScope = EVERY_POOL)
  * refused (`value_held_by_instance`) unless `force`; a forced release is recorded on the
  * instance (its version moves) so that its next validation notices.
  */
-export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: number | null, scope: PoolScope, force = false): Promise<void> {
+export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope, force = false): Promise<void> {
   // The expiry of leases found on the way must be kept even when this release is refused.
   const refusal = await transaction(ctx.database, async (tx) => {
     // Lock order everywhere: the instance, then its pools (as every change of an instance does).
@@ -170,7 +172,7 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
     } catch (err) {
       return err;
     }
-    if (ifMatch !== null && ifMatch !== locked.row.version) {
+    if (!matches(ifMatch, locked.row.version)) {
       await flushPool(tx, locked.pool);
       return idsDomainError('version_mismatch', { current: locked.row.version });
     }
@@ -198,21 +200,23 @@ export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: nu
 export interface AllocationPatch {
   state?: 'allocated';
   ttl_seconds?: number;
-  metadata?: Record<string, unknown>;
+  /** null: every label removed (merge patches only) */
+  metadata?: Record<string, unknown> | null;
 }
 
-/** Confirm a reservation (`state: allocated`), extend its lease, or replace the metadata. */
+/** Confirm a reservation (`state: allocated`), extend its lease, or replace (or merge into) the metadata. */
 export async function patchAllocation(
   ctx: IdsContext,
   id: string,
   patch: AllocationPatch,
-  ifMatch: number | null,
+  ifMatch: IfMatch,
   scope: PoolScope,
+  merge = false,
 ): Promise<PooledAllocation> {
   return transaction(ctx.database, async (tx) => {
     const { pool, row } = await lockAllocation(tx, id, scope);
     await flushPool(tx, pool);
-    if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
+    requireMatch(ifMatch, row.version);
     const changes: Parameters<typeof store.updateAllocation>[2] = {};
     if (patch.state === 'allocated') {
       changes.state = 'allocated';
@@ -222,7 +226,7 @@ export async function patchAllocation(
       if (row.state !== 'reserved' || patch.state === 'allocated') throw idsDomainError('not_reserved', {});
       changes.expires_at = new Date(tx.clock.nowMs() + patch.ttl_seconds * 1000).toISOString();
     }
-    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    if (patch.metadata !== undefined) changes.metadata = patchedMetadata(row.metadata, patch.metadata, merge);
     return { pool, row: await store.updateAllocation(tx, row, changes) };
   });
 }

@@ -3,6 +3,8 @@
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
+import { patchedMetadata } from '../core/metadata.js';
+import { type IfMatch, requireMatch } from '../core/if-match.js';
 import { type PoolScope, inScope } from '../core/scope.js';
 import {
   type PoolDefinitionInput,
@@ -98,8 +100,10 @@ export async function createPool(ctx: IdsContext, input: PoolInput): Promise<Poo
 
 export interface PoolPatch {
   strategy?: Strategy;
-  description?: string;
-  metadata?: Record<string, unknown>;
+  /** null: cleared (merge patches only) */
+  description?: string | null;
+  /** null: every label removed (merge patches only) */
+  metadata?: Record<string, unknown> | null;
   ranges?: PoolInput['ranges'];
   excluded?: PoolInput['excluded'];
   static?: PoolInput['static'];
@@ -111,14 +115,14 @@ export interface PoolPatch {
  * allocation left outside the new usable set is refused, naming it) and the free spans are
  * rebuilt: an administrative operation whose cost grows with the number of allocations.
  */
-export async function updatePool(ctx: IdsContext, name: string, patch: PoolPatch, ifMatch: number | null): Promise<PoolDetails> {
+export async function updatePool(ctx: IdsContext, name: string, patch: PoolPatch, ifMatch: IfMatch, merge = false): Promise<PoolDetails> {
   const row = await transaction(ctx.database, async (tx) => {
     const pool = await store.lockPool(tx, name);
-    if (ifMatch !== null && ifMatch !== pool.generation) throw idsDomainError('version_mismatch', { current: pool.generation });
+    requireMatch(ifMatch, pool.generation);
     const changes: Parameters<typeof store.updatePoolRow>[2] = {};
     if (patch.strategy !== undefined) changes.strategy = patch.strategy;
-    if (patch.description !== undefined) changes.description = patch.description;
-    if (patch.metadata !== undefined) changes.metadata = JSON.stringify(patch.metadata);
+    if (patch.description !== undefined) changes.description = patch.description ?? '';
+    if (patch.metadata !== undefined) changes.metadata = patchedMetadata((await store.poolRowById(tx, pool.id)).metadata, patch.metadata, merge);
     const spaceChanged = patch.ranges !== undefined || patch.excluded !== undefined || patch.static !== undefined || patch.prefix_length !== undefined;
     if (spaceChanged) {
       const old = pool.space;
@@ -156,10 +160,10 @@ export async function updatePool(ctx: IdsContext, name: string, patch: PoolPatch
   return details(ctx, row);
 }
 
-export async function deletePool(ctx: IdsContext, name: string, ifMatch: number | null): Promise<void> {
+export async function deletePool(ctx: IdsContext, name: string, ifMatch: IfMatch): Promise<void> {
   await transaction(ctx.database, async (tx) => {
     const pool = await store.lockPool(tx, name);
-    if (ifMatch !== null && ifMatch !== pool.generation) throw idsDomainError('version_mismatch', { current: pool.generation });
+    requireMatch(ifMatch, pool.generation);
     if (pool.allocationCount > 0) throw idsDomainError('pool_not_empty', { pool: name, allocations: pool.allocationCount });
     await store.deletePoolRows(tx, pool.id);
   });

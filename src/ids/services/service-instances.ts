@@ -7,6 +7,8 @@
 // down). Before an inventory allocates for an owner, a pending holding is committed, so a value
 // the inventory hands out is never forgotten: if the instance goes away first, terminating it
 // sends the deallocation for that owner anyway.
+import { mergePatch } from '../../core/merge-patch.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import { DomainError } from '../../core/errors.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
@@ -14,6 +16,7 @@ import { transaction } from '../../db/transaction.js';
 
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
+import { type IfMatch, requireMatch } from '../core/if-match.js';
 import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
 import { DEALLOCATING, type InstanceAction, TERMINATED, type Transition, isLive } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
@@ -89,14 +92,16 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
     const lifecycle = input.lifecycle ?? 'simple';
     const definition = ctx.lifecycles.get(lifecycle);
     const serviceType = input.service_type ?? spec.name;
+    const requested = canonicalJson(input.attributes);
     const existing = await store.findInstance(tx, id);
     if (existing) {
-      const sets = [attributeSet(existing.candidate), attributeSet(existing.active)].filter((s): s is Attributes => s !== null);
-      const matches =
-        existing.spec_id === spec.id &&
-        existing.lifecycle === lifecycle &&
-        existing.service_type === serviceType &&
-        sets.some((set) => Object.entries(input.attributes).every(([k, v]) => same(set[k], v)));
+      // the same request: the same spec, lifecycle, type and attributes, none left out or added
+      // (instances from before migration 012 kept no request: one of their sets, exactly)
+      const sameAttributes =
+        existing.requested_attributes !== null
+          ? existing.requested_attributes === requested
+          : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
+      const matches = existing.spec_id === spec.id && existing.lifecycle === lifecycle && existing.service_type === serviceType && sameAttributes;
       if (!matches) throw idsDomainError('instance_exists', { id });
       return { ...(await details(tx, existing, spec)), created: false };
     }
@@ -114,6 +119,7 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
       last_error: null,
       terminated_at: null,
       forced_releases: null,
+      requested_attributes: requested,
     });
     return { ...(await details(tx, await store.readInstance(tx, id), spec)), created: true };
   });
@@ -142,10 +148,10 @@ const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceA
 const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
 
 /** Lock, check If-Match, apply a change, bump the version, reconcile holdings. */
-async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply: Change): Promise<InstanceDetails> {
+async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, apply: Change): Promise<InstanceDetails> {
   return transaction(ctx.database, async (tx) => {
     const row = await store.lockInstance(tx, id);
-    if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
+    requireMatch(ifMatch, row.version);
     const spec = await specById(tx, row.spec_id);
     const changes = await apply(tx, row, spec);
     if (changes === null) return details(tx, row, spec);
@@ -162,22 +168,17 @@ async function change(ctx: IdsContext, id: string, ifMatch: number | null, apply
 }
 
 /** JSON merge patch (RFC 7396) of the candidate set; null removes an attribute. */
-export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: number | null): Promise<InstanceDetails> {
+export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: IfMatch): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row, spec) => {
     const t = transitionOf(ctx, row, 'update_attributes');
     checkWritable(spec, attributes, false);
-    const base = attributeSet(row.candidate) ?? attributeSet(row.active) ?? {};
-    const next: Attributes = { ...base };
-    for (const [k, v] of Object.entries(attributes)) {
-      if (v === null) delete next[k];
-      else next[k] = v;
-    }
+    const next = mergePatch(attributeSet(row.candidate) ?? attributeSet(row.active) ?? {}, attributes) as Attributes;
     checkOwnerKeys(spec, next);
     return { candidate: JSON.stringify(next), candidate_validated: 0, state: stateAfter(t, row) };
   });
 }
 
-export function promote(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
+export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
     const t = transitionOf(ctx, row, 'promote');
     if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
@@ -186,7 +187,7 @@ export function promote(ctx: IdsContext, id: string, ifMatch: number | null): Pr
   });
 }
 
-export function rollback(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
+export function rollback(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
     const t = transitionOf(ctx, row, 'rollback');
     if (row.rollback === null) throw idsDomainError('no_rollback_set', { state: row.state });
@@ -194,7 +195,7 @@ export function rollback(ctx: IdsContext, id: string, ifMatch: number | null): P
   });
 }
 
-export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: number | null): Promise<InstanceDetails> {
+export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: IfMatch): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
     const t = transitionOf(ctx, row, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
     if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
@@ -202,7 +203,7 @@ export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollba
   });
 }
 
-export function terminate(ctx: IdsContext, id: string, ifMatch: number | null): Promise<InstanceDetails> {
+export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
   return change(ctx, id, ifMatch, async (_tx, row) => {
     transitionOf(ctx, row, 'terminate');
     if (row.state === TERMINATED || row.state === DEALLOCATING) return null;
@@ -243,9 +244,9 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
  * and write the values into the candidate set. Values already present are kept (and held). The
  * spec's pools must be within the caller's scope (another project's pool is not found).
  */
-export async function validate(ctx: IdsContext, id: string, ifMatch: number | null, scope: PoolScope): Promise<InstanceDetails> {
+export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope): Promise<InstanceDetails> {
   const row = await store.readInstance(ctx.database, id);
-  if (ifMatch !== null && ifMatch !== row.version) throw idsDomainError('version_mismatch', { current: row.version });
+  requireMatch(ifMatch, row.version);
   transitionOf(ctx, row, 'validate');
   const spec = await specById(ctx.database, row.spec_id);
   const candidate = attributeSet(row.candidate) ?? {};

@@ -3,6 +3,7 @@
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
+import { type IfMatch, requireMatch } from '../core/if-match.js';
 import * as store from '../store/specs.js';
 
 /** Every inventory the spec names exists and offers what the attribute needs; keys are set by clients. */
@@ -39,10 +40,10 @@ export async function listSpecs(ctx: IdsContext, after: string | null, limit: nu
   return { items: specs.slice(0, limit), next: specs.length > limit ? specs[limit - 1]!.name : null };
 }
 
-export async function deleteSpec(ctx: IdsContext, name: string, ifMatch: number | null): Promise<void> {
+export async function deleteSpec(ctx: IdsContext, name: string, ifMatch: IfMatch): Promise<void> {
   await transaction(ctx.database, async (tx) => {
     const spec = await store.getSpec(tx, name);
-    if (ifMatch !== null && ifMatch !== spec.version) throw idsDomainError('version_mismatch', { current: spec.version });
+    requireMatch(ifMatch, spec.version);
     if (await store.specInUse(tx, spec.id)) throw idsDomainError('spec_in_use', { spec: name });
     await store.deleteSpecRow(tx, spec.id);
   });

@@ -3,6 +3,7 @@
 // release gives the block back and merges it with its free neighbours. Costs are a handful of
 // index probes whatever the pool's size and however many values are taken.
 import { createHash, randomInt } from 'node:crypto';
+import { canonicalJson } from '../../core/canonical-json.js';
 import { type DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
@@ -51,16 +52,6 @@ interface RequestParams {
   strategy: Strategy | null;
   ttl_seconds: number | null;
   metadata: string;
-}
-
-/** JSON with object keys sorted at every level, so that key order does not make two values differ. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
