@@ -69,9 +69,10 @@ const q = JSON.stringify;
 
 /**
  * Every domain error of the identifier domain → its status, problem code and wording. A batch
- * failure (`in_batch`) reads as the failure of its item, with the item's `index` (see describe).
+ * failure (`in_batch`) reads as the failure of its item, with the item's `index`, and an
+ * instance's (`in_attribute`) as the failure of the attribute's value, naming it (see describe).
  */
-const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch'>]: Wording<IdsDomainErrors[C]> } = {
+const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute'>]: Wording<IdsDomainErrors[C]> } = {
   // pools
   pool_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `pool ${q(p.pool)} not found` },
   pool_exists: { status: 409, code: 'ids.pool_exists', detail: (p) => `A pool named ${q(p.pool)} exists with another definition` },
@@ -270,6 +271,11 @@ export function describe(err: DomainError): DescribedError | null {
     const { index, error } = err.params as IdsDomainErrors['in_batch'];
     const inner = describe(error);
     return inner && { ...inner, detail: `allocations[${index}]: ${inner.detail}`, members: { ...inner.members, index } };
+  }
+  if (err.code === 'in_attribute') {
+    const { attribute, error } = err.params as IdsDomainErrors['in_attribute'];
+    const inner = describe(error);
+    return inner && { ...inner, detail: `attribute ${q(attribute)}: ${inner.detail}`, members: { ...inner.members, attribute } };
   }
   const wording = (DOMAIN_ERRORS as Record<string, Wording<Record<string, unknown>> | undefined>)[err.code];
   if (!wording) return null;

@@ -142,6 +142,20 @@ for (const dialect of DIALECTS) {
       const clash = await api.post(`/service-instances/${b.id}/validate`);
       problem(clash, 409, 'ids.value_in_use');
       assert.equal(clash.body.held_by.owner, `service-instance/${a.id}`);
+      // the failure names the attribute whose value could not be had
+      assert.equal(clash.body.attribute, 'vni');
+      assert.match(clash.body.detail, /^attribute "vni": /);
+      const bad = (await api.post('/service-instances', { allocation_spec: 'virtualwire', attributes: { ...wire, vni: 'abc' } })).body;
+      const refused = await api.post(`/service-instances/${bad.id}/validate`);
+      assert.equal(refused.status, 422, refused.text);
+      assert.equal(refused.body.attribute, 'vni');
+      assert.equal(refused.body.index, undefined);
+      assert.match(refused.body.detail, /^attribute "vni": /);
+      await api.post('/allocation-specs', { name: 'two-pools', attributes: { vni: { from: 'pool', pool: 'vni' }, other: { from: 'pool', pool: 'not-yet' } } });
+      const early = (await api.post('/service-instances', { allocation_spec: 'two-pools', attributes: {} })).body;
+      const missing = await api.post(`/service-instances/${early.id}/validate`);
+      problem(missing, 404, 'ids.not_found');
+      assert.deepEqual([missing.body.attribute, missing.body.detail], ['other', 'attribute "other": pool "not-yet" not found']);
       assert.match((await api.get(`/service-instances/${b.id}`)).body.last_error, /60000/);
       // clearing the candidate of a fresh instance is not allowed, terminating frees
       await api.delete(`/service-instances/${a.id}`);

@@ -34,6 +34,8 @@ export interface IdsDomainErrors {
   idempotency_mismatch: { pool: string; owner: string; purpose: string; held: Value; allocation_id: string; differs: readonly string[] };
   /** the request at `index` of a batch failed with `error`; nothing of the batch was kept */
   in_batch: { index: number; error: DomainError };
+  /** validating a service instance, the value of `attribute` could not be had: `error` says why */
+  in_attribute: { attribute: string; error: DomainError };
   allocation_not_found: { id: string };
   /** releasing the allocation would free a value that attribute sets of a live instance refer to */
   value_held_by_instance: { pool: string; value: Value; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };

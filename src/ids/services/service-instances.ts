@@ -15,7 +15,7 @@ import type { Db, Tx } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
 
 import type { IdsContext } from '../context.js';
-import { idsDomainError } from '../core/domain-errors.js';
+import { idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { type IfMatch, requireMatch } from '../core/if-match.js';
 import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
 import { DEALLOCATING, type InstanceAction, TERMINATED, type Transition, isLive } from '../core/lifecycle.js';
@@ -320,7 +320,9 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, sc
           requests.map((r) => r.req),
           'service-instance',
           scope,
-        );
+        ).catch((err: unknown) => {
+          throw inAttribute(err, requests);
+        });
         for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
       }
       for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
@@ -334,6 +336,17 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, sc
     }
     throw err;
   }
+}
+
+/** A failure of the allocations of an instance's attributes, as the failure of the attribute's value. */
+function inAttribute(err: unknown, requests: ReadonlyArray<{ attr: string; req: AllocationRequest }>): unknown {
+  if (!(err instanceof DomainError)) return err;
+  const { error, attr } = isIdsError(err, 'in_batch')
+    ? { error: err.params.error, attr: requests[err.params.index]?.attr }
+    : isIdsError(err, 'pool_not_found')
+      ? { error: err, attr: requests.find((r) => r.req.pool === err.params.pool)?.attr }
+      : { error: err, attr: requests.length === 1 ? requests[0]!.attr : undefined };
+  return attr === undefined ? err : idsDomainError('in_attribute', { attribute: attr, error });
 }
 
 async function recordPendingHolding(ctx: IdsContext, instanceId: string, attribute: string, inventory: string, ownerKey: string): Promise<void> {
