@@ -7,7 +7,8 @@
 //   route (404), method (405 + Allow), version gate, authorize (403)] → handler → response
 //   (status, Location, JSON) or the API's error body.
 //
-// Bodies are read with one set of safety rules (http/body.ts), query strings too (http/query.ts).
+// Bodies are read with one set of safety rules (http/body.ts: content coding, UTF-8, JSON limits),
+// query strings too (http/query.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Credentials } from '../auth/credentials.js';
 import type { Microversion } from '../core/microversion.js';
@@ -132,10 +133,13 @@ export class ApiRequest {
     return (this.raw.body as Buffer | undefined) ?? Buffer.alloc(0);
   }
 
-  /** The body as JSON under the common safety rules, or undefined when empty. Content type is the API's to check. */
+  /**
+   * The body as JSON under the common safety rules (a content coding is a 415 here, for every
+   * API), or undefined when empty. Content type is the API's to check.
+   */
   jsonBody(): unknown {
     const bytes = this.bodyBytes;
-    return bytes.length === 0 ? undefined : readJson(bytes);
+    return bytes.length === 0 ? undefined : readJson(bytes, this.header('content-encoding'));
   }
 
   /** Check a policy rule for a resource the handler has loaded (e.g. a node's owner). */

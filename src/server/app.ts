@@ -81,7 +81,9 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
     const lineEnd = head.indexOf('\r\n');
     const [method = 'GET', target = '/'] = (lineEnd < 0 ? head : head.slice(0, lineEnd)).split(' ');
-    const error = malformedError(err.code, lineEnd < 0 && head.length > 0);
+    // the request line alone is too long (no end in sight, or longer than any URL we take): 414
+    const lineTooLong = lineEnd < 0 ? head.length > 0 : lineEnd > MAX_URL_LENGTH;
+    const error = malformedError(err.code, lineTooLong);
     const path = target.split('?')[0] ?? '/';
     const api = apiFor(path);
     const requestId = `req-${randomUUID()}`;
@@ -172,10 +174,10 @@ function frameworkError(err: { code?: string; message: string }): ApiError {
 }
 
 /** What the HTTP parser refused, as a pipeline error. */
-function malformedError(code: string | undefined, requestLineIncomplete: boolean): ApiError {
+function malformedError(code: string | undefined, requestLineTooLong: boolean): ApiError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return requestLineIncomplete
+      return requestLineTooLong
         ? httpError(414, HTTP.uriTooLong, 'The URL is longer than this server accepts.')
         : httpError(431, HTTP.headersTooLarge, 'The request headers are larger than this server accepts.');
     case 'HPE_INVALID_METHOD':

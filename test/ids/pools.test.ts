@@ -206,7 +206,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(cleared.body.metadata, {});
       problem(await api.patch(`/allocations/${a.id}`, { metadata: null }), 400, 'ids.invalid_request');
 
-      const pool = await api.patch('/pools/labels', { metadata: { site: null, row: 'r1' }, description: null }, { headers: { 'content-type': 'application/merge-patch+json' } });
+      const pool = await api.patch(
+        '/pools/labels',
+        { metadata: { site: null, row: 'r1' }, description: null },
+        { headers: { 'content-type': 'application/merge-patch+json' } },
+      );
       assert.equal(pool.status, 200, pool.text);
       assert.deepEqual([pool.body.metadata, pool.body.description], [{ rack: 'r0', row: 'r1' }, '']);
       problem(await api.patch('/pools/labels', { description: null }), 400, 'ids.invalid_request');
@@ -343,7 +347,10 @@ for (const dialect of DIALECTS) {
       problem(inexact, 400, 'ids.invalid_request');
       assert.match(inexact.body.detail, /integer beyond ±9007199254740991/);
       const json = { 'content-type': 'application/json' };
-      const float = await api.call('POST', '/pools', undefined, { raw: '{"name":"u","kind":"integer","ranges":[{"lower":1,"upper":1.152921504606847e18}]}', headers: json });
+      const float = await api.call('POST', '/pools', undefined, {
+        raw: '{"name":"u","kind":"integer","ranges":[{"lower":1,"upper":1.152921504606847e18}]}',
+        headers: json,
+      });
       problem(float, 422, 'ids.invalid_pool_definition');
       problem(await api.post('/pools', { name: 'u', kind: 'integer', ranges: [2 ** 60] }), 400, 'ids.invalid_request');
       problem(await api.post('/pools', { name: 'u', kind: 'integer', ranges: ['1-99999999999999999999'] }), 422, 'ids.invalid_pool_definition');

@@ -28,6 +28,9 @@ async function scarceHttpInventory() {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const send = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      // lookups answer integers as text: one beyond 2^53 - 1, which JSON.parse would round
+      if (req.method === 'GET' && req.url === '/lookup/big') return res.writeHead(200).end('{"value": 9007199254740993}');
+      if (req.method === 'GET' && req.url === '/lookup/safe') return res.writeHead(200).end('{"value": 9007199254740991, "note": "12345678901234567890"}');
       if (req.method !== 'POST' || req.url !== '/allocations') return send(404, { error: 'no such endpoint' });
       const { owner } = JSON.parse(body) as { owner: string };
       if (owner.startsWith('fail-')) return send(500, { error: 'broken' });
@@ -245,6 +248,15 @@ for (const dialect of DIALECTS) {
         assert.equal(after.candidate_validated, false);
         assert.match(after.last_error, /answered a value that/);
       }
+
+      // an integer an HTTP inventory answers beyond 2^53 - 1 is refused, not stored rounded
+      await api.post('/allocation-specs', { name: 'looked-up', attributes: { found: { from: 'lookup', inventory: 'scarce-http', key_attribute: 'key' } } });
+      const big = (await api.post('/service-instances', { allocation_spec: 'looked-up', attributes: { key: 'big' } })).body;
+      const refused = await api.post(`/service-instances/${big.id}/validate`);
+      problem(refused, 502, 'ids.inventory_unavailable');
+      assert.match((await api.get(`/service-instances/${big.id}`)).body.last_error, /integer beyond ±9007199254740991/);
+      const safe = (await api.post('/service-instances', { allocation_spec: 'looked-up', attributes: { key: 'safe' } })).body;
+      assert.equal((await api.post(`/service-instances/${safe.id}/validate`)).body.candidate_attributes.found, 9007199254740991);
     });
 
     test("deeply nested JSON is a 400 in each API's format, also where JSON is stored and echoed; the deepest accepted round-trips", async () => {

@@ -73,7 +73,9 @@ for (const dialect of DIALECTS) {
       },
       { name: 'fractional amount', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ VCPU: 1.5 }), status: 400 },
       { name: 'negative amount', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ VCPU: -1 }), status: 400 },
-      { name: 'huge amount', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ VCPU: 2 ** 60 }), status: 409 },
+      { name: 'huge amount', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ VCPU: Number.MAX_SAFE_INTEGER }), status: 409 },
+      // an integer literal JSON.parse would round (Placement, in Python, reads it exactly and answers 409)
+      { name: 'amount beyond 2^53-1', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ VCPU: 2 ** 60 }), status: 400 },
       { name: 'lower-case resource class', method: 'PUT', path: `/allocations/${consumer}`, body: alloc({ vcpu: 1 }), status: 400 },
       { name: 'non-uuid consumer', method: 'PUT', path: '/allocations/abc', body: alloc({ VCPU: 1 }), status: 400 },
       {
