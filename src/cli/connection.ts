@@ -4,6 +4,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { AllotClient } from '../client/index.js';
 import { keystonePasswordToken } from '../client/keystone.js';
+import { MAX_EXACT_INTEGER, holdsInexactInteger } from '../core/exact-json.js';
 import type { TokenProvider } from '../client/http.js';
 import { EXIT_CODES_HELP, UsageError } from './exit.js';
 import { OUTPUT_FORMATS, Printer, outputFormat } from './output.js';
@@ -133,11 +134,17 @@ export function keyValues(pairs: string[] = [], what = '--property'): Record<str
     const i = p.indexOf('=');
     if (i < 1) throw new UsageError(`${what} wants name=value, got ${JSON.stringify(p)}`);
     const raw = p.slice(i + 1);
+    let value: unknown;
     try {
-      out[p.slice(0, i)] = JSON.parse(raw);
+      value = JSON.parse(raw);
     } catch {
-      out[p.slice(0, i)] = raw;
+      value = raw;
     }
+    if (value !== raw && holdsInexactInteger(raw))
+      throw new UsageError(
+        `${what} ${p.slice(0, i)}: ${raw} holds an integer beyond ±${MAX_EXACT_INTEGER}, which JSON would round (quote it to send a string)`,
+      );
+    out[p.slice(0, i)] = value;
   }
   return out;
 }
@@ -151,9 +158,12 @@ export async function readJsonFile(file: string): Promise<unknown> {
   } catch (err) {
     throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  let data: unknown;
   try {
-    return JSON.parse(text);
+    data = JSON.parse(text);
   } catch (err) {
     throw new UsageError(`${file} is not JSON: ${(err as Error).message}`);
   }
+  if (holdsInexactInteger(text)) throw new UsageError(`${file} holds an integer beyond ±${MAX_EXACT_INTEGER}, which JSON would round`);
+  return data;
 }

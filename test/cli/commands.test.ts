@@ -213,6 +213,14 @@ for (const dialect of DIALECTS) {
       assert.match(await fails(2, 'placement', 'allocation', 'set', 'c', '--allocation', 'VCPU=1', '--project', 'p', '--user', 'u'), /names no provider/);
       assert.match(await fails(2, 'placement', 'provider', 'list', '--url', 'ftp://x'), /--url must be an http\(s\) URL/);
       assert.match(await fails(2, 'ids', 'specs', 'create', path.join(dir, 'missing.json')), /cannot read .*ENOENT/);
+      // an integer JSON would round is not sent rounded
+      const inexact = path.join(dir, 'inexact.json');
+      writeFileSync(inexact, '[{"value": 1, "owner": "o", "metadata": {"n": 9007199254740993}}]');
+      assert.match(await fails(2, 'ids', 'pools', 'import', 'vni', inexact), /inexact\.json holds an integer beyond ±9007199254740991/);
+      assert.match(
+        await fails(2, 'baremetal', 'node', 'create', '--resource-class', 'bm-cli', '--property', 'disk=99999999999999999999'),
+        /--property disk: 99999999999999999999 holds an integer beyond/,
+      );
       const noPassword = await runCli(server.url, ['placement', 'provider', 'list'], { OS_AUTH_URL: 'http://127.0.0.1:1/v3', OS_USERNAME: 'u' });
       assert.equal(noPassword.code, 2);
       assert.match(noPassword.stderr, /needs --os-password \/ OS_PASSWORD/);

@@ -5,7 +5,7 @@
 //   DELETE {url}/allocations/{owner}    with If-Match: <ETag> or ?version=n when the inventory gave
 //                                       one (compare-and-set) → 200/204/404 done; 412 retried
 //   GET    {url}/lookup/{key}           → 200 {"value": …} | 404
-import { holdsInexactInteger } from '../../http/body.js';
+import { MAX_EXACT_INTEGER, holdsInexactInteger } from '../../core/exact-json.js';
 import type { ExternalInventory, InventoryCall, InventoryEnvironment, JsonValue } from './types.js';
 import { InventoryError, InventoryExhausted } from './types.js';
 
@@ -29,7 +29,7 @@ export function createHttpInventory(options: Record<string, unknown>, _env: Inve
     }
     // a value JSON.parse rounded would be stored, and could equal another one: the inventory's failure
     if (res.ok && body !== undefined && holdsInexactInteger(text))
-      throw new Error(`${method} ${path}: the inventory answered an integer beyond ±${Number.MAX_SAFE_INTEGER}, which cannot be kept exactly`);
+      throw new Error(`${method} ${path}: the inventory answered an integer beyond ±${MAX_EXACT_INTEGER}, which cannot be kept exactly`);
     return { status: res.status, body: body as { value?: JsonValue; version?: number } | undefined, etag: res.headers.get('etag') };
   };
   const fail = (what: string, status: number) => new Error(`${what}: the inventory answered HTTP ${status}`);
