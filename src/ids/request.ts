@@ -2,6 +2,7 @@
 // and query strings whose errors point at the field, If-Match), the response with its ETag, and
 // cursor pagination.
 import { type JsonSchema, validate } from '../core/json-schema.js';
+import { jsonProblem } from '../http/body.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { IdsContext } from './context.js';
@@ -106,22 +107,35 @@ export function pageLimit(query: { limit?: string }): number {
   return query.limit === undefined ? 100 : Number(query.limit);
 }
 
-const encodeCursor = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+/**
+ * The cursors of one list: each names its list, so a cursor one list gave out is refused by
+ * another, and `check` says what a position of this list looks like.
+ */
+export interface Cursor<T> {
+  list: string;
+  check: (v: unknown) => v is T;
+}
 
-export function decodeCursor<T>(text: string | undefined, check: (v: unknown) => v is T): T | null {
+export const cursorOf = <T>(list: string, check: (v: unknown) => v is T): Cursor<T> => ({ list, check });
+
+const encodeCursor = <T>(cursor: Cursor<T>, value: T): string => Buffer.from(JSON.stringify([cursor.list, value])).toString('base64url');
+
+/** The position a cursor of this list names (null: none given); 400 for any other text. */
+export function decodeCursor<T>(text: string | undefined, cursor: Cursor<T>): T | null {
   if (text === undefined) return null;
   try {
     const v = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown;
-    if (check(v)) return v;
+    // what no database can compare (a NUL in a string) is no position either
+    if (Array.isArray(v) && v.length === 2 && v[0] === cursor.list && jsonProblem(v) === null && cursor.check(v[1])) return v[1];
   } catch {
     /* fall through */
   }
-  throw invalidRequest('cursor is not one this API gave out', { errors: [{ parameter: 'cursor', detail: 'invalid' }] });
+  throw invalidRequest('cursor is not one this list gave out', { errors: [{ parameter: 'cursor', detail: 'invalid' }] });
 }
 
 /** A list page: `{items, next_cursor}` and a `Link: <…>; rel="next"` header. */
-export function page(req: IdsRequest, items: unknown[], next: unknown | null): IdsResponse {
-  const nextCursor = next === null ? null : encodeCursor(next);
+export function page<T>(req: IdsRequest, items: unknown[], cursor: Cursor<T>, next: T | null): IdsResponse {
+  const nextCursor = next === null ? null : encodeCursor(cursor, next);
   const headers: Record<string, string> = {};
   if (nextCursor) {
     const params = new URLSearchParams(req.query.pairs.filter(([k]) => k !== 'cursor'));

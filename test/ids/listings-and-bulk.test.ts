@@ -52,12 +52,44 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test('a bad cursor is a 400 problem on every identifier listing', async () => {
+    test("a bad cursor, or another list's, is a 400 problem on every identifier listing", async () => {
       await api.post('/pools', { name: 'cursors', kind: 'integer', ranges: ['1-10'] });
-      for (const path of ['/pools', '/allocations', '/pools/cursors/allocations', '/pools/cursors/free-ranges']) {
+      await api.post('/pools', { name: 'cursors-2', kind: 'integer', ranges: ['1-10'] });
+      for (const name of ['cursor-spec-1', 'cursor-spec-2']) {
+        const spec = await api.post('/allocation-specs', { name, attributes: { n: { from: 'pool', pool: 'cursors' } } });
+        assert.equal(spec.status, 201, spec.text);
+      }
+      for (const owner of ['c1', 'c2']) await api.post('/pools/cursors/allocations', { owner });
+      await api.post('/pools/cursors/allocations', { owner: 'c4', value: 5 });
+      await api.post('/pools/cursors-2/allocations', { owner: 'c3' });
+      const lists = [
+        '/pools',
+        '/allocations',
+        '/pools/cursors/allocations',
+        '/pools/cursors/free-ranges',
+        '/allocation-specs',
+        '/service-instances',
+        '/outbox',
+      ];
+      // a cursor each list gives out (where it has a second page), to try on the others
+      const given = new Map<string, string>();
+      for (const path of lists) {
+        const first = await api.get(`${path}?limit=1`);
+        assert.equal(first.status, 200, first.text);
+        if (first.body.next_cursor) given.set(path, first.body.next_cursor);
+      }
+      assert.ok(given.size >= 5, [...given.keys()].join());
+      for (const path of lists) {
         problem(await api.get(`${path}?cursor=garbage`), 400, 'ids.invalid_request');
         problem(await api.get(`${path}?cursor=${cursorOf({ not: 'a position' })}`), 400, 'ids.invalid_request');
+        // what the database could not compare is no position: a NUL in a string (it was a 500 on PostgreSQL)
+        problem(await api.get(`${path}?cursor=${cursorOf('\u0000')}`), 400, 'ids.invalid_request');
         problem(await api.get(`${path}?limit=1001`), 400, 'ids.invalid_request');
+        for (const [from, cursor] of given) {
+          const res = await api.get(`${path}?limit=1&cursor=${cursor}`);
+          if (from === path) assert.equal(res.status, 200, res.text);
+          else problem(res, 400, 'ids.invalid_request');
+        }
       }
     });
 

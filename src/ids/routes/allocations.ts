@@ -2,7 +2,7 @@
 // /v1/allocations/{id} (read, confirm/extend/annotate with If-Match, release).
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
 import { allocationListQuery, allocationMergePatchSchema, allocationPatchSchema, batchSchema, emptyQuery, releaseQuery } from '../schemas.js';
 import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../services/allocations.js';
 import type { AllocationRequest } from '../store/allocate.js';
@@ -11,8 +11,11 @@ import { allocationView } from './views.js';
 type E = Endpoint;
 
 /** A page position: [pool id, first value's key]. */
-export const isAllocCursor = (v: unknown): v is [number, string] =>
+/** A position in a list of allocations: a pool id and a value's key. */
+export const isAllocationPosition = (v: unknown): v is [number, string] =>
   Array.isArray(v) && v.length === 2 && Number.isInteger(v[0]) && typeof v[1] === 'string' && /^[0-9a-f]{32}$/.test(v[1]);
+
+const cursor = cursorOf('allocations', isAllocationPosition);
 
 function allocationId(raw: string): string {
   if (!isUuid(raw)) throw idsError(404, 'ids.not_found', `allocation ${JSON.stringify(raw)} not found (allocation ids are UUIDs)`);
@@ -22,14 +25,14 @@ function allocationId(raw: string): string {
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; pool?: string; owner?: string; purpose?: string; state?: string }>(allocationListQuery);
-    const after = decodeCursor(q.cursor, isAllocCursor);
+    const after = decodeCursor(q.cursor, cursor);
     const { items, next } = await listAllocations(
       ctx,
       { pool: q.pool, owner: q.owner, purpose: q.purpose, state: q.state, scope: req.poolScope() },
       after ? { poolId: after[0], key: after[1] } : null,
       pageLimit(q),
     );
-    return page(req, items.map(allocationView), next ? [next.poolId, next.key] : null);
+    return page(req, items.map(allocationView), cursor, next ? [next.poolId, next.key] : null);
   },
 };
 

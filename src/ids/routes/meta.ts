@@ -2,7 +2,9 @@
 import { INVENTORY_OPERATIONS } from '../inventories/registry.js';
 import { buildOpenApi } from '../openapi.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
+
+const outboxCursor = cursorOf('outbox', (v): v is number => Number.isInteger(v));
 import { emptyQuery, outboxListQuery } from '../schemas.js';
 import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../services/outbox.js';
 import { outboxView } from './views.js';
@@ -61,9 +63,9 @@ const entryId = (req: IdsRequest) => {
 export const outbox: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; instance?: string }>(outboxListQuery);
-    const after = decodeCursor(q.cursor, (v): v is number => Number.isInteger(v));
+    const after = decodeCursor(q.cursor, outboxCursor);
     const { items, next } = await listOutbox(ctx, q, after, pageLimit(q));
-    return page(req, items.map(outboxView), next);
+    return page(req, items.map(outboxView), outboxCursor, next);
   },
 };
 

@@ -1,6 +1,6 @@
 // /v1/pools, /v1/pools/{pool}, its allocations, free ranges and imports.
 import { conflictView } from '../errors.js';
-import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
 import {
   allocateSchema,
   freeRangeQuery,
@@ -28,18 +28,20 @@ import type { AllocationRequest } from '../store/allocate.js';
 import { formatPoint } from '../core/pool-space.js';
 import type { Band } from '../core/ranges.js';
 import { fromKey, keyOf } from '../core/values.js';
-import { isAllocCursor } from './allocations.js';
+import { isAllocationPosition } from './allocations.js';
 import { allocationView, poolView } from './views.js';
 
 type E = Endpoint;
 
-const isString = (v: unknown): v is string => typeof v === 'string';
+const poolCursor = cursorOf('pools', (v): v is string => typeof v === 'string');
+const poolAllocationCursor = cursorOf('pool allocations', isAllocationPosition);
+const freeRangeCursor = cursorOf('free ranges', (v): v is string => typeof v === 'string' && /^[0-9a-f]{32}$/.test(v));
 
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; kind?: string }>(poolListQuery);
-    const { items, next } = await listPools(ctx, decodeCursor(q.cursor, isString), pageLimit(q), req.poolScope(), q.kind);
-    return page(req, items.map(poolView), next);
+    const { items, next } = await listPools(ctx, decodeCursor(q.cursor, poolCursor), pageLimit(q), req.poolScope(), q.kind);
+    return page(req, items.map(poolView), poolCursor, next);
   },
 };
 
@@ -83,14 +85,14 @@ export const remove: E = {
 export const listAllocationsOfPool: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; owner?: string; purpose?: string; state?: string }>(poolAllocationListQuery);
-    const after = decodeCursor(q.cursor, isAllocCursor);
+    const after = decodeCursor(q.cursor, poolAllocationCursor);
     const { items, next } = await listAllocations(
       ctx,
       { pool: req.param('pool'), owner: q.owner, purpose: q.purpose, state: q.state, scope: req.poolScope() },
       after ? { poolId: after[0], key: after[1] } : null,
       pageLimit(q),
     );
-    return page(req, items.map(allocationView), next ? [next.poolId, next.key] : null);
+    return page(req, items.map(allocationView), poolAllocationCursor, next ? [next.poolId, next.key] : null);
   },
 };
 
@@ -113,7 +115,7 @@ export const allocateInPool: E = {
 export const freeRanges: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; band?: Band }>(freeRangeQuery);
-    const after = decodeCursor(q.cursor, (v): v is string => typeof v === 'string' && /^[0-9a-f]{32}$/.test(v));
+    const after = decodeCursor(q.cursor, freeRangeCursor);
     const { space, items, next } = await freeRangesOf(
       ctx,
       req.param('pool'),
@@ -128,7 +130,7 @@ export const freeRanges: E = {
       size: (r.last - r.first + 1n).toString(),
       band: r.band,
     }));
-    return page(req, view, next === null ? null : keyOf(next));
+    return page(req, view, freeRangeCursor, next === null ? null : keyOf(next));
   },
 };
 

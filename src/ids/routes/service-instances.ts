@@ -2,7 +2,9 @@
 // roll back, clear a set, terminate.
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, type IdsRequest, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
+
+const instanceCursor = cursorOf('service instances', (v): v is string => typeof v === 'string');
 import { emptyQuery, instanceCreateSchema, instanceListQuery, instancePatchSchema } from '../schemas.js';
 import * as service from '../services/service-instances.js';
 import { instanceView } from './views.js';
@@ -28,13 +30,8 @@ function noBody(req: IdsRequest): void {
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(instanceListQuery);
-    const { items, next } = await service.listInstances(
-      ctx,
-      q,
-      decodeCursor(q.cursor, (v): v is string => typeof v === 'string'),
-      pageLimit(q),
-    );
-    return page(req, items.map(instanceView), next);
+    const { items, next } = await service.listInstances(ctx, q, decodeCursor(q.cursor, instanceCursor), pageLimit(q));
+    return page(req, items.map(instanceView), instanceCursor, next);
   },
 };
 

@@ -1,5 +1,7 @@
 // /v1/allocation-specs and /v1/allocation-specs/{name}
-import { type Endpoint, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
+
+const specCursor = cursorOf('specs', (v): v is string => typeof v === 'string');
 import { specCreateSchema, specListQuery } from '../schemas.js';
 import { createSpec, deleteSpec, getSpec, listSpecs } from '../services/specs.js';
 import type { SpecInput } from '../store/specs.js';
@@ -10,12 +12,8 @@ type E = Endpoint;
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string }>(specListQuery);
-    const { items, next } = await listSpecs(
-      ctx,
-      decodeCursor(q.cursor, (v): v is string => typeof v === 'string'),
-      pageLimit(q),
-    );
-    return page(req, items.map(specView), next);
+    const { items, next } = await listSpecs(ctx, decodeCursor(q.cursor, specCursor), pageLimit(q));
+    return page(req, items.map(specView), specCursor, next);
   },
 };
 
