@@ -3,9 +3,11 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { after, describe, test } from 'node:test';
 import { request } from './helpers/http.js';
@@ -29,6 +31,44 @@ describe('allot command', () => {
     assert.match(server.output(), /placement listening on http:\/\/127\.0\.0\.1:\d+\//);
     assert.equal(await server.stop(), 0);
     assert.match(server.output(), /allot stopped/);
+  });
+
+  test('SIGTERM finishes a request whose body is still arriving; a client that leaves mid-body is no 5xx and no database fault', async () => {
+    const server = await spawnServer(['--db', `sqlite:${path.join(dir, 'drain.db')}`]);
+    const { port } = new URL(server.url);
+    const body = JSON.stringify({ name: 'drained', kind: 'integer', ranges: ['1-9'] });
+    const head = `POST /ids/v1/pools HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+
+    // a client that sends half its body and goes away
+    const leaver = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => leaver.once('connect', r));
+    leaver.write(head + body.slice(0, 10));
+    await sleep(200);
+    leaver.destroy();
+    await sleep(300);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    assert.doesNotMatch(metrics, /allot_http_requests_total\{[^}]*api="ids"[^}]*status_class="5xx"/, metrics);
+    assert.doesNotMatch(server.output(), /database fault/);
+
+    // a request whose head came before SIGTERM, its body after: answered, and the connection closed
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let answer = '';
+    socket.on('data', (d) => (answer += d.toString()));
+    const closed = new Promise((r) => socket.once('close', r));
+    socket.write(head + body.slice(0, 10));
+    await sleep(200);
+    const stopped = server.stop();
+    await sleep(500);
+    socket.write(body.slice(10));
+    await closed;
+    assert.match(answer, /^HTTP\/1\.1 201 /, answer);
+    assert.match(answer, /\r\nconnection: close\r\n/i, answer);
+    const started = Date.now();
+    assert.equal(await stopped, 0);
+    assert.ok(Date.now() - started < 3_000, 'no keep-alive holds the exit back');
+    // a request that arrives once it is stopping is refused as allot's, not the database's
+    assert.doesNotMatch(server.output(), /"status":5\d\d/);
   });
 
   test('migrate creates the schema once, even when several processes run it at the same time', async () => {

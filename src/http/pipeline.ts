@@ -214,8 +214,8 @@ export interface MountedApi {
 
 export interface PipelineOptions {
   access: AccessControl;
-  /** null once the process is ready (waiting a bounded time for it); else why requests are refused with 503 */
-  awaitReady(): Promise<string | null>;
+  /** null once the process is ready (waiting a bounded time for it); else the 503 that refuses the request */
+  awaitReady(req: FastifyRequest): Promise<ApiError | null>;
   /** Told of every answered request: the route table's template ('unmatched' when none), the status and the time taken. */
   observe?(api: string, route: string, method: string, status: number, seconds: number): void;
 }
@@ -236,6 +236,8 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
     if (err instanceof ApiError) return err;
     const translated = api.translate?.(err, context);
     if (translated) return translated;
+    // the client went away (or was timed out) before its body arrived: its failure, not the database's
+    if (req.raw.readableAborted) return httpError(408, HTTP.requestTimeout, 'The request body was not received in full.');
     const fault = classifyFault(err);
     if (fault) {
       reply.header('retry-after', String(fault.retryAfter));
@@ -270,10 +272,10 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
     let template: string | null = null;
     try {
       options.access.admit(req.headers);
-      const notReady = await options.awaitReady();
+      const notReady = await options.awaitReady(req);
       if (notReady !== null) {
         reply.header('retry-after', '2');
-        throw httpError(503, HTTP.unavailable, notReady);
+        throw notReady;
       }
       const path = pathUnder(req.url, prefix);
       let match: RouteMatch<Endpoint<C, R, S>> | null = null;

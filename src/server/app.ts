@@ -28,11 +28,16 @@ const MAX_HEADER_SIZE = 16 * 1024;
 
 export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   const { config } = app;
-  const awaitReady = async () => {
-    if (app.readiness.isReady) return null;
+  /** Requests whose head arrived while allot was ready: they are finished when it stops (their body may still be coming). */
+  const admitted = new WeakSet<FastifyRequest>();
+  const awaitReady = async (req: FastifyRequest) => {
+    if (app.readiness.isReady || admitted.has(req)) return null;
     const reason = await app.readiness.wait(app.database.connectTimeoutMs);
-    return reason === null ? null : `allot is ${reason}`;
+    if (reason === null) return null;
+    // starting, allot waits for its database; stopping, it is allot itself that is going away
+    return app.readiness.isStopping ? httpError(503, HTTP.notReady, `allot is ${reason}`) : httpError(503, HTTP.unavailable, `allot is ${reason}`);
   };
+
   const observe = (api: string, route: string, method: string, status: number, seconds: number) =>
     app.metrics.observeRequest(api, route, method, status, seconds);
   const apis: MountedApi[] = mounts
@@ -104,13 +109,19 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   server.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   server.addHook('onRequest', async (req) => {
+    if (app.readiness.isReady) admitted.add(req);
     if (req.url.length > MAX_URL_LENGTH) throw httpError(414, HTTP.uriTooLong, `The URL is longer than ${MAX_URL_LENGTH} characters.`);
     // A blank Content-Type says nothing: treat it as absent so that each API applies its own rule
     // for a body without a type (Ironic reads it as JSON) instead of the framework's 415.
     if (typeof req.headers['content-type'] === 'string' && req.headers['content-type'].trim() === '') delete req.headers['content-type'];
   });
+  // Stopping: every answer closes its connection, so that no keep-alive holds the exit back.
+  server.addHook('onSend', async (_req, reply) => {
+    if (app.readiness.isStopping) reply.header('connection', 'close');
+  });
   server.addHook('onResponse', async (req, reply) => {
-    const level = reply.statusCode >= 500 ? 'error' : 'debug';
+    // a 503 says why where it happens (a database fault, not ready); the rest of 5xx are bugs
+    const level = reply.statusCode === 503 ? 'warn' : reply.statusCode >= 500 ? 'error' : 'debug';
     req.log[level]({ method: req.method, url: req.url.slice(0, 500), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
   });
   installCors(server, config.corsAllowedOrigins);

@@ -32,6 +32,10 @@ export class Readiness {
     return this.state === 'ready';
   }
 
+  get isStopping(): boolean {
+    return this.state === 'stopping';
+  }
+
   get reason(): string {
     return this.why;
   }
