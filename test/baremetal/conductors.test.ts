@@ -5,14 +5,21 @@
 //     the others take both over and finish them;
 //   - a process restarted under the same --conductor-id resumes its own unfinished work.
 // On PostgreSQL (the multi-process deployment) and on one SQLite file shared by the processes.
+// Then the conductor list over HTTP, as Ironic's (1.49+): limit, marker (a hostname), sort_key,
+// sort_dir, fields and detail, `next` links, and Ironic's 400s and 404 — one in-process server,
+// the other conductors registered in its database.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ensureRegistered } from '../../src/baremetal/services/conductors.js';
+import { registerConductor, unregisterConductor } from '../../src/baremetal/store/conductors.js';
+import { transaction } from '../../src/db/transaction.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
-import { type SpawnedServer, spawnServer } from '../helpers/server.js';
-import { IronicClient, allocationSettled, availableNode, eventually } from './helpers.js';
+import type { HttpResponse } from '../helpers/http.js';
+import { type SpawnedServer, type TestServer, spawnServer, startServer } from '../helpers/server.js';
+import { IronicClient, allocationSettled, availableNode, eventually, fault } from './helpers.js';
 
 // a survivor must never look dead to the others, even on a loaded machine: beats every 0.25 s, dead after 4 s
 const FAST = ['--transition-time', '0.02', '--heartbeat-interval', '0.25', '--heartbeat-timeout', '4', '--takeover-interval', '0.3'];
@@ -151,6 +158,135 @@ for (const dialect of DIALECTS) {
       assert.equal(conductors.find((c) => c.hostname === 'leaves')?.alive, false);
       assert.equal((await allocationSettled(api, pending)).state, 'active');
       await a.stop();
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`bare-metal conductor list: paging, sorting, fields (${dialect})`, () => {
+    let server: TestServer;
+    let api: IronicClient;
+    /** every conductor, in registration (id) order: this server first */
+    const registered = ['list-self', 'c-delta', 'c-alpha', 'c-echo', 'c-bravo'];
+    before(async () => {
+      server = await startServer({ db: await freshDatabaseUrl(dialect), conductorId: 'list-self' });
+      api = new IronicClient(`${server.url}/baremetal`);
+      const ctx = server.running.context.baremetal;
+      // this server first (its worker registers it in the background: wait for that), then the
+      // others one at a time, so ids follow `registered`
+      await ensureRegistered(ctx);
+      for (const hostname of registered.slice(1)) await transaction(ctx.database, (tx) => registerConductor(tx, hostname));
+      // a conductor that stopped is still listed (alive: false), as Ironic lists offline ones
+      await transaction(ctx.database, (tx) => unregisterConductor(tx, 'c-echo'));
+    });
+    after(() => server.close());
+
+    const hostnames = (res: { body: { conductors: Array<{ hostname: string }> } }) => res.body.conductors.map((c) => c.hostname);
+
+    /** Follow `next` from `first` to the last page; every page but the last is full. */
+    async function allPages(first: string, limit: number): Promise<{ names: string[]; nexts: string[] }> {
+      const names: string[] = [];
+      const nexts: string[] = [];
+      let page: string | undefined = first;
+      while (page !== undefined) {
+        const res: HttpResponse = await api.get(page);
+        assert.equal(res.status, 200, res.text);
+        names.push(...hostnames(res));
+        const next = res.body.next as string | undefined;
+        if (next !== undefined) {
+          assert.equal(res.body.conductors.length, limit, 'only a full page has a next link');
+          assert.ok(next.startsWith(`${api.baseUrl}/v1/conductors?`), next);
+          nexts.push(next);
+        }
+        page = next?.slice(api.baseUrl.length);
+        assert.ok(nexts.length <= registered.length, 'the pages end');
+      }
+      return { names, nexts };
+    }
+
+    test('unpaged: every conductor, alive or not, in id order (Ironic sorts by id unless told)', async () => {
+      const res = await api.get('/v1/conductors');
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(hostnames(res), registered);
+      assert.equal(res.body.next, undefined);
+      const alive = Object.fromEntries(res.body.conductors.map((c: { hostname: string; alive: boolean }) => [c.hostname, c.alive]));
+      assert.deepEqual(alive, { 'list-self': true, 'c-delta': true, 'c-alpha': true, 'c-echo': false, 'c-bravo': true });
+    });
+
+    test('limit and marker to the end give the unpaged list, for each sort; `next` carries the sort, limit and last hostname', async () => {
+      for (const [query, expected] of [
+        ['', registered],
+        ['?sort_key=hostname', [...registered].sort()],
+        ['?sort_key=hostname&sort_dir=desc', [...registered].sort().reverse()],
+        ['?sort_dir=desc', [...registered].reverse()],
+        ['?sort_key=created_at', registered],
+        ['?sort_key=conductor_group', registered],
+        ['?sort_key=online', ['c-echo', ...registered.filter((h) => h !== 'c-echo')]],
+      ] as const) {
+        assert.deepEqual(hostnames(await api.get(`/v1/conductors${query}`)), expected, query);
+        for (const limit of [1, 2, 5]) {
+          const sep = query ? '&' : '?';
+          const { names, nexts } = await allPages(`/v1/conductors${query}${sep}limit=${limit}`, limit);
+          assert.deepEqual(names, expected, `${query} limit=${limit}`);
+          // 5 conductors: a full last page still has a next link, whose page is empty
+          assert.equal(nexts.length, Math.floor(registered.length / limit), `${query} limit=${limit}`);
+        }
+      }
+      const first = await api.get('/v1/conductors?sort_key=hostname&sort_dir=desc&limit=2');
+      assert.deepEqual(hostnames(first), ['list-self', 'c-echo']);
+      assert.equal(first.body.next, `${api.baseUrl}/v1/conductors?sort_key=hostname&sort_dir=desc&limit=2&marker=c-echo`);
+      assert.deepEqual(hostnames(await api.get('/v1/conductors?limit=2')), ['list-self', 'c-delta']);
+      assert.equal((await api.get('/v1/conductors?limit=2')).body.next, `${api.baseUrl}/v1/conductors?sort_key=id&sort_dir=asc&limit=2&marker=c-delta`);
+      // a limit above the maximum is cut to it, as Ironic's max_limit
+      assert.deepEqual(hostnames(await api.get('/v1/conductors?limit=5000')), registered);
+      // the marker is a hostname: the page starts after it in the requested order
+      assert.deepEqual(hostnames(await api.get('/v1/conductors?sort_key=hostname&marker=c-bravo')), ['c-delta', 'c-echo', 'list-self']);
+      assert.deepEqual(hostnames(await api.get('/v1/conductors?marker=c-alpha&limit=1')), ['c-echo']);
+    });
+
+    test('fields and detail', async () => {
+      const only = await api.get('/v1/conductors?fields=hostname&limit=2');
+      assert.equal(only.status, 200, only.text);
+      for (const c of only.body.conductors) assert.deepEqual(Object.keys(c), ['hostname', 'links']);
+      // the next page keeps the fields
+      assert.equal(only.body.next, `${api.baseUrl}/v1/conductors?sort_key=id&sort_dir=asc&fields=hostname&limit=2&marker=c-delta`);
+      for (const c of (await api.get(only.body.next.slice(api.baseUrl.length))).body.conductors) assert.deepEqual(Object.keys(c), ['hostname', 'links']);
+      // any field of the detailed view, in Ironic's key order whatever the order asked
+      const some = (await api.get('/v1/conductors?fields=alive,drivers,updated_at')).body.conductors[0];
+      assert.deepEqual(Object.keys(some), ['updated_at', 'drivers', 'links', 'alive']);
+      const detailed = (await api.get('/v1/conductors?detail=true&limit=1')).body;
+      assert.deepEqual(Object.keys(detailed.conductors[0]), ['created_at', 'updated_at', 'hostname', 'conductor_group', 'drivers', 'links', 'alive']);
+      assert.equal(detailed.next, `${api.baseUrl}/v1/conductors?sort_key=id&sort_dir=asc&detail=true&limit=1&marker=list-self`);
+      assert.deepEqual(Object.keys((await api.get('/v1/conductors?detail=false')).body.conductors[0]), ['hostname', 'conductor_group', 'links', 'alive']);
+      // detail=false with fields is allowed, as in Ironic
+      assert.equal((await api.get('/v1/conductors?fields=hostname&detail=false')).status, 200);
+    });
+
+    test("Ironic's 400s and 404", async () => {
+      const cases: Array<[string, number, string]> = [
+        ['fields=hostname&detail=true', 400, 'Can not specify ?detail=True and fields in the same request.'],
+        ['fields=hostname,bogus', 400, 'Field(s) "bogus" are not valid'],
+        [
+          'detail=maybe',
+          400,
+          "Invalid detail: Unrecognized value 'maybe', acceptable values are: '0', '1', 'f', 'false', 'n', 'no', 'off', 'on', 't', 'true', 'y', 'yes'",
+        ],
+        ['marker=nosuch', 404, 'Conductor nosuch could not be found.'],
+        ['marker=a%2Fb', 400, 'Expected name for marker: a/b'],
+        ['sort_key=alive', 400, 'The sort_key value alive is an invalid field for sorting'],
+        ['sort_key=drivers', 400, 'The sort_key value drivers is an invalid field for sorting'],
+        ['sort_key=bogus', 400, 'The sort_key value "bogus" is an invalid field for sorting'],
+        ['sort_dir=up', 400, "Invalid sort direction: up. Acceptable values are 'asc' or 'desc'"],
+        ['limit=0', 400, 'Limit must be positive'],
+        ['limit=-1', 400, 'Limit must be positive'],
+        ['limit=abc', 400, 'Expected an integer for limit: abc'],
+        ['bogus=1', 400, 'Unexpected arguments: bogus'],
+      ];
+      for (const [query, status, message] of cases) {
+        const res = await api.get(`/v1/conductors?${query}`);
+        assert.equal(res.status, status, `${query}: ${res.text}`);
+        assert.equal(fault(res).faultstring, message, query);
+      }
     });
   });
 }

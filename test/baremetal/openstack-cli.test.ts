@@ -1,6 +1,7 @@
 // The real `openstack baremetal` client (Debian python3-ironicclient, which negotiates 1.78)
-// against a running allot: nodes from create to undeploy, allocations from create to delete,
-// through the dedicated port (API at /) and the main port (API at /baremetal).
+// against a running allot: nodes from create to undeploy, allocations from create to delete, the
+// conductor list with paging options, through the dedicated port (API at /) and the main port (API
+// at /baremetal).
 // The client must be installed (.ci/run installs python3-openstackclient and python3-ironicclient);
 // a missing client fails the test instead of skipping it.
 import assert from 'node:assert/strict';
@@ -83,6 +84,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await http().get('/v1/nodes/cli-1')).body.instance_uuid, null);
       await openstack(['baremetal', 'node', 'delete', 'cli-1']);
       assert.equal((await http().get('/v1/nodes/cli-1')).status, 404);
+    });
+
+    test('conductor list with --limit, --sort and --fields (paging parameters on /v1/conductors)', async () => {
+      const listed = await json(['baremetal', 'conductor', 'list', '--limit', '1', '--sort', 'hostname:desc', '--fields', 'hostname', 'alive']);
+      assert.deepEqual(listed, [{ Hostname: server.running.context.config.conductorId, Alive: true }]);
     });
   });
 }

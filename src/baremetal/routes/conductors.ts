@@ -1,34 +1,75 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
 import type { BaremetalContext } from '../context.js';
-import { ironicError } from '../errors.js';
+import { badRequest, ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
-import { type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
-import { ironicTime } from '../views.js';
+import { CONDUCTOR_SORT_COLUMNS, type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
+import { ironicTime, parseFields } from '../views.js';
+import { nextLink, parsePage, queryBool } from './common.js';
 
 type E = Endpoint;
 /** Before 1.49 Ironic answers as for any resource it does not know, in its own envelope. */
 const SINCE: Pick<E, 'since' | 'tooOld'> = { since: '1.49', tooOld: () => ironicError(404, 'Resource could not be found.') };
 
-function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, detail: boolean): Record<string, unknown> {
+/** A conductor's fields in Ironic's key order (`fields=` may name any of them; all exist since 1.49). */
+const CONDUCTOR_FIELDS = (['created_at', 'updated_at', 'hostname', 'conductor_group', 'drivers', 'links', 'alive'] as const).map(
+  (name) => [name, '1.49', null] as [string, string, unknown],
+);
+/** The list's fields without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS). */
+const LIST_FIELDS = ['hostname', 'conductor_group', 'alive'];
+/** Fields a conductor list may not be sorted by (Ironic's invalid_sort_key_list): computed, not columns. */
+const UNSORTABLE = ['alive', 'drivers'];
+const SORT_KEYS = Object.keys(CONDUCTOR_SORT_COLUMNS) as (keyof typeof CONDUCTOR_SORT_COLUMNS)[];
+/** Ironic's logical name (RFC 3986 unreserved characters): what a marker must be, a hostname. */
+const isLogicalName = (s: string) => s.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(s);
+
+/** The conductor in Ironic's key order; `fields`: only those (links always), as Ironic's sanitize_dict. */
+function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields?: readonly string[]): Record<string, unknown> {
   const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= ctx.clock.nowMs() - ctx.config.heartbeatTimeout;
-  // in Ironic's key order
-  const out: Record<string, unknown> = detail ? { created_at: ironicTime(c.created_at), updated_at: ironicTime(c.heartbeat_at) } : {};
-  Object.assign(out, { hostname: c.hostname, conductor_group: '' });
-  if (detail) out.drivers = ['fake-hardware'];
-  out.links = [
-    { href: `${req.baseUrl}/v1/conductors/${c.hostname}`, rel: 'self' },
-    { href: `${req.baseUrl}/conductors/${c.hostname}`, rel: 'bookmark' },
-  ];
-  out.alive = alive;
+  const out: Record<string, unknown> = {
+    created_at: ironicTime(c.created_at),
+    updated_at: ironicTime(c.heartbeat_at),
+    hostname: c.hostname,
+    conductor_group: '',
+    drivers: ['fake-hardware'],
+    links: [
+      { href: `${req.baseUrl}/v1/conductors/${c.hostname}`, rel: 'self' },
+      { href: `${req.baseUrl}/conductors/${c.hostname}`, rel: 'bookmark' },
+    ],
+    alive,
+  };
+  if (fields) for (const key of Object.keys(out)) if (key !== 'links' && !fields.includes(key)) delete out[key];
   return out;
 }
 
+/**
+ * GET /v1/conductors: paged and sorted as the other lists (parsePage, the store's applyPage,
+ * nextLink), except that the marker is a hostname, as Ironic's: "Expected name for marker" when it
+ * cannot be one, 404 "Conductor … could not be found." when there is no such conductor.
+ */
 export const list: E = {
   ...SINCE,
   async handle(req, ctx) {
-    const args = req.queryArgs(['detail']);
-    const detail = args.detail !== undefined && ['1', 't', 'true', 'on', 'y', 'yes'].includes(args.detail.toLowerCase());
-    return { body: { conductors: (await listConductors(ctx.database)).map((c) => view(c, req, ctx, detail)) } };
+    const { marker, ...args } = req.queryArgs(['limit', 'marker', 'sort_key', 'sort_dir', 'fields', 'detail']);
+    if (marker !== undefined && !isLogicalName(marker)) throw badRequest(`Expected name for marker: ${marker}`);
+    const detail = queryBool(args, 'detail');
+    if (detail === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
+    const fields = parseFields(args.fields, CONDUCTOR_FIELDS, req.mv);
+    if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
+      throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
+    const page = parsePage(args, SORT_KEYS);
+    const after = marker === undefined ? undefined : await findConductor(ctx.database, marker);
+    if (marker !== undefined && !after) throw ironicError(404, `Conductor ${marker} could not be found.`);
+    const conductors = await listConductors(ctx.database, {
+      sortKey: page.sortKey as keyof typeof CONDUCTOR_SORT_COLUMNS,
+      sortDir: page.sortDir,
+      limit: page.limit,
+      ...(after ? { after } : {}),
+    });
+    const shown = fields ?? (detail ? undefined : LIST_FIELDS);
+    const body: Record<string, unknown> = { conductors: conductors.map((c) => view(c, req, ctx, shown)) };
+    const next = nextLink(req, 'conductors', page, conductors.length, conductors[conductors.length - 1]?.hostname);
+    if (next) body.next = next;
+    return { body };
   },
 };
 
@@ -38,6 +79,6 @@ export const show: E = {
     req.queryArgs([]);
     const c = await findConductor(ctx.database, req.param('hostname'));
     if (!c) throw ironicError(404, `Conductor ${req.param('hostname')} could not be found.`);
-    return { body: view(c, req, ctx, true) };
+    return { body: view(c, req, ctx) };
   },
 };

@@ -1,8 +1,10 @@
 // SQL for conductors: every allot process registers itself and writes a heartbeat; a conductor
 // that is offline or whose heartbeat is older than the timeout is dead, and its work is taken over.
 import type { Db, Tx } from '../../db/database.js';
+import { type Page, type SortDir, applyPage } from './paging.js';
 
 export interface ConductorRow {
+  id: number;
   hostname: string;
   online: number;
   heartbeat_at: string;
@@ -53,14 +55,43 @@ export async function aliveConductors(db: Db, timeoutMs: number): Promise<string
   return rows.map((r) => r.hostname);
 }
 
-export async function listConductors(db: Db): Promise<ConductorRow[]> {
-  return db.db.selectFrom('baremetal_conductors').select(['hostname', 'online', 'heartbeat_at', 'created_at', 'updated_at']).orderBy('hostname').execute();
+/**
+ * The columns behind the sort keys of GET /v1/conductors (Ironic sorts by any column of its
+ * conductors table but `drivers`). Its `updated_at` is what allot shows as `updated_at`: the
+ * heartbeat. allot has no conductor groups: every conductor's is '', so that order is the id's.
+ */
+export const CONDUCTOR_SORT_COLUMNS = {
+  id: 'id',
+  hostname: 'hostname',
+  created_at: 'created_at',
+  updated_at: 'heartbeat_at',
+  online: 'online',
+  conductor_group: 'id',
+} as const;
+
+export interface ConductorPage {
+  sortKey: keyof typeof CONDUCTOR_SORT_COLUMNS;
+  sortDir: SortDir;
+  limit: number;
+  /** the conductor the previous page ended with */
+  after?: ConductorRow;
+}
+
+/** Every conductor, alive or not (as Ironic lists them), one page in the requested order. */
+export async function listConductors(db: Db, page: ConductorPage): Promise<ConductorRow[]> {
+  const column = CONDUCTOR_SORT_COLUMNS[page.sortKey];
+  const keyset: Page = { sortKey: column, sortDir: page.sortDir, limit: page.limit };
+  if (page.after) keyset.after = { value: page.after[column], id: page.after.id };
+  return applyPage(
+    db.db.selectFrom('baremetal_conductors as t').select(['t.id', 't.hostname', 't.online', 't.heartbeat_at', 't.created_at', 't.updated_at']),
+    keyset,
+  ).execute();
 }
 
 export async function findConductor(db: Db, hostname: string): Promise<ConductorRow | undefined> {
   return db.db
     .selectFrom('baremetal_conductors')
-    .select(['hostname', 'online', 'heartbeat_at', 'created_at', 'updated_at'])
+    .select(['id', 'hostname', 'online', 'heartbeat_at', 'created_at', 'updated_at'])
     .where('hostname', '=', hostname)
     .executeTakeFirst();
 }
