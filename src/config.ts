@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { YAMLParseError, parse as parseYaml } from 'yaml';
-import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseOptions, type SqliteSync } from './db/database.js';
+import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseOptions, type SqliteSync, dialectOf, maskUrl } from './db/database.js';
 import { STRATEGIES, type Strategy } from './placement/candidates/search.js';
 
 export interface Config {
@@ -201,7 +201,17 @@ const origins = (name: string) => (raw: string) =>
   });
 
 export const OPTIONS: OptionSpec[] = [
-  { key: 'db', flag: '--db <url>', env: 'ALLOT_DB', description: 'database: sqlite:PATH, sqlite::memory: or postgres://…', parse: String },
+  {
+    key: 'db',
+    flag: '--db <url>',
+    env: 'ALLOT_DB',
+    description: 'database: sqlite:PATH, sqlite::memory: or postgres://…',
+    // a URL no driver takes is refused with the rest of the configuration (exit 2, the file and key named)
+    parse: (v) => {
+      dialectOf(v);
+      return v;
+    },
+  },
   { key: 'host', flag: '--host <address>', env: 'ALLOT_HOST', description: 'address to listen on', parse: String },
   {
     key: 'port',
@@ -798,7 +808,6 @@ export function displayValue(spec: OptionSpec, value: unknown): string | number 
 export function maskedValue(spec: OptionSpec, value: string | number | string[] | null): string | number | string[] | null {
   if (value === null) return null;
   if (spec.secret) return '********';
-  const maskUrl = (v: string) => v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1****@');
   if (Array.isArray(value)) return value.map(maskUrl);
   return typeof value === 'string' ? maskUrl(value) : value;
 }

@@ -158,6 +158,10 @@ export function dialectOf(url: string): DialectName {
   throw new Error(`unsupported database URL ${JSON.stringify(url)}: use sqlite:PATH, sqlite::memory: or postgres://…`);
 }
 
+/**
+ * A URL with its passwords hidden, for logs and `allot config`: the user part's, and any query
+ * parameter naming one (node-postgres reads `?password=` and `?sslpassword=`).
+ */
 export function maskUrl(url: string): string {
-  return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1****@').replace(/([?&][^=&#]*password[^=&#]*=)[^&#]*/gi, '$1****');
 }

@@ -95,6 +95,16 @@ describe('configuration file', () => {
     assert.equal(rows.length, OPTIONS.length);
     assert.doesNotMatch(json.stdout, /s3cret/);
 
+    // passwords node-postgres reads from the query string are masked too
+    const query = await run(['config', '-o', 'json', '--db', 'postgres://allot:pw1@db.example/allot?password=qq2&sslmode=require&sslpassword=zz3']);
+    assert.equal(query.code, 0, query.stderr);
+    assert.doesNotMatch(query.stdout, /pw1|qq2|zz3/);
+    assert.match(query.stdout, /allot:\*\*\*\*@db\.example\/allot\?password=\*\*\*\*&sslmode=require&sslpassword=\*\*\*\*/);
+    // a database URL no driver takes is refused like any bad value of the file
+    const badDb = await run(['config', '--config', file('bad-db.yaml', 'db: mysql://x\n')]);
+    assert.equal(badDb.code, 2, badDb.stdout);
+    assert.match(badDb.stderr, /bad-db\.yaml.*db.*unsupported database URL "mysql:\/\/x"/s);
+
     const yaml = await run(['config', '--config', f, '-o', 'yaml']);
     const reread = file('reread.yaml', yaml.stdout.replace('allot:****@', 'allot:s3cret@'));
     assert.equal(Object.keys(parseYaml(yaml.stdout) as object).length, OPTIONS.length);
