@@ -26,6 +26,8 @@ describe('allot command', () => {
     assert.equal(index.status, 200);
     assert.deepEqual(index.body.apis.placement, '/placement');
     assert.deepEqual((await request('GET', `${server.url}/healthz`)).body, { status: 'ok' });
+    // health checkers that send HEAD get the GET's status
+    for (const probe of ['/healthz', '/readyz', '/metrics']) assert.equal((await fetch(`${server.url}${probe}`, { method: 'HEAD' })).status, 200, probe);
     const root = await request('GET', `${server.placementUrl}/`);
     assert.equal(root.body.versions[0].max_version, '1.39');
     assert.match(server.output(), /placement listening on http:\/\/127\.0\.0\.1:\d+\//);

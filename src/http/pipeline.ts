@@ -178,6 +178,11 @@ export interface ApiDefinition<C, R extends ApiRequest = ApiRequest, S extends A
   routes: RouteTable<Endpoint<C, R, S>>;
   /** also answer every path with a trailing slash */
   trailingSlash?: boolean;
+  /**
+   * Answer HEAD wherever GET is answered, as GET without its body (RFC 9110 §9.3.2). Placement and
+   * Ironic leave it out: their references answer HEAD with 405.
+   */
+  headAsGet?: boolean;
   /** the order of the checks before the handler */
   steps: readonly Step[];
   /** response headers that carry the request id */
@@ -280,7 +285,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
       const path = pathUnder(req.url, prefix);
       let match: RouteMatch<Endpoint<C, R, S>> | null = null;
       const lookup = () => {
-        match ??= router.match(req.method, path);
+        match ??= router.match(api.headAsGet && req.method === 'HEAD' ? 'GET' : req.method, path);
         if (match.found) template = match.template;
         return match;
       };
@@ -304,8 +309,9 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
           case 'method': {
             const m = lookup();
             if (m.found && !m.endpoint) {
-              reply.header('allow', m.allowed.join(', '));
-              throw httpError(405, HTTP.methodNotAllowed, `${req.method} is not allowed here; allowed: ${m.allowed.join(', ')}`, { allowed: m.allowed });
+              const allowed = api.headAsGet && m.allowed.includes('GET') ? [...m.allowed, 'HEAD'] : m.allowed;
+              reply.header('allow', allowed.join(', '));
+              throw httpError(405, HTTP.methodNotAllowed, `${req.method} is not allowed here; allowed: ${allowed.join(', ')}`, { allowed });
             }
             break;
           }

@@ -63,6 +63,7 @@ export const idsApi: ApiDefinition<IdsContext, IdsRequest, IdsResponse> = {
   name: 'ids',
   routes: idsRoutes,
   steps: ['authenticate', 'route', 'method', 'authorize'],
+  headAsGet: true,
   requestIdHeaders: ['x-request-id'],
   request(parts) {
     const accept = parts.raw.headers.accept;

@@ -149,21 +149,29 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     server.get('/', async () => ({ name: 'allot', apis: Object.fromEntries(mounts.map((m) => [m.api, m.prefix])), dashboard: '/ui/' }));
     installDashboard(server, app.log as FastifyBaseLogger, { auth: app.config.auth });
     // For supervisors: 200 while this process works and reaches its database.
-    server.get('/healthz', async (_req, reply) => {
-      const answer = await app.health.live();
-      if (answer.ok) return { status: 'ok' };
-      app.log.warn({ reason: answer.reason }, 'health check failed');
-      return reply.code(503).header('retry-after', '2').send({ status: 'unavailable', reason: answer.reason });
+    server.route({
+      method: ['GET', 'HEAD'],
+      url: '/healthz',
+      handler: async (_req, reply) => {
+        const answer = await app.health.live();
+        if (answer.ok) return { status: 'ok' };
+        app.log.warn({ reason: answer.reason }, 'health check failed');
+        return reply.code(503).header('retry-after', '2').send({ status: 'unavailable', reason: answer.reason });
+      },
     });
     // The API reference rendered from the three OpenAPI documents (no script, works offline).
     installReferencePage(server, { auth: config.auth });
     // For Prometheus (who may scrape: server/metrics.ts).
-    server.get('/metrics', (req, reply) => serveMetrics(app, req, reply));
+    server.route({ method: ['GET', 'HEAD'], url: '/metrics', handler: (req, reply) => serveMetrics(app, req, reply) });
     // For load balancers: 200 once started and while a write commits.
-    server.get('/readyz', async (_req, reply) => {
-      const answer = await app.health.ready();
-      if (answer.ok) return { status: 'ready' };
-      return reply.code(503).header('retry-after', '2').send({ status: 'not ready', reason: answer.reason });
+    server.route({
+      method: ['GET', 'HEAD'],
+      url: '/readyz',
+      handler: async (_req, reply) => {
+        const answer = await app.health.ready();
+        if (answer.ok) return { status: 'ready' };
+        return reply.code(503).header('retry-after', '2').send({ status: 'not ready', reason: answer.reason });
+      },
     });
   }
   return server;

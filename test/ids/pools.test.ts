@@ -371,7 +371,14 @@ for (const dialect of DIALECTS) {
       problem(await api.get('/allocations/00000000-0000-0000-0000-000000000000', { headers: { accept: 'text/html' } }), 406, 'ids.not_acceptable');
       const wrongMethod = await api.call('PUT', '/pools');
       problem(wrongMethod, 405, 'ids.method_not_allowed');
-      assert.equal(wrongMethod.headers.get('allow'), 'GET, POST');
+      assert.equal(wrongMethod.headers.get('allow'), 'GET, POST, HEAD');
+      // HEAD is GET without the body (RFC 9110 9.3.2): the same status and headers
+      const got = await api.get('/pools/bad-input');
+      const head = await fetch(`${server.url}/ids/v1/pools/bad-input`, { method: 'HEAD' });
+      assert.equal(head.status, 200);
+      assert.equal(await head.text(), '');
+      assert.deepEqual([head.headers.get('etag'), head.headers.get('content-type')], [got.headers.get('etag'), got.headers.get('content-type')]);
+      assert.equal((await fetch(`${server.url}/ids/v1/pools/no-such-pool`, { method: 'HEAD' })).status, 404);
       problem(await api.get('/nothing-here'), 404, 'ids.not_found');
       problem(await api.patch('/pools/bad-input', { description: 'x' }, { headers: { 'if-match': 'garbage' } }), 400, 'ids.invalid_request');
       const big = await api.post('/pools/bad-input/imports', { items: Array.from({ length: 40000 }, (_, i) => ({ value: i, owner: `owner-number-${i}` })) });
