@@ -1,7 +1,7 @@
 // What identifier-API handlers get and give: the request with the API's own helpers (JSON bodies
 // and query strings whose errors point at the field, If-Match), the response with its ETag, and
 // cursor pagination.
-import { type JsonSchema, validate } from '../core/json-schema.js';
+import { type JsonSchema, type SchemaError, validate } from '../core/json-schema.js';
 import { jsonProblem } from '../http/body.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
@@ -24,6 +24,33 @@ const JSON_TYPES: readonly string[] = ['application/json', MERGE_PATCH];
 function toPointer(instancePath: string): string {
   const parts = [...instancePath.matchAll(/\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|(\d+))\]/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
   return parts.map((p) => `/${p.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+}
+
+/**
+ * A size limit as a person reads it. python-jsonschema's wording (kept for Placement and Ironic,
+ * whose clients read it) repeats the whole value: a 5 000-item batch read as 2 000 characters of
+ * it and "is too long", never the limit.
+ */
+function sizeWording(error: SchemaError): string | null {
+  const limit = (error.schema as Record<string, unknown>)[error.keyword];
+  const v = error.instance;
+  const size = Array.isArray(v) ? v.length : typeof v === 'string' ? [...v].length : v !== null && typeof v === 'object' ? Object.keys(v).length : 0;
+  switch (error.keyword) {
+    case 'maxItems':
+      return `holds ${size} items, at most ${limit} allowed`;
+    case 'minItems':
+      return `holds ${size} items, at least ${limit} needed`;
+    case 'maxLength':
+      return `is ${size} characters long, at most ${limit} allowed`;
+    case 'minLength':
+      return `is ${size} characters long, at least ${limit} needed`;
+    case 'maxProperties':
+      return `has ${size} members, at most ${limit} allowed`;
+    case 'minProperties':
+      return `has ${size} members, at least ${limit} needed`;
+    default:
+      return null;
+  }
 }
 
 export class IdsRequest extends ApiRequest {
@@ -50,7 +77,8 @@ export class IdsRequest extends ApiRequest {
     const error = validate(schema, data);
     if (error) {
       const pointer = toPointer(error.absoluteInstancePath ?? error.instancePath);
-      throw invalidRequest(`${pointer || 'body'}: ${error.message}`, { errors: [{ pointer: pointer || '/', detail: error.message }] });
+      const detail = sizeWording(error) ?? error.message;
+      throw invalidRequest(`${pointer || 'body'}: ${detail}`, { errors: [{ pointer: pointer || '/', detail }] });
     }
     return data as T;
   }

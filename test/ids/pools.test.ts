@@ -372,6 +372,14 @@ for (const dialect of DIALECTS) {
       const wrongMethod = await api.call('PUT', '/pools');
       problem(wrongMethod, 405, 'ids.method_not_allowed');
       assert.equal(wrongMethod.headers.get('allow'), 'GET, POST, HEAD');
+      // a size limit says the limit, not the value
+      const tooMany = await api.post('/allocations', { allocations: Array.from({ length: 101 }, (_, i) => ({ pool: 'bad-input', owner: `o${i}` })) });
+      problem(tooMany, 400, 'ids.invalid_request');
+      assert.equal(tooMany.body.detail, '/allocations: holds 101 items, at most 100 allowed');
+      assert.equal(
+        (await api.post('/pools/bad-input/allocations', { owner: 'o'.repeat(300) })).body.detail,
+        '/owner: is 300 characters long, at most 255 allowed',
+      );
       // HEAD is GET without the body (RFC 9110 9.3.2): the same status and headers
       const got = await api.get('/pools/bad-input');
       const head = await fetch(`${server.url}/ids/v1/pools/bad-input`, { method: 'HEAD' });
