@@ -72,5 +72,5 @@ export function createAccessControl(config: Config, log: Logger, clock: Clock): 
     );
   }
   log.info({ auth: 'noauth', allowed_hosts: config.allowedHosts, ...switches }, 'authentication: none (development mode)');
-  return new NoAuth(policy, config.allowedHosts, log);
+  return new NoAuth(policy, config.allowedHosts, config.corsAllowedOrigins, log);
 }

@@ -8,7 +8,11 @@
 // Because nobody is verified, a web page must not be able to reach this mode through the
 // browser's own connection to 127.0.0.1 (DNS rebinding: a page of evil.example whose name now
 // resolves to 127.0.0.1). Such a request still names evil.example in `Host`, so only requests
-// addressed to a loopback name, or to a name the operator allowed, are answered.
+// addressed to a loopback name, or to a name the operator allowed, are answered. Nor may a page
+// of another site send a request straight to 127.0.0.1: a POST without a body needs no CORS
+// preflight, and the browser would send it (validate or promote a service instance). A browser
+// names the page in `Origin`, so a request whose Origin is another site's is refused, unless the
+// operator allowed that origin (--cors-allowed-origins); clients other than browsers send none.
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { HTTP, httpError } from '../http/errors.js';
@@ -82,16 +86,44 @@ export function isLoopbackName(name: string): boolean {
 
 export class NoAuth implements AccessControl {
   private readonly allowedHosts: Set<string>;
+  private readonly allowedOrigins: Set<string>;
 
   constructor(
     private readonly policy: PolicyEngine,
     allowedHosts: readonly string[],
+    /** browser origins allowed to call (normalised as the configuration keeps them) */
+    allowedOrigins: readonly string[],
     private readonly log: Logger,
   ) {
     this.allowedHosts = new Set(allowedHosts.map(hostName));
+    this.allowedOrigins = new Set(allowedOrigins);
   }
 
   admit(headers: FastifyRequest['headers']): void {
+    this.admitHost(headers);
+    this.admitOrigin(headers);
+  }
+
+  /** A page's request: from a page this machine serves, or from an origin the operator allowed. */
+  private admitOrigin(headers: FastifyRequest['headers']): void {
+    const origin = header(headers, 'origin');
+    if (origin === undefined || this.allowedOrigins.has(origin.toLowerCase())) return;
+    let name: string | null = null;
+    try {
+      const url = new URL(origin);
+      if (url.protocol === 'http:' || url.protocol === 'https:') name = hostName(url.host);
+    } catch {
+      /* `null` (a sandboxed or file: page), or no URL at all */
+    }
+    if (name !== null && (isLoopbackName(name) || this.allowedHosts.has(name))) return;
+    throw httpError(
+      403,
+      HTTP.forbidden,
+      `A request from the page ${JSON.stringify(origin)} is not allowed: without authentication (--auth noauth) allot answers pages of localhost, 127.0.0.1, [::1], a name in --allowed-hosts or an origin in --cors-allowed-origins.`,
+    );
+  }
+
+  private admitHost(headers: FastifyRequest['headers']): void {
     const host = header(headers, 'host');
     const name = host === undefined ? '' : hostName(host);
     if (isLoopbackName(name) || this.allowedHosts.has(name)) return;

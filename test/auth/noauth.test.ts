@@ -79,6 +79,25 @@ for (const dialect of DIALECTS) {
       assert.equal((await request('GET', `${server.url}/ids/v1/pools/rebound`)).status, 404, 'nothing was written');
     });
 
+    test("a page of another site cannot send requests through the browser's own connection (a POST without a body needs no preflight)", async () => {
+      await request('POST', `${server.url}/ids/v1/pools`, { name: 'csrf', kind: 'integer', ranges: ['1-10'] });
+      const before = (await request('GET', `${server.url}/ids/v1/pools/csrf`)).body.version;
+      const local = { host: `127.0.0.1:${port}` };
+      for (const origin of ['https://evil.example', 'http://localhost.evil.example', 'null', 'file://']) {
+        const res = await raw(`${server.url}/ids/v1/pools/csrf`, 'PATCH', { ...local, origin }, { description: 'x' });
+        assert.equal(res.status, 403, origin);
+        assert.match(res.body.detail, /is not allowed: without authentication/);
+        const ironic = await raw(`${server.url}/baremetal/v1/nodes`, 'POST', { ...IRONIC, ...local, origin }, { resource_class: 'csrf' });
+        assert.equal(ironic.status, 403, origin);
+      }
+      assert.equal((await request('GET', `${server.url}/ids/v1/pools/csrf`)).body.version, before, 'nothing was changed');
+      // pages this machine serves (the dashboard), and those of an allowed name, are answered
+      for (const origin of [`http://127.0.0.1:${port}`, 'http://localhost:3000', `http://allot.internal:${port}`]) {
+        const res = await raw(`${server.url}/ids/v1/pools/csrf`, 'PATCH', { ...local, origin }, { description: origin });
+        assert.equal(res.status, 200, origin);
+      }
+    });
+
     test('loopback names (any port, any case) and --allowed-hosts names are answered', async () => {
       for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'LOCALHOST', 'localhost.', `allot.internal:${port}`, 'Allot.Internal']) {
         const res = await raw(`${server.url}/placement/resource_providers`, 'GET', { ...PLACEMENT, host });
@@ -163,6 +182,30 @@ describe('noauth: switches, policy file, refusals', () => {
       run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', '--port', '0'], { env: { ...process.env, ALLOT_ENFORCE_SCOPE: 'maybe' } }),
       /enforce scope must be true or false/,
     );
+  });
+
+  test('an origin in --cors-allowed-origins may call in noauth too', async () => {
+    const server = await startServer({ db: 'sqlite::memory:', corsAllowedOrigins: ['https://dash.example.com'] });
+    try {
+      const host = { host: new URL(server.url).host };
+      const ok = await raw(
+        `${server.url}/ids/v1/pools`,
+        'POST',
+        { ...host, origin: 'https://dash.example.com' },
+        { name: 'cors', kind: 'integer', ranges: ['1-2'] },
+      );
+      assert.equal(ok.status, 201);
+      assert.equal(ok.headers['access-control-allow-origin'], 'https://dash.example.com');
+      const other = await raw(
+        `${server.url}/ids/v1/pools`,
+        'POST',
+        { ...host, origin: 'https://other.example.com' },
+        { name: 'cors2', kind: 'integer', ranges: ['1-2'] },
+      );
+      assert.equal(other.status, 403);
+    } finally {
+      await server.close();
+    }
   });
 
   test('--insecure-noauth starts on 0.0.0.0 and still answers only loopback and allowed names', async () => {
