@@ -72,11 +72,13 @@ export function noauthCredentials(headers: FastifyRequest['headers']): Credentia
   };
 }
 
-/** The host name of a `Host` header: lower case, without port or brackets or a trailing dot. */
+/** `name[:port]` or `[v6][:port]`, nothing after the port (`127.0.0.1:80@evil.example` is no Host). */
+const HOST = /^(?:\[([0-9a-f:.]+)\]|([^:[\]@/\s]+))(?::\d{1,5})?$/;
+
+/** The host name of a `Host` header: lower case, without port or brackets or a trailing dot ('' when it is not a host). */
 export function hostName(host: string): string {
-  const h = host.trim().toLowerCase();
-  const name = h.startsWith('[') ? h.slice(1, h.indexOf(']') < 0 ? undefined : h.indexOf(']')) : h.split(':')[0]!;
-  return name.replace(/\.$/, '');
+  const m = HOST.exec(host.trim().toLowerCase());
+  return (m?.[1] ?? m?.[2] ?? '').replace(/\.$/, '');
 }
 
 /** localhost, 127.0.0.0/8 and ::1: names only this machine answers to. */

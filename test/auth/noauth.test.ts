@@ -104,6 +104,9 @@ for (const dialect of DIALECTS) {
         assert.equal(res.status, 200, host);
       }
       assert.equal((await raw(`${server.url}/ids/v1/pools`, 'GET', { host: 'other.internal' })).status, 403);
+      // a loopback name followed by anything but a port is no loopback Host
+      for (const host of [`127.0.0.1:${port}@evil.example`, `localhost:${port}/x`, 'localhost:80:80', `[::1]:${port}x`])
+        assert.equal((await raw(`${server.url}/ids/v1/pools`, 'GET', { host })).status, 403, host);
     });
 
     test('Placement: the roles in the headers go through the default rules (new defaults, scope enforced)', async () => {
