@@ -83,6 +83,39 @@ for (const dialect of DIALECTS) {
       assert.equal(fault(wrong).title, 'Method Not Allowed');
     });
 
+    test('secrets in driver_info and instance_info are masked in every answer, as Ironic masks them (show_password: nobody)', async () => {
+      const v = api.at('1.82');
+      const driver_info = {
+        ipmi_address: '10.0.0.9',
+        ipmi_username: 'root',
+        ipmi_password: 's3cret',
+        nested: { redfish_password: 'p', user: 'u' },
+        ports: ['password'],
+      };
+      const created = await v.post('/v1/nodes', { name: 'masked', driver: 'fake-hardware', driver_info });
+      assert.equal(created.status, 201, created.text);
+      const masked = {
+        ipmi_address: '10.0.0.9',
+        ipmi_username: 'root',
+        ipmi_password: '******',
+        nested: { redfish_password: '******', user: 'u' },
+        ports: ['password'],
+      };
+      assert.deepEqual(created.body.driver_info, masked);
+      assert.deepEqual((await v.get('/v1/nodes/masked')).body.driver_info, masked);
+      assert.deepEqual((await v.get('/v1/nodes/masked?fields=driver_info')).body.driver_info, masked);
+      assert.deepEqual((await v.get('/v1/nodes/detail')).body.nodes.find((n: { name: string }) => n.name === 'masked').driver_info, masked);
+      const patched = await v.patch('/v1/nodes/masked', [
+        { op: 'add', path: '/instance_info/image_url', value: 'https://swift/v1/temp?sig=abc' },
+        { op: 'add', path: '/instance_info/configdrive', value: 'H4sI' },
+        { op: 'add', path: '/instance_info/root_gb', value: 10 },
+      ]);
+      assert.equal(patched.status, 200, patched.text);
+      assert.deepEqual(patched.body.instance_info, { image_url: '******', configdrive: '******', root_gb: 10 });
+      assert.equal(patched.body.driver_info.ipmi_password, '******');
+      assert.equal((await v.delete('/v1/nodes/masked')).status, 204);
+    });
+
     test('bad bodies: malformed JSON, wrong media type, not an object, unknown fields, wrong types', async () => {
       const cases: Array<[string, string | undefined, RegExp]> = [
         ['{bad', 'application/json', /^Malformed JSON in the request body/],

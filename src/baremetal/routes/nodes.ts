@@ -29,6 +29,7 @@ import { type ChassisRecord, requireChassis } from '../store/inventory.js';
 import { isUuidLike } from '../../core/uuid.js';
 import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
 import { parseBool } from '../core/rules.js';
+import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
 import {
   ALLOCATION_FIELDS,
   NODE_FIELDS,
@@ -48,13 +49,17 @@ type E = Endpoint;
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 /**
- * A node as this caller may see it. Below `baremetal:node:get:filter_threshold` (the system
+ * A node as this caller may see it: secrets in `driver_info` and `instance_info` masked unless
+ * `show_password` / `show_instance_secrets` allow them (core/secrets.ts). Below `baremetal:node:get:filter_threshold` (the system
  * readers) Ironic redacts the fields that tell of the infrastructure unless their own rule allows
  * them (by default the owner's readers: not a lessee); the texts are Ironic's.
  */
 function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Record<string, unknown> {
   const body = nodeView(node, view(req, ctx), fields);
   const target = nodeTarget(node);
+  // secrets are masked for everyone the policy does not name (by default: everyone)
+  if (body.driver_info && !req.allows('show_password', target)) body.driver_info = maskSecrets(body.driver_info);
+  if (body.instance_info && !req.allows('show_instance_secrets', target)) body.instance_info = maskInstanceSecrets(body.instance_info);
   if (req.allows('baremetal:node:get:filter_threshold', target)) return body;
   const hidden = (field: string) => field in body && !req.allows(`baremetal:node:get:${field}`, target);
   if (hidden('last_error')) body.last_error = '** Value Redacted - Requires baremetal:node:get:last_error permission. **';
