@@ -11,8 +11,9 @@
 // addressed to a loopback name, or to a name the operator allowed, are answered. Nor may a page
 // of another site send a request straight to 127.0.0.1: a POST without a body needs no CORS
 // preflight, and the browser would send it (validate or promote a service instance). A browser
-// names the page in `Origin`, so a request whose Origin is another site's is refused, unless the
-// operator allowed that origin (--cors-allowed-origins); clients other than browsers send none.
+// names the page in `Origin`, so a request that changes something (not GET, HEAD, OPTIONS) whose
+// Origin is another site's is refused, unless the operator allowed that origin
+// (--cors-allowed-origins); clients other than browsers send none.
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { HTTP, httpError } from '../http/errors.js';
@@ -86,6 +87,9 @@ export function isLoopbackName(name: string): boolean {
   return name === 'localhost' || name === '::1' || name === '0:0:0:0:0:0:0:1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name);
 }
 
+/** Methods that change nothing (RFC 9110 §9.2.1). */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
 export class NoAuth implements AccessControl {
   private readonly allowedHosts: Set<string>;
   private readonly allowedOrigins: Set<string>;
@@ -101,9 +105,11 @@ export class NoAuth implements AccessControl {
     this.allowedOrigins = new Set(allowedOrigins);
   }
 
-  admit(headers: FastifyRequest['headers']): void {
+  admit(headers: FastifyRequest['headers'], method: string): void {
     this.admitHost(headers);
-    this.admitOrigin(headers);
+    // only what changes something: a page's GET is answered as Placement answers it (its CORS
+    // headers decide whether the page may read the answer)
+    if (!SAFE_METHODS.has(method)) this.admitOrigin(headers);
   }
 
   /** A page's request: from a page this machine serves, or from an origin the operator allowed. */

@@ -61,7 +61,7 @@ export class JsonText {
 /** Who authenticates requests and decides what they may do (auth/): one for every API. */
 export interface AccessControl {
   /** Refuse a request before anything else looks at it (noauth: a `Host` that is not this machine). */
-  admit(headers: FastifyRequest['headers']): void;
+  admit(headers: FastifyRequest['headers'], method: string): void;
   /** The caller's credentials; throws 401 (no or bad token) or 503 (the identity service is down). */
   authenticate(api: string, headers: FastifyRequest['headers']): Promise<Credentials>;
   /** Throws 403 unless `rule` allows the caller on `target` (fields the target lacks are the caller's own). */
@@ -276,7 +276,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
     /** the matched template, for metrics (a 405 or a refused request still has one) */
     let template: string | null = null;
     try {
-      options.access.admit(req.headers);
+      options.access.admit(req.headers, req.method);
       const notReady = await options.awaitReady(req);
       if (notReady !== null) {
         reply.header('retry-after', '2');

@@ -77,7 +77,7 @@ export function registerDatabaseGauges(metrics: Metrics, database: Database, log
 export async function serveMetrics(app: { config: Config; access: AccessControl; metrics: Metrics }, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   try {
     if (!app.config.metricsPublic) {
-      app.access.admit(req.headers);
+      app.access.admit(req.headers, req.method);
       if (app.config.auth === 'keystone') {
         const credentials = await app.access.authenticate('metrics', req.headers);
         if (!credentials.roles.includes('admin')) {

@@ -91,6 +91,8 @@ for (const dialect of DIALECTS) {
         assert.equal(ironic.status, 403, origin);
       }
       assert.equal((await request('GET', `${server.url}/ids/v1/pools/csrf`)).body.version, before, 'nothing was changed');
+      // what changes nothing is answered, as Placement answers it (CORS decides whether the page may read it)
+      assert.equal((await raw(`${server.url}/ids/v1/pools/csrf`, 'GET', { ...local, origin: 'https://evil.example' })).status, 200);
       // pages this machine serves (the dashboard), and those of an allowed name, are answered
       for (const origin of [`http://127.0.0.1:${port}`, 'http://localhost:3000', `http://allot.internal:${port}`]) {
         const res = await raw(`${server.url}/ids/v1/pools/csrf`, 'PATCH', { ...local, origin }, { description: origin });
