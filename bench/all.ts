@@ -14,13 +14,18 @@
 // Each bench writes its own JSON into --out-dir (default bench/results/<date>-all/); the table
 // goes to stdout and to table.txt there, and summary.json holds the table's numbers.
 //
-//   npm run bench
+// The references are other projects' launchers (scripts/references.ts): --real-placement and
+// --real-ironic, or ALLOT_REAL_PLACEMENT and ALLOT_REAL_IRONIC, name them.
+//
+//   ALLOT_REAL_PLACEMENT=../shared/conformance/placement/real_placement.py \
+//   ALLOT_REAL_IRONIC=../shared/reference/ironic/real_ironic.py npm run bench
 //   npm run bench -- --only baremetal,ids --quick
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { referenceFile } from '../scripts/references.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BENCHES = ['placement', 'candidates', 'baremetal', 'ids'] as const;
@@ -34,11 +39,15 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     /** only print the table from the JSON already in --out-dir */
     'table-only': { type: 'boolean', default: false },
+    'real-placement': { type: 'string' },
+    'real-ironic': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  console.log('usage: npm run bench -- [--only placement,candidates,baremetal,ids] [--out-dir DIR] [--quick] [--table-only]');
+  console.log(
+    'usage: npm run bench -- [--only placement,candidates,baremetal,ids] [--out-dir DIR] [--quick] [--table-only] [--real-placement PATH] [--real-ironic PATH]',
+  );
   process.exit(0);
 }
 const outDir = args['out-dir']!;
@@ -46,6 +55,9 @@ const only = args.only!.split(',') as Bench[];
 const quick = args.quick!;
 mkdirSync(outDir, { recursive: true });
 const file = (bench: Bench) => path.join(outDir, `${bench}.json`);
+// asked for before anything runs, not an hour into the run
+const realPlacement = only.includes('placement') && !args['table-only'] ? referenceFile('real-placement', 'npm run bench', args['real-placement']) : '';
+const realIronic = only.includes('baremetal') && !args['table-only'] ? referenceFile('real-ironic', 'npm run bench', args['real-ironic']) : '';
 
 /** Each bench's command; its JSON goes to file(bench). */
 const COMMANDS: Record<Bench, { args: string[]; stdoutIsJson?: boolean }> = {
@@ -53,6 +65,8 @@ const COMMANDS: Record<Bench, { args: string[]; stdoutIsJson?: boolean }> = {
     args: [
       'bench/placement.ts',
       '--vs-real',
+      '--real-placement',
+      realPlacement,
       '--providers',
       '1000',
       '--concurrency',
@@ -71,6 +85,8 @@ const COMMANDS: Record<Bench, { args: string[]; stdoutIsJson?: boolean }> = {
     args: [
       'bench/baremetal.ts',
       '--vs-real',
+      '--real-ironic',
+      realIronic,
       '--concurrency',
       '1,16',
       '--allocations',

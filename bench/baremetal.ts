@@ -4,12 +4,12 @@
 // fresh nodes each round and no simulated delays, measured as the Placement bench measures claims:
 // a server of its own (not sharing the bench's event loop) and the lean keep-alive client. With
 // --vs-real the same workload also runs against the real Ironic (Debian's python3-ironic, started
-// by ../shared/reference/ironic/real_ironic.py: API and conductor in one process, fake hardware,
-// SQLite). Prints one JSON document (and writes it to --out).
+// by the launcher --real-ironic or ALLOT_REAL_IRONIC names: API and conductor in one process, fake
+// hardware, SQLite). Prints one JSON document (and writes it to --out).
 //
 //   npm run bench:baremetal
 //   npm run bench:baremetal -- --allocations 300 --concurrency 1,8,32 --dialects sqlite --backends database --sqlite-sync normal
-//   npm run bench:baremetal -- --vs-real --real-allocations 40
+//   npm run bench:baremetal -- --vs-real --real-ironic ../shared/reference/ironic/real_ironic.py --real-allocations 40
 //   npm run build && npx tsx bench/baremetal.ts --root /path/to/other/tree   # another build, same bench
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { referenceFile } from '../scripts/references.js';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { KeepAliveClient } from './lib/http.js';
 import { statementsSent } from './lib/count-queries.mjs';
@@ -38,7 +39,8 @@ const { values } = parseArgs({
     'pool-sizes': { type: 'string', default: '10,10000' },
     /** allocations per pool size (each released again, so the pool keeps its size) */
     'pool-allocations': { type: 'string', default: '50' },
-    'real-ironic': { type: 'string', default: fileURLToPath(new URL('../../shared/reference/ironic/real_ironic.py', import.meta.url)) },
+    /** the real Ironic's launcher real_ironic.py (or ALLOT_REAL_IRONIC); with --vs-real */
+    'real-ironic': { type: 'string' },
     /** the allot tree whose dist/ is served (`npm run build` there first) */
     root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
     out: { type: 'string' },
@@ -117,7 +119,7 @@ function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'plac
 const execFileP = promisify(execFile);
 
 function realIronicTarget(): Target {
-  const script = values['real-ironic']!;
+  const script = referenceFile('real-ironic', 'bench:baremetal --vs-real', values['real-ironic']);
   return {
     name: 'real-ironic',
     db: 'sqlite',

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { referenceFile } from '../scripts/references.js';
 import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { pgbench, sqliteCommitRate } from './lib/baselines.js';
 import { statementsSent } from './lib/count-queries.mjs';
@@ -47,7 +48,7 @@ const HELP = `usage: npm run bench:placement -- (--url URL | --vs-real | --only-
   --timeout S               per-request timeout (default 300)
   --baselines / --no-baselines   measure commit rates (default: on with --vs-real)
   --baseline-seconds S      per pgbench level / SQLite mode (default 10)
-  --real-placement PATH     real_placement.py (default ../shared/conformance/placement/real_placement.py)
+  --real-placement PATH     the real Placement's launcher real_placement.py (or ALLOT_REAL_PLACEMENT)
   --allot-cpu-prof DIR      run allot targets with node --cpu-prof, profiles written to DIR
   --count-queries           count the SQL statements allot sends (preloaded counter), per operation
   --quiet-load L            before the baselines and each target, wait (up to --quiet-wait S,
@@ -80,7 +81,7 @@ const { values: args } = parseArgs({
     baselines: { type: 'boolean' },
     'no-baselines': { type: 'boolean', default: false },
     'baseline-seconds': { type: 'string', default: '10' },
-    'real-placement': { type: 'string', default: path.resolve(root, '../shared/conformance/placement/real_placement.py') },
+    'real-placement': { type: 'string' },
     'allot-cpu-prof': { type: 'string' },
     'count-queries': { type: 'boolean', default: false },
     'quiet-load': { type: 'string' },
@@ -116,6 +117,8 @@ for (const s of steps) if (!(STEPS as readonly string[]).includes(s)) fail(`unkn
 if (!['auto', 'candidates', 'providers'].includes(args.pick)) fail('--pick must be auto, candidates or providers');
 const targets = args.targets.split(',').map((s) => s.trim());
 for (const t of targets) if (!(TARGETS as readonly string[]).includes(t)) fail(`unknown target ${t}`);
+const realPlacement =
+  args['vs-real'] && targets.includes(REFERENCE) ? referenceFile('real-placement', 'bench:placement --vs-real', args['real-placement']) : '';
 if (!/^1\.(2[89]|3\d)$/.test(args.microversion)) fail('--microversion must be 1.28 to 1.39 (the workload uses consumer generations)');
 const sizes = list('providers', args.providers);
 if (sizes.some((n, i) => i > 0 && n <= sizes[i - 1]!)) fail('--providers must be ascending');
@@ -297,7 +300,7 @@ try {
         target.dbPids = postgres!.pids;
         Object.assign(target.facts, { database: postgres!.source }, await postgresFacts(url));
       } else {
-        target = await startRealPlacement({ script: args['real-placement'], logDir });
+        target = await startRealPlacement({ script: realPlacement, logDir });
       }
       cleanups.push(target.stop);
       const roots = [target.pid, ...target.dbPids];

@@ -2,7 +2,7 @@
 // differs (status, Allow and Location, or the body: key order kept, uuids, timestamps and request
 // ids set aside). Run:
 //
-//   /usr/bin/python3 ../shared/reference/ironic/real_ironic.py start --state-dir /tmp/ironic --port 6399
+//   /usr/bin/python3 "$ALLOT_REAL_IRONIC" start --state-dir /tmp/ironic --port 6399   # the real Ironic (scripts/references.ts)
 //   node dist/cli/main.js serve --db sqlite::memory: --port 0 --baremetal-port 6398 \
 //     --conductor-id ironic-reference --log-level warn &
 //   npx tsx scripts/baremetal-differential.ts http://127.0.0.1:6399 http://127.0.0.1:6398 [scenario substring]
@@ -13,6 +13,7 @@
 // difference is reported. A step marked `known` is a difference docs/baremetal.md owns up to: it
 // is shown but not counted. Exit status 1 when anything else differs.
 import { randomBytes } from 'node:crypto';
+import { requireAnswering } from './references.js';
 
 type Step = {
   method: string;
@@ -437,6 +438,7 @@ if (!realUrl || !allotUrl) {
   console.error('usage: baremetal-differential.ts REAL_IRONIC_URL ALLOT_URL [scenario substring]');
   process.exit(2);
 }
+await requireAnswering(realUrl, 'real-ironic', 'baremetal-differential');
 let requests = 0;
 let differ = 0;
 let known = 0;

@@ -4,7 +4,7 @@
 // sets (Placement's order is arbitrary): status, allocation requests (with mappings) and provider
 // summaries.
 //
-//   /usr/bin/python3 ../shared/conformance/placement/real_placement.py --port 8790 &
+//   /usr/bin/python3 "$ALLOT_REAL_PLACEMENT" --port 8790 &   # the real Placement (scripts/references.ts)
 //   npx tsx scripts/candidates-differential.ts --real http://127.0.0.1:8790 [--worlds 20] [--queries 150] [--seed 1]
 //
 // allot runs in this process on an in-memory SQLite unless --allot URL is given. Both servers must
@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { defaultConfig } from '../src/config.js';
 import { startAllot } from '../src/server/start.js';
+import { requireAnswering } from './references.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,6 +29,7 @@ if (!args.real) {
   console.error('usage: candidates-differential.ts --real URL [--allot URL] [--worlds N] [--queries N] [--seed N]');
   process.exit(2);
 }
+await requireAnswering(args.real, 'real-placement', 'candidates-differential');
 
 function mulberry32(seed: number) {
   return () => {

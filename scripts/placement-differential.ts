@@ -1,7 +1,7 @@
 // Play the same Placement requests against allot and the real Placement and show every answer
 // that differs (status, or body with request ids and server-made uuids set aside). Run:
 //
-//   /usr/bin/python3 ../shared/conformance/placement/real_placement.py --port 8780 &
+//   /usr/bin/python3 "$ALLOT_REAL_PLACEMENT" --port 8780 &   # the real Placement (scripts/references.ts)
 //   node dist/cli/main.js serve --db sqlite::memory: --port 0 --placement-port 8781 &
 //   npx tsx scripts/placement-differential.ts http://127.0.0.1:8780 http://127.0.0.1:8781
 //
@@ -9,6 +9,7 @@
 // failures at each microversion, inventory changes over usage, uuids echoed as sent); add to them
 // when a new difference is reported. Each scenario runs on a fresh set of providers.
 import { randomUUID } from 'node:crypto';
+import { requireAnswering } from './references.js';
 
 type Step = { method: string; path: string; body?: unknown; version?: string; headers?: Record<string, string> };
 type Vars = Record<'rp' | 'p2' | 'c1' | 'c2' | 'c3' | 'agg' | 'agg2', string>;
@@ -165,6 +166,7 @@ if (!real || !allot) {
   console.error('usage: placement-differential.ts REAL_PLACEMENT_URL ALLOT_PLACEMENT_URL');
   process.exit(2);
 }
+await requireAnswering(real, 'real-placement', 'placement-differential');
 let differences = 0;
 let compared = 0;
 for (const scenario of SCENARIOS) {

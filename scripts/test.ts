@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startKeystone } from '../test/helpers/keystone.js';
+import { type StartedKeystone, startKeystone } from '../test/helpers/keystone.js';
 import { type RunningPostgres, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { ensureSystemPackages } from './system-deps.js';
 
@@ -33,28 +33,35 @@ if (files.length === 0) {
 
 ensureSystemPackages();
 
+// A fixture that fails to start says why in one line; what the run started is stopped either way.
 let postgres: RunningPostgres | null = null;
-let adminUrl = process.env.DATABASE_URL;
-if (!adminUrl) {
-  postgres = await startEmbeddedPostgres();
-  adminUrl = postgres.adminUrl;
-  console.log(`# throwaway PostgreSQL at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}`);
+let keystone: StartedKeystone | null = null;
+let code = 1;
+try {
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    postgres = await startEmbeddedPostgres();
+    adminUrl = postgres.adminUrl;
+    console.log(`# throwaway PostgreSQL at ${adminUrl.replace(/:[^:@/]*@/, ':***@')}`);
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, ALLOT_TEST_PG_ADMIN_URL: adminUrl };
+  if (files.some((f) => path.basename(f).includes('keystone')) && !process.env.ALLOT_TEST_KEYSTONE_DIR) {
+    console.log('# starting a real Keystone for the run');
+    keystone = await startKeystone().catch((err: Error) => {
+      throw new Error(`cannot start Keystone: ${err.message}`);
+    });
+    env.ALLOT_TEST_KEYSTONE_DIR = keystone.stateDir;
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+    stdio: 'inherit',
+    cwd: root,
+    env,
+  });
+  code = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
+} catch (err) {
+  console.error(`npm test: ${(err as Error).message}`);
+} finally {
+  await postgres?.stop();
+  await keystone?.stop();
 }
-
-let keystone: Awaited<ReturnType<typeof startKeystone>> | null = null;
-const env: NodeJS.ProcessEnv = { ...process.env, ALLOT_TEST_PG_ADMIN_URL: adminUrl };
-if (files.some((f) => path.basename(f).includes('keystone')) && !process.env.ALLOT_TEST_KEYSTONE_DIR) {
-  console.log('# starting a real Keystone for the run');
-  keystone = await startKeystone();
-  env.ALLOT_TEST_KEYSTONE_DIR = keystone.stateDir;
-}
-
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
-  stdio: 'inherit',
-  cwd: root,
-  env,
-});
-const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
-if (postgres) await postgres.stop();
-if (keystone) await keystone.stop();
 process.exit(code);

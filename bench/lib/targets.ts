@@ -108,12 +108,11 @@ function maskDb(url: string): string {
 }
 
 /**
- * The real Placement via ../shared/conformance/placement/real_placement.py (uwsgi, one process,
- * one thread, `Connection: close`, on its own throwaway PostgreSQL cluster). Stopping it with
+ * The real Placement through its launcher real_placement.py (--real-placement: uwsgi, one
+ * process, one thread, `Connection: close`, on its own throwaway PostgreSQL cluster). Stopping it with
  * SIGTERM removes its temporary directory and cluster.
  */
 export async function startRealPlacement(opts: { script: string; logDir: string }): Promise<Target> {
-  if (!existsSync(opts.script)) throw new Error(`${opts.script} not found (pass --real-placement PATH)`);
   const port = await freePort();
   const proc = spawn('/usr/bin/python3', [opts.script, '--port', String(port), '--db', 'postgresql'], { stdio: ['ignore', 'pipe', 'pipe'] });
   const logFile = logTo(opts.logDir, 'real-placement', proc);

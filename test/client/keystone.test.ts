@@ -1,57 +1,38 @@
 // Keystone password authentication of the client and the CLI (OS_AUTH_URL, OS_USERNAME, …)
-// against a real Keystone (../shared/reference/keystone/real_keystone.py: Debian's keystone under
-// uwsgi). The token the client gets is checked by Keystone itself; the CLI is run with the OS_*
+// against a real Keystone (test/helpers/keystone.ts: Debian's keystone under uwsgi). The token
+// the client gets is checked by Keystone itself; the CLI is run with the OS_*
 // variables a user of the openstack CLI has in their environment.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { AllotApiError, keystonePasswordLogin, keystonePasswordToken } from '../../src/client/index.js';
-import { freePort } from '../helpers/postgres.js';
+import { type RealKeystone, realKeystone } from '../helpers/keystone.js';
 import { type TestServer, startServer } from '../helpers/server.js';
 
 const exec = promisify(execFile);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const launcher = process.env.ALLOT_REAL_KEYSTONE ?? path.resolve(root, '../shared/reference/keystone/real_keystone.py');
 const cli = path.join(root, 'dist/cli/main.js');
 
-interface KeystoneState {
-  keystone_url: string;
-  users: Record<string, { password: string; project: string | null }>;
-}
-
 describe('Keystone password authentication (real Keystone)', () => {
-  let stateDir: string;
-  let ownKeystone = false;
-  let keystone: KeystoneState;
+  let keystone: RealKeystone & { stop(): Promise<void> };
   let server: TestServer;
 
   before(async () => {
-    // `npm test` may hand over a Keystone started once for the run; otherwise start one (about a minute)
-    stateDir = process.env.ALLOT_TEST_KEYSTONE_DIR ?? '';
-    if (!stateDir) {
-      stateDir = mkdtempSync(path.join(os.tmpdir(), 'allot-keystone-'));
-      ownKeystone = true;
-      await exec('/usr/bin/python3', [launcher, 'start', '--state-dir', stateDir, '--port', String(await freePort())], { maxBuffer: 16 << 20 });
-    }
-    keystone = JSON.parse(readFileSync(path.join(stateDir, 'users.json'), 'utf8')) as KeystoneState;
+    // `npm test` hands over a Keystone started once for the run; run alone, the file starts one
+    keystone = await realKeystone();
     server = await startServer({ db: 'sqlite::memory:' });
   });
 
   after(async () => {
     await server?.close();
-    if (ownKeystone) {
-      await exec('/usr/bin/python3', [launcher, 'stop', '--state-dir', stateDir]).catch(() => {});
-      rmSync(stateDir, { recursive: true, force: true });
-    }
+    await keystone?.stop();
   });
 
   const auth = (user: string, password?: string) => ({
-    authUrl: keystone.keystone_url,
+    authUrl: keystone.url,
     username: user,
     password: password ?? keystone.users[user]!.password,
     projectName: keystone.users[user]!.project ?? undefined,
@@ -60,7 +41,7 @@ describe('Keystone password authentication (real Keystone)', () => {
   test('the client logs in by password and Keystone accepts the token it got, scoped to the project', async () => {
     const { token, expiresAt } = await keystonePasswordLogin(auth('p1-member'));
     assert.ok(expiresAt! > Date.now());
-    const check = await fetch(`${keystone.keystone_url.replace(/\/$/, '')}/auth/tokens`, { headers: { 'x-auth-token': token, 'x-subject-token': token } });
+    const check = await fetch(`${keystone.url.replace(/\/$/, '')}/auth/tokens`, { headers: { 'x-auth-token': token, 'x-subject-token': token } });
     assert.equal(check.status, 200);
     const body = (await check.json()) as { token: { user: { name: string }; project: { name: string } } };
     assert.equal(body.token.user.name, 'p1-member');
@@ -86,7 +67,7 @@ describe('Keystone password authentication (real Keystone)', () => {
     const env = (user: string, password?: string) => ({
       ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ALLOT_') && !k.startsWith('OS_'))),
       ALLOT_URL: server.url,
-      OS_AUTH_URL: keystone.keystone_url,
+      OS_AUTH_URL: keystone.url,
       OS_USERNAME: user,
       OS_PASSWORD: password ?? keystone.users[user]!.password,
       OS_PROJECT_NAME: keystone.users[user]!.project ?? '',

@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } 
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { EmbeddedPostgres, freePort } from './postgres.js';
+import { EmbeddedPostgres, freePort, startOrCleanUp } from './postgres.js';
 
 export interface ControlledPostgres {
   /** URL of a database on this server */
@@ -30,6 +30,7 @@ export async function startControlledPostgres(): Promise<ControlledPostgres> {
   mkdirSync(socketDir, { mode: 0o777 });
   chmodSync(socketDir, 0o777);
   const port = await freePort();
+  let log = '';
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -38,11 +39,10 @@ export async function startControlledPostgres(): Promise<ControlledPostgres> {
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'max_connections=200', '-c', `unix_socket_directories=${socketDir}`, '-c', 'fsync=off'],
-    onLog: () => {},
+    onLog: (message) => (log = (log + message).slice(-4_000)),
     onError: () => {},
   });
-  await server.initialise();
-  await server.start();
+  await startOrCleanUp(server, dir, dataDir, () => log);
   let running = true;
   const url = (database: string) => `postgres://postgres:postgres@127.0.0.1:${port}/${database}`;
   const admin = async <T>(fn: (c: pg.Client) => Promise<T>): Promise<T> => {

@@ -53,6 +53,56 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
+/** How long a PostgreSQL server may take to start (ALLOT_TEST_PG_START_TIMEOUT, seconds). */
+const START_TIMEOUT_MS = Number(process.env.ALLOT_TEST_PG_START_TIMEOUT ?? 120) * 1_000;
+
+/**
+ * Initialise and start an embedded server whose files are all under `dir`.
+ * When that fails, or takes longer than START_TIMEOUT_MS, the server's processes are stopped and
+ * `dir` removed: a failed start leaves nothing behind. The error says why in one line.
+ */
+export async function startOrCleanUp(server: EmbeddedPostgres, dir: string, dataDir: string, log: () => string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await server.initialise();
+    await Promise.race([
+      server.start(),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`not ready within ${START_TIMEOUT_MS / 1000}s`)), START_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (err) {
+    await stopPostmaster(dataDir);
+    rmSync(dir, { recursive: true, force: true });
+    const why = (err as Error | undefined)?.message || log().trim().split('\n').slice(-2).join(' | ') || 'it exited';
+    throw new Error(`PostgreSQL did not start: ${why}`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Stop the server whose data directory this is (its postmaster.pid), if one runs: SIGKILL after 10 s. */
+async function stopPostmaster(dataDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return;
+  }
+  const signal = (sig: NodeJS.Signals | 0) => {
+    try {
+      process.kill(pid, sig);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  signal('SIGQUIT'); // immediate shutdown: the postmaster takes its children with it
+  const deadline = Date.now() + 10_000;
+  while (signal(0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  signal('SIGKILL');
+}
+
 export interface RunningPostgres {
   /** URL of the `postgres` maintenance database, for creating test databases */
   adminUrl: string;
@@ -70,19 +120,20 @@ export async function startEmbeddedPostgres(extraFlags: string[] = []): Promise<
   const socketDir = path.join(dir, 'socket');
   mkdirSync(socketDir, { mode: 0o777 });
   chmodSync(socketDir, 0o777);
+  const dataDir = path.join(dir, 'data');
+  let log = '';
   const server = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'data'),
+    databaseDir: dataDir,
     port,
     user: 'postgres',
     password: 'postgres',
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: ['-c', 'max_connections=400', '-c', 'shared_buffers=128MB', '-c', `unix_socket_directories=${socketDir}`, ...extraFlags],
-    onLog: () => {},
+    onLog: (message) => (log = (log + message).slice(-4_000)),
     onError: () => {},
   });
-  await server.initialise();
-  await server.start();
+  await startOrCleanUp(server, dir, dataDir, () => log);
   return {
     adminUrl: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     socketUrl: `postgres://postgres:postgres@${encodeURIComponent(socketDir)}:${port}/postgres`,
