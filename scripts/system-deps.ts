@@ -21,6 +21,8 @@ const PACKAGES: Record<string, string> = {
   uwsgi: 'uwsgi --version',
   'uwsgi-plugin-python3': 'test -e /usr/lib/uwsgi/plugins/python3_plugin.so',
   chromium: '/usr/bin/chromium --version',
+  // test/deploy.test.ts: systemd-analyze verify of deploy/allot.service
+  systemd: 'systemd-analyze --version',
 };
 
 const works = (check: string) => spawnSync('sh', ['-c', `${check} >/dev/null 2>&1`]).status === 0;

@@ -1,5 +1,6 @@
 // The npm package as users get it: `npm pack` (with the package's own lifecycle scripts, on a
-// copy of the sources so the dist/ other tests run is left alone), `npm install <tarball>` into an
+// copy of exactly the files deploy/Dockerfile copies into its build, so the dist/ other tests run
+// is left alone and the image's build is known to have what it needs), `npm install <tarball>` into an
 // empty directory (from the npm registry), then the installed `allot`: help, version, serve, the
 // typed client imported as `allot/client` (in JavaScript and in TypeScript), and every
 // subcommand's help listing every option.
@@ -12,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Command } from 'commander';
 import { allCommands, buildProgram } from '../../src/cli/program.js';
+import { dockerCopySources } from '../helpers/dockerfile.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(path.join(os.tmpdir(), 'allot-pack-'));
@@ -38,9 +40,9 @@ describe('npm package', () => {
   let tarball: string;
 
   before(async () => {
-    // the package's inputs, as a fresh checkout has them; node_modules shared for the build
+    // the package's inputs, as the image's build has them; node_modules shared for the build
     mkdirSync(source);
-    for (const entry of ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'ui', 'deploy']) {
+    for (const entry of dockerCopySources()) {
       cpSync(path.join(root, entry), path.join(source, entry), { recursive: true });
     }
     symlinkSync(path.join(root, 'node_modules'), path.join(source, 'node_modules'), 'dir');
