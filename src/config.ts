@@ -85,6 +85,8 @@ export interface Config {
   httpIdleTimeout: number;
   /** HTTP: most client connections at once per listener; more are refused */
   maxConnections: number;
+  /** on SIGTERM, keep serving this long with /readyz 503 before closing the listener, ms */
+  shutdownDelay: number;
   /** who callers are: `noauth` (development: nobody is verified; loopback only) or `keystone` (tokens) */
   auth: AuthMode;
   /** serve noauth on a non-loopback address anyway (anyone who reaches the port is an administrator) */
@@ -471,6 +473,13 @@ export const OPTIONS: OptionSpec[] = [
     parse: int('max connections', 1, 1_000_000),
   },
   {
+    key: 'shutdownDelay',
+    flag: '--shutdown-delay <seconds>',
+    env: 'ALLOT_SHUTDOWN_DELAY',
+    description: 'on SIGTERM, keep serving this long while /readyz answers 503, so that a load balancer stops sending requests before the listener closes',
+    parse: seconds('shutdown delay', 0, 300),
+  },
+  {
     key: 'auth',
     flag: '--auth <mode>',
     env: 'ALLOT_AUTH',
@@ -633,6 +642,7 @@ export function defaultConfig(): Config {
     httpKeepaliveTimeout: 5_000,
     httpIdleTimeout: 60_000,
     maxConnections: 1_000,
+    shutdownDelay: 0,
     auth: 'noauth',
     insecureNoauth: false,
     metricsPublic: false,

@@ -1,5 +1,5 @@
-// The `allot` command as users run it: serve (free port, graceful SIGTERM), migrate (also by
-// several processes at once), and refusal of bad options.
+// The `allot` command as users run it: serve (free port, graceful SIGTERM, the drain of
+// --shutdown-delay), migrate (also by several processes at once), and refusal of bad options.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -71,6 +71,27 @@ describe('allot command', () => {
     assert.ok(Date.now() - started < 3_000, 'no keep-alive holds the exit back');
     // a request that arrives once it is stopping is refused as allot's, not the database's
     assert.doesNotMatch(server.output(), /"status":5\d\d/);
+  });
+
+  test('--shutdown-delay: after SIGTERM requests are served, with Connection: close, while /readyz is 503; then the listener closes and it exits 0', async () => {
+    const server = await spawnServer(['--db', `sqlite:${path.join(dir, 'delay.db')}`, '--shutdown-delay', '2']);
+    const sigterm = Date.now();
+    const stopped = server.stop();
+    await sleep(300);
+    const ready = await fetch(`${server.url}/readyz`);
+    assert.equal(ready.status, 503);
+    assert.match(await ready.text(), /draining/);
+    const served = await fetch(`${server.url}/ids/v1/pools`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'while-draining', kind: 'integer', ranges: ['1-9'] }),
+    });
+    assert.equal(served.status, 201, await served.text());
+    assert.equal(served.headers.get('connection'), 'close');
+    assert.equal(await stopped, 0);
+    assert.ok(Date.now() - sigterm >= 2_000, 'it served for the whole delay');
+    assert.match(server.output(), /draining/);
+    await assert.rejects(fetch(`${server.url}/readyz`), 'the listener is closed');
   });
 
   test('migrate creates the schema once, even when several processes run it at the same time', async () => {

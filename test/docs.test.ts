@@ -1,7 +1,7 @@
 // The documents stay true: the option tables of README.md, docs/baremetal.md and docs/ids.md
 // agree with src/config.ts (flag, environment variable, default), every relative link points to
 // a file that exists, and docs/operations.md prints exactly the Patroni, HAProxy, etcd and allot
-// settings that `npm run test:ha` runs (test/ha/layout.ts).
+// settings that `npm run test:ha` runs (test/ha/layout.ts, test/ha/load-balancer.ts).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_ENV, OPTIONS, type OptionSpec, defaultConfig } from '../src/config.js';
 import { ALLOT_HA_ARGS, ALLOT_USER, DOCUMENTED, etcdArgs, haproxyConfig, patroniYaml } from './ha/layout.js';
+import { DOCUMENTED_LOAD_BALANCER, SHUTDOWN_DELAY_ARGS, loadBalancerConfig } from './ha/load-balancer.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -80,6 +81,13 @@ describe('the documents', () => {
         assert.ok(existsSync(resolved), `${file} links to ${target}, which does not exist`);
       }
     }
+  });
+
+  test('docs/operations.md prints the load balancer the rolling-restart test runs, word for word', () => {
+    const doc = read('docs/operations.md');
+    assert.ok(doc.includes(`\`\`\`\n${loadBalancerConfig(DOCUMENTED_LOAD_BALANCER)}\`\`\``), 'the HAProxy configuration');
+    const [flag, value] = SHUTDOWN_DELAY_ARGS;
+    assert.match(doc, new RegExp(`^${flag!.slice(2)}: ${value} `, 'm'), "the processes' shutdown delay in allot.yaml");
   });
 
   test('docs/operations.md prints the layout npm run test:ha runs, word for word', () => {

@@ -61,8 +61,8 @@ export function registerServerCommands(program: Command): void {
       if (stopping) return;
       stopping = true;
       running.context.log.info({ signal }, 'stopping');
-      // A second signal, or a shutdown that hangs, ends the process anyway.
-      setTimeout(() => process.exit(1), 30_000).unref();
+      // A shutdown that hangs ends the process anyway, 30 s after the drain.
+      setTimeout(() => process.exit(1), config.shutdownDelay + 30_000).unref();
       running.close().then(
         () => process.exit(0),
         () => process.exit(1),

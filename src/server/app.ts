@@ -31,7 +31,7 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   /** Requests whose head arrived while allot was ready: they are finished when it stops (their body may still be coming). */
   const admitted = new WeakSet<FastifyRequest>();
   const awaitReady = async (req: FastifyRequest) => {
-    if (app.readiness.isReady || admitted.has(req)) return null;
+    if (app.readiness.serves || admitted.has(req)) return null;
     const reason = await app.readiness.wait(app.database.connectTimeoutMs);
     if (reason === null) return null;
     // starting, allot waits for its database; stopping, it is allot itself that is going away
@@ -109,15 +109,16 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   server.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   server.addHook('onRequest', async (req) => {
-    if (app.readiness.isReady) admitted.add(req);
+    if (app.readiness.serves) admitted.add(req);
     if (req.url.length > MAX_URL_LENGTH) throw httpError(414, HTTP.uriTooLong, `The URL is longer than ${MAX_URL_LENGTH} characters.`);
     // A blank Content-Type says nothing: treat it as absent so that each API applies its own rule
     // for a body without a type (Ironic reads it as JSON) instead of the framework's 415.
     if (typeof req.headers['content-type'] === 'string' && req.headers['content-type'].trim() === '') delete req.headers['content-type'];
   });
-  // Stopping: every answer closes its connection, so that no keep-alive holds the exit back.
+  // Draining or stopping: every answer closes its connection, so that no keep-alive holds the exit
+  // back and a load balancer opens its next connection to another process.
   server.addHook('onSend', async (_req, reply) => {
-    if (app.readiness.isStopping) reply.header('connection', 'close');
+    if (app.readiness.isLeaving) reply.header('connection', 'close');
   });
   server.addHook('onResponse', async (req, reply) => {
     // a 503 says why where it happens (a database fault, not ready); the rest of 5xx are bugs

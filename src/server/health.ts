@@ -24,7 +24,7 @@ export interface HealthAnswer {
  * than errors, and a database that stays away still gets a bounded, clear refusal.
  */
 export class Readiness {
-  private state: 'starting' | 'ready' | 'stopping' = 'starting';
+  private state: 'starting' | 'ready' | 'draining' | 'stopping' = 'starting';
   private why = 'starting: waiting for the database';
   private readonly waiters = new Set<() => void>();
 
@@ -34,6 +34,16 @@ export class Readiness {
 
   get isStopping(): boolean {
     return this.state === 'stopping';
+  }
+
+  /** Serving API requests: ready, or draining (stopping soon; /readyz already says no). */
+  get serves(): boolean {
+    return this.state === 'ready' || this.state === 'draining';
+  }
+
+  /** Draining or stopping: answers close their connections. */
+  get isLeaving(): boolean {
+    return this.state === 'draining' || this.state === 'stopping';
   }
 
   get reason(): string {
@@ -63,6 +73,13 @@ export class Readiness {
   ready(): void {
     if (this.state === 'starting') this.state = 'ready';
     this.wakeAll();
+  }
+
+  /** Asked to stop: /readyz answers 503 so that load balancers leave, while requests are still served. */
+  draining(): void {
+    if (this.state !== 'ready') return;
+    this.state = 'draining';
+    this.why = 'stopping: draining';
   }
 
   stopping(): void {

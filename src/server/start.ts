@@ -1,6 +1,8 @@
 // Starting and stopping one allot process. It listens at once and then waits for its database
 // (unreachable, still recovering, failing over): until the schema is migrated, API requests are
-// answered 503 and /readyz says why. Stopping finishes in-flight requests, then closes the database.
+// answered 503 and /readyz says why. Stopping first drains for --shutdown-delay (requests served,
+// /readyz 503, so a load balancer's health check takes the process out of rotation), then closes
+// the listeners, finishes in-flight requests and closes the database.
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -124,6 +126,11 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
       close: () =>
         (closing ??= (async () => {
           stopping = true;
+          if (config.shutdownDelay > 0 && readiness.isReady) {
+            readiness.draining();
+            log.info({ seconds: config.shutdownDelay / 1000 }, 'draining: /readyz answers 503, requests are still served');
+            await sleep(config.shutdownDelay);
+          }
           readiness.stopping();
           await Promise.all(servers.map((s) => s.close()));
           await ready.catch(() => {});
