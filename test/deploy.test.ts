@@ -95,6 +95,17 @@ describe('deploy/', () => {
     assert.match(dockerfile, /^VOLUME \["\/var\/lib\/allot"\]$/m);
   });
 
+  test('the image without authentication settings refuses to start, in one line naming what to set', () => {
+    const res = spawnSync(process.execPath, [path.join(root, 'dist/cli/main.js'), 'serve', '--port', '0'], {
+      env: { PATH: process.env.PATH!, ...dockerRunEnv(), ALLOT_DB: 'sqlite::memory:' },
+      encoding: 'utf8',
+      cwd: work,
+      timeout: 60_000,
+    });
+    assert.equal(res.status, 1, res.stderr);
+    assert.match(res.stderr.trim(), /^allot: cannot start: refusing to listen on 0\.0\.0\.0 without authentication: .*--auth keystone.*--insecure-noauth/);
+  });
+
   test("every file the image's build copies is in the repository, and they are what npm pack builds from", () => {
     const sources = dockerCopySources();
     for (const source of sources) assert.ok(existsSync(path.join(root, source)), `COPY ${source}: no such file in the repository`);
