@@ -118,8 +118,7 @@ function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'plac
 
 const execFileP = promisify(execFile);
 
-function realIronicTarget(): Target {
-  const script = referenceFile('real-ironic', 'bench:baremetal --vs-real', values['real-ironic']);
+function realIronicTarget(script: string): Target {
   return {
     name: 'real-ironic',
     db: 'sqlite',
@@ -291,6 +290,8 @@ async function measurePool(target: Target, size: number) {
 const results = [];
 const pools = [];
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-'));
+// asked before anything starts: a missing launcher must not leave a PostgreSQL behind
+const realIronic = values['vs-real'] ? referenceFile('real-ironic', 'bench:baremetal --vs-real', values['real-ironic']) : null;
 const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
 const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
 const targets: Target[] = [];
@@ -301,7 +302,7 @@ for (const dialect of DIALECTS)
       dialect === 'sqlite' ? `sqlite:${path.join(dir, `${backend}-${++round}.db`)}` : await createTestDatabase(pgAdmin!, 'allot_bench');
     targets.push(allotTarget(dialect, backend, database, dir));
   }
-if (values['vs-real']) targets.push(realIronicTarget());
+if (realIronic) targets.push(realIronicTarget(realIronic));
 try {
   for (const target of targets) {
     for (const concurrency of CONCURRENCY) {
