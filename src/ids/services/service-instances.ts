@@ -1,7 +1,14 @@
 // Service instances: attribute sets (candidate, active, rollback), a lifecycle, and the values
-// allocated for them. A value is held while it appears in any set of a live instance; every
-// change of the sets ends with `reconcileHoldings`, which releases pool values no set refers to
-// any more and writes the deallocation of external ones to the outbox, in the same transaction.
+// allocated for them — pool values, external inventories' values, and, through the other two
+// engines, bare-metal nodes and Placement capacity (services/engine-holdings.ts). A value is held
+// while it appears in any set of a live instance; every change of the sets ends with
+// `reconcileHoldings`, which releases what no set refers to any more (pool values, nodes,
+// capacity) and writes the deallocation of external ones to the outbox, in the same transaction.
+// Validation reserves every attribute of the candidate set in one transaction: all or nothing.
+//
+// An instance belongs to a Keystone project (that of its creator, unless one allowed every
+// project names another): another project's instance is not found. Its nodes and capacity are
+// its project's in the other APIs too.
 //
 // Validation calls external inventories outside the database transaction (they may be slow or
 // down). Before an inventory allocates for an owner, a pending holding is committed, so a value
@@ -17,7 +24,7 @@ import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { type IfMatch, requireMatch } from '../core/if-match.js';
-import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
+import { MAX_OWNER_KEY, forcedReleasesOf, isPoolRelease, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
 import { DEALLOCATING, type InstanceAction, TERMINATED, type Transition, isLive } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
@@ -28,7 +35,9 @@ import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
 import { allocateInTx } from './allocations.js';
-import type { PoolScope } from '../core/scope.js';
+import { type PoolScope, inScope } from '../core/scope.js';
+import { poolRefById } from '../store/pools.js';
+import { engineHoldings, prepareEngineReservations, reconcileEngineHoldings, reserveEngineAttributes } from './engine-holdings.js';
 
 export type Attributes = Record<string, JsonValue>;
 
@@ -38,16 +47,46 @@ const ownerOf = ownerOfInstance;
 export const attributeSet = (text: string | null): Attributes | null => (text === null ? null : (JSON.parse(text) as Attributes));
 const same = sameJson;
 
-/** An instance with what its view needs: its spec and its undelivered deallocations. */
+/** One thing an instance holds, in whichever engine, with where it is in that engine's API. */
+export interface Holding {
+  /** the attribute whose value it is (null: no set names it; it is being released) */
+  attribute: string | null;
+  source: 'pool' | 'inventory' | 'node' | 'capacity';
+  value: unknown;
+  href: string | null;
+}
+
+/** An instance with what its view needs: its spec, its undelivered deallocations, what it holds. */
 export interface InstanceDetails {
   row: store.InstanceRow;
   spec: Spec;
   pendingDeallocations: number;
+  holdings: Holding[];
 }
 
 async function details(db: Db, row: store.InstanceRow, spec?: Spec): Promise<InstanceDetails> {
-  return { row, spec: spec ?? (await specById(db, row.spec_id)), pendingDeallocations: await store.pendingDeallocations(db, row.id) };
+  const s = spec ?? (await specById(db, row.spec_id));
+  return { row, spec: s, pendingDeallocations: await store.pendingDeallocations(db, row.id), holdings: await holdingsOf(db, row, s) };
 }
+
+async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec): Promise<Holding[]> {
+  const out: Holding[] = [];
+  for (const a of await allocationsOfOwner(db, ownerOf(row.id))) {
+    const pool = await poolRefById(db, a.pool_id);
+    out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pool, a), href: `/ids/v1/allocations/${a.id}` });
+  }
+  for (const h of await store.holdingsOf(db, row.id)) {
+    if (h.value !== null) out.push({ attribute: h.attribute, source: 'inventory', value: JSON.parse(h.value) as unknown, href: null });
+  }
+  out.push(...(await engineHoldings(db, row, spec)));
+  return out;
+}
+
+/** Does this caller see the instance? Its project's callers, and those allowed every project. */
+const visible = (scope: PoolScope, row: store.InstanceRow) => scope.all || row.project_id === scope.project;
+
+/** Whose pools an instance's validation allocates from: its project's (and shared ones), else the caller's. */
+const poolScopeOf = (row: store.InstanceRow, caller: PoolScope): PoolScope => (row.project_id === null ? caller : { all: false, project: row.project_id });
 
 function checkWritable(spec: Spec, attributes: Attributes, allowPoolValues: boolean): void {
   for (const name of Object.keys(attributes)) {
@@ -75,17 +114,47 @@ export interface InstanceInput {
   allocation_spec: string;
   lifecycle?: string;
   attributes: Attributes;
+  /** the project it belongs to (the route decided: the caller's unless it may name another) */
+  project_id: string | null;
+  /** validate at once, then promote */
+  validate?: boolean;
+  promote?: boolean;
+}
+
+/** Who asks: whose pools and instances it sees, and its user (Placement's consumer records it). */
+export interface Caller {
+  scope: PoolScope;
+  user: string | null;
 }
 
 /**
  * Create an instance in state `start` with its attributes as the candidate set. Pool attributes
  * may be given (a value already in use: validation takes exactly it); others are read-only.
- * A client-chosen id makes creation idempotent.
+ * A client-chosen id makes creation idempotent. With `validate` (and `promote`), the one request
+ * of the common case: the instance is validated (every attribute reserved, all or nothing) and
+ * promoted — a repeat does what the first left undone (a validation that failed is tried again).
  */
-export async function createInstance(ctx: IdsContext, input: InstanceInput): Promise<InstanceDetails & { created: boolean }> {
+export async function createInstance(ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<InstanceDetails & { created: boolean }> {
+  const made = await insertOrFind(ctx, input, caller);
+  let now: InstanceDetails = made;
+  const id = made.row.id;
+  try {
+    if (input.validate && now.row.candidate !== null && now.row.candidate_validated !== 1) now = await validate(ctx, id, null, caller);
+    if (input.promote && now.row.candidate !== null && now.row.candidate_validated === 1) now = await promote(ctx, id, null, caller);
+  } catch (err) {
+    // the client learns which instance it made, whatever failed after
+    if (made.created && err instanceof DomainError) throw idsDomainError('in_instance', { id, error: err });
+    throw err;
+  }
+  return { ...now, created: made.created };
+}
+
+async function insertOrFind(ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<InstanceDetails & { created: boolean }> {
   return transaction(ctx.database, async (tx) => {
     const spec = await findSpec(tx, input.allocation_spec);
-    if (!spec) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
+    // a spec of another project than the caller's or the instance's is one that does not exist
+    const usable = spec && inScope(caller.scope, spec.project_id) && (spec.project_id === null || spec.project_id === input.project_id);
+    if (!spec || !usable) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
     checkWritable(spec, input.attributes, true);
     checkOwnerKeys(spec, input.attributes);
     const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
@@ -101,8 +170,13 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
         existing.requested_attributes !== null
           ? existing.requested_attributes === requested
           : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
-      const matches = existing.spec_id === spec.id && existing.lifecycle === lifecycle && existing.service_type === serviceType && sameAttributes;
-      if (!matches) throw idsDomainError('instance_exists', { id });
+      const matches =
+        existing.spec_id === spec.id &&
+        existing.lifecycle === lifecycle &&
+        existing.service_type === serviceType &&
+        existing.project_id === input.project_id &&
+        sameAttributes;
+      if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
       return { ...(await details(tx, existing, spec)), created: false };
     }
     await store.insertInstance(tx, {
@@ -120,18 +194,26 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput): Pro
       terminated_at: null,
       forced_releases: null,
       requested_attributes: requested,
+      project_id: input.project_id,
     });
     return { ...(await details(tx, await store.readInstance(tx, id), spec)), created: true };
   });
 }
 
-export async function getInstance(ctx: IdsContext, id: string): Promise<InstanceDetails> {
-  return details(ctx.database, await store.readInstance(ctx.database, id));
+/** The instance, if the caller sees it (another project's is not found). */
+async function readVisible(db: Db, id: string, scope: PoolScope): Promise<store.InstanceRow> {
+  const row = await store.readInstance(db, id);
+  if (!visible(scope, row)) throw idsDomainError('instance_not_found', { id });
+  return row;
 }
 
-/** Up to `limit` instances after id `after`; `next` is set when more follow. */
-export async function listInstances(ctx: IdsContext, filter: { state?: string; service_type?: string }, after: string | null, limit: number) {
-  const rows = await store.listInstances(ctx.database, filter, after, limit + 1);
+export async function getInstance(ctx: IdsContext, id: string, scope: PoolScope): Promise<InstanceDetails> {
+  return details(ctx.database, await readVisible(ctx.database, id, scope));
+}
+
+/** Up to `limit` instances the caller sees after id `after`; `next` is set when more follow. */
+export async function listInstances(ctx: IdsContext, filter: { state?: string; service_type?: string }, after: string | null, limit: number, scope: PoolScope) {
+  const rows = await store.listInstances(ctx.database, { ...filter, ...(scope.all ? {} : { project: scope.project }) }, after, limit + 1);
   const items: InstanceDetails[] = [];
   for (const r of rows.slice(0, limit)) items.push(await details(ctx.database, r));
   return { items, next: rows.length > limit ? rows[limit - 1]!.id : null };
@@ -148,16 +230,17 @@ const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceA
 const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
 
 /** Lock, check If-Match, apply a change, bump the version, reconcile holdings. */
-async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, apply: Change): Promise<InstanceDetails> {
+async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope, apply: Change): Promise<InstanceDetails> {
   return transaction(ctx.database, async (tx) => {
     const row = await store.lockInstance(tx, id);
+    if (!visible(scope, row)) throw idsDomainError('instance_not_found', { id });
     requireMatch(ifMatch, row.version);
     const spec = await specById(tx, row.spec_id);
     const changes = await apply(tx, row, spec);
     if (changes === null) return details(tx, row, spec);
     let saved = await store.saveInstance(tx, row, changes);
     const terminating = !isLive(saved.state);
-    await reconcileHoldings(tx, saved, spec, terminating);
+    await reconcileHoldings(tx, ctx, saved, spec, terminating);
     // Terminate waits in `deallocating` only when the lifecycle says so and deallocations are owed.
     if (saved.state === DEALLOCATING && !(ctx.lifecycles.get(saved.lifecycle).wait_for_deallocation && (await store.pendingDeallocations(tx, id)) > 0)) {
       await store.markTerminated(tx, id);
@@ -168,8 +251,8 @@ async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, apply: Chan
 }
 
 /** JSON merge patch (RFC 7396) of the candidate set; null removes an attribute. */
-export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row, spec) => {
+export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row, spec) => {
     const t = transitionOf(ctx, row, 'update_attributes');
     checkWritable(spec, attributes, false);
     const next = mergePatch(attributeSet(row.candidate) ?? attributeSet(row.active) ?? {}, attributes) as Attributes;
@@ -178,8 +261,8 @@ export function updateAttributes(ctx: IdsContext, id: string, attributes: Attrib
   });
 }
 
-export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     const t = transitionOf(ctx, row, 'promote');
     if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
     if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
@@ -187,24 +270,24 @@ export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<
   });
 }
 
-export function rollback(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+export function rollback(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     const t = transitionOf(ctx, row, 'rollback');
     if (row.rollback === null) throw idsDomainError('no_rollback_set', { state: row.state });
     return { active: row.rollback, rollback: row.active, state: stateAfter(t, row) };
   });
 }
 
-export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     const t = transitionOf(ctx, row, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
     if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
     return { rollback: null, state: stateAfter(t, row) };
   });
 }
 
-export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     transitionOf(ctx, row, 'terminate');
     if (row.state === TERMINATED || row.state === DEALLOCATING) return null;
     return { state: DEALLOCATING, candidate_validated: 0 };
@@ -212,11 +295,13 @@ export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch): Promis
 }
 
 /**
- * Release what no set of the instance refers to any more (everything, when terminating): pool
- * allocations go back to their pools, external holdings become outbox deallocations.
+ * Release what no set of the instance refers to any more (everything, when terminating): nodes
+ * and capacity go back to their engines, pool allocations to their pools, external holdings
+ * become outbox deallocations.
  */
-async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, terminating: boolean): Promise<void> {
+async function reconcileHoldings(tx: Tx, ctx: IdsContext, row: store.InstanceRow, spec: Spec, terminating: boolean): Promise<void> {
   const sets = terminating ? [] : [row.candidate, row.active, row.rollback].map(attributeSet).filter((s): s is Attributes => s !== null);
+  await reconcileEngineHoldings(tx, ctx, row, spec, sets);
   const referenced = (attr: string, value: unknown) => sets.some((s) => s[attr] !== undefined && same(s[attr], value));
 
   const allocations = await allocationsOfOwner(tx, ownerOf(row.id));
@@ -244,11 +329,12 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
  * and write the values into the candidate set. Values already present are kept (and held). The
  * spec's pools must be within the caller's scope (another project's pool is not found).
  */
-export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope): Promise<InstanceDetails> {
-  const row = await store.readInstance(ctx.database, id);
+export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  const row = await readVisible(ctx.database, id, caller.scope);
   requireMatch(ifMatch, row.version);
   transitionOf(ctx, row, 'validate');
   const spec = await specById(ctx.database, row.spec_id);
+  const prepared = await prepareEngineReservations(ctx, spec);
   const candidate = attributeSet(row.candidate) ?? {};
   const active = attributeSet(row.active);
   const found: Attributes = {};
@@ -286,14 +372,19 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, sc
       }
     }
 
-    return await change(ctx, id, null, async (tx, locked, lockedSpec) => {
+    return await change(ctx, id, null, caller.scope, async (tx, locked, lockedSpec) => {
       if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
       const t = transitionOf(ctx, locked, 'validate');
       const next: Attributes = { ...candidate, ...found };
+      // Nodes and capacity first: they may fail for want of a free node or room, and a capacity
+      // attribute may be in the tree of a node attribute's node.
+      const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
+      const released = forcedReleasesOf(locked.forced_releases);
+      await reserveEngineAttributes(tx, ctx, { id, project: locked.project_id, user: caller.user }, lockedSpec, next, others, released, prepared);
       // Values released by force since the last validation: taken again below when still free,
       // replaced by a fresh allocation when another owner took them meanwhile.
-      for (const f of forcedReleasesOf(locked.forced_releases)) {
-        if (!same(next[f.attribute], f.value)) continue;
+      for (const f of released) {
+        if (!isPoolRelease(f) || !same(next[f.attribute], f.value)) continue;
         const holder = await ownerAt(tx, f.pool, f.key);
         if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
       }
@@ -319,7 +410,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, sc
           tx,
           requests.map((r) => r.req),
           'service-instance',
-          scope,
+          poolScopeOf(locked, caller.scope),
         ).catch((err: unknown) => {
           throw inAttribute(err, requests);
         });

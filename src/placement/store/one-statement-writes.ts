@@ -19,6 +19,8 @@
 // WHERE on a locked row: a consumer is changed only WHERE its generation is still the one the
 // client (or, for a delete, the snapshot) saw, and every change of a consumer's allocations moves
 // or removes its row, so an unchanged generation means the snapshot's allocations are the latest.
+// A consumer a holder holds (a service instance's, `held_by`) is never changed here: the general
+// path refuses it to the API's clients.
 // When any check fails — a consumer exists or moved on, a provider or inventory is missing, an
 // amount breaks a rule or does not fit, a cached class id is stale — `allot_assert` raises and
 // nothing is kept. The write then goes the general way, which decides again under its own locks
@@ -125,7 +127,7 @@ function writeParts(shape: Shape, param: (type: 'text' | 'integer') => string, n
            consumer_type_id = coalesce(v.type_id, c.consumer_type_id), updated_at = ${now}
        from (values ${times(shape.kept, () => `(${param('text')}, ${param('integer')}, ${param('text')}, ${param('text')}, ${param('integer')})`)})
          as v(uuid, generation, project_id, user_id, type_id)
-       where c.uuid = v.uuid and c.generation = v.generation
+       where c.uuid = v.uuid and c.generation = v.generation and c.held_by is null
        returning c.id, c.uuid
      )`);
     checks.push(`(select count(*) from kept) = ${shape.kept}`);
@@ -137,7 +139,7 @@ function writeParts(shape: Shape, param: (type: 'text' | 'integer') => string, n
     ctes.push(`emptied as (
        delete from consumers c
        using (values ${times(shape.emptied, () => `(${param('text')}, ${param('integer')})`)}) as v(uuid, generation)
-       where c.uuid = v.uuid and c.generation = v.generation
+       where c.uuid = v.uuid and c.generation = v.generation and c.held_by is null
        returning c.id
      )`);
     checks.push(`(select count(*) from emptied) = ${shape.emptied}`);
@@ -342,7 +344,7 @@ export function noteWritten(tx: Tx, result: WriteResult): void {
 const deleteStatement = writeStatement<WriteResult>(
   `with seen as (select id, generation from consumers where uuid = $1::text),
    gone as (
-     delete from consumers c using seen s where c.id = s.id and c.generation = s.generation
+     delete from consumers c using seen s where c.id = s.id and c.generation = s.generation and c.held_by is null
      returning c.id
    ),
    released as (
