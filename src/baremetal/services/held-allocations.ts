@@ -11,9 +11,9 @@ import type { Db, Tx } from '../../db/database.js';
 import { savepoint } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import { deallocationRefusal } from '../core/states.js';
-import { allocationsHeldBy, findAllocation, insertNewAllocation } from '../store/allocations.js';
+import { findAllocation, insertNewAllocation, nodesHeldBy as heldNodes } from '../store/allocations.js';
 import { type NodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates.js';
-import { findNodeById, lockNode, resolveNodes } from '../store/nodes.js';
+import { lockNode, resolveNodes } from '../store/nodes.js';
 import { Unsuitable, takeNode } from './allocations.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate } from './nodes.js';
@@ -104,8 +104,7 @@ async function allocateNode(tx: Tx, ctx: BaremetalContext, request: NodeRequest,
         return node;
       });
       if (!taken) break;
-      const node = await findNodeById(tx, taken.id);
-      return { allocation: allocation.uuid, node: taken.uuid, nodeName: node?.name ?? null };
+      return { allocation: allocation.uuid, node: taken.uuid, nodeName: taken.name };
     } catch (err) {
       if (!(err instanceof Unsuitable)) throw err;
     }
@@ -131,13 +130,4 @@ export async function releaseNode(tx: Tx, ctx: BaremetalContext, allocationUuid:
 }
 
 /** The allocations a holder holds now. */
-export async function nodesHeldBy(db: Db, holder: string): Promise<HeldNode[]> {
-  const held = await allocationsHeldBy(db, holder);
-  const out: HeldNode[] = [];
-  for (const a of held) {
-    if (a.node_id === null || a.node_uuid === null) continue;
-    const node = await findNodeById(db, a.node_id);
-    out.push({ allocation: a.uuid, node: a.node_uuid, nodeName: node?.name ?? null });
-  }
-  return out;
-}
+export const nodesHeldBy = (db: Db, holder: string): Promise<HeldNode[]> => heldNodes(db, holder);

@@ -148,9 +148,15 @@ export async function allocationHolder(db: Db, id: number): Promise<string | nul
   return (await db.db.selectFrom('baremetal_allocations').select('held_by').where('id', '=', id).executeTakeFirst())?.held_by ?? null;
 }
 
-/** The allocations a holder holds, with their nodes. */
-export async function allocationsHeldBy(db: Db, holder: string): Promise<AllocationRecord[]> {
-  return withTraits(db, await selectAllocations(db.db).where('t.held_by', '=', holder).orderBy('t.id').execute());
+/** The allocations a holder holds that have their node, with the node's uuid and name (one statement). */
+export async function nodesHeldBy(db: Db, holder: string): Promise<Array<{ allocation: string; node: string; nodeName: string | null }>> {
+  return db.db
+    .selectFrom('baremetal_allocations as t')
+    .innerJoin('baremetal_nodes as n', 'n.id', 't.node_id')
+    .select(['t.uuid as allocation', 'n.uuid as node', 'n.name as nodeName'])
+    .where('t.held_by', '=', holder)
+    .orderBy('t.id')
+    .execute();
 }
 
 export async function deleteAllocationRow(tx: Tx, id: number): Promise<void> {

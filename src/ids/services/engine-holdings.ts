@@ -88,9 +88,12 @@ export async function reserveEngineAttributes(
   prepared: EnginePreparation,
 ): Promise<void> {
   const holder = ownerOfInstance(who.id);
-  if (nodeAttributes(spec).length) {
-    const held = new Set((await nodesHeldBy(tx, holder)).map((n) => n.allocation));
-    for (const [attr, s] of nodeAttributes(spec)) {
+  const nodes = nodeAttributes(spec);
+  if (nodes.length) {
+    // what it holds already matters only to values the set names (none, for a new instance)
+    const named = nodes.some(([attr]) => isNodeValue(next[attr]));
+    const held = new Set(named ? (await nodesHeldBy(tx, holder)).map((n) => n.allocation) : []);
+    for (const [attr, s] of nodes) {
       const given = next[attr];
       if (isNodeValue(given) && held.has(given.allocation)) continue;
       // the node it had (in the set, or released by another API since): asked for first

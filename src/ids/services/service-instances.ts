@@ -36,8 +36,8 @@ import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
 import { allocateInTx } from './allocations.js';
 import { type PoolScope, inScope } from '../core/scope.js';
-import { poolRefById } from '../store/pools.js';
-import { engineHoldings, prepareEngineReservations, reconcileEngineHoldings, reserveEngineAttributes } from './engine-holdings.js';
+import { type PoolRef, poolRefById } from '../store/pools.js';
+import { type EnginePreparation, engineHoldings, prepareEngineReservations, reconcileEngineHoldings, reserveEngineAttributes } from './engine-holdings.js';
 
 export type Attributes = Record<string, JsonValue>;
 
@@ -71,8 +71,10 @@ async function details(db: Db, row: store.InstanceRow, spec?: Spec): Promise<Ins
 
 async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec): Promise<Holding[]> {
   const out: Holding[] = [];
+  const pools = new Map<number, Promise<PoolRef>>();
   for (const a of await allocationsOfOwner(db, ownerOf(row.id))) {
-    const pool = await poolRefById(db, a.pool_id);
+    if (!pools.has(a.pool_id)) pools.set(a.pool_id, poolRefById(db, a.pool_id));
+    const pool = await pools.get(a.pool_id)!;
     out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pool, a), href: `/ids/v1/allocations/${a.id}` });
   }
   for (const h of await store.holdingsOf(db, row.id)) {
@@ -135,12 +137,14 @@ export interface Caller {
  * promoted — a repeat does what the first left undone (a validation that failed is tried again).
  */
 export async function createInstance(ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<InstanceDetails & { created: boolean }> {
+  const spec = input.validate ? await findSpec(ctx.database, input.allocation_spec) : undefined;
+  if (spec && !callsOut(spec)) return createAtOnce(ctx, input, caller, spec);
   const made = await insertOrFind(ctx, input, caller);
   let now: InstanceDetails = made;
   const id = made.row.id;
   try {
-    if (input.validate && now.row.candidate !== null && now.row.candidate_validated !== 1) now = await validate(ctx, id, null, caller);
-    if (input.promote && now.row.candidate !== null && now.row.candidate_validated === 1) now = await promote(ctx, id, null, caller);
+    if (input.validate && needsValidation(now.row)) now = await validate(ctx, id, null, caller);
+    if (input.promote && needsPromotion(now.row)) now = await promote(ctx, id, null, caller);
   } catch (err) {
     // the client learns which instance it made, whatever failed after
     if (made.created && err instanceof DomainError) throw idsDomainError('in_instance', { id, error: err });
@@ -149,55 +153,97 @@ export async function createInstance(ctx: IdsContext, input: InstanceInput, call
   return { ...now, created: made.created };
 }
 
+const needsValidation = (row: store.InstanceRow) => row.candidate !== null && row.candidate_validated !== 1;
+const needsPromotion = (row: store.InstanceRow) => row.candidate !== null && row.candidate_validated === 1;
+/** Does validating call external inventories (outside the transaction, with pending holdings)? */
+const callsOut = (spec: Spec) => Object.values(spec.attributes).some((a) => a.from === 'lookup' || a.from === 'inventory');
+
+/**
+ * Create, validate and promote in ONE transaction (a spec without external inventories): one
+ * commit for the common case. When it fails, nothing of it is kept; the instance is then made
+ * (or found) in a transaction of its own, holding nothing, with the failure as its last_error,
+ * as the steps one by one would leave it.
+ */
+async function createAtOnce(ctx: IdsContext, input: InstanceInput, caller: Caller, spec: Spec): Promise<InstanceDetails & { created: boolean }> {
+  const prepared = await prepareEngineReservations(ctx, spec);
+  try {
+    return await transaction(ctx.database, async (tx) => {
+      const { row, created } = await insertOrFindInTx(tx, ctx, input, caller);
+      // the steps' changes applied in turn to the row in memory, then saved once
+      let changes: Partial<store.InstanceRow> = {};
+      if (needsValidation(row)) changes = await validateInTx(tx, ctx, row, spec, { found: {}, ownerKeys: new Map(), prepared }, caller);
+      const validated = { ...row, ...changes };
+      if (input.promote && needsPromotion(validated)) changes = { ...changes, ...promotion(ctx, validated) };
+      if (!Object.keys(changes).length) return { ...(await details(tx, row, spec)), created };
+      const saved = await store.saveInstance(tx, row, changes);
+      // a new instance lets go of nothing; a repeat may (its candidate set was replaced)
+      if (!created) await reconcileHoldings(tx, ctx, saved, spec, false);
+      return { ...(await details(tx, saved, spec)), created };
+    });
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    const made = await insertOrFind(ctx, input, caller);
+    const message = problemDetail(err);
+    await transaction(ctx.database, (tx) => store.recordLastError(tx, made.row.id, made.row.version, message));
+    throw made.created ? idsDomainError('in_instance', { id: made.row.id, error: err }) : err;
+  }
+}
+
 async function insertOrFind(ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<InstanceDetails & { created: boolean }> {
   return transaction(ctx.database, async (tx) => {
-    const spec = await findSpec(tx, input.allocation_spec);
-    // a spec of another project than the caller's or the instance's is one that does not exist
-    const usable = spec && inScope(caller.scope, spec.project_id) && (spec.project_id === null || spec.project_id === input.project_id);
-    if (!spec || !usable) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
-    checkWritable(spec, input.attributes, true);
-    checkOwnerKeys(spec, input.attributes);
-    const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
-    const lifecycle = input.lifecycle ?? 'simple';
-    const definition = ctx.lifecycles.get(lifecycle);
-    const serviceType = input.service_type ?? spec.name;
-    const requested = canonicalJson(input.attributes);
-    const existing = await store.findInstance(tx, id);
-    if (existing) {
-      // the same request: the same spec, lifecycle, type and attributes, none left out or added
-      // (instances from before migration 012 kept no request: one of their sets, exactly)
-      const sameAttributes =
-        existing.requested_attributes !== null
-          ? existing.requested_attributes === requested
-          : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
-      const matches =
-        existing.spec_id === spec.id &&
-        existing.lifecycle === lifecycle &&
-        existing.service_type === serviceType &&
-        existing.project_id === input.project_id &&
-        sameAttributes;
-      if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
-      return { ...(await details(tx, existing, spec)), created: false };
-    }
-    await store.insertInstance(tx, {
-      id,
-      service_type: serviceType,
-      spec_id: spec.id,
-      lifecycle,
-      state: definition.initial,
-      version: 1,
-      candidate: JSON.stringify(input.attributes),
-      candidate_validated: 0,
-      active: null,
-      rollback: null,
-      last_error: null,
-      terminated_at: null,
-      forced_releases: null,
-      requested_attributes: requested,
-      project_id: input.project_id,
-    });
-    return { ...(await details(tx, await store.readInstance(tx, id), spec)), created: true };
+    const { row, created } = await insertOrFindInTx(tx, ctx, input, caller);
+    return { ...(await details(tx, row)), created };
   });
+}
+
+/** The new instance, or the one a repeat of the same request made. */
+async function insertOrFindInTx(tx: Tx, ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<{ row: store.InstanceRow; created: boolean }> {
+  const spec = await findSpec(tx, input.allocation_spec);
+  // a spec of another project than the caller's or the instance's is one that does not exist
+  const usable = spec && inScope(caller.scope, spec.project_id) && (spec.project_id === null || spec.project_id === input.project_id);
+  if (!spec || !usable) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
+  checkWritable(spec, input.attributes, true);
+  checkOwnerKeys(spec, input.attributes);
+  const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
+  const lifecycle = input.lifecycle ?? 'simple';
+  const definition = ctx.lifecycles.get(lifecycle);
+  const serviceType = input.service_type ?? spec.name;
+  const requested = canonicalJson(input.attributes);
+  const existing = await store.lockInstanceIfPresent(tx, id);
+  if (existing) {
+    // the same request: the same spec, lifecycle, type and attributes, none left out or added
+    // (instances from before migration 012 kept no request: one of their sets, exactly)
+    const sameAttributes =
+      existing.requested_attributes !== null
+        ? existing.requested_attributes === requested
+        : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
+    const matches =
+      existing.spec_id === spec.id &&
+      existing.lifecycle === lifecycle &&
+      existing.service_type === serviceType &&
+      existing.project_id === input.project_id &&
+      sameAttributes;
+    if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
+    return { row: existing, created: false };
+  }
+  await store.insertInstance(tx, {
+    id,
+    service_type: serviceType,
+    spec_id: spec.id,
+    lifecycle,
+    state: definition.initial,
+    version: 1,
+    candidate: JSON.stringify(input.attributes),
+    candidate_validated: 0,
+    active: null,
+    rollback: null,
+    last_error: null,
+    terminated_at: null,
+    forced_releases: null,
+    requested_attributes: requested,
+    project_id: input.project_id,
+  });
+  return { row: await store.readInstance(tx, id), created: true };
 }
 
 /** The instance, if the caller sees it (another project's is not found). */
@@ -262,12 +308,15 @@ export function updateAttributes(ctx: IdsContext, id: string, attributes: Attrib
 }
 
 export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
-    const t = transitionOf(ctx, row, 'promote');
-    if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
-    if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
-    return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
-  });
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => promotion(ctx, row));
+}
+
+/** Promote's change: candidate → active, active → rollback. */
+function promotion(ctx: IdsContext, row: store.InstanceRow): Partial<store.InstanceRow> {
+  const t = transitionOf(ctx, row, 'promote');
+  if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
+  if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
+  return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
 }
 
 export function rollback(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
@@ -374,50 +423,7 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, ca
 
     return await change(ctx, id, null, caller.scope, async (tx, locked, lockedSpec) => {
       if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
-      const t = transitionOf(ctx, locked, 'validate');
-      const next: Attributes = { ...candidate, ...found };
-      // Nodes and capacity first: they may fail for want of a free node or room, and a capacity
-      // attribute may be in the tree of a node attribute's node.
-      const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
-      const released = forcedReleasesOf(locked.forced_releases);
-      await reserveEngineAttributes(tx, ctx, { id, project: locked.project_id, user: caller.user }, lockedSpec, next, others, released, prepared);
-      // Values released by force since the last validation: taken again below when still free,
-      // replaced by a fresh allocation when another owner took them meanwhile.
-      for (const f of released) {
-        if (!isPoolRelease(f) || !same(next[f.attribute], f.value)) continue;
-        const holder = await ownerAt(tx, f.pool, f.key);
-        if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
-      }
-      const requests: Array<{ attr: string; req: AllocationRequest }> = [];
-      for (const [attr, s] of Object.entries(lockedSpec.attributes)) {
-        if (s.from !== 'pool') continue;
-        const given = next[attr];
-        requests.push({
-          attr,
-          req: {
-            pool: s.pool,
-            owner: ownerOf(id),
-            purpose: attr,
-            ...(given !== undefined && given !== null ? { value: given as number | string } : {}),
-            ...(s.strategy ? { strategy: s.strategy } : {}),
-            ...(s.count ? { count: s.count } : {}),
-            ...(s.prefix_length !== undefined ? { prefix_length: s.prefix_length } : {}),
-          },
-        });
-      }
-      if (requests.length) {
-        const results = await allocateInTx(
-          tx,
-          requests.map((r) => r.req),
-          'service-instance',
-          poolScopeOf(locked, caller.scope),
-        ).catch((err: unknown) => {
-          throw inAttribute(err, requests);
-        });
-        for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
-      }
-      for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
-      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
+      return validateInTx(tx, ctx, locked, lockedSpec, { found, ownerKeys, prepared }, caller);
     });
   } catch (err) {
     // The instance keeps what its client was told (the problem's detail) as last_error.
@@ -427,6 +433,73 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, ca
     }
     throw err;
   }
+}
+
+/** What validation gathered before its transaction: external values, owner keys, the engines' preparation. */
+interface Gathered {
+  found: Attributes;
+  ownerKeys: Map<string, string>;
+  prepared: EnginePreparation;
+}
+
+/**
+ * Validation inside the instance's transaction (its row locked): reserve every node, capacity and
+ * pool attribute the candidate set lacks — all in this transaction, so all or nothing — and
+ * write them into it. The row's changes.
+ */
+async function validateInTx(
+  tx: Tx,
+  ctx: IdsContext,
+  locked: store.InstanceRow,
+  spec: Spec,
+  gathered: Gathered,
+  caller: Caller,
+): Promise<Partial<store.InstanceRow>> {
+  const id = locked.id;
+  const t = transitionOf(ctx, locked, 'validate');
+  const next: Attributes = { ...(attributeSet(locked.candidate) ?? {}), ...gathered.found };
+  // Nodes and capacity first: they may fail for want of a free node or room, and a capacity
+  // attribute may be in the tree of a node attribute's node.
+  const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
+  const released = forcedReleasesOf(locked.forced_releases);
+  await reserveEngineAttributes(tx, ctx, { id, project: locked.project_id, user: caller.user }, spec, next, others, released, gathered.prepared);
+  // Values released by force since the last validation: taken again below when still free,
+  // replaced by a fresh allocation when another owner took them meanwhile.
+  for (const f of released) {
+    if (!isPoolRelease(f) || !same(next[f.attribute], f.value)) continue;
+    const holder = await ownerAt(tx, f.pool, f.key);
+    if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
+  }
+  const requests: Array<{ attr: string; req: AllocationRequest }> = [];
+  for (const [attr, s] of Object.entries(spec.attributes)) {
+    if (s.from !== 'pool') continue;
+    const given = next[attr];
+    requests.push({
+      attr,
+      req: {
+        pool: s.pool,
+        owner: ownerOf(id),
+        purpose: attr,
+        ...(given !== undefined && given !== null ? { value: given as number | string } : {}),
+        ...(s.strategy ? { strategy: s.strategy } : {}),
+        ...(s.count ? { count: s.count } : {}),
+        ...(s.prefix_length !== undefined ? { prefix_length: s.prefix_length } : {}),
+      },
+    });
+  }
+  if (requests.length) {
+    const results = await allocateInTx(
+      tx,
+      requests.map((r) => r.req),
+      'service-instance',
+      poolScopeOf(locked, caller.scope),
+    ).catch((err: unknown) => {
+      throw inAttribute(err, requests);
+    });
+    for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
+  }
+  for (const [attr, ownerKey] of gathered.ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
+  return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
 }
 
 /** A failure of the allocations of an instance's attributes, as the failure of the attribute's value. */
