@@ -285,6 +285,46 @@ for (const dialect of DIALECTS) {
         assert.equal((await ids.delete(`/service-instances/${id}`)).status, 200);
       });
 
+      test('a reshape that moves the bandwidth to a child of the NIC moves the instance’s capacity value with it', async () => {
+        const id = newId();
+        const res = await reserve(id);
+        assert.equal(res.status, 201, res.text);
+        const server = res.body.active_attributes.server;
+        const nic = nics.get(server.node)!;
+        const vf = await placement.post('/resource_providers', { name: `vf-${id}`, parent_provider_uuid: nic });
+        assert.equal(vf.status, 200, vf.text);
+        const current = (await placement.get(`/allocations/${id}`)).body;
+        const generations = async (uuid: string) => (await placement.get(`/resource_providers/${uuid}`)).body.generation as number;
+        // the NIC keeps 15 Gbit/s of its own, the VF gets 10 (the instance's), as a virt driver's reshape would
+        const reshape = await placement.post(
+          '/reshaper',
+          {
+            inventories: {
+              [nic]: { resource_provider_generation: await generations(nic), inventories: { [BW]: { total: 15 * GBIT } } },
+              [vf.body.uuid]: { resource_provider_generation: await generations(vf.body.uuid), inventories: { [BW]: { total: 10 * GBIT } } },
+            },
+            allocations: {
+              [id]: {
+                allocations: { [vf.body.uuid]: { resources: { [BW]: 10 * GBIT } } },
+                project_id: current.project_id,
+                user_id: current.user_id,
+                consumer_generation: current.consumer_generation,
+                consumer_type: 'INSTANCE',
+              },
+            },
+          },
+          { headers: { 'x-roles': 'admin,service' } },
+        );
+        assert.equal(reshape.status, 204, reshape.text);
+        const instance = (await ids.get(`/service-instances/${id}`)).body;
+        assert.deepEqual(instance.active_attributes.uplink, { consumer: id, allocations: { [vf.body.uuid]: { resources: { [BW]: 10 * GBIT } } } });
+        assert.deepEqual(instance.forced_releases, []);
+        // still held: the Placement API may not take it; terminate releases it from where it now is
+        assert.equal((await placement.delete(`/allocations/${id}`)).status, 409);
+        assert.equal((await ids.delete(`/service-instances/${id}`)).status, 200);
+        assert.equal((await placement.get(`/resource_providers/${vf.body.uuid}/usages`)).body.usages[BW], 0);
+      });
+
       test('terminate is refused while the node is deployed, and works once it is undeployed', async () => {
         const id = newId();
         const res = await reserve(id);
