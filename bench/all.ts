@@ -10,6 +10,8 @@
 //               Ironic; one client among 10 and 10 000 matching nodes
 //   ids         bench/ids.ts --served: 48 clients over 3 processes on one pool, bulk fill up to
 //               1 M values, listings and allocations while it is full
+//   reservations bench/reservations.ts: a node + capacity + two identifiers in one request, 1 and
+//               16 clients, both databases, both bare-metal backends
 //
 // Each bench writes its own JSON into --out-dir (default bench/results/<date>-all/); the table
 // goes to stdout and to table.txt there, and summary.json holds the table's numbers.
@@ -28,7 +30,7 @@ import { parseArgs } from 'node:util';
 import { referenceFile } from '../scripts/references.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = ['placement', 'candidates', 'baremetal', 'ids'] as const;
+const BENCHES = ['placement', 'candidates', 'baremetal', 'ids', 'reservations'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const { values: args } = parseArgs({
@@ -45,9 +47,7 @@ const { values: args } = parseArgs({
   },
 });
 if (args.help) {
-  console.log(
-    'usage: npm run bench -- [--only placement,candidates,baremetal,ids] [--out-dir DIR] [--quick] [--table-only] [--real-placement PATH] [--real-ironic PATH]',
-  );
+  console.log(`usage: npm run bench -- [--only ${BENCHES.join(',')}] [--out-dir DIR] [--quick] [--table-only] [--real-placement PATH] [--real-ironic PATH]`);
   process.exit(0);
 }
 const outDir = args['out-dir']!;
@@ -99,6 +99,9 @@ const COMMANDS: Record<Bench, { args: string[]; stdoutIsJson?: boolean }> = {
   },
   ids: {
     args: ['bench/ids.ts', '--served', ...(quick ? ['--fill', '100000'] : []), '--out', file('ids')],
+  },
+  reservations: {
+    args: ['bench/reservations.ts', '--concurrency', '1,16', '--reservations', quick ? '200' : '1000', '--out', file('reservations')],
   },
 };
 
@@ -194,6 +197,28 @@ const baremetal = read('baremetal');
       '',
       'p50',
     );
+  }
+}
+
+const reservations = read('reservations');
+{
+  const result = (db: string, backend: string, concurrency: number) =>
+    (reservations?.results as Json[] | undefined)?.find((r) => r.db === db && r.backend === backend && r.concurrency === concurrency);
+  const bareMetal = (db: string, backend: string) =>
+    (baremetal?.results as Json[] | undefined)?.find((r) => r.target === 'allot' && r.db === db && r.backend === backend && r.concurrency === 16);
+  for (const db of ['sqlite', 'postgres'] as const) {
+    for (const backend of ['database', 'placement'] as const) {
+      const at16 = result(db, backend, 16);
+      const at1 = result(db, backend, 1);
+      summary[`reservations ${db} ${backend}`] = { at16: at16?.reservationsPerSecond, p50At1: at1?.latencyMs?.p50 };
+      // the issue's target: at least half the bare-metal allocation rate of the same run
+      row(
+        `reservation (node + capacity + 2 identifiers), 16 clients, ${db}, ${backend} backend`,
+        `${n(at16?.reservationsPerSecond)}/s; p50 at 1 client ${n(at1?.latencyMs?.p50, 1)} ms`,
+        '',
+        `${ratio(at16?.reservationsPerSecond, bareMetal(db, backend)?.allocationsPerSecond)} of the bare-metal allocation rate`,
+      );
+    }
   }
 }
 

@@ -6,12 +6,32 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../core/clock.js';
-import type { Database } from '../db/database.js';
+import type { Database, Tx } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PlacementContext } from '../placement/context.js';
 import { type AllocationBackend, backendNamed } from './services/backend.js';
 import { WorkQueue } from './workers/queue.js';
 import { TransitionTimers } from './workers/timers.js';
+
+/**
+ * Another service of this process that holds bare-metal allocations (the identifier API's
+ * service instances, services/held-allocations.ts). The bare-metal API refuses to delete a held
+ * allocation, but the node operations Ironic defines to release one — tearing the node down,
+ * removing its instance_uuid, deleting it in maintenance — keep working; then the holder is told,
+ * in that transaction, so it never points at a node it no longer holds.
+ */
+export interface AllocationHolder {
+  allocationReleased(tx: Tx, release: HeldAllocationRelease): Promise<void>;
+}
+
+export interface HeldAllocationRelease {
+  /** `service-instance/<id>` */
+  heldBy: string;
+  allocationUuid: string;
+  nodeUuid: string;
+  /** what released it, e.g. "node torn down" */
+  reason: string;
+}
 
 export interface BaremetalContext {
   readonly database: Database;
@@ -28,6 +48,8 @@ export interface BaremetalContext {
   readonly transitions: TransitionTimers;
   /** this conductor's row, written once before it takes work under its name */
   readonly registration: { done: Promise<void> | null };
+  /** registered at start by the service that holds allocations (server/context.ts) */
+  allocationHolder: AllocationHolder | null;
 }
 
 export function createBaremetalContext(config: Config, database: Database, log: Logger, placement: PlacementContext, metrics: Metrics): BaremetalContext {
@@ -42,5 +64,6 @@ export function createBaremetalContext(config: Config, database: Database, log: 
     allocations: new WorkQueue(config.allocationWorkers),
     transitions: new TransitionTimers(),
     registration: { done: null },
+    allocationHolder: null,
   };
 }

@@ -143,6 +143,11 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
   allocation_changed_concurrently: () => [409, 'The allocation changed concurrently; retry.'],
   candidate_nodes_not_found: (p) => [400, `Nodes cannot be found: ${p.idents.join(', ')}`],
   node_allocation_not_found: (p) => [404, `Allocation for node ${p.ident} was not found`],
+  // allot: a service instance of the identifier API holds it (docs/ids.md)
+  allocation_held: (p) => [
+    409,
+    `Cannot remove allocation ${p.allocation}: it is held by ${p.held_by}, which releases it (terminate the instance or change its attributes).`,
+  ],
   deallocation_refused: (p) => [
     409,
     p.reason === 'active'

@@ -19,6 +19,7 @@ import * as idsSpeed from './migrations/009-ids-speed.js';
 import * as baremetalFreeNodes from './migrations/010-baremetal-free-nodes.js';
 import * as idsBulk from './migrations/011-ids-bulk.js';
 import * as idsInstanceRequest from './migrations/012-ids-instance-request.js';
+import * as reservations from './migrations/013-reservations.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -36,6 +37,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['010-baremetal-free-nodes', baremetalFreeNodes],
   ['011-ids-bulk', idsBulk],
   ['012-ids-instance-request', idsInstanceRequest],
+  ['013-reservations', reservations],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

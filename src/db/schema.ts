@@ -75,6 +75,8 @@ export interface ConsumerTable {
   user_id: string;
   generation: number;
   consumer_type_id: number | null;
+  /** who holds this consumer's allocations besides Placement's clients (migration 013), or null */
+  held_by: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }
@@ -239,6 +241,8 @@ export interface BaremetalAllocationTable {
   candidate_nodes: string;
   extra: string;
   owner: string | null;
+  /** who holds this allocation besides the bare-metal API's clients (migration 013), or null */
+  held_by: Generated<string | null>;
   created_at: string;
   updated_at: string | null;
 }
@@ -346,6 +350,8 @@ export interface IdsAllocationSpecTable {
   description: string;
   attributes: string;
   version: number;
+  /** the Keystone project the spec belongs to; null: shared by every project (migration 013) */
+  project_id: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }
@@ -367,6 +373,8 @@ export interface IdsServiceInstanceTable {
   forced_releases: string | null;
   /** the create request's attributes as canonical JSON (migration 012); null for older instances */
   requested_attributes: string | null;
+  /** the Keystone project the instance belongs to (migration 013), null for none */
+  project_id: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -62,6 +62,23 @@ export interface StatementParts {
   columns: string[];
 }
 
+/**
+ * One domain's write as parts of a statement another domain builds (Placement's claim of the node
+ * a bare-metal statement reserves): it renders its own parts with the statement's placeholders, on
+ * a row the statement names, and reads its own result columns back once the statement ran — the
+ * statement's builder knows nothing of its tables.
+ */
+export interface EmbeddedWrite {
+  /** one text per shape: part of the key the enclosing statement's text is kept under */
+  readonly shape: string;
+  /** the values of its placeholders, in order */
+  readonly params: readonly unknown[];
+  /** its parts: placeholders named by `param`, the time stamp `now`, on the row whose uuid the SQL `rowUuid` gives */
+  parts(param: (type: 'text' | 'integer') => string, now: string, rowUuid: string): StatementParts;
+  /** once the statement ran: the row it returned (the parts' columns among others) */
+  written(tx: Tx, row: Record<string, unknown>): void;
+}
+
 /** `?, ?, ?` for a list of n values. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');

@@ -80,6 +80,9 @@ const ROLLBACK = CompiledQuery.raw('ROLLBACK');
 const SAVEPOINT = CompiledQuery.raw('SAVEPOINT job');
 const RELEASE = CompiledQuery.raw('RELEASE job');
 const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO job');
+const ATTEMPT = CompiledQuery.raw('SAVEPOINT attempt');
+const RELEASE_ATTEMPT = CompiledQuery.raw('RELEASE SAVEPOINT attempt');
+const ROLLBACK_TO_ATTEMPT = CompiledQuery.raw('ROLLBACK TO SAVEPOINT attempt');
 
 function isRetryable(err: unknown): boolean {
   if (err instanceof RetryableConflict) return true;
@@ -96,6 +99,26 @@ function exhausted(err: unknown): Error {
 /** The one door every write goes through. */
 export function transaction<T>(database: Database, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   return database.writer.run(database, work, options);
+}
+
+/**
+ * Try `work` inside the caller's transaction so that its failure takes back only its own writes
+ * (a SAVEPOINT): the transaction goes on, e.g. to try the next candidate when one is refused.
+ * Commit hooks the failed work recorded are not taken back, so work tried this way must fail
+ * before it records any (the allocation writes check everything before they note a change).
+ */
+export async function savepoint<T>(tx: Tx, work: () => Promise<T>): Promise<T> {
+  // One name for every level: both databases roll back to, and release, the latest of a name.
+  await tx.db.executeQuery(ATTEMPT);
+  try {
+    const value = await work();
+    await tx.db.executeQuery(RELEASE_ATTEMPT);
+    return value;
+  } catch (err) {
+    await tx.db.executeQuery(ROLLBACK_TO_ATTEMPT);
+    await tx.db.executeQuery(RELEASE_ATTEMPT);
+    throw err;
+  }
 }
 
 /**

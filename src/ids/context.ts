@@ -3,12 +3,14 @@
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { parse as parseYaml } from 'yaml';
+import type { BaremetalContext } from '../baremetal/context.js';
 import type { Config } from '../config.js';
 import type { Backoff } from '../core/backoff.js';
 import { BatchesByKey } from '../core/serial.js';
 import type { Database } from '../db/database.js';
 import { type Lifecycles, builtInLifecycles, checkLifecycles } from './core/lifecycle.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PlacementContext } from '../placement/context.js';
 import { type Inventories, loadInventories } from './inventories/registry.js';
 
 export interface IdsContext {
@@ -29,6 +31,9 @@ export interface IdsContext {
   auth: Config['auth'];
   /** PostgreSQL: this process's automatic allocations of one pool, in batches (services/automatic-allocations.ts) */
   poolClaims: BatchesByKey;
+  /** the engines a service instance also reserves in: bare-metal nodes and Placement capacity (services/engine-holdings.ts) */
+  baremetal: BaremetalContext;
+  placement: PlacementContext;
   /** close what the context opened (the inventories' connections) */
   close(): Promise<void>;
 }
@@ -55,7 +60,13 @@ export function loadLifecycles(file: string | null): Lifecycles {
   }
 }
 
-export async function createIdsContext(config: Config, log: Logger, database: Database, metrics: Metrics): Promise<IdsContext> {
+export async function createIdsContext(
+  config: Config,
+  log: Logger,
+  database: Database,
+  metrics: Metrics,
+  engines: { baremetal: BaremetalContext; placement: PlacementContext },
+): Promise<IdsContext> {
   const lifecycles = loadLifecycles(config.idsLifecycles);
   const inventories = await loadInventories(config.idsConfig, log);
   return {
@@ -69,6 +80,7 @@ export async function createIdsContext(config: Config, log: Logger, database: Da
     metrics,
     auth: config.auth,
     poolClaims: new BatchesByKey(),
+    ...engines,
     close: () => inventories.close(),
   };
 }

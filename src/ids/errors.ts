@@ -45,6 +45,8 @@ export const PROBLEM_CODES = {
   'ids.missing_attribute': 'an attribute an allocation needs (a lookup key, an owner attribute) is not set',
   'ids.lookup_not_found': 'the external inventory has no value for the lookup key',
   'ids.instance_exists': 'a service instance with this id exists with other content',
+  'ids.node_unavailable': "no bare-metal node matching a node attribute can be had now (`reason`: the bare-metal service's)",
+  'ids.capacity_unavailable': "no resource provider can take a capacity attribute's resources now (`reason`)",
   'ids.inventory_unavailable': 'the external inventory failed or answered nonsense',
   'ids.inventory_timeout': 'the external inventory did not answer in time',
   'ids.identity_unavailable': 'the identity service (Keystone) cannot be asked who the caller is: unreachable, failing, or refusing allot',
@@ -73,7 +75,7 @@ const q = JSON.stringify;
  * failure (`in_batch`) reads as the failure of its item, with the item's `index`, and an
  * instance's (`in_attribute`) as the failure of the attribute's value, naming it (see describe).
  */
-const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute'>]: Wording<IdsDomainErrors[C]> } = {
+const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute' | 'in_instance'>]: Wording<IdsDomainErrors[C]> } = {
   // pools
   pool_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `pool ${q(p.pool)} not found` },
   pool_exists: { status: 409, code: 'ids.pool_exists', detail: (p) => `A pool named ${q(p.pool)} exists with another definition` },
@@ -166,6 +168,31 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute'>]
     status: 422,
     code: 'ids.invalid_request',
     detail: (p) => `attribute ${p.attribute}: ${p.key_attribute} is itself allocated; a key or owner attribute must be set by the client`,
+  },
+  // nodes and capacity
+  node_unavailable: { status: 409, code: 'ids.node_unavailable', detail: (p) => `no node can be had: ${p.reason}`, members: (p) => ({ reason: p.reason }) },
+  capacity_unavailable: {
+    status: 409,
+    code: 'ids.capacity_unavailable',
+    detail: (p) => `no capacity can be had: ${p.reason}`,
+    members: (p) => ({ reason: p.reason }),
+  },
+  invalid_attribute_reference: {
+    status: 422,
+    code: 'ids.invalid_request',
+    detail: (p) => `attribute ${p.attribute}: ${q(p.refers_to)} ${p.reason}`,
+    members: (p) => ({ errors: [{ pointer: `/attributes/${p.attribute}`, detail: `${q(p.refers_to)} ${p.reason}` }] }),
+  },
+  node_in_use: {
+    status: 409,
+    code: 'ids.invalid_state',
+    detail: (p) => `the instance cannot let go of ${p.attribute === null ? 'its' : `attribute ${q(p.attribute)}'s`} node ${p.node}: ${p.reason}`,
+    members: (p) => ({ node: p.node, allocation: p.allocation, ...(p.attribute === null ? {} : { attribute: p.attribute }) }),
+  },
+  project_not_allowed: {
+    status: 403,
+    code: 'ids.forbidden',
+    detail: (p) => `only callers allowed ids:all_projects name another project than their own (${q(p.project)})`,
   },
   // external inventories
   unknown_inventory: { status: 422, code: 'ids.unknown_inventory', detail: (p) => `No external inventory named ${q(p.inventory)} is configured` },
@@ -277,6 +304,11 @@ export function describe(err: DomainError): DescribedError | null {
     const { attribute, error } = err.params as IdsDomainErrors['in_attribute'];
     const inner = describe(error);
     return inner && { ...inner, detail: `attribute ${q(attribute)}: ${inner.detail}`, members: { ...inner.members, attribute } };
+  }
+  if (err.code === 'in_instance') {
+    const { id, error } = err.params as IdsDomainErrors['in_instance'];
+    const inner = describe(error);
+    return inner && { ...inner, detail: `service instance ${id} was created; then ${inner.detail}`, members: { ...inner.members, service_instance_id: id } };
   }
   const wording = (DOMAIN_ERRORS as Record<string, Wording<Record<string, unknown>> | undefined>)[err.code];
   if (!wording) return null;

@@ -238,6 +238,11 @@ export const emptyQuery: JsonSchema = { type: 'object', properties: {}, addition
 
 // --- allocation specs and service instances ---
 
+const ATTRIBUTE_NAME = '^[A-Za-z_][A-Za-z0-9_]{0,99}$';
+const PLACEMENT_NAME = '[A-Z0-9_]{1,255}';
+const UUID = '[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}';
+const projectId: JsonSchema = { type: ['string', 'null'], minLength: 1, maxLength: 64 };
+
 const specAttribute: JsonSchema = {
   oneOf: [
     {
@@ -277,6 +282,57 @@ const specAttribute: JsonSchema = {
       required: ['from', 'inventory'],
       additionalProperties: false,
     },
+    {
+      type: 'object',
+      description: "a bare-metal node, allocated as POST /baremetal/v1/allocations would (owner: the instance's project)",
+      properties: {
+        from: { type: 'string', enum: ['node'] },
+        resource_class: { type: 'string', minLength: 1, maxLength: 80 },
+        traits: { type: 'array', maxItems: 50, items: { type: 'string', pattern: `^${PLACEMENT_NAME}$` }, description: 'the node must have every one' },
+        candidate_nodes: {
+          type: 'array',
+          maxItems: 100,
+          items: { type: 'string', minLength: 1, maxLength: 255 },
+          description: 'nodes (uuids or names) the node is chosen among',
+        },
+      },
+      required: ['from', 'resource_class'],
+      additionalProperties: false,
+    },
+    {
+      type: 'object',
+      description: 'Placement capacity, for the instance as consumer, on providers chosen as GET /allocation_candidates would choose them',
+      properties: {
+        from: { type: 'string', enum: ['capacity'] },
+        resources: {
+          type: 'object',
+          minProperties: 1,
+          maxProperties: 20,
+          patternProperties: { [`^${PLACEMENT_NAME}$`]: { type: 'integer', minimum: 1, maximum: 2147483647 } },
+          additionalProperties: false,
+          description: 'resource class → amount',
+        },
+        required: {
+          type: 'array',
+          maxItems: 50,
+          items: { type: 'string', pattern: `^(!?${PLACEMENT_NAME}|in:${PLACEMENT_NAME}(,${PLACEMENT_NAME})*)$` },
+          description: 'traits, as Placement\'s required parameter: "TRAIT", "!TRAIT" (forbidden), "in:A,B" (one of)',
+        },
+        member_of: {
+          type: 'array',
+          maxItems: 50,
+          items: { type: 'string', pattern: `^(!?${UUID}|in:${UUID}(,${UUID})*)$` },
+          description: 'aggregates, as Placement\'s member_of: "uuid", "in:uuid,uuid" (one of), "!uuid" (not in)',
+        },
+        in_tree_of: {
+          type: 'string',
+          pattern: ATTRIBUTE_NAME,
+          description: 'a node attribute of the spec: only providers in the tree of the resource provider of that node (its uuid)',
+        },
+      },
+      required: ['from', 'resources'],
+      additionalProperties: false,
+    },
   ],
 };
 
@@ -289,9 +345,10 @@ export const specCreateSchema: JsonSchema = {
       type: 'object',
       minProperties: 1,
       maxProperties: 100,
-      patternProperties: { '^[A-Za-z_][A-Za-z0-9_]{0,99}$': specAttribute },
+      patternProperties: { [ATTRIBUTE_NAME]: specAttribute },
       additionalProperties: false,
     },
+    project_id: { ...projectId, description: "the Keystone project the spec belongs to (its members make instances of it); absent or null: every project's" },
   },
   required: ['name', 'attributes'],
   additionalProperties: false,
@@ -311,6 +368,12 @@ export const instanceCreateSchema: JsonSchema = {
       description: 'simple (default), simple_with_deallocation, or one loaded from --ids-lifecycles',
     },
     attributes,
+    project_id: {
+      ...projectId,
+      description: "the Keystone project the instance belongs to (default: the caller's); another project's only with ids:all_projects",
+    },
+    validate: { type: 'boolean', description: 'validate at once: reserve every attribute, all or nothing (default false)' },
+    promote: { type: 'boolean', description: 'then promote the validated candidate set to active (needs validate; default false)' },
   },
   required: ['allocation_spec', 'attributes'],
   additionalProperties: false,
@@ -436,7 +499,13 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
   },
   Spec: {
     type: 'object',
-    properties: { name: { type: 'string' }, description: { type: 'string' }, attributes: { type: 'object' }, version: { type: 'integer' } },
+    properties: {
+      name: { type: 'string' },
+      description: { type: 'string' },
+      attributes: { type: 'object' },
+      project_id: { type: ['string', 'null'] },
+      version: { type: 'integer' },
+    },
   },
   Instance: {
     type: 'object',
@@ -455,20 +524,37 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       forced_releases: {
         type: 'array',
         description:
-          'values released with ?force=true while a set referred to them, since the last validation (which takes each again if free, else allocates another)',
+          'what was released while a set referred to it, since the last validation: pool values released with ?force=true (still named in the sets; validation takes each again if free, else allocates another), and nodes or capacity another API released or a reshape took away (removed from the sets; validation reserves the attribute again, the same node first)',
         items: {
           type: 'object',
           properties: {
-            allocation_id: { type: 'string' },
+            source: { type: 'string', enum: ['pool', 'node', 'capacity'] },
+            allocation_id: { type: 'string', description: 'pool and node: the allocation released' },
             pool: { type: 'string' },
             attribute: { type: 'string' },
-            value: { type: ['integer', 'string'] },
+            value: {},
             sets: { type: 'array', items: { type: 'string', enum: ['candidate', 'active', 'rollback'] } },
+            reason: { type: 'string', description: 'node and capacity: what released it' },
             released_at: { type: 'string' },
           },
         },
       },
       pending_deallocations: { type: 'integer' },
+      project_id: { type: ['string', 'null'] },
+      holdings: {
+        type: 'array',
+        description: 'everything the instance holds now, in every engine, each with a link to it in its own API',
+        items: {
+          type: 'object',
+          properties: {
+            attribute: { type: ['string', 'null'], description: 'the attribute whose value it is (null: held by no set any more, being released)' },
+            source: { type: 'string', enum: ['pool', 'inventory', 'node', 'capacity'] },
+            value: {},
+            href: { type: ['string', 'null'], description: 'where it is in its own API (null for an external inventory)' },
+          },
+          required: ['attribute', 'source', 'value', 'href'],
+        },
+      },
     },
   },
   OutboxEntry: {

@@ -3,8 +3,9 @@
 // providers that allocation candidates are searched in.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Database, Db } from '../db/database.js';
+import type { Database, Db, Tx } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { HeldConsumerChange } from './store/allocations.js';
 import { NameCache } from './store/names.js';
 import { ProviderIndex } from './store/provider-index.js';
 
@@ -20,6 +21,16 @@ export interface ProviderOwner {
   owned(db: Db, providerUuids: readonly string[]): Promise<string[]>;
 }
 
+/**
+ * Another service of this process that holds Placement consumers (the identifier API's service
+ * instances, services/held-consumers.ts): API clients may not change them, but a reshape may move
+ * their allocations, as Placement allows for any consumer; the holder is told, in the reshape's
+ * transaction, so it never points at allocations that are no longer where it says.
+ */
+export interface ConsumerHolder {
+  consumerChanged(tx: Tx, change: HeldConsumerChange): Promise<void>;
+}
+
 export interface PlacementContext {
   database: Database;
   config: Config;
@@ -27,6 +38,8 @@ export interface PlacementContext {
   index: ProviderIndex;
   /** registered at start by the services that own providers (server/context.ts) */
   owners: ProviderOwner[];
+  /** registered at start by the service that holds consumers (server/context.ts) */
+  consumerHolder: ConsumerHolder | null;
   metrics: Metrics;
   /** stop following the database (the index's notifications) */
   close(): Promise<void>;
@@ -35,7 +48,7 @@ export interface PlacementContext {
 export function createPlacementContext(database: Database, config: Config, log: Logger, metrics: Metrics): PlacementContext {
   const names = new NameCache();
   const index = new ProviderIndex(database, names, { reloadMs: config.candidateIndexReload, log, metrics });
-  return { database, config, names, index, owners: [], metrics, close: () => index.close() };
+  return { database, config, names, index, owners: [], consumerHolder: null, metrics, close: () => index.close() };
 }
 
 /** The latest of some ISO timestamps, for `last-modified`; null (meaning now) when there are none. */

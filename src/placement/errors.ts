@@ -158,6 +158,12 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
     CODES.undefined,
     `Unable to allocate inventory: resource provider(s) ${p.providers.map((u: string) => `'${u}'`).join(', ')} belong to ${p.owner}; allocations on them are made through that service.`,
   ],
+  // allot: a consumer a service instance of the identifier API holds (docs/ids.md)
+  consumer_held: (p) => [
+    409,
+    CODES.undefined,
+    `Unable to change the allocations of consumer '${p.consumer}': it is held by ${p.held_by}, and changes only through its holder (release it there).`,
+  ],
 };
 
 const PARENT_PROBLEMS: Record<string, string> = {

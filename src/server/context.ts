@@ -12,6 +12,7 @@ import { IGNORE_WRITES } from '../db/transaction.js';
 import { Metrics } from '../metrics/metrics.js';
 import type { AccessControl } from '../http/pipeline.js';
 import { type IdsContext, createIdsContext } from '../ids/context.js';
+import { engineHolders } from '../ids/services/engine-holdings.js';
 import { type PlacementContext, createPlacementContext } from '../placement/context.js';
 import { HealthChecks, Readiness } from './health.js';
 import { registerDatabaseGauges } from './metrics.js';
@@ -42,10 +43,15 @@ export async function createContext(config: Config, log: Logger, database: Datab
     batchCommitted: (size) => metrics.commitBatchSize.observe(size),
   };
   registerDatabaseGauges(metrics, database, log);
-  const ids = await createIdsContext(config, log, database, metrics);
   const placement = createPlacementContext(database, config, log, metrics);
   // the bare-metal node providers of the placement backend are the bare-metal service's alone
   if (config.baremetalBackend === 'placement') placement.owners.push(nodeProviderOwner);
+  const baremetal = createBaremetalContext(config, database, log, placement, metrics);
+  const ids = await createIdsContext(config, log, database, metrics, { baremetal, placement });
+  // service instances hold nodes and capacity: those engines tell them what they release or move
+  const holders = engineHolders();
+  baremetal.allocationHolder = holders.allocations;
+  placement.consumerHolder = holders.consumers;
   return {
     config,
     log,
@@ -54,7 +60,7 @@ export async function createContext(config: Config, log: Logger, database: Datab
     health: new HealthChecks(database, readiness, config.healthTimeout),
     access,
     placement,
-    baremetal: createBaremetalContext(config, database, log, placement, metrics),
+    baremetal,
     ids,
     metrics,
     close: async () => {

@@ -373,7 +373,8 @@ for (const dialect of DIALECTS) {
       assert.equal((await ids(server, 'p2-member', 'GET', `/v1/allocations/${id}`)).status, 200);
       assert.equal((await ids(server, 'p2-member', 'DELETE', `/v1/allocations/${id}`)).status, 204);
       assert.equal((await ids(server, 'p1-member', 'DELETE', `/v1/allocations/${mine.body.id}`)).status, 204);
-      // a service instance whose spec names another project's pool: validating it allocates nothing (not found)
+      // a p1 instance whose (shared) spec names p2's pool: validating it allocates nothing, whoever
+      // validates it — an instance takes from its project's pools and the shared ones
       const morePool = `p2-more-${dialect}`;
       assert.equal((await ids(server, 'admin', 'POST', '/v1/pools', { name: morePool, kind: 'integer', ranges: ['1-9'], project_id: p2 })).status, 201);
       const spec = await ids(server, 'admin', 'POST', '/v1/allocation-specs', {
@@ -387,13 +388,122 @@ for (const dialect of DIALECTS) {
         attributes: {},
       });
       assert.equal(instance.status, 201, instance.text);
+      assert.equal(instance.body.project_id, p1);
       assertNotFound(await ids(server, 'p1-member', 'POST', `/v1/service-instances/${instance.body.id}/validate`), "validating with p2's pool");
-      const validated = await ids(server, 'p2-member', 'POST', `/v1/service-instances/${instance.body.id}/validate`);
-      assert.equal(validated.status, 200, validated.text);
-      assert.equal(validated.body.candidate_attributes.vni, 1);
+      assertNotFound(await ids(server, 'admin', 'POST', `/v1/service-instances/${instance.body.id}/validate`), "p1's instance with p2's pool, by an admin");
+      assertNotFound(await ids(server, 'p2-member', 'POST', `/v1/service-instances/${instance.body.id}/validate`), "p1's instance, by p2");
       // admins manage every project's pools
       assert.equal((await ids(server, 'admin', 'PATCH', `/v1/pools/${pools.p2}`, { description: 'p2 VNIs' })).status, 200);
       assert.equal((await ids(server, 'sys-admin', 'DELETE', `/v1/pools/${pools.p2}`)).status, 204);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`service instances and specs per project on ${dialect}`, () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startServer({ db: await freshDatabaseUrl(dialect), ...ks.allotConfig() });
+    });
+    after(() => server.close());
+
+    test("an instance is its creator's project's (404 to others, in every operation); a spec of a project is that project's; the node and capacity it holds are its project's too", async () => {
+      const p1 = ks.projects.p1!;
+      const p2 = ks.projects.p2!;
+      // a node p1 owns and one p2 owns; bandwidth on a fabric provider; a shared VLAN pool
+      for (const [name, owner] of [
+        [`inst-p1-${dialect}`, p1],
+        [`inst-p2-${dialect}`, p2],
+      ] as const) {
+        const node = await call(server, 'sys-admin', 'POST', '/v1/nodes', { driver: 'fake-hardware', name, resource_class: `inst-${dialect}`, owner });
+        assert.equal(node.status, 201, node.text);
+        for (const [verb, target] of [
+          ['provision', 'manage'],
+          ['provision', 'provide'],
+          ['power', 'power off'],
+        ] as const) {
+          assert.equal((await call(server, 'sys-admin', 'PUT', `/v1/nodes/${name}/states/${verb}`, { target })).status, 202);
+          for (let i = 0; i < 400; i++) {
+            const n = (await call(server, 'sys-admin', 'GET', `/v1/nodes/${name}`)).body;
+            if (n.target_provision_state === null && n.target_power_state === null && n.reservation === null) break;
+            await new Promise((r) => setTimeout(r, 25));
+          }
+        }
+      }
+      const placement = (method: string, path: string, body?: unknown) =>
+        request(method, `${server.url}/placement${path}`, body, { headers: { 'x-auth-token': tokens.admin, 'openstack-api-version': 'placement 1.39' } });
+      const fabric = await placement('POST', '/resource_providers', { name: `fabric-${dialect}` });
+      assert.equal(fabric.status, 200, fabric.text);
+      const inv = await placement('PUT', `/resource_providers/${fabric.body.uuid}/inventories`, {
+        resource_provider_generation: fabric.body.generation,
+        inventories: { NET_BW_EGR_KILOBIT_PER_SEC: { total: 100000 } },
+      });
+      assert.equal(inv.status, 200, inv.text);
+      assert.equal((await ids(server, 'admin', 'POST', '/v1/pools', { name: `inst-vlan-${dialect}`, kind: 'integer', ranges: ['10-19'] })).status, 201);
+      const attributes = {
+        server: { from: 'node', resource_class: `inst-${dialect}` },
+        uplink: { from: 'capacity', resources: { NET_BW_EGR_KILOBIT_PER_SEC: 1000 } },
+        vlan: { from: 'pool', pool: `inst-vlan-${dialect}` },
+      };
+      const shared = `inst-shared-${dialect}`;
+      const p1Only = `inst-p1-${dialect}`;
+      assert.equal((await ids(server, 'admin', 'POST', '/v1/allocation-specs', { name: shared, attributes })).status, 201);
+      assert.equal((await ids(server, 'admin', 'POST', '/v1/allocation-specs', { name: p1Only, attributes, project_id: p1 })).status, 201);
+
+      // specs: p1's is p1's
+      assert.equal((await ids(server, 'p1-reader', 'GET', `/v1/allocation-specs/${p1Only}`)).status, 200);
+      assertNotFound(await ids(server, 'p2-member', 'GET', `/v1/allocation-specs/${p1Only}`), "p1's spec, by p2");
+      const p2Specs = (await ids(server, 'p2-member', 'GET', '/v1/allocation-specs')).body.items.map((x: { name: string }) => x.name);
+      assert.ok(p2Specs.includes(shared) && !p2Specs.includes(p1Only), JSON.stringify(p2Specs));
+      const withP1Spec = await ids(server, 'p2-member', 'POST', '/v1/service-instances', { allocation_spec: p1Only, attributes: {} });
+      assert.equal(withP1Spec.status, 422, withP1Spec.text);
+
+      // an instance is its creator's project's; naming another needs ids:all_projects
+      const other = await ids(server, 'p1-member', 'POST', '/v1/service-instances', { allocation_spec: shared, attributes: {}, project_id: p2 });
+      assert.equal(other.status, 403, other.text);
+      assert.equal(other.body.code, 'ids.forbidden');
+      const made = await ids(server, 'p1-member', 'POST', '/v1/service-instances', { allocation_spec: p1Only, attributes: {}, validate: true, promote: true });
+      assert.equal(made.status, 201, made.text);
+      assert.equal(made.body.project_id, p1);
+      const id = made.body.id as string;
+      // the node it holds is one p1 owns, allocated to p1; the capacity's consumer is p1's
+      assert.equal(made.body.active_attributes.server.name, `inst-p1-${dialect}`);
+      const allocation = made.body.active_attributes.server.allocation;
+      const asP1 = await call(server, 'p1-member', 'GET', `/v1/allocations/${allocation}`);
+      assert.equal(asP1.status, 200, asP1.text);
+      assert.equal(asP1.body.owner, p1);
+      assert.equal((await call(server, 'p2-member', 'GET', `/v1/allocations/${allocation}`)).status, 404);
+      const consumer = await placement('GET', `/allocations/${id}`);
+      assert.equal(consumer.body.project_id, p1);
+
+      // p2 does not see it, in any operation; p1's readers and admins do
+      assert.equal((await ids(server, 'p1-reader', 'GET', `/v1/service-instances/${id}`)).status, 200);
+      assert.equal((await ids(server, 'sys-admin', 'GET', `/v1/service-instances/${id}`)).status, 200);
+      for (const [method, path, body] of [
+        ['GET', `/v1/service-instances/${id}`, undefined],
+        ['PATCH', `/v1/service-instances/${id}`, { attributes: {} }],
+        ['POST', `/v1/service-instances/${id}/validate`, undefined],
+        ['POST', `/v1/service-instances/${id}/promote`, undefined],
+        ['POST', `/v1/service-instances/${id}/rollback`, undefined],
+        ['DELETE', `/v1/service-instances/${id}/attribute-sets/rollback`, undefined],
+        ['DELETE', `/v1/service-instances/${id}`, undefined],
+      ] as const) {
+        assertNotFound(await ids(server, 'p2-member', method, path, body), `p2-member ${method} ${path}`);
+      }
+      const listed = (who: Persona) => ids(server, who, 'GET', '/v1/service-instances').then((r) => (r.body.items as Array<{ id: string }>).map((i) => i.id));
+      assert.ok((await listed('p1-reader')).includes(id));
+      assert.ok(!(await listed('p2-member')).includes(id));
+      assert.ok((await listed('admin')).includes(id));
+      // readers read; members change
+      assert.equal((await ids(server, 'p1-reader', 'DELETE', `/v1/service-instances/${id}`)).status, 403);
+      const gone = await ids(server, 'p1-member', 'DELETE', `/v1/service-instances/${id}`);
+      assert.equal(gone.status, 200, gone.text);
+      assert.deepEqual(gone.body.holdings, []);
+      // an admin may make one for another project
+      const forP2 = await ids(server, 'admin', 'POST', '/v1/service-instances', { allocation_spec: shared, attributes: {}, project_id: p2, validate: true });
+      assert.equal(forP2.status, 201, forP2.text);
+      assert.equal(forP2.body.project_id, p2);
+      assert.equal(forP2.body.candidate_attributes.server.name, `inst-p2-${dialect}`, "a p2 instance gets p2's node");
     });
   });
 }

@@ -137,7 +137,7 @@ for (const dialect of DIALECTS) {
       const [record] = after.forced_releases;
       assert.deepEqual(
         { ...record, released_at: undefined },
-        { allocation_id: held.id, pool: 'tiny', attribute: 'vni', value: 1, sets: ['active', 'rollback'], released_at: undefined },
+        { source: 'pool', allocation_id: held.id, pool: 'tiny', attribute: 'vni', value: 1, sets: ['active', 'rollback'], released_at: undefined },
       );
 
       // Another owner takes the freed value; the instance's next validation notices and allocates another.

@@ -90,6 +90,7 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
     candidate_nodes: JSON.stringify(candidates),
     extra: JSON.stringify(input.extra),
     owner: input.owner,
+    held_by: null,
     created_at: now,
     updated_at: null,
   };
@@ -287,6 +288,9 @@ export async function deleteAllocation(ctx: BaremetalContext, ident: string): Pr
         () => new DomainError('allocation_changed_concurrently', {}, 'the allocation changed concurrently'),
       );
     }
+    // a service instance's allocation is released by the instance (docs/ids.md)
+    if (allocation.held_by !== null)
+      throw new DomainError('allocation_held', { allocation: allocation.uuid, held_by: allocation.held_by }, `allocation ${allocation.uuid} is held`);
     if (node && node.allocation_id === allocation.id) {
       const refusal = deallocationRefusal(node);
       if (refusal) {
@@ -296,7 +300,7 @@ export async function deleteAllocation(ctx: BaremetalContext, ident: string): Pr
           `node ${node.uuid} is ${refusal}`,
         );
       }
-      await deallocate(tx, ctx, node);
+      await deallocate(tx, ctx, node, 'allocation deleted');
     } else {
       await deleteAllocationRow(tx, allocation.id);
     }
@@ -319,7 +323,8 @@ export type Attempt =
   /** no node could be reserved now, but some may free up (held by others, power settling): try again soon */
   | { kind: 'retry' };
 
-class Unsuitable extends Error {}
+/** The backend refused the node the claim reserved (its Placement provider is full). */
+export class Unsuitable extends Error {}
 class Gone extends Error {}
 
 /** One try at an allocation this conductor owns. */
@@ -351,7 +356,7 @@ export async function attemptAllocation(ctx: BaremetalContext, allocationId: num
  * requested traits into its instance_info): claim it in the backend and make the allocation active
  * — guarded by this conductor's affinity (the spec's guarded update). The allocation as it now is.
  */
-async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRecord, node: ReservedNode): Promise<AllocationRecord> {
+export async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: AllocationRecord, node: ReservedNode): Promise<AllocationRecord> {
   if (!(await ctx.backend.claim(tx, allocation, node))) throw new Unsuitable();
   const now = tx.clock.nowIso();
   if (!(await finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'active', nodeId: node.id }, now))) throw new Gone();

@@ -12,7 +12,7 @@ import { transaction } from '../../db/transaction.js';
 import { INTERFACES, MAX_TRAITS_PER_NODE } from '../core/rules.js';
 import { DELETE_ALLOWED_STATES, POWER_TARGETS, TEARS_DOWN, UPDATE_ALLOWED_STATES, provisionTransition } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
-import { deleteAllocationRow } from '../store/allocations.js';
+import { deleteAllocationRow, allocationHolder } from '../store/allocations.js';
 import { deleteNodeInventory, findChassis } from '../store/inventory.js';
 import { deleteNodeVolumes } from '../store/volumes.js';
 import {
@@ -299,7 +299,7 @@ export async function patchNode(
       if (instance !== null && (await instanceUuidTaken(tx, instance, node.id))) throw instanceAssociated(instance, node.uuid);
       if (instance === null && node.allocation_id !== null) {
         if (node.maintenance !== 1 && !UPDATE_ALLOWED_STATES.includes(node.provision_state)) throw notInAllowedState(node, 'instance_uuid_removal');
-        await deallocate(tx, ctx, node);
+        await deallocate(tx, ctx, node, 'instance_uuid removed from the node');
       }
       if (instance !== node.instance_uuid) changes.instance_uuid = instance;
     }
@@ -323,8 +323,13 @@ export async function patchNode(
  * Release a node's allocation inside the caller's transaction (node already locked): the backend
  * gives the claim back, the node forgets it, the allocation row goes. The spec's deallocation.
  */
-export async function deallocate(tx: Tx, ctx: BaremetalContext, node: NodeRecord): Promise<void> {
+export async function deallocate(tx: Tx, ctx: BaremetalContext, node: NodeRecord, reason: string, releasedBy?: string): Promise<void> {
   if (node.allocation_id === null) return;
+  // A held allocation released by anyone but its holder (a tear-down, …): the holder learns of it.
+  const heldBy = await allocationHolder(tx, node.allocation_id);
+  if (heldBy !== null && heldBy !== releasedBy && node.allocation_uuid !== null) {
+    await ctx.allocationHolder?.allocationReleased(tx, { heldBy, allocationUuid: node.allocation_uuid, nodeUuid: node.uuid, reason });
+  }
   if (node.allocation_uuid !== null) await ctx.backend.release(tx, node.allocation_uuid);
   await updateNode(tx, node.id, {
     allocation_id: null,
@@ -349,7 +354,7 @@ export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<
     }
     // "If a node is deleted with allocation (possible only in maintenance mode), the allocation
     // is deleted as well."
-    await deallocate(tx, ctx, node);
+    await deallocate(tx, ctx, node, 'node deleted');
     // allocations still working on it (allocating) or failed ones pointing at it let go
     await detachAllocations(tx, node.id);
     await ctx.backend.nodeDeleted(tx, node.uuid);
@@ -478,7 +483,7 @@ export async function completeTransition(ctx: BaremetalContext, nodeId: number):
     const changes: NodeChanges = { reservation: null, updated_at: now };
     if (node.target_provision_state !== null) {
       if (TEARS_DOWN(node.provision_state)) {
-        await deallocate(tx, ctx, node);
+        await deallocate(tx, ctx, node, 'node torn down');
         Object.assign(changes, { instance_uuid: null, instance_info: '{}' });
       }
       if (node.provision_state === 'inspecting') changes.inspection_finished_at = now;

@@ -143,6 +143,22 @@ export async function allocationUuid(db: Db, id: number): Promise<string | undef
   return (await db.db.selectFrom('baremetal_allocations').select('uuid').where('id', '=', id).executeTakeFirst())?.uuid;
 }
 
+/** Who holds the allocation besides the API's clients (a service instance), or null. */
+export async function allocationHolder(db: Db, id: number): Promise<string | null> {
+  return (await db.db.selectFrom('baremetal_allocations').select('held_by').where('id', '=', id).executeTakeFirst())?.held_by ?? null;
+}
+
+/** The allocations a holder holds that have their node, with the node's uuid and name (one statement). */
+export async function nodesHeldBy(db: Db, holder: string): Promise<Array<{ allocation: string; node: string; nodeName: string | null }>> {
+  return db.db
+    .selectFrom('baremetal_allocations as t')
+    .innerJoin('baremetal_nodes as n', 'n.id', 't.node_id')
+    .select(['t.uuid as allocation', 'n.uuid as node', 'n.name as nodeName'])
+    .where('t.held_by', '=', holder)
+    .orderBy('t.id')
+    .execute();
+}
+
 export async function deleteAllocationRow(tx: Tx, id: number): Promise<void> {
   await tx.db.deleteFrom('baremetal_allocation_traits').where('allocation_id', '=', id).execute();
   await tx.db.deleteFrom('baremetal_allocations').where('id', '=', id).execute();

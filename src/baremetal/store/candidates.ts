@@ -78,7 +78,11 @@ function free(db: ReadOnlyKysely, w: NodeWanted): Nodes {
  * the free nodes; on PostgreSQL it skips rows another transaction holds (FOR UPDATE SKIP LOCKED),
  * so they do not queue on one node either. The node, or undefined when none is free now.
  */
-export async function reserveFreeNode(tx: Tx, w: NodeWanted, allocation: { id: number; uuid: string }): Promise<ReservedNode | undefined> {
+export async function reserveFreeNode(
+  tx: Tx,
+  w: NodeWanted,
+  allocation: { id: number; uuid: string },
+): Promise<(ReservedNode & { name: string | null }) | undefined> {
   const start = newUuid();
   const picks: Array<(q: Nodes) => Nodes> = [(q) => q.where('uuid', '>=', start).orderBy('uuid'), (q) => q.where('uuid', '<', start).orderBy('uuid')];
   if (w.name !== null) {
@@ -100,7 +104,7 @@ export async function reserveFreeNode(tx: Tx, w: NodeWanted, allocation: { id: n
       .where('instance_uuid', 'is', null)
       .where('allocation_id', 'is', null)
       .where('reservation', 'is', null)
-      .returning(['id', 'uuid', 'resource_class'])
+      .returning(['id', 'uuid', 'name', 'resource_class'])
       .executeTakeFirst();
     if (row) return row;
   }

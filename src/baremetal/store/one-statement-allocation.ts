@@ -3,8 +3,9 @@
 // instance_info) and record the requested traits — in place of five round trips (BEGIN, insert,
 // pick, state write, COMMIT), in its own implicit transaction, as Placement's claim is
 // (placement/store/one-statement-writes.ts). With the placement backend the statement also holds
-// Placement's claim of the node it reserves (`claimInStatement`): still one round trip, where the
-// claim as a statement of its own made four (BEGIN, this statement, the claim, COMMIT).
+// Placement's claim of the node it reserves (an EmbeddedWrite the backend gets from Placement's
+// services: its parts and its result are Placement's own): still one round trip, where the claim
+// as a statement of its own made four (BEGIN, this statement, the claim, COMMIT).
 //
 // It does what the general path (services/allocations.ts: insertNewAllocation, reserveFreeNode,
 // finishAllocation) does, and accepts only what that path would accept. The pick is the general
@@ -19,11 +20,10 @@
 //     indexes (a clash fails the statement).
 // When no node is free `allot_assert` raises; any failure keeps nothing, and the caller steps
 // aside to the general path, which decides again and words the answer.
-import { memo } from '../../core/memo.js';
+import { memoBy } from '../../core/memo.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
-import { writeStatement } from '../../db/statement.js';
-import { type ClaimInStatement, type WriteResult, claimParts, noteWritten } from '../../placement/store/one-statement-writes.js';
+import { type EmbeddedWrite, writeStatement } from '../../db/statement.js';
 
 import type { NodeWanted, ReservedNode } from './candidates.js';
 
@@ -42,7 +42,8 @@ export interface AllocationValues {
   now: string;
 }
 
-interface Result extends Partial<WriteResult> {
+/** The statement's row: its own columns, and those of the claim's parts (the claim reads them). */
+interface Result extends Record<string, unknown> {
   allocation_id: number;
   node_id: number;
   node_uuid: string;
@@ -61,7 +62,7 @@ interface Shape {
 // $7 owner, $8 now, $9 the random start uuid, $10 the traits (text[]), $11 the traits (JSON),
 // $12 the candidate node uuids (text[], only in the shapes that have candidates: a parameter the
 // text never names could not be typed), then the claim's values.
-function makeStatement(shape: Shape, claimShape: string) {
+function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
   // store/candidates.ts `free`: in the pool, with every trait, not held, with a power state
   const free = [
     'n.resource_class = $3::text',
@@ -90,7 +91,7 @@ function makeStatement(shape: Shape, claimShape: string) {
   // The claim on the reserved node's provider (same uuid), after the node in lock order as in the
   // general path: the node, then Placement's consumer, provider and inventory.
   let n = shape.candidates ? 12 : 11;
-  const claimed = claimShape ? claimParts(claimShape, (type) => `$${++n}::${type}`, '$8::text', '(select uuid from reserved)') : undefined;
+  const claimed = claim?.parts((type) => `$${++n}::${type}`, '$8::text', '(select uuid from reserved)');
   // COALESCE stops at the first pick that finds a node: the later ones neither run nor lock.
   // MATERIALIZED: evaluated once (inlined, PostgreSQL ran the picks once for the filter and again
   // for the value — twice the index walk, measured 2.1 ms per statement at 16 clients).
@@ -125,11 +126,11 @@ function makeStatement(shape: Shape, claimShape: string) {
 }
 
 /** One text per pick shape (16) and claim shape (none, or the placement backend's: one class). */
-const statementFor = memo((key: string) => {
-  const [bits, claimShape] = key.split(' ') as [string, string];
-  const pick = Number(bits);
-  return makeStatement({ byName: !!(pick & 1), candidates: !!(pick & 2), owner: !!(pick & 4), traits: !!(pick & 8) }, claimShape);
-}, 64);
+const statementFor = memoBy(
+  ({ pick, claim }: { pick: number; claim?: EmbeddedWrite }) => `${pick} ${claim?.shape ?? ''}`,
+  ({ pick, claim }) => makeStatement({ byName: !!(pick & 1), candidates: !!(pick & 2), owner: !!(pick & 4), traits: !!(pick & 8) }, claim),
+  64,
+);
 
 /**
  * Insert the allocation `active` on a free node it reserves, and the backend's `claim` of it if it
@@ -141,7 +142,7 @@ export async function allocateOnFreeNode(
   tx: Tx,
   values: AllocationValues,
   wanted: NodeWanted,
-  claim?: ClaimInStatement,
+  claim?: EmbeddedWrite,
 ): Promise<{ allocationId: number; node: ReservedNode }> {
   const key = (wanted.name !== null ? 1 : 0) | (wanted.candidates.length ? 2 : 0) | (wanted.owner !== null ? 4 : 0) | (wanted.traits.length ? 8 : 0);
   const params: unknown[] = [
@@ -159,7 +160,7 @@ export async function allocateOnFreeNode(
   ];
   if (wanted.candidates.length) params.push(wanted.candidates);
   if (claim) params.push(...claim.params);
-  const row = (await statementFor(`${key} ${claim?.shape ?? ''}`).one(tx, params))!;
-  if (claim) noteWritten(tx, { providers: row.providers ?? null, usage: row.usage ?? null });
+  const row = (await statementFor({ pick: key, claim }).one(tx, params))!;
+  claim?.written(tx, row);
   return { allocationId: row.allocation_id, node: { id: row.node_id, uuid: row.node_uuid, resource_class: row.node_resource_class } };
 }

@@ -36,6 +36,8 @@ export interface IdsDomainErrors {
   in_batch: { index: number; error: DomainError };
   /** validating a service instance, the value of `attribute` could not be had: `error` says why */
   in_attribute: { attribute: string; error: DomainError };
+  /** creating instance `id` (and validating it in the same request) failed with `error`; the instance exists */
+  in_instance: { id: string; error: DomainError };
   allocation_not_found: { id: string };
   /** releasing the allocation would free a value that attribute sets of a live instance refer to */
   value_held_by_instance: { pool: string; value: Value; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
@@ -84,6 +86,17 @@ export interface IdsDomainErrors {
   missing_lookup_key: { attribute: string; key_attribute: string };
   missing_owner_attribute: { attribute: string; owner_attribute: string; inventory: string };
   lookup_not_found: { inventory: string; attribute: string; key: unknown };
+  // what service instances hold in the other engines (nodes, capacity) and projects
+  /** a `from: node` attribute: no node can be had now (the bare-metal API's reason) */
+  node_unavailable: { reason: string };
+  /** a `from: capacity` attribute: no provider can take the resources now */
+  capacity_unavailable: { reason: string };
+  /** a spec attribute names another (`in_tree_of`) that is not of the kind it needs */
+  invalid_attribute_reference: { attribute: string; refers_to: string; reason: string };
+  /** the instance cannot let go of a node it holds now (deployed, or moving): terminate refused */
+  node_in_use: { attribute: string | null; node: string; allocation: string; reason: string };
+  /** a caller without ids:all_projects named another project than its own */
+  project_not_allowed: { project: string | null };
   // outbox
   outbox_entry_not_found: { id: number };
   outbox_entry_delivered: { id: number; state: string };

@@ -38,11 +38,17 @@ export function setsReferencing(sets: InstanceSets, attribute: string, value: un
 }
 
 /**
- * A value released with `force` while sets of a live instance referred to it (kept on the
- * instance until its next validation, which takes the value again if it is still free and
- * allocates another one if not).
+ * Something released while sets of a live instance referred to it, kept on the instance until
+ * its next validation: a pool value released with `force` (the sets still name it; validation
+ * takes it again if it is still free and allocates another one if not), or a node or capacity
+ * another engine released or moved away (taken out of the sets; validation reserves the attribute
+ * again, the same node first).
  */
-export interface ForcedRelease {
+export type ForcedRelease = PoolRelease | EngineRelease;
+
+export interface PoolRelease {
+  /** absent in records from before engine holdings */
+  source?: 'pool';
   allocation_id: string;
   pool: string;
   attribute: string;
@@ -52,5 +58,18 @@ export interface ForcedRelease {
   /** the value's key in its pool (not shown to clients) */
   key: string;
 }
+
+export interface EngineRelease {
+  source: 'node' | 'capacity';
+  /** a node's bare-metal allocation */
+  allocation_id?: string;
+  attribute: string;
+  value: unknown;
+  sets: SetName[];
+  reason: string;
+  released_at: string;
+}
+
+export const isPoolRelease = (f: ForcedRelease): f is PoolRelease => f.source === undefined || f.source === 'pool';
 
 export const forcedReleasesOf = (text: string | null): ForcedRelease[] => (text === null ? [] : (JSON.parse(text) as ForcedRelease[]));

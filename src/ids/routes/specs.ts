@@ -12,7 +12,7 @@ type E = Endpoint;
 export const list: E = {
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string }>(specListQuery);
-    const { items, next } = await listSpecs(ctx, decodeCursor(q.cursor, specCursor), pageLimit(q));
+    const { items, next } = await listSpecs(ctx, decodeCursor(q.cursor, specCursor), pageLimit(q), req.poolScope());
     return page(req, items.map(specView), specCursor, next);
   },
 };
@@ -32,14 +32,14 @@ export const create: E = {
 
 export const show: E = {
   async handle(req, ctx) {
-    const spec = await getSpec(ctx, req.param('name'));
+    const spec = await getSpec(ctx, req.param('name'), req.poolScope());
     return { body: specView(spec), etag: spec.version };
   },
 };
 
 export const remove: E = {
   async handle(req, ctx) {
-    await deleteSpec(ctx, req.param('name'), req.ifMatch());
+    await deleteSpec(ctx, req.param('name'), req.ifMatch(), req.poolScope());
     return {};
   },
 };

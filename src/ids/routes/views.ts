@@ -2,7 +2,7 @@
 // the JSON bodies (docs/ids.md, openapi.ts).
 import { type WireValue, deserializeSpace, formatPoint, formatValue, usable } from '../core/pool-space.js';
 import { intersect, totalSize } from '../core/ranges.js';
-import { forcedReleasesOf } from '../core/instance-values.js';
+import { type ForcedRelease, forcedReleasesOf, isPoolRelease } from '../core/instance-values.js';
 import { type Span, fromKey } from '../core/values.js';
 import type { PooledAllocation } from '../services/allocations.js';
 import type { OutboxRow } from '../services/outbox.js';
@@ -88,9 +88,17 @@ export function specView(spec: Spec) {
   return rest;
 }
 
-export function instanceView({ row, spec, pendingDeallocations }: InstanceDetails) {
+/** A forced release as clients see it: with its source, without a pool value's key. */
+function shownRelease(f: ForcedRelease) {
+  if (!isPoolRelease(f)) return f;
+  const { key: _, ...shown } = f;
+  return { source: 'pool', ...shown };
+}
+
+export function instanceView({ row, spec, pendingDeallocations, holdings }: InstanceDetails) {
   return {
     id: row.id,
+    project_id: row.project_id,
     service_type: row.service_type,
     allocation_spec: spec.name,
     lifecycle: row.lifecycle,
@@ -101,8 +109,9 @@ export function instanceView({ row, spec, pendingDeallocations }: InstanceDetail
     active_attributes: attributeSet(row.active),
     rollback_attributes: attributeSet(row.rollback),
     last_error: row.last_error,
-    forced_releases: forcedReleasesOf(row.forced_releases).map(({ key: _, ...shown }) => shown),
+    forced_releases: forcedReleasesOf(row.forced_releases).map(shownRelease),
     pending_deallocations: pendingDeallocations,
+    holdings,
     created_at: row.created_at,
     updated_at: row.updated_at,
     terminated_at: row.terminated_at,

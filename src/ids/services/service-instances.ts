@@ -1,7 +1,14 @@
 // Service instances: attribute sets (candidate, active, rollback), a lifecycle, and the values
-// allocated for them. A value is held while it appears in any set of a live instance; every
-// change of the sets ends with `reconcileHoldings`, which releases pool values no set refers to
-// any more and writes the deallocation of external ones to the outbox, in the same transaction.
+// allocated for them — pool values, external inventories' values, and, through the other two
+// engines, bare-metal nodes and Placement capacity (services/engine-holdings.ts). A value is held
+// while it appears in any set of a live instance; every change of the sets ends with
+// `reconcileHoldings`, which releases what no set refers to any more (pool values, nodes,
+// capacity) and writes the deallocation of external ones to the outbox, in the same transaction.
+// Validation reserves every attribute of the candidate set in one transaction: all or nothing.
+//
+// An instance belongs to a Keystone project (that of its creator, unless one allowed every
+// project names another): another project's instance is not found. Its nodes and capacity are
+// its project's in the other APIs too.
 //
 // Validation calls external inventories outside the database transaction (they may be slow or
 // down). Before an inventory allocates for an owner, a pending holding is committed, so a value
@@ -17,7 +24,7 @@ import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { type IfMatch, requireMatch } from '../core/if-match.js';
-import { MAX_OWNER_KEY, forcedReleasesOf, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
+import { MAX_OWNER_KEY, forcedReleasesOf, isPoolRelease, ownerKeyOf, ownerOfInstance, sameJson } from '../core/instance-values.js';
 import { DEALLOCATING, type InstanceAction, TERMINATED, type Transition, isLive } from '../core/lifecycle.js';
 import { problemDetail } from '../errors.js';
 import type { JsonValue } from '../inventories/types.js';
@@ -28,7 +35,9 @@ import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
 import { allocateInTx } from './allocations.js';
-import type { PoolScope } from '../core/scope.js';
+import { type PoolScope, inScope } from '../core/scope.js';
+import { type PoolRef, poolRefById } from '../store/pools.js';
+import { type EnginePreparation, engineHoldings, prepareEngineReservations, reconcileEngineHoldings, reserveEngineAttributes } from './engine-holdings.js';
 
 export type Attributes = Record<string, JsonValue>;
 
@@ -38,16 +47,48 @@ const ownerOf = ownerOfInstance;
 export const attributeSet = (text: string | null): Attributes | null => (text === null ? null : (JSON.parse(text) as Attributes));
 const same = sameJson;
 
-/** An instance with what its view needs: its spec and its undelivered deallocations. */
+/** One thing an instance holds, in whichever engine, with where it is in that engine's API. */
+export interface Holding {
+  /** the attribute whose value it is (null: no set names it; it is being released) */
+  attribute: string | null;
+  source: 'pool' | 'inventory' | 'node' | 'capacity';
+  value: unknown;
+  href: string | null;
+}
+
+/** An instance with what its view needs: its spec, its undelivered deallocations, what it holds. */
 export interface InstanceDetails {
   row: store.InstanceRow;
   spec: Spec;
   pendingDeallocations: number;
+  holdings: Holding[];
 }
 
 async function details(db: Db, row: store.InstanceRow, spec?: Spec): Promise<InstanceDetails> {
-  return { row, spec: spec ?? (await specById(db, row.spec_id)), pendingDeallocations: await store.pendingDeallocations(db, row.id) };
+  const s = spec ?? (await specById(db, row.spec_id));
+  return { row, spec: s, pendingDeallocations: await store.pendingDeallocations(db, row.id), holdings: await holdingsOf(db, row, s) };
 }
+
+async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec): Promise<Holding[]> {
+  const out: Holding[] = [];
+  const pools = new Map<number, Promise<PoolRef>>();
+  for (const a of await allocationsOfOwner(db, ownerOf(row.id))) {
+    if (!pools.has(a.pool_id)) pools.set(a.pool_id, poolRefById(db, a.pool_id));
+    const pool = await pools.get(a.pool_id)!;
+    out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pool, a), href: `/ids/v1/allocations/${a.id}` });
+  }
+  for (const h of await store.holdingsOf(db, row.id)) {
+    if (h.value !== null) out.push({ attribute: h.attribute, source: 'inventory', value: JSON.parse(h.value) as unknown, href: null });
+  }
+  out.push(...(await engineHoldings(db, row, spec)));
+  return out;
+}
+
+/** Does this caller see the instance? Its project's callers, and those allowed every project. */
+const visible = (scope: PoolScope, row: store.InstanceRow) => scope.all || row.project_id === scope.project;
+
+/** Whose pools an instance's validation allocates from: its project's (and shared ones), else the caller's. */
+const poolScopeOf = (row: store.InstanceRow, caller: PoolScope): PoolScope => (row.project_id === null ? caller : { all: false, project: row.project_id });
 
 function checkWritable(spec: Spec, attributes: Attributes, allowPoolValues: boolean): void {
   for (const name of Object.keys(attributes)) {
@@ -75,63 +116,150 @@ export interface InstanceInput {
   allocation_spec: string;
   lifecycle?: string;
   attributes: Attributes;
+  /** the project it belongs to (the route decided: the caller's unless it may name another) */
+  project_id: string | null;
+  /** validate at once, then promote */
+  validate?: boolean;
+  promote?: boolean;
+}
+
+/** Who asks: whose pools and instances it sees, and its user (Placement's consumer records it). */
+export interface Caller {
+  scope: PoolScope;
+  user: string | null;
 }
 
 /**
  * Create an instance in state `start` with its attributes as the candidate set. Pool attributes
  * may be given (a value already in use: validation takes exactly it); others are read-only.
- * A client-chosen id makes creation idempotent.
+ * A client-chosen id makes creation idempotent. With `validate` (and `promote`), the one request
+ * of the common case: the instance is validated (every attribute reserved, all or nothing) and
+ * promoted — a repeat does what the first left undone (a validation that failed is tried again).
  */
-export async function createInstance(ctx: IdsContext, input: InstanceInput): Promise<InstanceDetails & { created: boolean }> {
-  return transaction(ctx.database, async (tx) => {
-    const spec = await findSpec(tx, input.allocation_spec);
-    if (!spec) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
-    checkWritable(spec, input.attributes, true);
-    checkOwnerKeys(spec, input.attributes);
-    const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
-    const lifecycle = input.lifecycle ?? 'simple';
-    const definition = ctx.lifecycles.get(lifecycle);
-    const serviceType = input.service_type ?? spec.name;
-    const requested = canonicalJson(input.attributes);
-    const existing = await store.findInstance(tx, id);
-    if (existing) {
-      // the same request: the same spec, lifecycle, type and attributes, none left out or added
-      // (instances from before migration 012 kept no request: one of their sets, exactly)
-      const sameAttributes =
-        existing.requested_attributes !== null
-          ? existing.requested_attributes === requested
-          : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
-      const matches = existing.spec_id === spec.id && existing.lifecycle === lifecycle && existing.service_type === serviceType && sameAttributes;
-      if (!matches) throw idsDomainError('instance_exists', { id });
-      return { ...(await details(tx, existing, spec)), created: false };
-    }
-    await store.insertInstance(tx, {
-      id,
-      service_type: serviceType,
-      spec_id: spec.id,
-      lifecycle,
-      state: definition.initial,
-      version: 1,
-      candidate: JSON.stringify(input.attributes),
-      candidate_validated: 0,
-      active: null,
-      rollback: null,
-      last_error: null,
-      terminated_at: null,
-      forced_releases: null,
-      requested_attributes: requested,
+export async function createInstance(ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<InstanceDetails & { created: boolean }> {
+  const spec = input.validate ? await findSpec(ctx.database, input.allocation_spec) : undefined;
+  if (spec && !callsOut(spec)) return createAtOnce(ctx, input, caller, spec);
+  const made = await insertOrFind(ctx, input, caller);
+  let now: InstanceDetails = made;
+  const id = made.row.id;
+  try {
+    if (input.validate && needsValidation(now.row)) now = await validate(ctx, id, null, caller);
+    if (input.promote && needsPromotion(now.row)) now = await promote(ctx, id, null, caller);
+  } catch (err) {
+    // the client learns which instance it made, whatever failed after
+    if (made.created && err instanceof DomainError) throw idsDomainError('in_instance', { id, error: err });
+    throw err;
+  }
+  return { ...now, created: made.created };
+}
+
+const needsValidation = (row: store.InstanceRow) => row.candidate !== null && row.candidate_validated !== 1;
+const needsPromotion = (row: store.InstanceRow) => row.candidate !== null && row.candidate_validated === 1;
+/** Does validating call external inventories (outside the transaction, with pending holdings)? */
+const callsOut = (spec: Spec) => Object.values(spec.attributes).some((a) => a.from === 'lookup' || a.from === 'inventory');
+
+/**
+ * Create, validate and promote in ONE transaction (a spec without external inventories): one
+ * commit for the common case. When it fails, nothing of it is kept; the instance is then made
+ * (or found) in a transaction of its own, holding nothing, with the failure as its last_error,
+ * as the steps one by one would leave it.
+ */
+async function createAtOnce(ctx: IdsContext, input: InstanceInput, caller: Caller, spec: Spec): Promise<InstanceDetails & { created: boolean }> {
+  const prepared = await prepareEngineReservations(ctx, spec);
+  try {
+    return await transaction(ctx.database, async (tx) => {
+      const { row, created } = await insertOrFindInTx(tx, ctx, input, caller);
+      // the steps' changes applied in turn to the row in memory, then saved once
+      let changes: Partial<store.InstanceRow> = {};
+      if (needsValidation(row)) changes = await validateInTx(tx, ctx, row, spec, { found: {}, ownerKeys: new Map(), prepared }, caller);
+      const validated = { ...row, ...changes };
+      if (input.promote && needsPromotion(validated)) changes = { ...changes, ...promotion(ctx, validated) };
+      if (!Object.keys(changes).length) return { ...(await details(tx, row, spec)), created };
+      const saved = await store.saveInstance(tx, row, changes);
+      // a new instance lets go of nothing; a repeat may (its candidate set was replaced)
+      if (!created) await reconcileHoldings(tx, ctx, saved, spec, false);
+      return { ...(await details(tx, saved, spec)), created };
     });
-    return { ...(await details(tx, await store.readInstance(tx, id), spec)), created: true };
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    const made = await insertOrFind(ctx, input, caller);
+    const message = problemDetail(err);
+    await transaction(ctx.database, (tx) => store.recordLastError(tx, made.row.id, made.row.version, message));
+    throw made.created ? idsDomainError('in_instance', { id: made.row.id, error: err }) : err;
+  }
+}
+
+async function insertOrFind(ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<InstanceDetails & { created: boolean }> {
+  return transaction(ctx.database, async (tx) => {
+    const { row, created } = await insertOrFindInTx(tx, ctx, input, caller);
+    return { ...(await details(tx, row)), created };
   });
 }
 
-export async function getInstance(ctx: IdsContext, id: string): Promise<InstanceDetails> {
-  return details(ctx.database, await store.readInstance(ctx.database, id));
+/** The new instance, or the one a repeat of the same request made. */
+async function insertOrFindInTx(tx: Tx, ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<{ row: store.InstanceRow; created: boolean }> {
+  const spec = await findSpec(tx, input.allocation_spec);
+  // a spec of another project than the caller's or the instance's is one that does not exist
+  const usable = spec && inScope(caller.scope, spec.project_id) && (spec.project_id === null || spec.project_id === input.project_id);
+  if (!spec || !usable) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
+  checkWritable(spec, input.attributes, true);
+  checkOwnerKeys(spec, input.attributes);
+  const id = input.id === undefined ? newUuid() : normalizeUuid(input.id);
+  const lifecycle = input.lifecycle ?? 'simple';
+  const definition = ctx.lifecycles.get(lifecycle);
+  const serviceType = input.service_type ?? spec.name;
+  const requested = canonicalJson(input.attributes);
+  const existing = await store.lockInstanceIfPresent(tx, id);
+  if (existing) {
+    // the same request: the same spec, lifecycle, type and attributes, none left out or added
+    // (instances from before migration 012 kept no request: one of their sets, exactly)
+    const sameAttributes =
+      existing.requested_attributes !== null
+        ? existing.requested_attributes === requested
+        : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
+    const matches =
+      existing.spec_id === spec.id &&
+      existing.lifecycle === lifecycle &&
+      existing.service_type === serviceType &&
+      existing.project_id === input.project_id &&
+      sameAttributes;
+    if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
+    return { row: existing, created: false };
+  }
+  await store.insertInstance(tx, {
+    id,
+    service_type: serviceType,
+    spec_id: spec.id,
+    lifecycle,
+    state: definition.initial,
+    version: 1,
+    candidate: JSON.stringify(input.attributes),
+    candidate_validated: 0,
+    active: null,
+    rollback: null,
+    last_error: null,
+    terminated_at: null,
+    forced_releases: null,
+    requested_attributes: requested,
+    project_id: input.project_id,
+  });
+  return { row: await store.readInstance(tx, id), created: true };
 }
 
-/** Up to `limit` instances after id `after`; `next` is set when more follow. */
-export async function listInstances(ctx: IdsContext, filter: { state?: string; service_type?: string }, after: string | null, limit: number) {
-  const rows = await store.listInstances(ctx.database, filter, after, limit + 1);
+/** The instance, if the caller sees it (another project's is not found). */
+async function readVisible(db: Db, id: string, scope: PoolScope): Promise<store.InstanceRow> {
+  const row = await store.readInstance(db, id);
+  if (!visible(scope, row)) throw idsDomainError('instance_not_found', { id });
+  return row;
+}
+
+export async function getInstance(ctx: IdsContext, id: string, scope: PoolScope): Promise<InstanceDetails> {
+  return details(ctx.database, await readVisible(ctx.database, id, scope));
+}
+
+/** Up to `limit` instances the caller sees after id `after`; `next` is set when more follow. */
+export async function listInstances(ctx: IdsContext, filter: { state?: string; service_type?: string }, after: string | null, limit: number, scope: PoolScope) {
+  const rows = await store.listInstances(ctx.database, { ...filter, ...(scope.all ? {} : { project: scope.project }) }, after, limit + 1);
   const items: InstanceDetails[] = [];
   for (const r of rows.slice(0, limit)) items.push(await details(ctx.database, r));
   return { items, next: rows.length > limit ? rows[limit - 1]!.id : null };
@@ -148,16 +276,17 @@ const transitionOf = (ctx: IdsContext, row: store.InstanceRow, action: InstanceA
 const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
 
 /** Lock, check If-Match, apply a change, bump the version, reconcile holdings. */
-async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, apply: Change): Promise<InstanceDetails> {
+async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope, apply: Change): Promise<InstanceDetails> {
   return transaction(ctx.database, async (tx) => {
     const row = await store.lockInstance(tx, id);
+    if (!visible(scope, row)) throw idsDomainError('instance_not_found', { id });
     requireMatch(ifMatch, row.version);
     const spec = await specById(tx, row.spec_id);
     const changes = await apply(tx, row, spec);
     if (changes === null) return details(tx, row, spec);
     let saved = await store.saveInstance(tx, row, changes);
     const terminating = !isLive(saved.state);
-    await reconcileHoldings(tx, saved, spec, terminating);
+    await reconcileHoldings(tx, ctx, saved, spec, terminating);
     // Terminate waits in `deallocating` only when the lifecycle says so and deallocations are owed.
     if (saved.state === DEALLOCATING && !(ctx.lifecycles.get(saved.lifecycle).wait_for_deallocation && (await store.pendingDeallocations(tx, id)) > 0)) {
       await store.markTerminated(tx, id);
@@ -168,8 +297,8 @@ async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, apply: Chan
 }
 
 /** JSON merge patch (RFC 7396) of the candidate set; null removes an attribute. */
-export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row, spec) => {
+export function updateAttributes(ctx: IdsContext, id: string, attributes: Attributes, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row, spec) => {
     const t = transitionOf(ctx, row, 'update_attributes');
     checkWritable(spec, attributes, false);
     const next = mergePatch(attributeSet(row.candidate) ?? attributeSet(row.active) ?? {}, attributes) as Attributes;
@@ -178,33 +307,36 @@ export function updateAttributes(ctx: IdsContext, id: string, attributes: Attrib
   });
 }
 
-export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
-    const t = transitionOf(ctx, row, 'promote');
-    if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
-    if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
-    return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
-  });
+export function promote(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => promotion(ctx, row));
 }
 
-export function rollback(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+/** Promote's change: candidate → active, active → rollback. */
+function promotion(ctx: IdsContext, row: store.InstanceRow): Partial<store.InstanceRow> {
+  const t = transitionOf(ctx, row, 'promote');
+  if (t.validate === 'candidate' && row.candidate_validated !== 1) throw idsDomainError('candidate_not_validated', { state: row.state });
+  if (row.candidate === null) throw idsDomainError('candidate_not_validated', { state: row.state });
+  return { rollback: row.active, active: row.candidate, candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
+}
+
+export function rollback(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     const t = transitionOf(ctx, row, 'rollback');
     if (row.rollback === null) throw idsDomainError('no_rollback_set', { state: row.state });
     return { active: row.rollback, rollback: row.active, state: stateAfter(t, row) };
   });
 }
 
-export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+export function clearSet(ctx: IdsContext, id: string, set: 'candidate' | 'rollback', ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     const t = transitionOf(ctx, row, set === 'candidate' ? 'clear_candidate' : 'clear_rollback');
     if (set === 'candidate') return { candidate: null, candidate_validated: 0, state: stateAfter(t, row) };
     return { rollback: null, state: stateAfter(t, row) };
   });
 }
 
-export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch): Promise<InstanceDetails> {
-  return change(ctx, id, ifMatch, async (_tx, row) => {
+export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  return change(ctx, id, ifMatch, caller.scope, async (_tx, row) => {
     transitionOf(ctx, row, 'terminate');
     if (row.state === TERMINATED || row.state === DEALLOCATING) return null;
     return { state: DEALLOCATING, candidate_validated: 0 };
@@ -212,11 +344,13 @@ export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch): Promis
 }
 
 /**
- * Release what no set of the instance refers to any more (everything, when terminating): pool
- * allocations go back to their pools, external holdings become outbox deallocations.
+ * Release what no set of the instance refers to any more (everything, when terminating): nodes
+ * and capacity go back to their engines, pool allocations to their pools, external holdings
+ * become outbox deallocations.
  */
-async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, terminating: boolean): Promise<void> {
+async function reconcileHoldings(tx: Tx, ctx: IdsContext, row: store.InstanceRow, spec: Spec, terminating: boolean): Promise<void> {
   const sets = terminating ? [] : [row.candidate, row.active, row.rollback].map(attributeSet).filter((s): s is Attributes => s !== null);
+  await reconcileEngineHoldings(tx, ctx, row, spec, sets);
   const referenced = (attr: string, value: unknown) => sets.some((s) => s[attr] !== undefined && same(s[attr], value));
 
   const allocations = await allocationsOfOwner(tx, ownerOf(row.id));
@@ -244,11 +378,12 @@ async function reconcileHoldings(tx: Tx, row: store.InstanceRow, spec: Spec, ter
  * and write the values into the candidate set. Values already present are kept (and held). The
  * spec's pools must be within the caller's scope (another project's pool is not found).
  */
-export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope): Promise<InstanceDetails> {
-  const row = await store.readInstance(ctx.database, id);
+export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, caller: Caller): Promise<InstanceDetails> {
+  const row = await readVisible(ctx.database, id, caller.scope);
   requireMatch(ifMatch, row.version);
   transitionOf(ctx, row, 'validate');
   const spec = await specById(ctx.database, row.spec_id);
+  const prepared = await prepareEngineReservations(ctx, spec);
   const candidate = attributeSet(row.candidate) ?? {};
   const active = attributeSet(row.active);
   const found: Attributes = {};
@@ -286,47 +421,9 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, sc
       }
     }
 
-    return await change(ctx, id, null, async (tx, locked, lockedSpec) => {
+    return await change(ctx, id, null, caller.scope, async (tx, locked, lockedSpec) => {
       if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
-      const t = transitionOf(ctx, locked, 'validate');
-      const next: Attributes = { ...candidate, ...found };
-      // Values released by force since the last validation: taken again below when still free,
-      // replaced by a fresh allocation when another owner took them meanwhile.
-      for (const f of forcedReleasesOf(locked.forced_releases)) {
-        if (!same(next[f.attribute], f.value)) continue;
-        const holder = await ownerAt(tx, f.pool, f.key);
-        if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
-      }
-      const requests: Array<{ attr: string; req: AllocationRequest }> = [];
-      for (const [attr, s] of Object.entries(lockedSpec.attributes)) {
-        if (s.from !== 'pool') continue;
-        const given = next[attr];
-        requests.push({
-          attr,
-          req: {
-            pool: s.pool,
-            owner: ownerOf(id),
-            purpose: attr,
-            ...(given !== undefined && given !== null ? { value: given as number | string } : {}),
-            ...(s.strategy ? { strategy: s.strategy } : {}),
-            ...(s.count ? { count: s.count } : {}),
-            ...(s.prefix_length !== undefined ? { prefix_length: s.prefix_length } : {}),
-          },
-        });
-      }
-      if (requests.length) {
-        const results = await allocateInTx(
-          tx,
-          requests.map((r) => r.req),
-          'service-instance',
-          scope,
-        ).catch((err: unknown) => {
-          throw inAttribute(err, requests);
-        });
-        for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
-      }
-      for (const [attr, ownerKey] of ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
-      return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
+      return validateInTx(tx, ctx, locked, lockedSpec, { found, ownerKeys, prepared }, caller);
     });
   } catch (err) {
     // The instance keeps what its client was told (the problem's detail) as last_error.
@@ -336,6 +433,73 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, sc
     }
     throw err;
   }
+}
+
+/** What validation gathered before its transaction: external values, owner keys, the engines' preparation. */
+interface Gathered {
+  found: Attributes;
+  ownerKeys: Map<string, string>;
+  prepared: EnginePreparation;
+}
+
+/**
+ * Validation inside the instance's transaction (its row locked): reserve every node, capacity and
+ * pool attribute the candidate set lacks — all in this transaction, so all or nothing — and
+ * write them into it. The row's changes.
+ */
+async function validateInTx(
+  tx: Tx,
+  ctx: IdsContext,
+  locked: store.InstanceRow,
+  spec: Spec,
+  gathered: Gathered,
+  caller: Caller,
+): Promise<Partial<store.InstanceRow>> {
+  const id = locked.id;
+  const t = transitionOf(ctx, locked, 'validate');
+  const next: Attributes = { ...(attributeSet(locked.candidate) ?? {}), ...gathered.found };
+  // Nodes and capacity first: they may fail for want of a free node or room, and a capacity
+  // attribute may be in the tree of a node attribute's node.
+  const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
+  const released = forcedReleasesOf(locked.forced_releases);
+  await reserveEngineAttributes(tx, ctx, { id, project: locked.project_id, user: caller.user }, spec, next, others, released, gathered.prepared);
+  // Values released by force since the last validation: taken again below when still free,
+  // replaced by a fresh allocation when another owner took them meanwhile.
+  for (const f of released) {
+    if (!isPoolRelease(f) || !same(next[f.attribute], f.value)) continue;
+    const holder = await ownerAt(tx, f.pool, f.key);
+    if (holder !== undefined && holder !== ownerOf(id)) delete next[f.attribute];
+  }
+  const requests: Array<{ attr: string; req: AllocationRequest }> = [];
+  for (const [attr, s] of Object.entries(spec.attributes)) {
+    if (s.from !== 'pool') continue;
+    const given = next[attr];
+    requests.push({
+      attr,
+      req: {
+        pool: s.pool,
+        owner: ownerOf(id),
+        purpose: attr,
+        ...(given !== undefined && given !== null ? { value: given as number | string } : {}),
+        ...(s.strategy ? { strategy: s.strategy } : {}),
+        ...(s.count ? { count: s.count } : {}),
+        ...(s.prefix_length !== undefined ? { prefix_length: s.prefix_length } : {}),
+      },
+    });
+  }
+  if (requests.length) {
+    const results = await allocateInTx(
+      tx,
+      requests.map((r) => r.req),
+      'service-instance',
+      poolScopeOf(locked, caller.scope),
+    ).catch((err: unknown) => {
+      throw inAttribute(err, requests);
+    });
+    for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
+  }
+  for (const [attr, ownerKey] of gathered.ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
+  return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
 }
 
 /** A failure of the allocations of an instance's attributes, as the failure of the attribute's value. */

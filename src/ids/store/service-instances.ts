@@ -36,8 +36,18 @@ export async function lockInstanceIfPresent(tx: Tx, id: string): Promise<Instanc
   return q.executeTakeFirst();
 }
 
-export async function listInstances(db: Db, filter: { state?: string; service_type?: string }, after: string | null, limit: number): Promise<InstanceRow[]> {
+/** Instances after `after` by id; of one project when `filter.project` is given (null: of none). */
+export async function listInstances(
+  db: Db,
+  filter: { state?: string; service_type?: string; project?: string | null },
+  after: string | null,
+  limit: number,
+): Promise<InstanceRow[]> {
   let q = db.db.selectFrom('ids_service_instances').selectAll();
+  if (filter.project !== undefined) {
+    const project = filter.project;
+    q = q.where((eb) => (project === null ? eb('project_id', 'is', null) : eb('project_id', '=', project)));
+  }
   if (filter.state) q = q.where('state', '=', filter.state);
   if (filter.service_type) q = q.where('service_type', '=', filter.service_type);
   if (after !== null) q = q.where('id', '>', after);

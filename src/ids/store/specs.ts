@@ -12,12 +12,33 @@ import type { Strategy } from '../core/pool-space.js';
 export type SpecAttribute =
   | { from: 'pool'; pool: string; strategy?: Strategy; count?: number; prefix_length?: number }
   | { from: 'lookup'; inventory: string; key_attribute: string }
-  | { from: 'inventory'; inventory: string; owner_attribute?: string };
+  | { from: 'inventory'; inventory: string; owner_attribute?: string }
+  | NodeAttribute
+  | CapacityAttribute;
+
+/** A bare-metal node (services/engine-holdings.ts). */
+export interface NodeAttribute {
+  from: 'node';
+  resource_class: string;
+  traits?: string[];
+  candidate_nodes?: string[];
+}
+
+/** Placement capacity for the instance as consumer (services/engine-holdings.ts). */
+export interface CapacityAttribute {
+  from: 'capacity';
+  resources: Record<string, number>;
+  required?: string[];
+  member_of?: string[];
+  /** a node attribute: the capacity is in the tree of that node's resource provider */
+  in_tree_of?: string;
+}
 
 export interface SpecInput {
   name: string;
   description?: string;
   attributes: Record<string, SpecAttribute>;
+  project_id?: string | null;
 }
 
 export interface Spec {
@@ -25,6 +46,8 @@ export interface Spec {
   name: string;
   description: string;
   attributes: Record<string, SpecAttribute>;
+  /** the Keystone project the spec belongs to; null: every project's */
+  project_id: string | null;
   version: number;
   created_at: string;
   updated_at: string;
@@ -35,6 +58,7 @@ const toSpec = (row: Selectable<IdsAllocationSpecTable>): Spec => ({
   name: row.name,
   description: row.description,
   attributes: JSON.parse(row.attributes) as Record<string, SpecAttribute>,
+  project_id: row.project_id,
   version: row.version,
   created_at: row.created_at,
   updated_at: row.updated_at,
@@ -56,9 +80,12 @@ export async function specById(db: Db, id: number): Promise<Spec> {
   return toSpec(await db.db.selectFrom('ids_allocation_specs').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
 }
 
-export async function listSpecs(db: Db, after: string | null, limit: number): Promise<Spec[]> {
+/** Specs by name after `after`; of a project and the shared ones when `project` is given. */
+export async function listSpecs(db: Db, after: string | null, limit: number, project?: string | null): Promise<Spec[]> {
   let q = db.db.selectFrom('ids_allocation_specs').selectAll();
   if (after !== null) q = q.where('name', '>', after);
+  if (project !== undefined)
+    q = q.where((eb) => (project === null ? eb('project_id', 'is', null) : eb.or([eb('project_id', 'is', null), eb('project_id', '=', project)])));
   return (await q.orderBy('name').limit(limit).execute()).map(toSpec);
 }
 
@@ -68,7 +95,15 @@ export async function insertSpec(tx: Tx, input: SpecInput, attributes: string): 
   try {
     const row = await tx.db
       .insertInto('ids_allocation_specs')
-      .values({ name: input.name, description: input.description ?? '', attributes, version: 1, created_at: now, updated_at: now })
+      .values({
+        name: input.name,
+        description: input.description ?? '',
+        attributes,
+        project_id: input.project_id ?? null,
+        version: 1,
+        created_at: now,
+        updated_at: now,
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     return toSpec(row);

@@ -11,5 +11,9 @@ export async function reshape(ctx: PlacementContext, providers: ProviderReshape[
     allocations.map((a) => a.consumerUuid),
     allocations.flatMap((a) => [...a.allocations.keys()]),
   );
-  await transaction(ctx.database, (tx) => reshapeInTx(tx, ctx.names, providers, allocations));
+  await transaction(ctx.database, async (tx) => {
+    const held = await reshapeInTx(tx, ctx.names, providers, allocations);
+    // their holders record where the allocations went, in the same transaction
+    for (const change of held) await ctx.consumerHolder?.consumerChanged(tx, change);
+  });
 }

@@ -33,6 +33,26 @@ export interface ConsumerAllocations {
   generation?: number | null;
   /** 1.38+; undefined leaves an existing consumer's type alone */
   consumerType?: string;
+  /**
+   * Who writes, when it is a holder of consumers (a service instance: `service-instance/<id>`):
+   * the consumer is held by it after the write. Absent: a Placement API client, which may not
+   * change a consumer someone holds.
+   */
+  holder?: string;
+}
+
+/** What a write may do to a consumer a holder holds (a reshape moves them; nothing else may). */
+export interface WriteOptions {
+  /** allow the write to change held consumers, and report them (the reshaper) */
+  reshaping?: boolean;
+}
+
+/** A held consumer whose allocations a reshape changed: its holder must learn where they are. */
+export interface HeldConsumerChange {
+  consumerUuid: string;
+  heldBy: string;
+  /** provider uuid → resource class → amount, as the write left them */
+  allocations: Map<string, Map<string, number>>;
 }
 
 interface ConsumerRow {
@@ -42,16 +62,33 @@ interface ConsumerRow {
   user_id: string;
   generation: number;
   consumer_type_id: number | null;
+  held_by: string | null;
 }
 
 /** The consumer's generation is not the one the client said (null: the client expected no consumer). */
 const consumerConflict = (expected: number | null, got: number | null | undefined) =>
   new DomainError('consumer_generation_conflict', { expected, got }, `consumer at generation ${expected}, not ${got}`);
 
+/**
+ * An existing consumer is written only by whoever holds it: a holder its own consumers, a
+ * Placement API client those nobody holds (`heldBy` null).
+ */
+function refuseHeld(w: ConsumerAllocations, heldBy: string | null): void {
+  if (heldBy !== (w.holder ?? null)) throw consumerHeld(w.consumerUuid, heldBy);
+}
+
+const consumerHeld = (consumer: string, heldBy: string | null) =>
+  new DomainError('consumer_held', { consumer, held_by: heldBy ?? "Placement's clients" }, `consumer ${consumer} is held by ${heldBy}`);
+
 const amountError = (code: string, resourceClass: string, provider: string) =>
   new DomainError(code, { class: resourceClass, provider }, `${code}: ${resourceClass} on ${provider}`);
 
-export async function writeAllocations(tx: Tx, names: NameCache, writes: ConsumerAllocations[]): Promise<void> {
+/**
+ * Write the consumers' allocations (see the top of this file). A consumer that a holder holds
+ * is refused to anyone but its holder, unless `options.reshaping`: then it is changed and
+ * reported, for its holder to follow.
+ */
+export async function writeAllocations(tx: Tx, names: NameCache, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<HeldConsumerChange[]> {
   // Resolve names first: a bad class or provider is the request's fault, before any lock.
   const classNames = new Set<string>();
   const providerUuids = new Set<string>();
@@ -83,6 +120,14 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
   const isEmpty = (w: ConsumerAllocations) => [...w.allocations.values()].every((r) => r.size === 0);
   const mustBeNew = (w: ConsumerAllocations) => w.generation === null && !isEmpty(w);
   const consumers = await lockConsumers(tx, [...new Set(writes.filter((w) => !mustBeNew(w)).map((w) => w.consumerUuid))]);
+  const heldChanges: HeldConsumerChange[] = [];
+  for (const w of writes) {
+    const existing = consumers.get(w.consumerUuid);
+    if (!existing) continue;
+    const heldBy = existing.held_by;
+    if (heldBy !== null && w.holder === undefined && options.reshaping) heldChanges.push({ consumerUuid: w.consumerUuid, heldBy, allocations: w.allocations });
+    else refuseHeld(w, heldBy);
+  }
   for (const w of writes) {
     if (w.generation === undefined || mustBeNew(w)) continue;
     const existing = consumers.get(w.consumerUuid);
@@ -105,10 +150,11 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
     } else {
       consumerIds.set(w.consumerUuid, existing.id);
       await bumpGeneration(tx, 'consumers', existing.id, existing.generation, () => consumerConflict(existing.generation, w.generation));
-      const changes: { project_id?: string; user_id?: string; consumer_type_id?: number | null } = {};
+      const changes: { project_id?: string; user_id?: string; consumer_type_id?: number | null; held_by?: string } = {};
       if (existing.project_id !== w.projectId) changes.project_id = w.projectId;
       if (existing.user_id !== w.userId) changes.user_id = w.userId;
       if (typeId !== undefined && typeId !== existing.consumer_type_id) changes.consumer_type_id = typeId;
+      if (w.holder !== undefined && existing.held_by !== w.holder) changes.held_by = w.holder;
       if (Object.keys(changes).length) await tx.db.updateTable('consumers').set(changes).where('id', '=', existing.id).execute();
     }
   }
@@ -167,6 +213,7 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
     tx,
     [...usedBy.keys()].filter((id) => !bumped.has(id)),
   );
+  return heldChanges;
 }
 
 interface UsageChange {
@@ -333,7 +380,7 @@ interface LockedProvider {
 async function lockConsumers(tx: Tx, uuids: string[]): Promise<Map<string, ConsumerRow>> {
   if (!uuids.length) return new Map();
   const rows = await writeStatement<ConsumerRow>(
-    `select id, uuid, project_id, user_id, generation, consumer_type_id from consumers where uuid in (${placeholders(uuids.length)}) order by uuid${forUpdate(tx)}`,
+    `select id, uuid, project_id, user_id, generation, consumer_type_id, held_by from consumers where uuid in (${placeholders(uuids.length)}) order by uuid${forUpdate(tx)}`,
   ).all(tx, uuids);
   return new Map(rows.map((r) => [r.uuid, { ...r, id: Number(r.id), generation: Number(r.generation) }]));
 }
@@ -342,15 +389,18 @@ async function insertConsumer(tx: Tx, w: ConsumerAllocations, typeId: number | n
   // A concurrent writer may create the same consumer between our read and this insert; then
   // nothing is inserted and the whole write is retried, seeing that consumer this time.
   const row = await writeStatement<{ id: number }>(
-    `insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at) values (?, ?, ?, 1, ?, ?, ?)
+    `insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, held_by, created_at, updated_at) values (?, ?, ?, 1, ?, ?, ?, ?)
      on conflict (uuid) do nothing returning id`,
-  ).one(tx, [w.consumerUuid, w.projectId, w.userId, typeId, now, now]);
+  ).one(tx, [w.consumerUuid, w.projectId, w.userId, typeId, w.holder ?? null, now, now]);
   if (row) return Number(row.id);
-  // It exists. A client that said "new" (generation null) is told which generation it has;
-  // otherwise it was created since we looked, and the write runs again, seeing it.
+  // It exists. A client that said "new" (generation null) is told which generation it has (or
+  // who holds it); otherwise it was created since we looked, and the write runs again, seeing it.
   if (w.generation === null) {
     const existing = (await lockConsumers(tx, [w.consumerUuid])).get(w.consumerUuid);
-    if (existing) throw consumerConflict(existing.generation, null);
+    if (existing) {
+      refuseHeld(w, existing.held_by);
+      throw consumerConflict(existing.generation, null);
+    }
   }
   throw new RetryableConflict(`consumer ${w.consumerUuid} created concurrently`, () => consumerConflict(null, w.generation));
 }
@@ -387,10 +437,11 @@ async function insertAllocations(tx: Tx, rows: Array<[providerId: number, consum
   }
 }
 
-/** Remove every allocation of a consumer, and the consumer (DELETE /allocations/{c}). */
-export async function deleteConsumer(tx: Tx, consumerUuid: string): Promise<void> {
+/** Remove every allocation of a consumer, and the consumer (DELETE /allocations/{c}); a held one only by its holder. */
+export async function deleteConsumer(tx: Tx, consumerUuid: string, holder?: string): Promise<void> {
   const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
   if (!consumer) throw new DomainError('consumer_not_found', { uuid: consumerUuid }, `no consumer ${consumerUuid}`);
+  if (consumer.held_by !== (holder ?? null)) throw consumerHeld(consumerUuid, consumer.held_by);
   // Like Placement, removing allocations does not bump provider generations: it only frees room.
   const usage = await changeUsage(
     tx,
@@ -409,6 +460,8 @@ export interface ConsumerView {
   user_id: string;
   generation: number;
   consumer_type: string | null;
+  /** who holds the consumer besides Placement's clients (a service instance), or null */
+  held_by: string | null;
   /** provider uuid → { generation, resources } */
   allocations: Map<string, { generation: number; resources: Record<string, number> }>;
   lastModified: string | null;
@@ -425,6 +478,7 @@ const consumerStatement = readStatement<{
   user_id: string;
   generation: number;
   consumer_type: string | null;
+  held_by: string | null;
   updated_at: string;
   rp_uuid: string | null;
   rp_generation: number;
@@ -432,7 +486,7 @@ const consumerStatement = readStatement<{
   used: number;
   a_updated_at: string;
 }>(
-  `select c.uuid, c.project_id, c.user_id, c.generation, t.name as consumer_type, c.updated_at,
+  `select c.uuid, c.project_id, c.user_id, c.generation, t.name as consumer_type, c.held_by, c.updated_at,
           rp.uuid as rp_uuid, rp.generation as rp_generation, rc.name as rc, a.used, a.updated_at as a_updated_at
    from consumers c
    left join consumer_types t on t.id = c.consumer_type_id
@@ -458,8 +512,8 @@ export async function readConsumer(db: Db, consumerUuid: string): Promise<Consum
     allocations.set(r.rp_uuid, entry);
     if (!lastModified || r.a_updated_at > lastModified) lastModified = r.a_updated_at;
   }
-  const { uuid, project_id, user_id, generation, consumer_type } = consumer;
-  return { uuid, project_id, user_id, generation, consumer_type, allocations, lastModified };
+  const { uuid, project_id, user_id, generation, consumer_type, held_by } = consumer;
+  return { uuid, project_id, user_id, generation, consumer_type, held_by, allocations, lastModified };
 }
 
 /** consumer uuid → { consumer_generation, resources } for one provider */

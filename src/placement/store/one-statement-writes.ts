@@ -19,6 +19,8 @@
 // WHERE on a locked row: a consumer is changed only WHERE its generation is still the one the
 // client (or, for a delete, the snapshot) saw, and every change of a consumer's allocations moves
 // or removes its row, so an unchanged generation means the snapshot's allocations are the latest.
+// A consumer a holder holds (a service instance's, `held_by`) is never changed here: the general
+// path refuses it to the API's clients.
 // When any check fails — a consumer exists or moved on, a provider or inventory is missing, an
 // amount breaks a rule or does not fit, a cached class id is stale — `allot_assert` raises and
 // nothing is kept. The write then goes the general way, which decides again under its own locks
@@ -26,7 +28,7 @@
 // accept what the general path would also accept, or step aside.
 import { memo } from '../../core/memo.js';
 import type { Db, Tx } from '../../db/database.js';
-import { type StatementParts, writeStatement } from '../../db/statement.js';
+import { type EmbeddedWrite, type StatementParts, writeStatement } from '../../db/statement.js';
 
 import type { ConsumerAllocations } from './allocations.js';
 import type { NameCache } from './names.js';
@@ -125,7 +127,7 @@ function writeParts(shape: Shape, param: (type: 'text' | 'integer') => string, n
            consumer_type_id = coalesce(v.type_id, c.consumer_type_id), updated_at = ${now}
        from (values ${times(shape.kept, () => `(${param('text')}, ${param('integer')}, ${param('text')}, ${param('text')}, ${param('integer')})`)})
          as v(uuid, generation, project_id, user_id, type_id)
-       where c.uuid = v.uuid and c.generation = v.generation
+       where c.uuid = v.uuid and c.generation = v.generation and c.held_by is null
        returning c.id, c.uuid
      )`);
     checks.push(`(select count(*) from kept) = ${shape.kept}`);
@@ -137,7 +139,7 @@ function writeParts(shape: Shape, param: (type: 'text' | 'integer') => string, n
     ctes.push(`emptied as (
        delete from consumers c
        using (values ${times(shape.emptied, () => `(${param('text')}, ${param('integer')})`)}) as v(uuid, generation)
-       where c.uuid = v.uuid and c.generation = v.generation
+       where c.uuid = v.uuid and c.generation = v.generation and c.held_by is null
        returning c.id
      )`);
     checks.push(`(select count(*) from emptied) = ${shape.emptied}`);
@@ -224,25 +226,6 @@ export async function oneStatementWrite(db: Db, names: NameCache, writes: Consum
 }
 
 /**
- * Placement's claim as a part of another statement (`claimInStatement`): its text is
- * `claimParts(shape, …)`, and once the statement ran, `noteWritten` takes its `providers` and
- * `usage` columns.
- */
-export interface ClaimInStatement {
-  readonly shape: string;
-  /** the values of the parts' placeholders, in order */
-  readonly params: readonly unknown[];
-}
-
-/**
- * The parts of a claim of this shape in another statement: placeholders named by `param`, the
- * time stamp `now`, on the provider whose uuid the SQL `providerUuid` gives.
- */
-export function claimParts(shape: string, param: (type: 'text' | 'integer') => string, now: string, providerUuid: string): StatementParts {
-  return writeParts(parseShape(shape), param, now, providerUuid);
-}
-
-/**
  * The claim of `resources` for a new consumer on a provider another statement chooses (the
  * bare-metal allocation claims the node it reserves: store/one-statement-allocation.ts), as parts
  * of that statement, which then writes the claim as oneStatementWrite would or raises. Null when
@@ -253,12 +236,20 @@ export async function claimInStatement(
   names: NameCache,
   consumer: { uuid: string; projectId: string; userId: string },
   resources: Map<string, number>,
-): Promise<ClaimInStatement | null> {
+): Promise<EmbeddedWrite | null> {
   if (db.dialect !== 'postgres') return null;
   // one provider, named by the enclosing statement: its uuid here is never used
   const allocations = new Map([['', resources]]);
   const writes = [{ consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations }];
-  return writeValues(db, names, writes, true);
+  const values = await writeValues(db, names, writes, true);
+  if (!values) return null;
+  const shape = parseShape(values.shape);
+  return {
+    ...values,
+    parts: (param, now, rowUuid) => writeParts(shape, param, now, rowUuid),
+    written: (tx, row) =>
+      noteWritten(tx, { providers: (row.providers as WriteResult['providers']) ?? null, usage: (row.usage as WriteResult['usage']) ?? null }),
+  };
 }
 
 /**
@@ -324,7 +315,7 @@ async function writeValues(
  * This process's candidates index takes the new usage of the providers the write bumped as it is
  * (see allocations.ts); a provider that only gave usage back kept its generation and is re-read.
  */
-export function noteWritten(tx: Tx, result: WriteResult): void {
+function noteWritten(tx: Tx, result: WriteResult): void {
   const used = new Map<number, Map<string, number>>();
   for (const [providerId, className, n] of result.usage ?? []) used.set(providerId, (used.get(providerId) ?? new Map()).set(className, n));
   for (const [providerId, generation] of result.providers ?? []) {
@@ -342,7 +333,7 @@ export function noteWritten(tx: Tx, result: WriteResult): void {
 const deleteStatement = writeStatement<WriteResult>(
   `with seen as (select id, generation from consumers where uuid = $1::text),
    gone as (
-     delete from consumers c using seen s where c.id = s.id and c.generation = s.generation
+     delete from consumers c using seen s where c.id = s.id and c.generation = s.generation and c.held_by is null
      returning c.id
    ),
    released as (

@@ -8,7 +8,7 @@
 import { DomainError } from '../../core/errors.js';
 import { lockRows } from '../../db/sql-helpers.js';
 import type { Tx } from '../../db/database.js';
-import { type ConsumerAllocations, writeAllocations } from './allocations.js';
+import { type ConsumerAllocations, type HeldConsumerChange, writeAllocations } from './allocations.js';
 import { type InventoryRecord, checkRemovalsUnused, currentInventories, resolveInventoryClasses, writeInventoryRows } from './inventories.js';
 import type { NameCache } from './names.js';
 import { bumpProvider, checkGeneration, findProvider } from './providers.js';
@@ -19,7 +19,8 @@ export interface ProviderReshape {
   inventories: Map<string, InventoryRecord>;
 }
 
-export async function reshape(tx: Tx, names: NameCache, providers: ProviderReshape[], allocations: ConsumerAllocations[]): Promise<void> {
+/** Reshape; the held consumers whose allocations moved, for their holders to follow. */
+export async function reshape(tx: Tx, names: NameCache, providers: ProviderReshape[], allocations: ConsumerAllocations[]): Promise<HeldConsumerChange[]> {
   // Consumers are locked before providers everywhere; do the same here.
   const consumerUuids = [...new Set(allocations.map((a) => a.consumerUuid))].sort();
   if (consumerUuids.length && tx.dialect === 'postgres') {
@@ -50,7 +51,8 @@ export async function reshape(tx: Tx, names: NameCache, providers: ProviderResha
     plans.push({ provider, desired: inventories, classIds });
   }
 
-  await writeAllocations(tx, names, allocations);
+  // A reshape moves any consumer's allocations, held ones too (Placement's contract): reported.
+  const held = await writeAllocations(tx, names, allocations, { reshaping: true });
 
   for (const { provider, desired, classIds } of plans) {
     const union = await currentInventories(tx, provider.id);
@@ -58,4 +60,5 @@ export async function reshape(tx: Tx, names: NameCache, providers: ProviderResha
     await writeInventoryRows(tx, provider, union, desired, classIds);
     await bumpProvider(tx, (await findProvider(tx, provider.uuid))!);
   }
+  return held;
 }

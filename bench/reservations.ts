@@ -1,0 +1,189 @@
+// One reservation across the three engines, end to end (docs/ids.md "Reservations across the
+// engines"): clients each POST /ids/v1/service-instances with validate and promote — a bare-metal
+// node, bandwidth on a fabric provider (Placement capacity) and two identifiers (a VLAN and an
+// address) in one transaction — until `--reservations` were asked; reservations per second =
+// those answered 201 / wall time. One `allot serve` process (built from `--root`) per database ×
+// backend × concurrency, fresh nodes each round, the lean keep-alive client, the server's
+// statement count (bench/lib/count-queries.mjs). `npm run bench` sets it beside the bare-metal
+// allocation row (bench/baremetal.ts) of the same run.
+//
+//   npm run bench:reservations
+//   npx tsx bench/reservations.ts --reservations 500 --concurrency 1,16 --dialects sqlite
+//
+// PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { statementsSent } from './lib/count-queries.mjs';
+import { KeepAliveClient } from './lib/http.js';
+import { startAllot } from './lib/targets.js';
+
+const { values } = parseArgs({
+  options: {
+    reservations: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '1,16' },
+    dialects: { type: 'string', default: 'sqlite,postgres' },
+    backends: { type: 'string', default: 'database,placement' },
+    /** the allot tree whose dist/ is served (`npm run build` there first) */
+    root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
+    out: { type: 'string' },
+  },
+});
+const RESERVATIONS = Number(values.reservations);
+const CONCURRENCY = values.concurrency!.split(',').map(Number);
+const DIALECTS = values.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
+const BACKENDS = values.backends!.split(',') as Array<'database' | 'placement'>;
+const BW = 'NET_BW_EGR_KILOBIT_PER_SEC';
+
+const counter = pathToFileURL(path.join(import.meta.dirname, 'lib/count-queries.mjs')).href;
+
+const clients = new Map<string, KeepAliveClient>();
+async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
+  let client = clients.get(base);
+  if (!client) {
+    const headers = { 'x-openstack-ironic-api-version': '1.82', 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
+    client = new KeepAliveClient({ baseUrl: base, headers, maxSockets: 128, timeoutMs: 60_000 });
+    clients.set(base, client);
+  }
+  for (let attempt = 1; ; attempt++) {
+    const r = await client.request(method, path, body);
+    if (r.error !== undefined && attempt < 3) continue;
+    if (r.error !== undefined) throw new Error(`${method} ${base}${path}: ${r.error}`);
+    return { status: r.status, body: r.body ? JSON.parse(r.body) : undefined, ms: r.ms };
+  }
+}
+
+async function settled(base: string, path: string, done: (b: any) => boolean): Promise<void> {
+  while (!done((await call(base, 'GET', path)).body)) await new Promise((r) => setTimeout(r, 5));
+}
+
+/** `count` nodes of `rc`, taken through manage → provide → power off, 16 at a time. */
+async function makeNodes(base: string, rc: string, count: number): Promise<void> {
+  let next = 0;
+  const idle = (n: any) => n.target_provision_state === null && n.target_power_state === null && n.reservation === null;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < count) {
+        next++;
+        const node = (await call(base, 'POST', '/v1/nodes', { driver: 'fake-hardware', resource_class: rc })).body;
+        for (const [verb, body] of [
+          ['provision', { target: 'manage' }],
+          ['provision', { target: 'provide' }],
+          ['power', { target: 'power off' }],
+        ] as const) {
+          const res = await call(base, 'PUT', `/v1/nodes/${node.uuid}/states/${verb}`, body);
+          if (res.status !== 202) throw new Error(`node setup failed: ${JSON.stringify(res.body)}`);
+          await settled(base, `/v1/nodes/${node.uuid}`, idle);
+        }
+      }
+    }),
+  );
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const round = (n: number) => Math.round(n * 10) / 10;
+
+async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'placement', db: string, workDir: string, concurrency: number) {
+  const name = `allot-${dialect}-${backend}-${concurrency}`;
+  const countFile = path.join(workDir, `${name}.statements.json`);
+  const port = await freePort();
+  const served = await startAllot({
+    name,
+    root: path.resolve(values.root!),
+    db,
+    logDir: workDir,
+    mainPort: port,
+    nodeArgs: ['--import', counter],
+    env: { ALLOT_BENCH_QUERY_COUNT_FILE: countFile },
+    extraArgs: ['--baremetal-backend', backend, '--transition-time', '0', '--pool-size', String(Math.max(10, concurrency + 8))],
+  });
+  const main = `http://127.0.0.1:${port}`;
+  try {
+    const rc = `bench-${concurrency}`;
+    await makeNodes(`${main}/baremetal`, rc, RESERVATIONS);
+    const fabric = (await call(`${main}/placement`, 'POST', '/resource_providers', { name: `fabric-${concurrency}` })).body;
+    await call(`${main}/placement`, 'PUT', `/resource_providers/${fabric.uuid}/inventories`, {
+      resource_provider_generation: fabric.generation,
+      inventories: { [BW]: { total: RESERVATIONS * 1000 } },
+    });
+    const ids = `${main}/ids/v1`;
+    await call(ids, 'POST', '/pools', { name: `vlan-${concurrency}`, kind: 'integer', ranges: [`1-${RESERVATIONS}`] });
+    await call(ids, 'POST', '/pools', { name: `addr-${concurrency}`, kind: 'address', ranges: ['10.0.0.0/16'] });
+    const spec = `server-${concurrency}`;
+    const made = await call(ids, 'POST', '/allocation-specs', {
+      name: spec,
+      attributes: {
+        server: { from: 'node', resource_class: rc },
+        uplink: { from: 'capacity', resources: { [BW]: 1000 } },
+        vlan: { from: 'pool', pool: `vlan-${concurrency}` },
+        addr: { from: 'pool', pool: `addr-${concurrency}` },
+      },
+    });
+    if (made.status !== 201) throw new Error(`spec: ${JSON.stringify(made.body)}`);
+
+    const latencies: number[] = [];
+    let started = 0;
+    let failed = 0;
+    const sent0 = await statementsSent(countFile);
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (started < RESERVATIONS) {
+          started++;
+          const res = await call(ids, 'POST', '/service-instances', { allocation_spec: spec, attributes: {}, validate: true, promote: true });
+          if (res.status !== 201) failed++;
+          latencies.push(res.ms);
+        }
+      }),
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const sent1 = await statementsSent(countFile);
+    latencies.sort((a, b) => a - b);
+    return {
+      db: dialect,
+      backend,
+      concurrency,
+      reservations: RESERVATIONS,
+      failed,
+      seconds: round(seconds),
+      reservationsPerSecond: round((RESERVATIONS - failed) / seconds),
+      statementsPerReservation: sent0 === null || sent1 === null ? null : round((sent1 - sent0) / RESERVATIONS),
+      latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1]!) },
+    };
+  } finally {
+    await served.stop();
+  }
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-reservations-'));
+const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
+const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
+const results = [];
+try {
+  for (const dialect of DIALECTS) {
+    for (const backend of BACKENDS) {
+      for (const concurrency of CONCURRENCY) {
+        const db = dialect === 'sqlite' ? `sqlite:${path.join(dir, `${backend}-${concurrency}.db`)}` : await createTestDatabase(pgAdmin!, 'allot_bench');
+        const result = await measure(dialect, backend, db, dir, concurrency);
+        results.push(result);
+        process.stderr.write(`${JSON.stringify(result)}\n`);
+      }
+    }
+  }
+} finally {
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const document = {
+  benchmark: 'reservations',
+  what: 'each client: POST /ids/v1/service-instances {validate, promote} reserving a bare-metal node, 1 Mbit/s on a fabric provider and two identifiers (a VLAN, an address) in one transaction; one allot serve process of its own per database × backend × concurrency, fresh nodes, the lean keep-alive client',
+  loadAverage: os.loadavg().map(round),
+  machine: { cpus: os.cpus().length, node: process.version },
+  results,
+};
+if (values.out) writeFileSync(values.out, `${JSON.stringify(document, null, 2)}\n`);
+console.log(JSON.stringify(document, null, 2));
