@@ -13,10 +13,25 @@ import { type AllocationBackend, backendNamed } from './services/backend.js';
 import { WorkQueue } from './workers/queue.js';
 import { TransitionTimers } from './workers/timers.js';
 
+/** The options bare metal reads. */
+export type BaremetalOptions = Pick<
+  Config,
+  | 'auth'
+  | 'enforceNewDefaults'
+  | 'conductorId'
+  | 'baremetalBackend'
+  | 'allocationWorkers'
+  | 'allocationDelay'
+  | 'transitionTime'
+  | 'heartbeatInterval'
+  | 'heartbeatTimeout'
+  | 'takeoverInterval'
+>;
+
 export interface BaremetalContext {
   readonly database: Database;
   readonly clock: Clock;
-  readonly config: Config;
+  readonly config: BaremetalOptions;
   readonly log: Logger;
   readonly metrics: Metrics;
   /** this process's name among the conductors (`reservation`, `conductor_affinity`) */
@@ -30,7 +45,13 @@ export interface BaremetalContext {
   readonly registration: { done: Promise<void> | null };
 }
 
-export function createBaremetalContext(config: Config, database: Database, log: Logger, placement: PlacementContext, metrics: Metrics): BaremetalContext {
+export function createBaremetalContext(
+  config: BaremetalOptions,
+  database: Database,
+  log: Logger,
+  placement: PlacementContext,
+  metrics: Metrics,
+): BaremetalContext {
   return {
     database,
     clock: database.clock,

@@ -11,6 +11,9 @@ import { type Lifecycles, builtInLifecycles, checkLifecycles } from './core/life
 import type { Metrics } from '../metrics/metrics.js';
 import { type Inventories, loadInventories } from './inventories/registry.js';
 
+/** The options the identifier API reads (its context keeps what it made of them, not the options). */
+export type IdsOptions = Pick<Config, 'idsConfig' | 'idsLifecycles' | 'idsRetryBaseMs' | 'idsRetryMaxMs' | 'idsWorkerIntervalMs' | 'conductorId' | 'auth'>;
+
 export interface IdsContext {
   database: Database;
   log: Logger;
@@ -55,7 +58,7 @@ export function loadLifecycles(file: string | null): Lifecycles {
   }
 }
 
-export async function createIdsContext(config: Config, log: Logger, database: Database, metrics: Metrics): Promise<IdsContext> {
+export async function createIdsContext(config: IdsOptions, log: Logger, database: Database, metrics: Metrics): Promise<IdsContext> {
   const lifecycles = loadLifecycles(config.idsLifecycles);
   const inventories = await loadInventories(config.idsConfig, log);
   return {

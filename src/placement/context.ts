@@ -20,9 +20,12 @@ export interface ProviderOwner {
   owned(db: Db, providerUuids: readonly string[]): Promise<string[]>;
 }
 
+/** The options Placement reads. */
+export type PlacementOptions = Pick<Config, 'auth' | 'candidateStrategy' | 'maxCandidates' | 'candidateIndexReload'>;
+
 export interface PlacementContext {
   database: Database;
-  config: Config;
+  config: PlacementOptions;
   names: NameCache;
   index: ProviderIndex;
   /** registered at start by the services that own providers (server/context.ts) */
@@ -32,7 +35,7 @@ export interface PlacementContext {
   close(): Promise<void>;
 }
 
-export function createPlacementContext(database: Database, config: Config, log: Logger, metrics: Metrics): PlacementContext {
+export function createPlacementContext(database: Database, config: PlacementOptions, log: Logger, metrics: Metrics): PlacementContext {
   const names = new NameCache();
   const index = new ProviderIndex(database, names, { reloadMs: config.candidateIndexReload, log, metrics });
   return { database, config, names, index, owners: [], metrics, close: () => index.close() };
