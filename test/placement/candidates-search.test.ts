@@ -13,7 +13,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../../src/placement/candidates/model.js';
+import {
+  type CandidateRequest,
+  type GroupRequest,
+  type InventoryState as Inventory,
+  type ModelProvider,
+  NO_PROVIDER,
+  type ProviderModel,
+} from '../../src/placement/candidates/model.js';
 import { type Candidate, searchCandidates } from '../../src/placement/candidates/search.js';
 import { CANDIDATE_STRATEGIES } from '../../src/config.js';
 
@@ -23,16 +30,6 @@ const SHARING = 'MISC_SHARES_VIA_AGGREGATE';
 const AGGREGATES = ['agg-1', 'agg-2', 'agg-3'];
 
 // ---- the brute force -------------------------------------------------------------------------
-
-interface Inventory {
-  total: number;
-  reserved: number;
-  min_unit: number;
-  max_unit: number;
-  step_size: number;
-  allocation_ratio: number;
-  used: number;
-}
 
 const capacityOf = (inv: Inventory) => Math.floor((inv.total - inv.reserved) * inv.allocation_ratio);
 /** One amount on its own: its units, and room for it. */
@@ -90,7 +87,7 @@ function bruteForce(model: ProviderModel, request: CandidateRequest): Set<string
     // What one slot allows of one provider on its own.
     const allows = (slot: Slot, p: ModelProvider): boolean => {
       const g = slot.group;
-      if (!slot.resources.every(([cls, amount]) => takesAlone(p.inventories.get(cls) as Inventory | undefined, amount))) return false;
+      if (!slot.resources.every(([cls, amount]) => takesAlone(p.inventories.get(cls), amount))) return false;
       if (g.suffix === '') {
         // the unsuffixed group: in_tree keeps it to that tree; its member_of is met by the provider or by
         // the root (all lists by one of them), a sharing provider being in them itself; no forbidden trait
@@ -135,7 +132,7 @@ function bruteForce(model: ProviderModel, request: CandidateRequest): Set<string
       });
       for (const [p, byClass] of totals) {
         for (const [cls, amount] of byClass) {
-          const inv = p.inventories.get(cls) as Inventory;
+          const inv = p.inventories.get(cls)!;
           if (amount > inv.max_unit || inv.used + amount > capacityOf(inv)) return false;
         }
       }
