@@ -1,142 +1,22 @@
 // Configuration: command-line flags win over environment variables, which win over a YAML
-// configuration file (--config / ALLOT_CONFIG), which wins over defaults. Every option is listed
-// once here, with its environment variable and its key in the file (the flag without `--`), so
-// README/docs can be checked against one table.
+// configuration file (--config / ALLOT_CONFIG), which wins over defaults.
+//
+// Each option is ONE entry of the table below: its flag (whose name, without `--`, is also its key
+// in the file), environment variable, parser, default, and the line README.md's option table gives
+// it (test/docs.test.ts holds the README to this table). The `Config` type, the defaults, the
+// flags of `allot serve` and the rows of `allot config` all come from it, so adding an option is
+// adding an entry (and its README row).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { YAMLParseError, parse as parseYaml } from 'yaml';
 import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseOptions, type SqliteSync, dialectOf, maskUrl } from './db/database.js';
-import { STRATEGIES, type Strategy } from './placement/candidates/search.js';
 
-export interface Config {
-  /** `sqlite:PATH`, `sqlite::memory:` or `postgres://…` */
-  db: string;
-  host: string;
-  /** main port: every API under its prefix (/placement, /baremetal, /ids); 0 picks a free port */
-  port: number;
-  /** optional dedicated port serving the Placement API at `/` */
-  placementPort: number | null;
-  /** optional dedicated port serving the Ironic-compatible API at `/` */
-  baremetalPort: number | null;
-  logLevel: string;
-  /** SQLite durability: `full` (default) fsyncs every commit */
-  sqliteSync: SqliteSync;
-  /** PostgreSQL connections per process */
-  poolSize: number;
-  /** attempts for a transaction that loses a race against another writer */
-  maxAttempts: number;
-  /** largest accepted request body, bytes */
-  bodyLimit: number;
-  /** this process's name as a conductor (bare-metal workers) */
-  conductorId: string;
-  /** browser origins allowed to call the APIs (CORS), as `new URL(v).origin` writes them (lower case, no default port); empty: CORS off */
-  corsAllowedOrigins: string[];
-  /** most allocation candidates one GET /allocation_candidates generates (Placement: unbounded) */
-  maxCandidates: number;
-  /** order candidates are generated in when the request does not say (`allot_strategy`) */
-  candidateStrategy: Strategy;
-  /** the candidates index re-reads every provider at least this often (a safety net), ms; at most 30× the time a reload takes */
-  candidateIndexReload: number;
-  /** bare-metal allocation backend: `database` (the spec's nodes table) or `placement` (claims in allot's Placement) */
-  baremetalBackend: BaremetalBackendName;
-  /** how often this conductor writes its heartbeat, ms */
-  heartbeatInterval: number;
-  /** a conductor whose heartbeat is older than this is dead and its work is taken over, ms */
-  heartbeatTimeout: number;
-  /** how often to look for allocations and nodes of dead conductors, ms; 0 disables take-over */
-  takeoverInterval: number;
-  /** simulated duration of a fake-hardware provision or power transition, ms */
-  transitionTime: number;
-  /** simulated time an allocation stays `allocating` before the worker picks a node, ms */
-  allocationDelay: number;
-  /** allocations this process works on at once */
-  allocationWorkers: number;
-  /** identifier API: JSON file naming the external inventories (and plugin modules) */
-  idsConfig: string | null;
-  /** identifier API: YAML (or JSON) file of service-instance lifecycle definitions, besides the built-in ones */
-  idsLifecycles: string | null;
-  /** identifier API: bound of the first retry delay of an undelivered external deallocation, ms (doubles up to idsRetryMaxMs; each wait is random below it) */
-  idsRetryBaseMs: number;
-  /** identifier API: longest delay between two delivery attempts, ms */
-  idsRetryMaxMs: number;
-  /** identifier API: how often the outbox and lease workers look for work, ms */
-  idsWorkerIntervalMs: number;
-  /** PostgreSQL: how often to look for tables that outgrew their planner statistics (and analyze them), ms */
-  statisticsInterval: number;
-  /** PostgreSQL: longest wait for a connection (new or pooled); also how long a write retries a lost one, ms */
-  dbConnectTimeout: number;
-  /** PostgreSQL: longest a statement may run (server-side statement_timeout; the client gives up shortly after), ms */
-  dbStatementTimeout: number;
-  /** PostgreSQL: the server ends a session idle inside a transaction this long, ms */
-  dbIdleInTransactionTimeout: number;
-  /** PostgreSQL: TCP keepalive probes start after this much silence on a connection, ms */
-  dbKeepalive: number;
-  /** SQLite: how long a write waits for another process's write lock, ms */
-  sqliteBusyTimeout: number;
-  /** /healthz and /readyz answer 503 when the database does not answer within this, ms */
-  healthTimeout: number;
-  /** HTTP: a client must send its request headers within this, ms */
-  httpHeadersTimeout: number;
-  /** HTTP: a client must send its whole request (headers and body) within this, ms */
-  httpRequestTimeout: number;
-  /** HTTP: an idle keep-alive connection is closed after this, ms */
-  httpKeepaliveTimeout: number;
-  /** HTTP: a connection with no traffic either way for this long is closed, ms */
-  httpIdleTimeout: number;
-  /** HTTP: most client connections at once per listener; more are refused */
-  maxConnections: number;
-  /** on SIGTERM, keep serving this long with /readyz 503 before closing the listener, ms */
-  shutdownDelay: number;
-  /** who callers are: `noauth` (development: nobody is verified; loopback only) or `keystone` (tokens) */
-  auth: AuthMode;
-  /** serve noauth on a non-loopback address anyway (anyone who reaches the port is an administrator) */
-  insecureNoauth: boolean;
-  /** serve GET /metrics to anyone who reaches the main port (default: administrators under keystone, loopback under noauth) */
-  metricsPublic: boolean;
-  /** noauth: host names (besides the loopback ones) that requests may be addressed to (`Host`) */
-  allowedHosts: string[];
-  /** Keystone's URL, with or without `/v3` */
-  keystoneUrl: string | null;
-  /** allot's own service user in Keystone, for validating tokens */
-  keystoneUsername: string | null;
-  keystonePassword: string | null;
-  /** the project allot's service user's token is scoped to */
-  keystoneProject: string | null;
-  keystoneUserDomain: string;
-  keystoneProjectDomain: string;
-  /** longest wait for an answer from Keystone, ms */
-  keystoneTimeout: number;
-  /** how long a token's validation is reused before Keystone is asked again (never past its expiry), ms */
-  keystoneTokenCacheTime: number;
-  /** most token validations kept */
-  keystoneTokenCacheSize: number;
-  /** operator policy file (YAML: rule name → check string) over the default rules */
-  policyFile: string | null;
-  /** off: rules whose defaults changed also allow what their deprecated (legacy) defaults allowed */
-  enforceNewDefaults: boolean;
-  /** off: a rule's token scopes (system, project) are not checked */
-  enforceScope: boolean;
-  /** log lines: `json`, `pretty` (for people), or `auto` (pretty when stdout is a terminal) */
-  logFormat: LogFormat;
-}
-
-export type AuthMode = 'noauth' | 'keystone';
-export type LogFormat = 'auto' | 'json' | 'pretty';
-
-export type BaremetalBackendName = 'database' | 'placement';
-
-export interface OptionSpec {
-  key: keyof Config;
-  /** `--name <value>`, or `--name` alone for a switch (which also gets `--no-name`) */
-  flag: string;
-  env: string;
-  description: string;
-  parse: (raw: string) => unknown;
-  /** the value is a list: the configuration file may give it as a YAML sequence */
-  list?: boolean;
-  /** `allot config` masks the value */
-  secret?: boolean;
-}
+/**
+ * The orders allocation candidates can be generated in (`--candidate-strategy`, Placement's
+ * `allot_strategy`); placement/candidates/search.ts implements each. Here, not in Placement,
+ * because the option table is read by Placement and must not read Placement.
+ */
+export const CANDIDATE_STRATEGIES = ['stable', 'pack', 'spread', 'random'] as const;
 
 const int = (name: string, min: number, max: number) => (raw: string) => {
   const n = Number(raw);
@@ -152,7 +32,7 @@ const seconds = (name: string, min: number, max: number) => (raw: string) => {
   return Math.round(n * 1000);
 };
 const oneOf =
-  <T extends string>(name: string, values: readonly T[]) =>
+  <const T extends string>(name: string, values: readonly T[]) =>
   (raw: string) => {
     if (!values.includes(raw as T)) throw new Error(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
     return raw as T;
@@ -202,466 +82,468 @@ const origins = (name: string) => (raw: string) =>
     return url.origin;
   });
 
-export const OPTIONS: OptionSpec[] = [
-  {
-    key: 'db',
+/** A URL no driver takes is refused with the rest of the configuration (exit 2, the file and key named). */
+const databaseUrl = (raw: string) => {
+  dialectOf(raw);
+  return raw;
+};
+
+/** What every option declares. */
+interface Declared<T> {
+  /** `--name <unit>`, or `--name` alone for a switch (which also gets `--no-name`); `<seconds>`: the config holds ms */
+  flag: string;
+  env: string;
+  /** a flag's, variable's or file's text → the value; throws a message naming the option */
+  parse: (raw: string) => T;
+  /** README.md's line for the option (markdown); `--help` shows it as plain text */
+  doc: string;
+  /** the value is a list: the configuration file may give it as a YAML sequence */
+  list?: true;
+  /** `allot config` masks the value */
+  secret?: true;
+  /** how README.md writes a default computed at start */
+  documentedDefault?: string;
+}
+
+/**
+ * One option: the value's type comes from its parser, and a default of `null` (unset) adds null
+ * to it. A default of another type does not compile.
+ */
+function option<T>(spec: Declared<T> & { default: NoInfer<T> }): Declared<T> & { default: T };
+function option<T>(spec: Declared<T> & { default: null }): Declared<T> & { default: T | null };
+function option<T>(spec: Declared<T> & { default: T | null }) {
+  return spec;
+}
+
+const DECLARED = {
+  db: option({
     flag: '--db <url>',
     env: 'ALLOT_DB',
-    description: 'database: sqlite:PATH, sqlite::memory: or postgres://…',
-    // a URL no driver takes is refused with the rest of the configuration (exit 2, the file and key named)
-    parse: (v) => {
-      dialectOf(v);
-      return v;
-    },
-  },
-  { key: 'host', flag: '--host <address>', env: 'ALLOT_HOST', description: 'address to listen on', parse: String },
-  {
-    key: 'port',
+    parse: databaseUrl,
+    default: 'sqlite:./allot.db',
+    doc: '`sqlite:PATH`, `sqlite::memory:` or `postgres://…`',
+  }),
+  host: option({
+    flag: '--host <address>',
+    env: 'ALLOT_HOST',
+    parse: String,
+    default: '127.0.0.1',
+    doc: 'address to listen on',
+  }),
+  port: option({
     flag: '--port <n>',
     env: 'ALLOT_PORT',
-    description: 'main port (all APIs under /placement, /baremetal, /ids); 0 = any free port',
     parse: port('port'),
-  },
-  {
-    key: 'placementPort',
+    default: 8778,
+    doc: 'main port; `0` picks a free one (the log says which)',
+  }),
+  placementPort: option({
     flag: '--placement-port <n>',
     env: 'ALLOT_PLACEMENT_PORT',
-    description: 'also serve the Placement API at / on this port',
     parse: port('placement port'),
-  },
-  {
-    key: 'baremetalPort',
+    default: null,
+    doc: 'also serve Placement at `/` on this port',
+  }),
+  baremetalPort: option({
     flag: '--baremetal-port <n>',
     env: 'ALLOT_BAREMETAL_PORT',
-    description: 'also serve the Ironic-compatible API at / on this port',
     parse: port('baremetal port'),
-  },
-  {
-    key: 'logLevel',
+    default: null,
+    doc: "also serve the bare-metal API at `/` on this port (Ironic's is 6385)",
+  }),
+  logLevel: option({
     flag: '--log-level <level>',
     env: 'ALLOT_LOG_LEVEL',
-    description: 'fatal, error, warn, info, debug or trace',
     parse: oneOf('log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  },
-  {
-    key: 'sqliteSync',
+    default: 'info',
+    doc: '`fatal` … `trace`, or `silent`',
+  }),
+  sqliteSync: option({
     flag: '--sqlite-sync <mode>',
     env: 'ALLOT_SQLITE_SYNC',
-    description: 'full (durable across power loss) or normal (faster; may lose the last commits on power loss)',
-    parse: oneOf('sqlite sync', ['full', 'normal', 'off']),
-  },
-  { key: 'poolSize', flag: '--pool-size <n>', env: 'ALLOT_POOL_SIZE', description: 'PostgreSQL connections per process', parse: int('pool size', 1, 1000) },
-  {
-    key: 'maxAttempts',
+    parse: oneOf<SqliteSync>('sqlite sync', ['full', 'normal', 'off']),
+    default: 'full',
+    doc: '`full` fsyncs every commit, so an acknowledged allocation survives a power cut; `normal` is faster and may lose the last commits on power loss (never corrupts)',
+  }),
+  poolSize: option({
+    flag: '--pool-size <n>',
+    env: 'ALLOT_POOL_SIZE',
+    parse: int('pool size', 1, 1000),
+    default: 10,
+    doc: 'PostgreSQL connections per process',
+  }),
+  maxAttempts: option({
     flag: '--max-attempts <n>',
     env: 'ALLOT_MAX_ATTEMPTS',
-    description: 'tries for a write that races another writer before answering 409',
     parse: int('max attempts', 1, 1000),
-  },
-  {
-    key: 'bodyLimit',
+    default: 10,
+    doc: 'tries for a write that loses a race to another writer before answering 409',
+  }),
+  bodyLimit: option({
     flag: '--body-limit <bytes>',
     env: 'ALLOT_BODY_LIMIT',
-    description: 'largest accepted request body',
     parse: int('body limit', 1024, 1 << 30),
-  },
-  {
-    key: 'conductorId',
+    default: 1 << 20,
+    doc: 'largest request body, bytes (larger: 413)',
+  }),
+  conductorId: option({
     flag: '--conductor-id <name>',
     env: 'ALLOT_CONDUCTOR_ID',
-    description: 'name of this process among the conductors (default: hostname-pid)',
     parse: String,
-  },
-  {
-    key: 'corsAllowedOrigins',
+    default: `${os.hostname()}-${process.pid}`,
+    documentedDefault: '`hostname-pid`',
+    doc: "this process's name among the workers",
+  }),
+  corsAllowedOrigins: option({
     flag: '--cors-allowed-origins <origins>',
     env: 'ALLOT_CORS_ALLOWED_ORIGINS',
-    description: 'comma-separated browser origins (scheme://host[:port], http or https, no path) allowed to call the APIs (CORS); unset: CORS off',
     parse: origins('cors allowed origins'),
+    default: [],
     list: true,
-  },
-  {
-    key: 'maxCandidates',
+    doc: 'comma-separated browser origins allowed to call the APIs (CORS), `http(s)://host[:port]` with no path (not even `/`), e.g. `https://dash.example.com`; case and a default port do not matter; `*` is refused',
+  }),
+  maxCandidates: option({
     flag: '--max-candidates <n>',
     env: 'ALLOT_MAX_CANDIDATES',
-    description: 'most allocation candidates one GET /allocation_candidates generates',
     parse: int('max candidates', 1, 1_000_000),
-  },
-  {
-    key: 'candidateStrategy',
+    default: 10_000,
+    doc: 'most allocation candidates one `GET /allocation_candidates` generates (Placement: unbounded)',
+  }),
+  candidateStrategy: option({
     flag: '--candidate-strategy <name>',
     env: 'ALLOT_CANDIDATE_STRATEGY',
-    description: 'order of allocation candidates when a request does not choose: stable, pack, spread or random',
-    parse: oneOf('candidate strategy', STRATEGIES),
-  },
-  {
-    key: 'candidateIndexReload',
+    parse: oneOf('candidate strategy', CANDIDATE_STRATEGIES),
+    default: 'stable',
+    doc: 'order of allocation candidates when a request does not choose: `stable`, `pack`, `spread` or `random`',
+  }),
+  candidateIndexReload: option({
     flag: '--candidate-index-reload <seconds>',
     env: 'ALLOT_CANDIDATE_INDEX_RELOAD',
-    description:
-      'the candidates index re-reads every provider in the background this often, a safety net behind the changes it follows as they commit (stretched to 30× the time a reload takes)',
     parse: seconds('candidate index reload', 0.01, 86400),
-  },
-  {
-    key: 'baremetalBackend',
+    default: 60_000,
+    doc: "seconds between background re-reads of every provider by the candidates index, a safety net behind the changes it follows as they commit (stretched to 30× a reload's time)",
+  }),
+  baremetalBackend: option({
     flag: '--baremetal-backend <name>',
     env: 'ALLOT_BAREMETAL_BACKEND',
-    description: 'bare-metal allocation backend: database or placement',
     parse: oneOf('baremetal backend', ['database', 'placement']),
-  },
-  {
-    key: 'heartbeatInterval',
+    default: 'database',
+    doc: 'where node allocations are claimed: `database` or `placement`',
+  }),
+  heartbeatInterval: option({
     flag: '--heartbeat-interval <seconds>',
     env: 'ALLOT_HEARTBEAT_INTERVAL',
-    description: 'how often this conductor writes its heartbeat',
     parse: seconds('heartbeat interval', 0.01, 3600),
-  },
-  {
-    key: 'heartbeatTimeout',
+    default: 10_000,
+    doc: "seconds between this conductor's heartbeats",
+  }),
+  heartbeatTimeout: option({
     flag: '--heartbeat-timeout <seconds>',
     env: 'ALLOT_HEARTBEAT_TIMEOUT',
-    description: 'a conductor silent this long is dead and its work is taken over',
     parse: seconds('heartbeat timeout', 0.05, 86400),
-  },
-  {
-    key: 'takeoverInterval',
+    default: 60_000,
+    doc: 'seconds of silence after which a conductor is dead and its work is taken over',
+  }),
+  takeoverInterval: option({
     flag: '--takeover-interval <seconds>',
     env: 'ALLOT_TAKEOVER_INTERVAL',
-    description: 'how often to take over work of dead conductors; 0 disables',
     parse: seconds('takeover interval', 0, 86400),
-  },
-  {
-    key: 'transitionTime',
+    default: 60_000,
+    doc: 'seconds between take-over passes; `0` disables take-over',
+  }),
+  transitionTime: option({
     flag: '--transition-time <seconds>',
     env: 'ALLOT_TRANSITION_TIME',
-    description: 'simulated duration of a fake-hardware provision or power transition (default 0.01; raise it to watch nodes in their transitional states)',
     parse: seconds('transition time', 0, 3600),
-  },
-  {
-    key: 'allocationDelay',
+    // Ironic's fake hardware settles a power or provision change within milliseconds; clients
+    // (openstacksdk) power a node off and allocate it at once.
+    default: 10,
+    doc: "simulated seconds a fake-hardware provision or power transition takes (Ironic's fake hardware settles within milliseconds; raise it for slower simulated provisioning)",
+  }),
+  allocationDelay: option({
     flag: '--allocation-delay <seconds>',
     env: 'ALLOT_ALLOCATION_DELAY',
-    description: 'simulated time an allocation stays allocating before a node is picked',
     parse: seconds('allocation delay', 0, 3600),
-  },
-  {
-    key: 'allocationWorkers',
+    default: 0,
+    doc: 'simulated seconds an allocation stays `allocating` before a node is picked',
+  }),
+  allocationWorkers: option({
     flag: '--allocation-workers <n>',
     env: 'ALLOT_ALLOCATION_WORKERS',
-    description: 'allocations this process works on at once',
     parse: int('allocation workers', 1, 1000),
-  },
-  {
-    key: 'idsConfig',
+    default: 8,
+    doc: 'bare-metal allocations one process works at once',
+  }),
+  idsConfig: option({
     flag: '--ids-config <file>',
     env: 'ALLOT_IDS_CONFIG',
-    description: 'identifier API: JSON file naming external inventories and plugin modules',
     parse: String,
-  },
-  {
-    key: 'idsLifecycles',
+    default: null,
+    doc: 'identifier API: JSON file naming external inventories (see docs/ids.md)',
+  }),
+  idsLifecycles: option({
     flag: '--ids-lifecycles <file>',
     env: 'ALLOT_IDS_LIFECYCLES',
-    description:
-      'identifier API: YAML file of service-instance lifecycles (states and transitions) besides simple and simple_with_deallocation; checked at start',
     parse: String,
-  },
-  {
-    key: 'idsRetryBaseMs',
+    default: null,
+    doc: 'identifier API: YAML file of service-instance lifecycles besides the built-in ones, checked at start (see docs/ids.md)',
+  }),
+  idsRetryBaseMs: option({
     flag: '--ids-retry-base-ms <ms>',
     env: 'ALLOT_IDS_RETRY_BASE_MS',
-    description: 'identifier API: bound of the first retry delay of an external deallocation (doubles each time; waits are random below it)',
     parse: int('ids retry base', 1, 3_600_000),
-  },
-  {
-    key: 'idsRetryMaxMs',
+    default: 1000,
+    doc: 'identifier API: bound of the first retry delay of an undelivered external deallocation (doubles with every attempt; each wait is random below it)',
+  }),
+  idsRetryMaxMs: option({
     flag: '--ids-retry-max-ms <ms>',
     env: 'ALLOT_IDS_RETRY_MAX_MS',
-    description: 'identifier API: longest delay between two delivery attempts',
     parse: int('ids retry max', 1, 86_400_000),
-  },
-  {
-    key: 'idsWorkerIntervalMs',
+    default: 300_000,
+    doc: 'identifier API: longest delay between delivery attempts',
+  }),
+  idsWorkerIntervalMs: option({
     flag: '--ids-worker-interval-ms <ms>',
     env: 'ALLOT_IDS_WORKER_INTERVAL_MS',
-    description: 'identifier API: how often the outbox and lease-expiry workers look for work',
     parse: int('ids worker interval', 10, 3_600_000),
-  },
-  {
-    key: 'statisticsInterval',
+    default: 1000,
+    doc: 'identifier API: how often the outbox and lease-expiry workers look for work',
+  }),
+  statisticsInterval: option({
     flag: '--statistics-interval <seconds>',
     env: 'ALLOT_STATISTICS_INTERVAL',
-    description:
-      'PostgreSQL: how often to look for tables that changed by more rows than they held when last analyzed, and analyze them (autovacuum waits a minute and more)',
     parse: seconds('statistics interval', 0.01, 3600),
-  },
-  {
-    key: 'dbConnectTimeout',
+    default: 1000,
+    doc: 'PostgreSQL: seconds between looks for tables that outgrew their planner statistics (analyzed then: autovacuum waits a minute)',
+  }),
+  dbConnectTimeout: option({
     flag: '--db-connect-timeout <seconds>',
     env: 'ALLOT_DB_CONNECT_TIMEOUT',
-    description: 'PostgreSQL: longest wait for a connection; a write retries a lost connection for as long',
     parse: seconds('db connect timeout', 0.1, 600),
-  },
-  {
-    key: 'dbStatementTimeout',
+    default: DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs,
+    doc: 'PostgreSQL: seconds to make a connection; a write that lost its connection before COMMIT is retried on a new one for as long',
+  }),
+  dbStatementTimeout: option({
     flag: '--db-statement-timeout <seconds>',
     env: 'ALLOT_DB_STATEMENT_TIMEOUT',
-    description: 'PostgreSQL: longest a statement may run',
     parse: seconds('db statement timeout', 0.1, 3600),
-  },
-  {
-    key: 'dbIdleInTransactionTimeout',
+    default: DATABASE_TIMEOUT_DEFAULTS.statementTimeoutMs,
+    doc: 'PostgreSQL: seconds a statement may run (server-side `statement_timeout`; the client gives the connection up 2 s later if the server does not answer at all), and the longest wait for a free pooled connection',
+  }),
+  dbIdleInTransactionTimeout: option({
     flag: '--db-idle-in-transaction-timeout <seconds>',
     env: 'ALLOT_DB_IDLE_IN_TRANSACTION_TIMEOUT',
-    description: 'PostgreSQL: the server ends a session idle inside a transaction this long',
     parse: seconds('db idle-in-transaction timeout', 1, 86400),
-  },
-  {
-    key: 'dbKeepalive',
+    default: DATABASE_TIMEOUT_DEFAULTS.idleInTransactionTimeoutMs,
+    doc: 'PostgreSQL: the server ends a session left idle inside a transaction this long',
+  }),
+  dbKeepalive: option({
     flag: '--db-keepalive <seconds>',
     env: 'ALLOT_DB_KEEPALIVE',
-    description: 'PostgreSQL: TCP keepalive probes start after this much silence',
     parse: seconds('db keepalive', 1, 7200),
-  },
-  {
-    key: 'sqliteBusyTimeout',
+    default: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
+    doc: 'PostgreSQL: seconds of silence after which TCP keepalive probes check the server is there',
+  }),
+  sqliteBusyTimeout: option({
     flag: '--sqlite-busy-timeout <seconds>',
     env: 'ALLOT_SQLITE_BUSY_TIMEOUT',
-    description: "SQLite: how long a write waits for another process's write lock",
     parse: seconds('sqlite busy timeout', 0, 600),
-  },
-  {
-    key: 'healthTimeout',
+    default: DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs,
+    doc: "SQLite: seconds a write waits for another process's write lock",
+  }),
+  healthTimeout: option({
     flag: '--health-timeout <seconds>',
     env: 'ALLOT_HEALTH_TIMEOUT',
-    description: '/healthz and /readyz are 503 when the database does not answer within this',
     parse: seconds('health timeout', 0.05, 600),
-  },
-  {
-    key: 'httpHeadersTimeout',
+    default: 2_000,
+    doc: '`/healthz` and `/readyz` answer 503 when the database does not answer within this',
+  }),
+  httpHeadersTimeout: option({
     flag: '--http-headers-timeout <seconds>',
     env: 'ALLOT_HTTP_HEADERS_TIMEOUT',
-    description: 'a client must send its request headers within this',
     parse: seconds('http headers timeout', 0.1, 3600),
-  },
-  {
-    key: 'httpRequestTimeout',
+    default: 10_000,
+    doc: 'seconds a client has to send its request headers',
+  }),
+  httpRequestTimeout: option({
     flag: '--http-request-timeout <seconds>',
     env: 'ALLOT_HTTP_REQUEST_TIMEOUT',
-    description: 'a client must send its whole request within this',
     parse: seconds('http request timeout', 0.1, 3600),
-  },
-  {
-    key: 'httpKeepaliveTimeout',
+    default: 30_000,
+    doc: 'seconds a client has to send its whole request (headers and body)',
+  }),
+  httpKeepaliveTimeout: option({
     flag: '--http-keepalive-timeout <seconds>',
     env: 'ALLOT_HTTP_KEEPALIVE_TIMEOUT',
-    description: 'an idle keep-alive connection is closed after this',
     parse: seconds('http keep-alive timeout', 0.1, 3600),
-  },
-  {
-    key: 'httpIdleTimeout',
+    default: 5_000,
+    doc: 'seconds an idle keep-alive connection stays open',
+  }),
+  httpIdleTimeout: option({
     flag: '--http-idle-timeout <seconds>',
     env: 'ALLOT_HTTP_IDLE_TIMEOUT',
-    description: 'a connection with no traffic either way for this long is closed',
     parse: seconds('http idle timeout', 0.1, 86400),
-  },
-  {
-    key: 'maxConnections',
+    default: 60_000,
+    doc: 'seconds a connection may pass with no traffic either way',
+  }),
+  maxConnections: option({
     flag: '--max-connections <n>',
     env: 'ALLOT_MAX_CONNECTIONS',
-    description: 'most client connections at once per listener',
     parse: int('max connections', 1, 1_000_000),
-  },
-  {
-    key: 'shutdownDelay',
+    default: 1_000,
+    doc: 'most client connections at once per listener',
+  }),
+  shutdownDelay: option({
     flag: '--shutdown-delay <seconds>',
     env: 'ALLOT_SHUTDOWN_DELAY',
-    description: 'on SIGTERM, keep serving this long while /readyz answers 503, so that a load balancer stops sending requests before the listener closes',
     parse: seconds('shutdown delay', 0, 300),
-  },
-  {
-    key: 'auth',
+    default: 0,
+    doc: 'seconds to keep serving after SIGTERM while `/readyz` answers 503, so that a load balancer stops sending requests before the listener closes (see docs/operations.md)',
+  }),
+  auth: option({
     flag: '--auth <mode>',
     env: 'ALLOT_AUTH',
-    description: 'authentication: noauth (development, loopback only) or keystone (validate X-Auth-Token with Keystone)',
     parse: oneOf('auth', ['noauth', 'keystone']),
-  },
-  {
-    key: 'insecureNoauth',
+    default: 'noauth',
+    doc: '`noauth` (development: nobody is verified; loopback only) or `keystone` (validate `X-Auth-Token` with Keystone); see [docs/auth.md](docs/auth.md)',
+  }),
+  insecureNoauth: option({
     flag: '--insecure-noauth',
     env: 'ALLOT_INSECURE_NOAUTH',
-    description: 'allow noauth on a non-loopback --host (anyone reaching the port is an administrator)',
     parse: bool('insecure noauth'),
-  },
-  {
-    key: 'metricsPublic',
+    default: false,
+    doc: 'allow `noauth` on a `--host` other machines reach (anyone reaching the port is an administrator)',
+  }),
+  metricsPublic: option({
     flag: '--metrics-public',
     env: 'ALLOT_METRICS_PUBLIC',
-    description: 'serve GET /metrics without authentication (default: a token with the admin role under --auth keystone)',
     parse: bool('metrics public'),
-  },
-  {
-    key: 'allowedHosts',
+    default: false,
+    doc: 'serve `GET /metrics` to anyone who reaches the main port (off: under `keystone`, a token with the `admin` role; under `noauth`, loopback names only)',
+  }),
+  allowedHosts: option({
     flag: '--allowed-hosts <names>',
     env: 'ALLOT_ALLOWED_HOSTS',
-    description: 'noauth: comma-separated host names requests may be addressed to besides localhost, 127.0.0.1 and [::1]',
     parse: names,
+    default: [],
     list: true,
-  },
-  { key: 'keystoneUrl', flag: '--keystone-url <url>', env: 'ALLOT_KEYSTONE_URL', description: "Keystone's URL, with or without /v3", parse: String },
-  {
-    key: 'keystoneUsername',
+    doc: '`noauth`: comma-separated names requests may be addressed to (`Host`) besides `localhost`, `127.0.0.1`, `[::1]`',
+  }),
+  keystoneUrl: option({
+    flag: '--keystone-url <url>',
+    env: 'ALLOT_KEYSTONE_URL',
+    parse: String,
+    default: null,
+    doc: "Keystone's URL, with or without `/v3`",
+  }),
+  keystoneUsername: option({
     flag: '--keystone-username <name>',
     env: 'ALLOT_KEYSTONE_USERNAME',
-    description: "allot's service user in Keystone (validates tokens)",
     parse: String,
-  },
-  {
-    key: 'keystonePassword',
+    default: null,
+    doc: "allot's service user in Keystone (validates tokens; needs the `service` or `admin` role)",
+  }),
+  keystonePassword: option({
     flag: '--keystone-password <password>',
     env: 'ALLOT_KEYSTONE_PASSWORD',
-    description: "the service user's password (prefer the environment: a command line is visible to other users)",
     parse: String,
+    default: null,
     secret: true,
-  },
-  {
-    key: 'keystoneProject',
+    doc: "the service user's password (prefer the environment: a command line is visible to other users; never logged)",
+  }),
+  keystoneProject: option({
     flag: '--keystone-project <name>',
     env: 'ALLOT_KEYSTONE_PROJECT',
-    description: "the project of the service user's token",
     parse: String,
-  },
-  {
-    key: 'keystoneUserDomain',
+    default: null,
+    doc: "the project of the service user's token",
+  }),
+  keystoneUserDomain: option({
     flag: '--keystone-user-domain <name>',
     env: 'ALLOT_KEYSTONE_USER_DOMAIN',
-    description: "the service user's domain (name)",
     parse: String,
-  },
-  {
-    key: 'keystoneProjectDomain',
+    default: 'Default',
+    doc: "the service user's domain (name)",
+  }),
+  keystoneProjectDomain: option({
     flag: '--keystone-project-domain <name>',
     env: 'ALLOT_KEYSTONE_PROJECT_DOMAIN',
-    description: "the service project's domain (name)",
     parse: String,
-  },
-  {
-    key: 'keystoneTimeout',
+    default: 'Default',
+    doc: "the service project's domain (name)",
+  }),
+  keystoneTimeout: option({
     flag: '--keystone-timeout <seconds>',
     env: 'ALLOT_KEYSTONE_TIMEOUT',
-    description: 'longest wait for Keystone; no answer in time is a 503',
     parse: seconds('keystone timeout', 0.1, 600),
-  },
-  {
-    key: 'keystoneTokenCacheTime',
+    default: 5_000,
+    doc: 'seconds to wait for Keystone; no answer in time is a 503',
+  }),
+  keystoneTokenCacheTime: option({
     flag: '--keystone-token-cache-time <seconds>',
     env: 'ALLOT_KEYSTONE_TOKEN_CACHE_TIME',
-    description: "how long a token's validation is reused (never past the token's expiry); a revoked token is refused at the latest this long after",
     parse: seconds('keystone token cache time', 0, 86400),
-  },
-  {
-    key: 'keystoneTokenCacheSize',
+    // keystonemiddleware's token_cache_time
+    default: 300_000,
+    doc: "seconds a token's validation is reused (never past its expiry); a revoked token is refused at the latest this long after; `0`: ask every time",
+  }),
+  keystoneTokenCacheSize: option({
     flag: '--keystone-token-cache-size <n>',
     env: 'ALLOT_KEYSTONE_TOKEN_CACHE_SIZE',
-    description: 'most token validations kept',
     parse: int('keystone token cache size', 1, 10_000_000),
-  },
-  {
-    key: 'policyFile',
+    default: 10_000,
+    doc: 'most token validations kept',
+  }),
+  policyFile: option({
     flag: '--policy-file <path>',
     env: 'ALLOT_POLICY_FILE',
-    description: 'policy file (YAML: "rule name": "check string") over the default rules',
     parse: String,
-  },
-  {
-    key: 'enforceNewDefaults',
+    default: null,
+    doc: 'policy file (YAML: `"rule name": "check string"`) over the default rules',
+  }),
+  enforceNewDefaults: option({
     flag: '--enforce-new-defaults',
     env: 'ALLOT_ENFORCE_NEW_DEFAULTS',
-    description: 'use only the current default rules (--no-enforce-new-defaults: also allow what the legacy defaults allowed)',
     parse: bool('enforce new defaults'),
-  },
-  {
-    key: 'enforceScope',
+    default: true,
+    doc: 'on: only the current default rules; off: rules also allow what their legacy (deprecated) defaults allowed',
+  }),
+  enforceScope: option({
     flag: '--enforce-scope',
     env: 'ALLOT_ENFORCE_SCOPE',
-    description: "refuse a token whose scope (system, project) a rule is not for (--no-enforce-scope: don't check)",
     parse: bool('enforce scope'),
-  },
-  {
-    key: 'logFormat',
+    default: true,
+    doc: 'refuse tokens whose scope (system, project) a rule is not for',
+  }),
+  logFormat: option({
     flag: '--log-format <format>',
     env: 'ALLOT_LOG_FORMAT',
-    description: 'json, pretty, or auto (pretty when stdout is a terminal, JSON otherwise)',
     parse: oneOf('log format', ['auto', 'json', 'pretty']),
-  },
-];
+    default: 'auto',
+    doc: '`json` (one JSON object per line), `pretty` (`12:04:05.123 INFO  allot ready db=…`), or `auto`: pretty when stdout is a terminal, JSON otherwise',
+  }),
+};
+
+type Declarations = typeof DECLARED;
+
+/** The effective configuration: each option's value, typed by its entry. */
+export type Config = { [K in keyof Declarations]: Declarations[K]['default'] };
+
+export type AuthMode = Config['auth'];
+export type BaremetalBackendName = Config['baremetalBackend'];
+
+/** An option of the table, with the key it fills in `Config` (commander's name for its flag). */
+export type OptionSpec = Declared<unknown> & { key: keyof Config; default: unknown };
+
+/** Every option, in the table's order (the order of `allot config`). */
+export const OPTIONS: readonly OptionSpec[] = Object.entries(DECLARED).map(([key, spec]) => ({ ...spec, key: key as keyof Config }));
 
 /** Is this option a switch (`--x` / `--no-x`) rather than `--x <value>`? */
 export const isSwitch = (spec: OptionSpec) => !spec.flag.includes('<');
 
 export function defaultConfig(): Config {
-  return {
-    db: 'sqlite:./allot.db',
-    host: '127.0.0.1',
-    port: 8778,
-    placementPort: null,
-    baremetalPort: null,
-    logLevel: 'info',
-    sqliteSync: 'full',
-    poolSize: 10,
-    maxAttempts: 10,
-    bodyLimit: 1 << 20,
-    conductorId: `${os.hostname()}-${process.pid}`,
-    corsAllowedOrigins: [],
-    maxCandidates: 10_000,
-    candidateStrategy: 'stable',
-    candidateIndexReload: 60_000,
-    baremetalBackend: 'database',
-    heartbeatInterval: 10_000,
-    heartbeatTimeout: 60_000,
-    takeoverInterval: 60_000,
-    // Ironic's fake hardware settles a power or provision change within milliseconds; clients
-    // (openstacksdk) power a node off and allocate it at once. Slower simulation: --transition-time.
-    transitionTime: 10,
-    allocationDelay: 0,
-    allocationWorkers: 8,
-    idsConfig: null,
-    idsLifecycles: null,
-    idsRetryBaseMs: 1000,
-    idsRetryMaxMs: 300_000,
-    idsWorkerIntervalMs: 1000,
-    statisticsInterval: 1000,
-    dbConnectTimeout: DATABASE_TIMEOUT_DEFAULTS.connectTimeoutMs,
-    dbStatementTimeout: DATABASE_TIMEOUT_DEFAULTS.statementTimeoutMs,
-    dbIdleInTransactionTimeout: DATABASE_TIMEOUT_DEFAULTS.idleInTransactionTimeoutMs,
-    dbKeepalive: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
-    sqliteBusyTimeout: DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs,
-    healthTimeout: 2_000,
-    httpHeadersTimeout: 10_000,
-    httpRequestTimeout: 30_000,
-    httpKeepaliveTimeout: 5_000,
-    httpIdleTimeout: 60_000,
-    maxConnections: 1_000,
-    shutdownDelay: 0,
-    auth: 'noauth',
-    insecureNoauth: false,
-    metricsPublic: false,
-    allowedHosts: [],
-    keystoneUrl: null,
-    keystoneUsername: null,
-    keystonePassword: null,
-    keystoneProject: null,
-    keystoneUserDomain: 'Default',
-    keystoneProjectDomain: 'Default',
-    keystoneTimeout: 5_000,
-    // keystonemiddleware's token_cache_time
-    keystoneTokenCacheTime: 300_000,
-    keystoneTokenCacheSize: 10_000,
-    policyFile: null,
-    enforceNewDefaults: true,
-    enforceScope: true,
-    logFormat: 'auto',
-  };
+  // lists are copied: a caller may change its configuration's
+  return Object.fromEntries(OPTIONS.map((spec) => [spec.key, Array.isArray(spec.default) ? [...spec.default] : spec.default])) as Config;
 }
 
 /** Merge defaults, the configuration file, environment and parsed flags (strings from the CLI parser; switches are booleans). */

@@ -1,13 +1,14 @@
-// The documents stay true: the option tables of README.md, docs/baremetal.md and docs/ids.md
-// agree with src/config.ts (flag, environment variable, default), every relative link points to
-// a file that exists, and docs/operations.md prints exactly the Patroni, HAProxy, etcd and allot
-// settings that `npm run test:ha` runs (test/ha/layout.ts, test/ha/load-balancer.ts).
+// The documents stay true: README.md's option table is src/config.ts's (every option once, its
+// environment variable, default and meaning), the option tables of docs/ agree with it (flag,
+// environment variable, default), every relative link points to a file that exists, and
+// docs/operations.md prints exactly the Patroni, HAProxy, etcd and allot settings that
+// `npm run test:ha` runs (test/ha/layout.ts, test/ha/load-balancer.ts).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_ENV, OPTIONS, type OptionSpec, defaultConfig } from '../src/config.js';
+import { CONFIG_ENV, OPTIONS, type OptionSpec, displayValue } from '../src/config.js';
 import { ALLOT_HA_ARGS, ALLOT_USER, DOCUMENTED, etcdArgs, haproxyConfig, patroniYaml } from './ha/layout.js';
 import { DOCUMENTED_LOAD_BALANCER, SHUTDOWN_DELAY_ARGS, loadBalancerConfig } from './ha/load-balancer.js';
 
@@ -19,40 +20,39 @@ const docs = readdirSync(path.join(root, 'docs'))
 
 const flagOf = (spec: OptionSpec) => spec.flag.split(' ')[0]!;
 
-/** How a table may write the option's default. */
+/** How a table may write the option's default: as `allot config` shows it, or off/none/on. */
 function documentedDefaults(spec: OptionSpec): string[] {
-  const value = (defaultConfig() as unknown as Record<string, unknown>)[spec.key];
-  if (spec.key === 'conductorId') return ['`hostname-pid`'];
+  if (spec.documentedDefault) return [spec.documentedDefault];
+  const value = displayValue(spec, spec.default);
   if (value === null || (Array.isArray(value) && value.length === 0)) return ['off', 'none'];
-  if (typeof value === 'boolean') return value ? ['on', '`true`'] : ['off', '`false`'];
-  if (spec.flag.includes('<seconds>')) return [`\`${Number(value) / 1000}\``];
+  if (typeof spec.default === 'boolean') return spec.default ? ['on', '`true`'] : ['off', '`false`'];
   return [`\`${String(value)}\``];
 }
 
 /** Rows `| \`--flag\` | \`ENV\` | default | meaning |` of a markdown file. */
-function optionRows(text: string): Array<{ flag: string; env: string; def: string }> {
+function optionRows(text: string): Array<{ flag: string; env: string; def: string; meaning: string }> {
   return text
     .split('\n')
     .filter((line) => line.startsWith('| `--'))
     .map((line) => {
       const cells = line.split('|').map((c) => c.trim());
       // `--x` or `--x` / `--no-x`: the first names the option
-      return { flag: cells[1]!.split(' / ')[0]!.replace(/`/g, ''), env: cells[2]!.replace(/`/g, ''), def: cells[3]! };
+      return { flag: cells[1]!.split(' / ')[0]!.replace(/`/g, ''), env: cells[2]!.replace(/`/g, ''), def: cells[3]!, meaning: cells[4]! };
     });
 }
 
-function checkRows(file: string, rows: ReturnType<typeof optionRows>) {
-  for (const row of rows) {
-    // the configuration file's own option: no key of the file, no default
-    if (row.flag === '--config') {
-      assert.equal(row.env, CONFIG_ENV, `${file}: the environment variable of --config`);
-      continue;
-    }
-    const spec = OPTIONS.find((o) => flagOf(o) === row.flag);
-    assert.ok(spec, `${file} lists ${row.flag}, which allot does not have`);
-    assert.equal(row.env, spec.env, `${file}: the environment variable of ${row.flag}`);
-    assert.ok(documentedDefaults(spec).includes(row.def), `${file}: the default of ${row.flag} is ${documentedDefaults(spec).join(' or ')}, not ${row.def}`);
+/** Each row names an option with its environment variable and default; the option it names, if any. */
+function checkRow(file: string, row: ReturnType<typeof optionRows>[number]): OptionSpec | null {
+  // the configuration file's own option: no key of the file, no default
+  if (row.flag === '--config') {
+    assert.equal(row.env, CONFIG_ENV, `${file}: the environment variable of --config`);
+    return null;
   }
+  const spec = OPTIONS.find((o) => flagOf(o) === row.flag);
+  assert.ok(spec, `${file} lists ${row.flag}, which allot does not have`);
+  assert.equal(row.env, spec.env, `${file}: the environment variable of ${row.flag}`);
+  assert.ok(documentedDefaults(spec).includes(row.def), `${file}: the default of ${row.flag} is ${documentedDefaults(spec).join(' or ')}, not ${row.def}`);
+  return spec;
 }
 
 /** A shell command as the document writes it: the command, then one `--flag value` per line. */
@@ -63,14 +63,18 @@ function commandBlock(command: string, args: string[]): string {
 }
 
 describe('the documents', () => {
-  test("README's options table lists every option once, with its environment variable and default", () => {
+  test("README's option table lists exactly the declared options, each once with its environment variable, default and meaning", () => {
     const rows = optionRows(read('README.md'));
-    checkRows('README.md', rows);
+    for (const row of rows) {
+      const spec = checkRow('README.md', row);
+      // the meaning is the option's `doc` in src/config.ts, word for word
+      if (spec) assert.equal(row.meaning, spec.doc, `README.md: the meaning of ${row.flag} (src/config.ts says it)`);
+    }
     for (const spec of OPTIONS) assert.equal(rows.filter((r) => r.flag === flagOf(spec)).length, 1, `README.md lists ${flagOf(spec)} once`);
   });
 
   test('the option tables in docs/ agree with the options', () => {
-    for (const file of docs) checkRows(file, optionRows(read(file)));
+    for (const file of docs) for (const row of optionRows(read(file))) checkRow(file, row);
   });
 
   test('every relative link points to a file that exists', () => {

@@ -33,10 +33,25 @@ export interface HeldAllocationRelease {
   reason: string;
 }
 
+/** The options bare metal reads. */
+export type BaremetalOptions = Pick<
+  Config,
+  | 'auth'
+  | 'enforceNewDefaults'
+  | 'conductorId'
+  | 'baremetalBackend'
+  | 'allocationWorkers'
+  | 'allocationDelay'
+  | 'transitionTime'
+  | 'heartbeatInterval'
+  | 'heartbeatTimeout'
+  | 'takeoverInterval'
+>;
+
 export interface BaremetalContext {
   readonly database: Database;
   readonly clock: Clock;
-  readonly config: Config;
+  readonly config: BaremetalOptions;
   readonly log: Logger;
   readonly metrics: Metrics;
   /** this process's name among the conductors (`reservation`, `conductor_affinity`) */
@@ -52,7 +67,13 @@ export interface BaremetalContext {
   allocationHolder: AllocationHolder | null;
 }
 
-export function createBaremetalContext(config: Config, database: Database, log: Logger, placement: PlacementContext, metrics: Metrics): BaremetalContext {
+export function createBaremetalContext(
+  config: BaremetalOptions,
+  database: Database,
+  log: Logger,
+  placement: PlacementContext,
+  metrics: Metrics,
+): BaremetalContext {
   return {
     database,
     clock: database.clock,

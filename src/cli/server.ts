@@ -22,11 +22,14 @@ import { OUTPUT_FORMATS, Printer, outputFormat } from './output.js';
 function withOptions(cmd: Command, keys: Array<keyof Config>): Command {
   cmd.addOption(new Option('--config <file>', `YAML configuration file (keys: the flags without --, e.g. "port: 8778") [env ${CONFIG_ENV}]`));
   for (const spec of OPTIONS.filter((o) => keys.includes(o.key))) {
-    cmd.addOption(new Option(spec.flag, `${spec.description} [env ${spec.env}]`));
+    cmd.addOption(new Option(spec.flag, `${plainText(spec.doc)} [env ${spec.env}]`));
     if (isSwitch(spec)) cmd.addOption(new Option(spec.flag.replace(/^--/, '--no-'), `the opposite of ${spec.flag}`));
   }
   return cmd;
 }
+
+/** An option's README line for a terminal: no backticks, a link as its text. */
+const plainText = (markdown: string) => markdown.replace(/`/g, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1');
 
 const sourceText = (s: ConfigSource): string =>
   s.from === 'default' ? 'default' : s.from === 'file' ? `file ${s.path}` : s.from === 'env' ? `env ${s.name}` : `flag ${s.flag}`;

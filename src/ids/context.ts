@@ -13,6 +13,9 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { PlacementContext } from '../placement/context.js';
 import { type Inventories, loadInventories } from './inventories/registry.js';
 
+/** The options the identifier API reads (its context keeps what it made of them, not the options). */
+export type IdsOptions = Pick<Config, 'idsConfig' | 'idsLifecycles' | 'idsRetryBaseMs' | 'idsRetryMaxMs' | 'idsWorkerIntervalMs' | 'conductorId' | 'auth'>;
+
 export interface IdsContext {
   database: Database;
   log: Logger;
@@ -61,7 +64,7 @@ export function loadLifecycles(file: string | null): Lifecycles {
 }
 
 export async function createIdsContext(
-  config: Config,
+  config: IdsOptions,
   log: Logger,
   database: Database,
   metrics: Metrics,

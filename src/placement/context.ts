@@ -31,9 +31,12 @@ export interface ConsumerHolder {
   consumerChanged(tx: Tx, change: HeldConsumerChange): Promise<void>;
 }
 
+/** The options Placement reads. */
+export type PlacementOptions = Pick<Config, 'auth' | 'candidateStrategy' | 'maxCandidates' | 'candidateIndexReload'>;
+
 export interface PlacementContext {
   database: Database;
-  config: Config;
+  config: PlacementOptions;
   names: NameCache;
   index: ProviderIndex;
   /** registered at start by the services that own providers (server/context.ts) */
@@ -45,7 +48,7 @@ export interface PlacementContext {
   close(): Promise<void>;
 }
 
-export function createPlacementContext(database: Database, config: Config, log: Logger, metrics: Metrics): PlacementContext {
+export function createPlacementContext(database: Database, config: PlacementOptions, log: Logger, metrics: Metrics): PlacementContext {
   const names = new NameCache();
   const index = new ProviderIndex(database, names, { reloadMs: config.candidateIndexReload, log, metrics });
   return { database, config, names, index, owners: [], consumerHolder: null, metrics, close: () => index.close() };

@@ -6,9 +6,9 @@
 // clients read the text of a validation error, which prints the failing schema and is chosen by
 // walking the keywords in order (core/json-schema.ts). scripts/schema-differential.py checks
 // every one against Placement's validator.
+import { CANDIDATE_STRATEGIES } from '../config.js';
 import { MAX_FLOAT, MAX_INT } from '../core/capacity.js';
 import type { JsonSchema } from '../core/json-schema.js';
-import { STRATEGIES } from './candidates/search.js';
 
 export const UUID_PATTERN = '^[0-9a-fA-F-]{36}$';
 export const RESOURCE_CLASS_PATTERN = '^[A-Z0-9_]+$';
@@ -269,7 +269,7 @@ export const usagesQuery: Record<string, JsonSchema> = {
 
 /** allot's own parameter, checked on its own so that Placement's schemas print as Placement prints them. */
 export const ALLOT_STRATEGY = 'allot_strategy';
-export const strategyQuery: JsonSchema = { type: 'string', enum: [...STRATEGIES] };
+export const strategyQuery: JsonSchema = { type: 'string', enum: [...CANDIDATE_STRATEGIES] };
 const limit: JsonSchema = { type: ['integer', 'string'], pattern: '^[1-9][0-9]*$', minimum: 1, minLength: 1 };
 
 const flat = (props: Record<string, JsonSchema>): JsonSchema => ({

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
-import { OPTIONS, fileKey, resolveConfig } from '../../src/config.js';
+import { OPTIONS, defaultConfig, displayValue, fileKey, resolveConfig } from '../../src/config.js';
 import { request } from '../helpers/http.js';
 import { spawnServer } from '../helpers/server.js';
 
@@ -53,6 +53,16 @@ describe('configuration file', () => {
     assert.deepEqual(r.sources.bodyLimit, { from: 'default' });
     // ALLOT_CONFIG names the file when --config does not
     assert.equal(resolveConfig({}, { ALLOT_CONFIG: f }).config.port, 9001);
+  });
+
+  test("every default is a value the option's own parser gives back from its written form", () => {
+    const defaults = defaultConfig() as unknown as Record<string, unknown>;
+    for (const spec of OPTIONS) {
+      const value = defaults[spec.key];
+      if (value === null) continue; // unset
+      const written = displayValue(spec, value);
+      assert.deepEqual(spec.parse(Array.isArray(written) ? written.join(',') : String(written)), value, `the default of ${spec.flag}`);
+    }
   });
 
   test('mistakes are refused with the file and the key named', () => {

@@ -20,7 +20,7 @@ export interface TestServer {
 }
 
 export async function startServer(overrides: Partial<Config> & { db: string }, dependencies: Dependencies = {}): Promise<TestServer> {
-  const config: Config = { ...defaultConfig(), port: 0, logLevel: process.env.ALLOT_TEST_LOG ?? 'silent', ...overrides };
+  const config: Config = { ...defaultConfig(), port: 0, logLevel: (process.env.ALLOT_TEST_LOG ?? 'silent') as Config['logLevel'], ...overrides };
   const running = await startAllot(config, dependencies);
   await running.ready;
   const url = running.urls.main!;

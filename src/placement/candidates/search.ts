@@ -28,11 +28,11 @@ import {
   inAnyAggregate,
   traitsMatch,
 } from './model.js';
+import type { Config } from '../../config.js';
 import { capacity } from '../../core/capacity.js';
 
-/** The order anchors (and the providers within them) are tried in. */
-export const STRATEGIES = ['stable', 'pack', 'spread', 'random'] as const;
-export type Strategy = (typeof STRATEGIES)[number];
+/** The order anchors (and the providers within them) are tried in (the names: config.ts's CANDIDATE_STRATEGIES). */
+export type Strategy = Config['candidateStrategy'];
 
 export interface SearchOptions {
   /** stop after this many distinct candidates */
