@@ -71,6 +71,8 @@ export interface Config {
   dbIdleInTransactionTimeout: number;
   /** PostgreSQL: TCP keepalive probes start after this much silence on a connection, ms */
   dbKeepalive: number;
+  /** PostgreSQL: longest a request waits on the database in all (connections, statements, retries) before its 503, ms */
+  requestDeadline: number;
   /** SQLite: how long a write waits for another process's write lock, ms */
   sqliteBusyTimeout: number;
   /** /healthz and /readyz answer 503 when the database does not answer within this, ms */
@@ -422,6 +424,13 @@ export const OPTIONS: OptionSpec[] = [
     parse: seconds('db keepalive', 1, 7200),
   },
   {
+    key: 'requestDeadline',
+    flag: '--request-deadline <seconds>',
+    env: 'ALLOT_REQUEST_DEADLINE',
+    description: 'PostgreSQL: longest a request waits on the database in all (a connection, its statements, its retries) before it answers 503',
+    parse: seconds('request deadline', 0.1, 3600),
+  },
+  {
     key: 'sqliteBusyTimeout',
     flag: '--sqlite-busy-timeout <seconds>',
     env: 'ALLOT_SQLITE_BUSY_TIMEOUT',
@@ -626,6 +635,8 @@ export function defaultConfig(): Config {
     dbStatementTimeout: DATABASE_TIMEOUT_DEFAULTS.statementTimeoutMs,
     dbIdleInTransactionTimeout: DATABASE_TIMEOUT_DEFAULTS.idleInTransactionTimeoutMs,
     dbKeepalive: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
+    // under the 30 s a load balancer commonly waits, so the client hears allot's 503, not the balancer's
+    requestDeadline: 25_000,
     sqliteBusyTimeout: DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs,
     healthTimeout: 2_000,
     httpHeadersTimeout: 10_000,
