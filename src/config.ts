@@ -344,6 +344,14 @@ const DECLARED = {
     default: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
     doc: 'PostgreSQL: seconds of silence after which TCP keepalive probes check the server is there',
   }),
+  requestDeadline: option({
+    flag: '--request-deadline <seconds>',
+    env: 'ALLOT_REQUEST_DEADLINE',
+    parse: seconds('request deadline', 0.1, 3600),
+    // under the 30 s a load balancer commonly waits, so the client hears allot's 503, not the balancer's
+    default: 25_000,
+    doc: 'PostgreSQL: seconds a request may wait on the database in all — a pooled or new connection, its statements, its retries — before it answers 503 (under the 30 s load balancers commonly wait)',
+  }),
   sqliteBusyTimeout: option({
     flag: '--sqlite-busy-timeout <seconds>',
     env: 'ALLOT_SQLITE_BUSY_TIMEOUT',

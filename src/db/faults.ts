@@ -39,6 +39,11 @@ const PG_UNAVAILABLE = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: starting up or shutting down
   '57P05', // idle_session_timeout
+  // the server ended a session left idle inside its transaction (--db-idle-in-transaction-timeout),
+  // or a transaction past transaction_timeout (PostgreSQL 17): rolled back, like a lost connection.
+  // Met by a process that stopped mid-transaction (a pause, a slow link) and then went on.
+  '25P03', // idle_in_transaction_session_timeout
+  '25P04', // transaction_timeout
   '53300', // too_many_connections
   '58030', // io_error
 ]);

@@ -8,6 +8,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../core/clock.js';
 import { DATABASE_TIMEOUT_DEFAULTS, type Database, type DatabaseOptions, dialectOf, maskUrl } from './database.js';
+import { currentDeadline, deadlinePassed, msLeft, untilDeadline } from './deadline.js';
 import { DatabaseFault, classifyFault } from './faults.js';
 import type { Schema } from './schema.js';
 import { IGNORE_WRITES, directWriter, groupCommitter } from './transaction.js';
@@ -167,9 +168,10 @@ const CLIENT_GRACE_MS = 2_000;
  *   (a restart, a failover, pg_terminate_backend) even while it is checked out, and an 'error'
  *   event without a listener ends the process. The query in flight fails on its own; the pool
  *   drops the dead client when it comes back.
- * - every query has a deadline: a server that stops answering (frozen host, lost packets) would
- *   otherwise hold the request forever. Past the deadline the connection is ended, so the pool
- *   never hands it out again.
+ * - every query has a time limit: a server that stops answering (frozen host, lost packets) would
+ *   otherwise hold the request forever. Past the statement timeout and its grace, or the request's
+ *   deadline (db/deadline.ts) if that comes first, the connection is ended, so the pool never
+ *   hands it out again.
  * - a query failing with a fault that condemns the connection (read-only server, shutdown) ends
  *   it too: the next transaction gets a fresh connection, through the load balancer to the
  *   current primary.
@@ -181,17 +183,24 @@ function guardConnection(client: pg.PoolClient, statementTimeoutMs: number, name
   const retire = () => void client.end().catch(() => {});
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
     if (callback !== undefined || typeof text !== 'string') return query(text, values, callback);
+    // A request out of time sends nothing more; its connection may be inside a transaction that
+    // this cannot roll back, so it is dropped (the server rolls back).
+    const deadline = currentDeadline();
+    if (msLeft(deadline) <= 0) {
+      retire();
+      return Promise.reject(deadlinePassed());
+    }
     const name = names.get(text);
     const running = name ? query({ name, text, values }) : query(text, values);
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
+    const tooSlow = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         retire();
         reject(new DatabaseFault('timeout', 'The database did not answer in time.'));
       }, statementTimeoutMs + CLIENT_GRACE_MS);
     });
-    running.catch(() => {}); // its failure after the deadline has nobody left to hear it
-    return Promise.race([running, deadline]).then(
+    running.catch(() => {}); // its failure after a deadline has nobody left to hear it
+    return untilDeadline(Promise.race([running, tooSlow]), deadline, retire).then(
       (result) => {
         clearTimeout(timer);
         return result;
@@ -229,7 +238,22 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, preparedNames));
   // An idle client that loses its server emits 'error' on the pool; the pool drops it.
   pool.on('error', () => {});
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  // A request waits for a pooled (or new) connection until its deadline at most.
+  const connect = async () => {
+    const deadline = currentDeadline();
+    if (msLeft(deadline) <= 0) throw deadlinePassed();
+    const pending = pool.connect();
+    return untilDeadline(
+      pending,
+      deadline,
+      () =>
+        void pending.then(
+          (c) => c.release(),
+          () => {},
+        ),
+    );
+  };
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
   const listeners: Array<{ stop(): Promise<void> }> = [];
   return {
     db,

@@ -19,12 +19,14 @@
 //
 // Database faults (db/faults.ts): a transaction whose connection failed, or that met a read-only
 // server, BEFORE its COMMIT was sent changed nothing, and runs again on a new connection with
-// backoff, for at most the connect timeout. Once COMMIT is sent, a lost connection leaves the
-// outcome unknown: that is reported (DatabaseFault 'commit_unknown'), never repeated blindly.
+// backoff, for at most the connect timeout and never past the request's deadline (db/deadline.ts).
+// Once COMMIT is sent, a lost connection leaves the outcome unknown: that is reported
+// (DatabaseFault 'commit_unknown'), never repeated blindly.
 import { CompiledQuery, type Kysely } from 'kysely';
 import { backoffDelay, sleep } from '../core/backoff.js';
 import { RetryableConflict, concurrentUpdate } from '../core/errors.js';
 import { type CommitTopic, type Database, type TransactionOptions, type Tx, type WriteObserver, type Writer, kyselyOf } from './database.js';
+import { msLeft } from './deadline.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
 import { isLostRace } from './sql-helpers.js';
@@ -187,11 +189,12 @@ async function runOnConnection<T>(database: Database, work: (tx: Tx) => Promise<
         // A statement refused by a read-only server did nothing, even the one that commits (a
         // oneStatement write): that is not ambiguous, and runs again like any other.
         if (committing && fault.kind !== 'storage_full' && fault.kind !== 'read_only') throw commitUnknown(fault);
-        const elapsed = Date.now() - started;
-        if (!isRetryableFault(fault) || attempt >= maxAttempts || elapsed >= database.connectTimeoutMs) throw fault;
+        // retried for the connect timeout, and never past the request's deadline (db/deadline.ts)
+        const left = Math.min(database.connectTimeoutMs - (Date.now() - started), msLeft());
+        if (!isRetryableFault(fault) || attempt >= maxAttempts || left <= 0) throw fault;
         database.observer.retried('fault');
         options.onRetry?.();
-        await sleep(Math.min(backoffDelay(attempt, FAULT_BACKOFF), database.connectTimeoutMs - elapsed));
+        await sleep(Math.min(backoffDelay(attempt, FAULT_BACKOFF), left));
         continue;
       }
       if (!isRetryable(err)) throw err;

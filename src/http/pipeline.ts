@@ -7,11 +7,15 @@
 //   route (404), method (405 + Allow), version gate, authorize (403)] → handler → response
 //   (status, Location, JSON) or the API's error body.
 //
+// The handler runs under the request's deadline (db/deadline.ts): its waits on the database end
+// when it passes, and the answer is a 503.
+//
 // Bodies are read with one set of safety rules (http/body.ts: content coding, UTF-8, JSON limits),
 // query strings too (http/query.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Credentials } from '../auth/credentials.js';
 import type { Microversion } from '../core/microversion.js';
+import { withDeadline } from '../db/deadline.js';
 import { classifyFault } from '../db/faults.js';
 import { readJson } from './body.js';
 import { ApiError, HTTP, httpError } from './errors.js';
@@ -221,6 +225,8 @@ export interface PipelineOptions {
   access: AccessControl;
   /** null once the process is ready (waiting a bounded time for it); else the 503 that refuses the request */
   awaitReady(req: FastifyRequest): Promise<ApiError | null>;
+  /** How long a request may wait on the database from its arrival, ms (`--request-deadline`, db/deadline.ts). */
+  deadlineMs: number;
   /** Told of every answered request: the route table's template ('unmatched' when none), the status and the time taken. */
   observe?(api: string, route: string, method: string, status: number, seconds: number): void;
 }
@@ -338,6 +344,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
       if (failure) throw failure;
       const m = lookup();
       if (!m.found || !m.endpoint) throw httpError(404, HTTP.notFound, `No resource at ${req.url.split('?')[0]}`);
+      const endpoint = m.endpoint;
       route = m.template;
       const request = api.request({
         raw: req,
@@ -349,7 +356,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
         access: options.access,
         api: api.name,
       });
-      const response = await m.endpoint.handle(request, ctx);
+      const response = await withDeadline(started + options.deadlineMs, () => endpoint.handle(request, ctx));
       api.decorate?.(request, response, reply);
       write(reply, response);
     } catch (err) {

@@ -43,7 +43,12 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   const apis: MountedApi[] = mounts
     .map((m) => {
       const api: ApiModule = APIS[m.api];
-      return mountApi(api.definition, api.context(app), m.prefix === '/' ? '' : m.prefix, { access: app.access, awaitReady, observe });
+      return mountApi(api.definition, api.context(app), m.prefix === '/' ? '' : m.prefix, {
+        access: app.access,
+        awaitReady,
+        deadlineMs: config.requestDeadline,
+        observe,
+      });
     })
     .sort((a, b) => b.prefix.length - a.prefix.length);
   /** The API that owns a URL: the longest mount prefix it starts with. */

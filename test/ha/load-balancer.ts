@@ -17,7 +17,7 @@ defaults
     mode http
     timeout connect 2s
     timeout client 60s
-    timeout server 60s                  # longer than --db-statement-timeout + --db-connect-timeout
+    timeout server 60s                  # longer than --request-deadline
     timeout http-keep-alive 10s
     retries 3
     option redispatch 1                 # every retry goes to another process

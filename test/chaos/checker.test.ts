@@ -1,0 +1,168 @@
+// The chaos checker (checker.ts) on small histories written by hand: one that keeps every guarantee
+// passes, and each kind of violation it claims to catch is caught, named by its rule. (The chaos
+// run itself, `npm run test:chaos`, is the proof on real processes; this shows the checker cannot
+// pass what it is meant to fail.)
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { check } from './checker.js';
+import type { History, Op, Snapshot, State } from './history.js';
+
+const RP = 'rp-1';
+const RP2 = 'rp-2';
+
+let nextId = 0;
+function op(o: Partial<Op> & Pick<Op, 'api' | 'kind' | 'key' | 'invoke' | 'complete' | 'outcome'>): Op {
+  return { id: nextId++, client: 'c', proc: 0, status: o.outcome === 'ok' ? 200 : 503, told: o.outcome, ...o };
+}
+const claim = (key: string, t: number, outcome: Op['outcome'], value = { rp: RP, vcpu: 2 }, told?: string) =>
+  op({ api: 'placement', kind: 'claim', key, invoke: t, complete: t + 10, outcome, write: { from: 0, to: { version: 1, value } }, ...(told ? { told } : {}) });
+const move = (key: string, t: number, from: number, outcome: Op['outcome'], value = { rp: RP2, vcpu: 2 }) =>
+  op({ api: 'placement', kind: 'move', key, invoke: t, complete: t + 10, outcome, write: { from, to: { version: from + 1, value } } });
+const read = (api: Op['api'], key: string, t: number, seen: State | null) => op({ api, kind: 'read', key, invoke: t, complete: t + 5, outcome: 'ok', seen });
+const consumer = (version: number, value = { rp: RP, vcpu: 2 }): State => ({ version, value });
+
+function snapshot(
+  t: number,
+  parts: {
+    generation?: number;
+    consumers?: Snapshot['placement']['consumers'];
+    used?: number;
+    allocations?: Snapshot['baremetal']['allocations'];
+    nodes?: Snapshot['baremetal']['nodes'];
+  } = {},
+): Snapshot {
+  const consumers = parts.consumers ?? {};
+  const used = parts.used ?? Object.values(consumers).reduce((n, c) => n + (c.allocations[RP] ?? 0), 0);
+  return {
+    invoke: t,
+    complete: t + 5,
+    placement: { providers: { [RP]: { capacity: 4, used, generation: parts.generation ?? 1 } }, consumers },
+    baremetal: { allocations: parts.allocations ?? {}, nodes: parts.nodes ?? {} },
+    ids: { allocations: {}, pool: { total: 10, used: 0, allocationCount: 0, free: 10 } },
+  };
+}
+
+function history(ops: Op[], snapshots: Snapshot[] = [], final: Snapshot | null = null): History {
+  return { ops, snapshots, final, fixtures: { providers: { [RP]: 4, [RP2]: 4 }, nodes: [], poolSize: 10, sharedConsumers: [] } };
+}
+
+const rules = (h: History) => check(h).anomalies.map((a) => a.rule);
+function caught(h: History, rule: string): void {
+  const found = rules(h);
+  assert.ok(found.includes(rule), `${rule} not among ${JSON.stringify(found)}`);
+}
+
+describe('the chaos checker', () => {
+  test('a history that keeps every guarantee passes, and its unknown outcomes are resolved', () => {
+    const h = history(
+      [
+        claim('c1', 0, 'ok'),
+        read('placement', 'c1', 20, consumer(1)),
+        move('c1', 30, 1, 'ok'),
+        claim('c2', 40, 'unknown'), // applied: the final state shows it
+        claim('c3', 40, 'unknown', { rp: RP, vcpu: 1 }), // not applied
+        claim('c4', 50, 'fail', { rp: RP, vcpu: 3 }, '409 placement.concurrent_update'),
+        op({ api: 'placement', kind: 'read-provider', key: RP, invoke: 60, complete: 61, outcome: 'ok', seen: { version: 3, value: {} } }),
+        op({ api: 'placement', kind: 'read-provider', key: RP, invoke: 70, complete: 71, outcome: 'ok', seen: { version: 4, value: {} } }),
+      ],
+      [snapshot(35, { consumers: { c1: { generation: 2, allocations: { [RP2]: 2 } } } })],
+      snapshot(100, { generation: 5, consumers: { c1: { generation: 2, allocations: { [RP2]: 2 } }, c2: { generation: 1, allocations: { [RP]: 2 } } } }),
+    );
+    const verdict = check(h);
+    assert.deepEqual(verdict.anomalies, []);
+    assert.deepEqual(
+      verdict.unknowns.map((u) => [u.key, u.resolution]),
+      [
+        ['c2', 'applied'],
+        ['c3', 'not applied'],
+      ],
+    );
+  });
+
+  test('a write answered as not done (a 503 without commit_unknown) that is in place', () => {
+    const h = history(
+      [claim('c1', 0, 'fail', undefined, '503 timeout')],
+      [],
+      snapshot(100, { consumers: { c1: { generation: 1, allocations: { [RP]: 2 } } } }),
+    );
+    assert.deepEqual(rules(h), ['failed-write-applied']);
+  });
+
+  test('an acknowledged claim missing later, and one whose generation went back', () => {
+    const lost = history([claim('c1', 0, 'ok')], [snapshot(50)]);
+    caught(lost, 'acknowledged-lost');
+    const undone = history([claim('c1', 0, 'ok'), move('c1', 20, 1, 'ok'), read('placement', 'c1', 40, consumer(1))]);
+    caught(undone, 'acknowledged-undone');
+  });
+
+  test('two writes that both succeed from one generation, and one from a generation already gone', () => {
+    const h = history([claim('c1', 0, 'ok'), move('c1', 20, 1, 'ok'), move('c1', 25, 1, 'ok', { rp: RP, vcpu: 1 })]);
+    caught(h, 'lost-update');
+    const stale = history([
+      claim('c1', 0, 'ok'),
+      move('c1', 20, 1, 'ok'),
+      read('placement', 'c1', 40, consumer(2, { rp: RP2, vcpu: 2 })),
+      move('c1', 50, 1, 'ok'),
+    ]);
+    caught(stale, 'stale-write-accepted');
+  });
+
+  test('more acknowledged than a provider holds, and usage that is not the sum of the allocations', () => {
+    const over = history([claim('c1', 0, 'ok'), claim('c2', 5, 'ok'), claim('c3', 8, 'ok')]);
+    caught(over, 'over-capacity');
+    const sum = history([], [snapshot(0, { consumers: { c1: { generation: 1, allocations: { [RP]: 2 } } }, used: 3 })]);
+    caught(sum, 'usage-not-sum');
+  });
+
+  test('a bare-metal allocation finished twice, and a node held by two allocations', () => {
+    const create = (key: string, t: number) =>
+      op({
+        api: 'baremetal',
+        kind: 'create',
+        key,
+        invoke: t,
+        complete: t + 10,
+        outcome: 'ok',
+        write: { from: 0, to: { version: 1, value: { state: 'allocating' } } },
+      });
+    const active = (node: string): State => ({ version: 2, value: { state: 'active', node } });
+    const twice = history([create('a1', 0), read('baremetal', 'a1', 20, active('n1')), read('baremetal', 'a1', 40, active('n2'))]);
+    caught(twice, 'two-states-one-version');
+    const shared = history([create('a1', 0), create('a2', 0), read('baremetal', 'a1', 20, active('n1')), read('baremetal', 'a2', 30, active('n1'))]);
+    caught(shared, 'node-held-twice');
+    const mismatch = history(
+      [],
+      [snapshot(0, { allocations: { a1: { uuid: 'u1', state: 'active', node: 'n1', conductor: 'x' } }, nodes: { n1: { allocation: null, instance: null } } })],
+    );
+    caught(mismatch, 'node-allocation-mismatch');
+  });
+
+  test('a lease that ends before its time, and its value handed to another owner meanwhile', () => {
+    const allocate = (key: string, t: number, ttlS?: number) =>
+      op({
+        api: 'ids',
+        kind: 'allocate',
+        key,
+        invoke: t,
+        complete: t + 10,
+        outcome: 'ok',
+        write: { from: 0, to: { version: 1, value: { state: ttlS ? 'reserved' : 'allocated' } } },
+        seen: { version: 1, value: { value: 7, state: ttlS ? 'reserved' : 'allocated' } },
+        ...(ttlS ? { ttlS } : {}),
+      });
+    const h = history([allocate('o1|', 0, 5), read('ids', 'o1|', 2_000, null), allocate('o2|', 2_100)]);
+    caught(h, 'acknowledged-lost');
+    caught(h, 'value-held-twice');
+    // the same after the lease's time is fine
+    assert.deepEqual(rules(history([allocate('o1|', 0, 5), read('ids', 'o1|', 6_000, null), allocate('o2|', 6_100)])), []);
+  });
+
+  test('provider generations going back between reads, and a 500', () => {
+    const h = history([
+      op({ api: 'placement', kind: 'read-provider', key: RP, invoke: 0, complete: 5, outcome: 'ok', seen: { version: 5, value: {} } }),
+      op({ api: 'placement', kind: 'read-provider', key: RP, invoke: 10, complete: 15, outcome: 'ok', seen: { version: 4, value: {} } }),
+      op({ api: 'ids', kind: 'read', key: 'x|', invoke: 0, complete: 1, outcome: 'unknown', status: 500 }),
+    ]);
+    assert.deepEqual(rules(h).sort(), ['generation-went-back', 'server-error']);
+  });
+});

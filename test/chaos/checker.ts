@@ -1,0 +1,486 @@
+// The checker of a chaos run: judges a history (history.ts) against the guarantees, never against
+// speed. Pure: the same history always gives the same verdict, so a saved one can be checked again.
+//
+// Every object — a Placement consumer, a bare-metal allocation, an identifier owner — is a register
+// with versions (a consumer's generation; an allocation's 1 allocating, 2 finished; an identifier
+// allocation's version). Writes say which state they ask for; observations (reads, the states write
+// answers show, database snapshots) say which state held at some moment of their interval. An
+// unknown write may take effect at any time after it was invoked, so it is never "over".
+//
+// Per object:
+// - explained: every state observed was asked for by a write that was not refused, invoked before
+//   the observation ended (or made by the system: a finished allocation, a confirmed or expired
+//   lease); a write answered as failed — a refusal, or a 503 that does not say "unknown" — is never
+//   seen applied, and nothing disappears without a delete invoked (or a lease run out);
+// - durable: after an acknowledged write ended, no observation that begins later shows an older
+//   state, nor the object gone without a delete (nothing acknowledged undone or lost);
+// - monotonic: versions never go backwards between observations that do not overlap, an object
+//   seen gone never comes back, and one version never shows two different states (a bare-metal
+//   allocation finished twice, a lost update);
+// - no stale write: no two acknowledged writes succeed from the same version, and none from a
+//   version older than one already seen (the generation compare-and-set).
+// Across objects, at every instant the history pins down (from acknowledged writes and the
+// observations, not from guesses): no provider over its capacity, no node with two allocations, no
+// identifier value with two holders. Every snapshot: usages equal the sum of allocations, nodes and
+// allocations point at each other, a pool's counters equal its rows. Provider generations never go
+// backwards in what any client saw. Every unknown outcome is resolved from what was observed.
+import type { History, Op, Snapshot, State } from './history.js';
+
+export interface Anomaly {
+  rule: string;
+  key: string;
+  detail: string;
+  /** ops (by id) involved */
+  ops: number[];
+  /** further cases of the same rule on the same object */
+  repeats: number;
+}
+
+export type Resolution = 'applied' | 'not applied' | 'undetermined';
+
+export interface UnknownResolved {
+  op: number;
+  api: string;
+  kind: string;
+  key: string;
+  told: string;
+  resolution: Resolution;
+  evidence: string;
+}
+
+export interface Verdict {
+  anomalies: Anomaly[];
+  unknowns: UnknownResolved[];
+  counts: { ops: number; byOutcome: Record<string, number>; byApiKind: Record<string, Record<string, number>>; snapshots: number; objects: number };
+}
+
+interface Observation {
+  invoke: number;
+  complete: number;
+  state: State | null;
+  source: string;
+}
+
+interface ObjectHistory {
+  api: string;
+  key: string;
+  writes: Op[];
+  observations: Observation[];
+}
+
+const fmt = (s: State | null) => (s === null ? 'absent' : `v${s.version} ${JSON.stringify(s.value)}`);
+const src = (op: Op) => `#${op.id} ${op.kind} by ${op.client} via allot ${op.proc} (${op.told})`;
+
+/** Does `state` hold what `asked` asks for (its version, unless 0 = any; each field it names)? */
+function fulfils(state: State, asked: State): boolean {
+  if (asked.version !== 0 && state.version !== asked.version) return false;
+  return Object.entries(asked.value).every(([k, v]) => state.value[k] === v);
+}
+
+const sameState = (a: State, b: State) => a.version === b.version && JSON.stringify(a.value) === JSON.stringify(b.value);
+
+export function check(history: History): Verdict {
+  const anomalies: Anomaly[] = [];
+  const seen = new Map<string, Anomaly>();
+  // one entry per rule and object (the first case; how many more in `repeats`)
+  const flag = (rule: string, key: string, detail: string, ops: number[] = []) => {
+    const first = seen.get(`${rule} ${key}`);
+    if (first) first.repeats++;
+    else {
+      const a = { rule, key, detail, ops, repeats: 0 };
+      seen.set(`${rule} ${key}`, a);
+      anomalies.push(a);
+    }
+  };
+  const snapshots = [...history.snapshots, ...(history.final ? [history.final] : [])];
+  // what nothing ended holds on to the end of the history (for ever, when it has no final state)
+  const end = history.final?.complete ?? Number.POSITIVE_INFINITY;
+
+  // Answers no client should ever get.
+  for (const op of history.ops) if (op.status >= 500 && op.status !== 503) flag('server-error', op.key, `${src(op)}: answered ${op.status}`, [op.id]);
+
+  const objects = collectObjects(history, snapshots);
+  for (const obj of objects.values()) checkObject(obj, flag);
+  const unknowns = [...objects.values()].flatMap((obj) => resolveUnknowns(obj));
+
+  checkCapacity(history, objects, end, flag);
+  checkNodes(objects, end, flag);
+  checkValues(objects, end, flag);
+  for (const [i, s] of snapshots.entries()) checkSnapshot(s, i === snapshots.length - 1 && history.final !== null, flag);
+  checkProviderGenerations(history, snapshots, flag);
+
+  const byOutcome: Record<string, number> = {};
+  const byApiKind: Record<string, Record<string, number>> = {};
+  for (const op of history.ops) {
+    byOutcome[op.outcome] = (byOutcome[op.outcome] ?? 0) + 1;
+    const k = (byApiKind[`${op.api} ${op.kind}`] ??= {});
+    k[op.outcome] = (k[op.outcome] ?? 0) + 1;
+  }
+  return { anomalies, unknowns, counts: { ops: history.ops.length, byOutcome, byApiKind, snapshots: snapshots.length, objects: objects.size } };
+}
+
+// ---- objects -----------------------------------------------------------------------------------
+
+function snapshotStates(s: Snapshot): Map<string, State> {
+  const states = new Map<string, State>();
+  for (const [uuid, c] of Object.entries(s.placement.consumers)) {
+    const entries = Object.entries(c.allocations);
+    if (entries.length === 0) continue; // a consumer without allocations is absent, as its GET shows
+    const value = entries.length === 1 ? { rp: entries[0]![0], vcpu: entries[0]![1] } : { allocations: c.allocations };
+    states.set(`placement ${uuid}`, { version: c.generation, value });
+  }
+  for (const [name, a] of Object.entries(s.baremetal.allocations))
+    states.set(
+      `baremetal ${name}`,
+      a.state === 'allocating' ? { version: 1, value: { state: 'allocating' } } : { version: 2, value: { state: a.state, node: a.node } },
+    );
+  for (const [key, a] of Object.entries(s.ids.allocations)) states.set(`ids ${key}`, { version: a.version, value: { value: a.value, state: a.state } });
+  return states;
+}
+
+/** After an object's last operation, snapshots keep observing it this long (then only the final state does). */
+const ABSENCE_TAIL_MS = 30_000;
+
+function collectObjects(history: History, snapshots: Snapshot[]): Map<string, ObjectHistory> {
+  const objects = new Map<string, ObjectHistory>();
+  const get = (api: string, key: string) => {
+    const id = `${api} ${key}`;
+    let o = objects.get(id);
+    if (!o) objects.set(id, (o = { api, key, writes: [], observations: [] }));
+    return o;
+  };
+  const span = new Map<string, [number, number]>();
+  for (const op of history.ops) {
+    if (op.kind === 'read-provider') continue;
+    const o = get(op.api, op.key);
+    const [first, last] = span.get(`${op.api} ${op.key}`) ?? [op.invoke, op.complete];
+    span.set(`${op.api} ${op.key}`, [Math.min(first, op.invoke), Math.max(last, op.complete)]);
+    if (op.write) o.writes.push(op);
+    if (op.seen !== undefined && op.outcome === 'ok') o.observations.push({ invoke: op.invoke, complete: op.complete, state: op.seen, source: src(op) });
+  }
+  // Each snapshot observes every object it holds; an object's absence is recorded while its story runs.
+  for (const [i, s] of snapshots.entries()) {
+    const states = snapshotStates(s);
+    const final = s === history.final;
+    const name = final ? 'the final state' : `snapshot ${i}`;
+    for (const [id, state] of states) {
+      const [api, ...rest] = id.split(' ');
+      get(api!, rest.join(' ')).observations.push({ invoke: s.invoke, complete: s.complete, state, source: name });
+    }
+    for (const [id, o] of objects) {
+      if (states.has(id)) continue;
+      const [first, last] = span.get(id) ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
+      if (s.complete >= first && (final || s.invoke <= last + ABSENCE_TAIL_MS))
+        o.observations.push({ invoke: s.invoke, complete: s.complete, state: null, source: name });
+    }
+  }
+  for (const o of objects.values()) {
+    o.writes.sort((a, b) => a.invoke - b.invoke);
+    o.observations.sort((a, b) => a.invoke - b.invoke);
+  }
+  return objects;
+}
+
+type Flag = (rule: string, key: string, detail: string, ops?: number[]) => void;
+
+/** Writes that may have taken effect: acknowledged or unknown, invoked before `t`. */
+const mayHaveApplied = (w: Op, t: number) => w.outcome !== 'fail' && w.invoke < t;
+
+/**
+ * May the system itself have made `state` (no client asks for it)? A finished bare-metal
+ * allocation (the worker), a confirmed identifier reservation (a later version of it).
+ */
+function madeBySystem(obj: ObjectHistory, state: State, before: number): boolean {
+  if (obj.api === 'baremetal' && state.version === 2) return obj.writes.some((w) => w.kind === 'create' && mayHaveApplied(w, before));
+  return false;
+}
+
+/** The earliest moment `obj` may disappear by itself: an unconfirmed lease once its time is up. */
+function expiresBySystemAt(obj: ObjectHistory): number {
+  if (obj.api !== 'ids') return Number.POSITIVE_INFINITY;
+  const lease = obj.writes.find((w) => w.kind === 'allocate' && w.ttlS !== undefined && w.outcome !== 'fail');
+  if (!lease) return Number.POSITIVE_INFINITY;
+  // reserved at some moment after it was invoked, by a correct clock: not gone before invoke + ttl
+  const confirmed = obj.writes.some((w) => w.kind === 'confirm' && w.outcome === 'ok');
+  return confirmed ? Number.POSITIVE_INFINITY : lease.invoke + lease.ttlS! * 1000;
+}
+
+function checkObject(obj: ObjectHistory, flag: Flag): void {
+  const { key, writes, observations } = obj;
+  const deletes = writes.filter((w) => w.write?.to === null);
+  const expiresAt = expiresBySystemAt(obj);
+  /** is the object's absence over [.., t] explained: a delete that may have applied, or a lease run out */
+  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt;
+
+  // explained: every present state was asked for by a write that may have applied (or by the system)
+  for (const o of observations) {
+    if (o.state === null) continue;
+    const state = o.state;
+    const askedBy = writes.filter((w) => w.write?.to && fulfils(state, w.write.to));
+    if (askedBy.some((w) => mayHaveApplied(w, o.complete)) || madeBySystem(obj, state, o.complete)) continue;
+    const refused = askedBy.filter((w) => w.outcome === 'fail');
+    if (refused.length)
+      flag(
+        'failed-write-applied',
+        key,
+        `${o.source} shows ${fmt(state)}, asked only by ${refused.map(src).join('; ')}, answered as not done`,
+        refused.map((w) => w.id),
+      );
+    else flag('phantom-state', key, `${o.source} shows ${fmt(state)}, which no write asked for`);
+  }
+
+  // one state per version
+  const present = observations.filter((o) => o.state !== null);
+  const byVersion = new Map<number, Observation>();
+  for (const o of present) {
+    const seen = byVersion.get(o.state!.version);
+    if (!seen) byVersion.set(o.state!.version, o);
+    else if (!sameState(seen.state!, o.state!))
+      flag('two-states-one-version', key, `${seen.source} shows ${fmt(seen.state)}, ${o.source} shows ${fmt(o.state)}`);
+  }
+
+  // monotonic: against every observation that ended before this one began
+  const firstPresent = present.reduce<Observation | null>((a, o) => (!a || o.complete < a.complete ? o : a), null);
+  const gone = firstPresent
+    ? observations.filter((o) => o.state === null && o.invoke > firstPresent.complete).sort((a, b) => a.complete - b.complete)[0]
+    : undefined;
+  const byComplete = [...present].sort((a, b) => a.complete - b.complete);
+  let highest: Observation | null = null;
+  let j = 0;
+  for (const later of observations) {
+    while (j < byComplete.length && byComplete[j]!.complete < later.invoke) {
+      if (!highest || byComplete[j]!.state!.version > highest.state!.version) highest = byComplete[j]!;
+      j++;
+    }
+    if (later.state !== null) {
+      if (highest && highest.state!.version > later.state.version)
+        flag('version-went-back', key, `${highest.source} showed ${fmt(highest.state)}, later ${later.source} shows ${fmt(later.state)}`);
+      // made anew after it was seen gone: only by a create still in flight then (a repeat of an unknown one)
+      if (gone && gone.complete < later.invoke) {
+        const recreated = writes.some(
+          (w) => w.write?.from === 0 && w.outcome !== 'fail' && w.invoke < later.complete && (w.outcome === 'unknown' || w.complete > gone.invoke),
+        );
+        if (!recreated) flag('came-back', key, `${gone.source} showed it gone, later ${later.source} shows ${fmt(later.state)}`);
+      }
+    } else if (firstPresent && firstPresent.complete < later.invoke && !goneExplained(later)) {
+      flag(
+        deletes.some((d) => d.outcome === 'fail') ? 'failed-delete-applied' : 'vanished',
+        key,
+        `${firstPresent.source} showed ${fmt(firstPresent.state)}, later ${later.source} shows it gone, with no delete that may have applied${expiresAt < Number.POSITIVE_INFINITY ? ` and before its lease could end (at ${Math.round(expiresAt)} ms)` : ''}`,
+        deletes.map((d) => d.id),
+      );
+    }
+  }
+
+  // durable: after an acknowledged write, nothing older and nothing gone without a delete
+  for (const w of writes) {
+    if (w.outcome !== 'ok' || !w.write) continue;
+    const after = observations.filter((o) => o.invoke > w.complete);
+    if (w.write.to === null) {
+      const back = after.find((o) => o.state !== null);
+      if (back) flag('delete-undone', key, `${src(w)} was acknowledged, later ${back.source} shows ${fmt(back.state)}`, [w.id]);
+      continue;
+    }
+    const made = w.seen ?? w.write.to;
+    for (const o of after) {
+      if (o.state === null) {
+        if (!goneExplained(o)) flag('acknowledged-lost', key, `${src(w)} was acknowledged (${fmt(made)}), later ${o.source} shows it gone`, [w.id]);
+      } else if (made.version !== 0 && o.state.version < made.version) {
+        flag('acknowledged-undone', key, `${src(w)} was acknowledged (${fmt(made)}), later ${o.source} shows ${fmt(o.state)}`, [w.id]);
+      }
+    }
+  }
+
+  // no stale write: one acknowledged write per version it started from, none from an outdated version
+  const fromVersion = new Map<number, Op>();
+  for (const w of writes) {
+    const from = w.write?.from;
+    if (w.outcome !== 'ok' || from === undefined || from === 0) continue;
+    const other = fromVersion.get(from);
+    if (other) flag('lost-update', key, `${src(other)} and ${src(w)} both succeeded from version ${from}`, [other.id, w.id]);
+    else fromVersion.set(from, w);
+    const newer = observations.find((o) => o.complete < w.invoke && o.state !== null && o.state.version > from);
+    if (newer)
+      flag('stale-write-accepted', key, `${src(w)} succeeded from version ${from}, but ${newer.source} had shown ${fmt(newer.state)} before it was sent`, [
+        w.id,
+      ]);
+  }
+}
+
+/** How each unknown write ended, from what was observed after it. */
+function resolveUnknowns(obj: ObjectHistory): UnknownResolved[] {
+  const out: UnknownResolved[] = [];
+  for (const w of obj.writes) {
+    if (w.outcome !== 'unknown' || !w.write) continue;
+    const later = obj.observations.filter((o) => o.complete > w.invoke);
+    const last = obj.observations.at(-1);
+    const resolved = (resolution: Resolution, evidence: string) =>
+      out.push({ op: w.id, api: w.api, kind: w.kind, key: obj.key, told: w.told, resolution, evidence });
+    const to = w.write.to;
+    if (to === null) {
+      // a delete: applied when the object is gone for good and no later delete was acknowledged
+      const laterDone = obj.writes.find((d) => d.write?.to === null && d.outcome === 'ok' && d.invoke > w.invoke);
+      if (last?.state) resolved('not applied', `${last.source} shows ${fmt(last.state)}`);
+      else if (laterDone) resolved('not applied', `a later delete was acknowledged (#${laterDone.id})`);
+      else if (last) resolved('applied', `${last.source} shows it gone`);
+      else resolved('undetermined', 'never observed');
+    } else if (w.write.from === 0) {
+      // a create: applied when the object exists at all after it (a repeat may be what made it)
+      const shown = later.find((o) => o.state !== null);
+      const repeat = obj.writes.find((x) => x !== w && x.write?.from === 0 && x.outcome === 'ok');
+      if (shown) resolved('applied', `${shown.source} shows ${fmt(shown.state)}${repeat ? ` (or its repeat #${repeat.id} did)` : ''}`);
+      else if (later.length) resolved('not applied', `${later.at(-1)!.source} shows it absent, and no observation after it shows it`);
+      else resolved('undetermined', 'never observed after it');
+    } else {
+      const shown = later.find((o) => o.state !== null && fulfils(o.state, to));
+      if (shown) resolved('applied', `${shown.source} shows ${fmt(shown.state)}`);
+      else if (later.length) resolved('not applied', `never shown; ${last!.source} shows ${fmt(last!.state)}`);
+      else resolved('undetermined', 'never observed after it');
+    }
+  }
+  return out;
+}
+
+// ---- across objects ------------------------------------------------------------------------------
+
+interface Holding {
+  key: string;
+  what: string;
+  amount: number;
+  from: number;
+  until: number;
+  why: string;
+}
+
+/** Overlapping holdings of one thing by different holders, or more than `limit` at once. */
+function overlaps(holdings: Holding[], limit: number, rule: string, flag: Flag): void {
+  const byWhat = new Map<string, Holding[]>();
+  for (const h of holdings) if (h.until > h.from) byWhat.set(h.what, [...(byWhat.get(h.what) ?? []), h]);
+  for (const [what, list] of byWhat) {
+    for (const start of list) {
+      const at = start.from;
+      const now = list.filter((h) => h.from <= at && h.until > at);
+      const total = now.reduce((s, h) => s + h.amount, 0);
+      if (total > limit && new Set(now.map((h) => h.key)).size > 1) {
+        flag(rule, what, `at ${Math.round(at)} ms ${total} > ${limit}: ${now.map((h) => `${h.key} (${h.amount}, ${h.why})`).join('; ')}`);
+        break;
+      }
+    }
+  }
+}
+
+/** Placement: the VCPU each consumer certainly held on a provider (from acknowledged writes until the next write that may have changed it). */
+function checkCapacity(history: History, objects: Map<string, ObjectHistory>, end: number, flag: Flag): void {
+  const holdings: Holding[] = [];
+  for (const obj of objects.values()) {
+    if (obj.api !== 'placement') continue;
+    for (const [i, w] of obj.writes.entries()) {
+      if (w.outcome !== 'ok' || !w.write?.to) continue;
+      const next = obj.writes.slice(i + 1).find((x) => x.outcome !== 'fail');
+      holdings.push({
+        key: obj.key,
+        what: String(w.write.to.value.rp),
+        amount: Number(w.write.to.value.vcpu),
+        from: w.complete,
+        until: next?.invoke ?? end,
+        why: `#${w.id}`,
+      });
+    }
+  }
+  for (const [rp, capacity] of Object.entries(history.fixtures.providers))
+    overlaps(
+      holdings.filter((h) => h.what === rp),
+      capacity,
+      'over-capacity',
+      flag,
+    );
+}
+
+/** From the first observation of `obj` holding `match`, until its first delete that may have applied (or a lease ran out). */
+function heldFrom(obj: ObjectHistory, end: number, match: (s: State) => string | null): Holding[] {
+  const seen = obj.observations.find((o) => o.state !== null && match(o.state) !== null);
+  if (!seen) return [];
+  const del = obj.writes.find((w) => w.write?.to === null && w.outcome !== 'fail');
+  const until = Math.min(del?.invoke ?? end, expiresBySystemAt(obj));
+  return [{ key: obj.key, what: match(seen.state!)!, amount: 1, from: seen.complete, until, why: seen.source }];
+}
+
+function checkNodes(objects: Map<string, ObjectHistory>, end: number, flag: Flag): void {
+  const holdings = [...objects.values()]
+    .filter((o) => o.api === 'baremetal')
+    .flatMap((o) => heldFrom(o, end, (s) => (s.version === 2 && s.value.state === 'active' ? String(s.value.node) : null)));
+  overlaps(holdings, 1, 'node-held-twice', flag);
+}
+
+function checkValues(objects: Map<string, ObjectHistory>, end: number, flag: Flag): void {
+  const holdings = [...objects.values()].filter((o) => o.api === 'ids').flatMap((o) => heldFrom(o, end, (s) => String(s.value.value)));
+  overlaps(holdings, 1, 'value-held-twice', flag);
+}
+
+function checkSnapshot(s: Snapshot, final: boolean, flag: Flag): void {
+  const name = final ? 'the final state' : `snapshot at ${Math.round(s.invoke)} ms`;
+  for (const [rp, p] of Object.entries(s.placement.providers)) {
+    const sum = Object.values(s.placement.consumers).reduce((n, c) => n + (c.allocations[rp] ?? 0), 0);
+    if (sum !== p.used) flag('usage-not-sum', rp, `${name}: used ${p.used}, allocations sum to ${sum}`);
+    if (sum > p.capacity) flag('over-capacity', rp, `${name}: ${sum} allocated of ${p.capacity}`);
+  }
+  const onNode = new Map<string, string[]>();
+  for (const [name_, a] of Object.entries(s.baremetal.allocations)) {
+    if (a.node) onNode.set(a.node, [...(onNode.get(a.node) ?? []), name_]);
+    if (a.state === 'active') {
+      const n = a.node ? s.baremetal.nodes[a.node] : undefined;
+      if (!n || n.allocation !== a.uuid || n.instance !== a.uuid)
+        flag('node-allocation-mismatch', name_, `${name}: active on ${a.node}, whose node records ${JSON.stringify(n)}`);
+    } else if (a.node) flag('node-allocation-mismatch', name_, `${name}: ${a.state} but bound to node ${a.node}`);
+    if (final && a.state === 'allocating')
+      flag('stuck-allocating', name_, `${name}: still allocating (worked by ${a.conductor}) after the faults healed and the wait`);
+  }
+  for (const [node, names] of onNode) if (names.length > 1) flag('node-held-twice', node, `${name}: allocations ${names.join(', ')}`);
+  const byUuid = new Map(Object.values(s.baremetal.allocations).map((a) => [a.uuid, a]));
+  for (const [node, n] of Object.entries(s.baremetal.nodes)) {
+    if (n.allocation === null) continue;
+    const a = byUuid.get(n.allocation);
+    if (a?.state !== 'active' || a.node !== node)
+      flag('node-allocation-mismatch', node, `${name}: node records allocation ${n.allocation}, which is ${JSON.stringify(a ?? null)}`);
+  }
+  const held = Object.entries(s.ids.allocations);
+  const used = held.reduce((n, [, a]) => n + a.size, 0);
+  const pool = s.ids.pool;
+  if (pool.used !== used || pool.allocationCount !== held.length || pool.free + used !== pool.total)
+    flag(
+      'pool-counters',
+      'pool',
+      `${name}: counters used ${pool.used}, allocations ${pool.allocationCount}, free ${pool.free}, total ${pool.total}; rows hold ${used} in ${held.length}`,
+    );
+  const byValue = new Map<number, string>();
+  for (const [key, a] of held)
+    for (let v = a.value; v < a.value + a.size; v++) {
+      const other = byValue.get(v);
+      if (other) flag('value-held-twice', String(v), `${name}: held by ${other} and ${key}`);
+      byValue.set(v, key);
+    }
+}
+
+/** What clients saw of a provider's generation never goes backwards (reads that do not overlap, and the snapshots). */
+function checkProviderGenerations(history: History, snapshots: Snapshot[], flag: Flag): void {
+  const seen = new Map<string, Array<{ invoke: number; complete: number; generation: number; source: string }>>();
+  for (const op of history.ops)
+    if (op.kind === 'read-provider' && op.outcome === 'ok' && op.seen)
+      seen.set(op.key, [...(seen.get(op.key) ?? []), { ...op, generation: op.seen.version, source: src(op) }]);
+  for (const [i, s] of snapshots.entries())
+    for (const [rp, p] of Object.entries(s.placement.providers))
+      seen.set(rp, [...(seen.get(rp) ?? []), { invoke: s.invoke, complete: s.complete, generation: p.generation, source: `snapshot ${i}` }]);
+  for (const [rp, list] of seen) {
+    const byComplete = [...list].sort((a, b) => a.complete - b.complete);
+    let highest: (typeof list)[number] | null = null;
+    let j = 0;
+    for (const o of [...list].sort((a, b) => a.invoke - b.invoke)) {
+      while (j < byComplete.length && byComplete[j]!.complete < o.invoke) {
+        if (!highest || byComplete[j]!.generation > highest.generation) highest = byComplete[j]!;
+        j++;
+      }
+      if (highest && o.generation < highest.generation)
+        flag('generation-went-back', rp, `${highest.source} saw generation ${highest.generation}, later ${o.source} saw ${o.generation}`);
+    }
+  }
+}

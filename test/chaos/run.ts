@@ -1,0 +1,496 @@
+// `npm run test:chaos`: allot under partitions, pauses, crashes and clock skew, judged on its history.
+//
+//   npm run test:chaos -- [--seed N] [--minutes M] [--replay RUN.json] [--allot-dist DIR] [--keep]
+//   npm run test:chaos -- --check HISTORY.json      (check a saved history again; runs nothing)
+//
+// Three `allot serve` processes (from dist/) and one PostgreSQL, each in a network namespace of its
+// own joined by a bridge in another (network.ts), take the workload of workload.ts from a fifth
+// namespace — the clients, and this process with them — for M minutes while a seeded schedule of
+// faults (schedule.ts) hits them; then every fault is healed, bare-metal allocations are left to
+// finish, the final state is read, and the checker (checker.ts) judges the history. Exit 0 when it
+// found nothing, 1 when it did; the run, the fault schedule and the verdict are saved, with the
+// history and every log when anything was found (or with --keep): `--replay` that run.json runs the
+// same schedule again.
+//
+// Needs root (namespaces, iptables, tc, running PostgreSQL as `postgres`), iproute2, iptables,
+// libfaketime, and a built dist/. Everything it makes — namespaces, links, addresses, rules, queues,
+// processes — lives inside its own namespaces and is removed at the end, on failure and on Ctrl-C.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { IronicClient, availableNode } from '../baremetal/helpers.js';
+import { type Verdict, check } from './checker.js';
+import type { History, Snapshot } from './history.js';
+import { ChaosNetwork, destroyNamespaces } from './network.js';
+import { ChaosAllot, ChaosPostgres, FAKETIME_LIB } from './processes.js';
+import { type Fault, type FaultKind, Rng, makeSchedule } from './schedule.js';
+import { takeSnapshot } from './snapshots.js';
+import { type Fixtures, Workload } from './workload.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const PROCESSES = 3;
+const MACHINES = ['pg', ...Array.from({ length: PROCESSES }, (_, i) => `a${i}`), 'client'];
+/** allot's settings: short bounds, so that each fault plays out in seconds */
+const TIMING = {
+  connectTimeoutS: 2,
+  statementTimeoutS: 3,
+  requestDeadlineS: 8,
+  heartbeatIntervalS: 1,
+  heartbeatTimeoutS: 6,
+};
+/** the client gives up this long after a statement's own bound (statement timeout + allot's 2 s grace) */
+const STATEMENT_BOUND_S = TIMING.statementTimeoutS + 2;
+const PROVIDERS = 3;
+const PROVIDER_VCPU = 8;
+const NODES = 3;
+const POOL_SIZE = 12;
+const SNAPSHOT_EVERY_MS = 1_500;
+/** once the faults are healed, how long bare-metal allocations get to finish */
+const SETTLE_MS = 180_000;
+
+interface Options {
+  seed: number;
+  minutes: number;
+  replay: string | null;
+  check: string | null;
+  allotDist: string;
+  keep: boolean;
+  inside: string | null;
+  out: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    seed: Math.floor(Math.random() * 2 ** 31),
+    minutes: 5,
+    replay: null,
+    check: null,
+    allotDist: path.join(root, 'dist'),
+    keep: false,
+    inside: null,
+    out: path.join(os.tmpdir(), 'allot-chaos-results'),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--seed') o.seed = Number(value());
+    else if (a === '--minutes') o.minutes = Number(value());
+    else if (a === '--replay') o.replay = path.resolve(value());
+    else if (a === '--check') o.check = path.resolve(value());
+    else if (a === '--allot-dist') o.allotDist = path.resolve(value());
+    else if (a === '--out') o.out = path.resolve(value());
+    else if (a === '--keep') o.keep = true;
+    else if (a === '--inside') o.inside = value();
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (!Number.isInteger(o.seed) || o.seed < 0) throw new Error('--seed must be a non-negative integer');
+  if (!(o.minutes > 0 && o.minutes <= 24 * 60)) throw new Error('--minutes must be above 0');
+  return o;
+}
+
+/** What a run is, saved with its verdict: enough to run it again (--replay). */
+interface RunRecord {
+  seed: number;
+  seconds: number;
+  schedule: Fault[];
+  timing: typeof TIMING;
+  slowLink?: string;
+  /** what was done, when (ms after the load started) */
+  faultLog?: Array<Fault & { injectedAt: number; healedAt: number | null; error?: string }>;
+  startedAt?: string;
+}
+
+// ---- the outer process: namespaces in, run the inner one inside them, namespaces out ------------
+
+function outer(options: Options): Promise<number> {
+  const missing = [
+    ['ip', 'iproute2'],
+    ['iptables', 'iptables'],
+    ['tc', 'iproute2'],
+    ['setpriv', 'util-linux'],
+  ].filter(([bin]) => spawnSync('which', [bin!]).status !== 0);
+  if (process.getuid?.() !== 0) throw new Error('npm run test:chaos needs root: it makes network namespaces and runs PostgreSQL as postgres');
+  if (missing.length) throw new Error(`missing programs: ${missing.map(([b, p]) => `${b} (${p})`).join(', ')}`);
+  if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime`);
+  if (!existsSync(path.join(options.allotDist, 'cli/main.js'))) throw new Error(`${options.allotDist}/cli/main.js is missing: npm run build`);
+
+  const prefix = `allot-chaos-${process.pid}`;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-chaos-'));
+  chmodSync(dir, 0o755); // PostgreSQL runs as postgres below it
+  let cleaned = false;
+  const cleanUp = () => {
+    if (cleaned) return;
+    cleaned = true;
+    const { killed, removed } = destroyNamespaces(prefix);
+    rmSync(dir, { recursive: true, force: true });
+    console.log(`# cleaned up: ${removed.length} namespaces removed, ${killed} processes left in them killed`);
+  };
+  process.once('exit', cleanUp);
+
+  return (async () => {
+    const network = new ChaosNetwork(prefix, MACHINES);
+    await network.create();
+    const client = network.machine('client');
+    const args = [...process.argv.slice(2), '--inside', dir];
+    const inner = spawn('ip', ['netns', 'exec', client.ns, process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
+      stdio: 'inherit',
+      cwd: root,
+    });
+    let interrupted = false;
+    const onSignal = (sig: NodeJS.Signals) => {
+      interrupted = true;
+      inner.kill(sig);
+      // the inner run stops its processes; whatever it cannot, the namespaces' removal ends
+      setTimeout(() => inner.kill('SIGKILL'), 30_000).unref();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const code = await new Promise<number>((resolve) => inner.on('exit', (c, sig) => resolve(c ?? (sig ? 128 + (os.constants.signals[sig] ?? 0) : 1))));
+    cleanUp();
+    return interrupted ? 130 : code;
+  })();
+}
+
+// ---- the inner process: everything else, from the clients' namespace -----------------------------
+
+async function inner(options: Options, dir: string): Promise<number> {
+  const network = new ChaosNetwork(`allot-chaos-${process.ppid}`, MACHINES);
+  const replayed: RunRecord | null = options.replay ? JSON.parse(readFileSync(options.replay, 'utf8')) : null;
+  const seed = replayed?.seed ?? options.seed;
+  const seconds = replayed?.seconds ?? Math.round(options.minutes * 60);
+  const rng = new Rng(seed);
+  const schedule =
+    replayed?.schedule ??
+    makeSchedule(rng.fork(1), { seconds, processes: PROCESSES, heartbeatTimeoutS: TIMING.heartbeatTimeoutS, statementBoundS: STATEMENT_BOUND_S });
+  const record: RunRecord = { seed, seconds, schedule, timing: TIMING, slowLink: network.slowKind, faultLog: [], startedAt: new Date().toISOString() };
+  const t0 = performance.now();
+  const now = () => performance.now() - t0;
+  const log = (line: string) => console.log(`# ${(now() / 1000).toFixed(1).padStart(7)} s  ${line}`);
+  log(
+    `seed ${seed}, ${seconds} s of load, ${schedule.length} faults scheduled${replayed ? ` (replaying ${options.replay})` : ''}; slow links by ${network.slowKind}`,
+  );
+
+  const postgres = new ChaosPostgres(network.machine('pg'), path.join(dir, 'pg'));
+  const allots: ChaosAllot[] = [];
+  let aborted = false;
+  const stopEverything = async () => {
+    await Promise.all(allots.map((a) => a.stop(10_000).catch(() => {})));
+    await postgres.stop().catch(() => {});
+  };
+  process.on('SIGINT', () => {
+    aborted = true;
+    log('interrupted: stopping');
+    void stopEverything().then(() => process.exit(130));
+  });
+
+  // PostgreSQL and allot
+  mkdirSync(postgres.dir, { recursive: true });
+  await postgres.init();
+  await postgres.start();
+  await withClient(postgres.url('postgres'), (c) => c.query('create database allot'));
+  for (let i = 0; i < PROCESSES; i++) {
+    const machine = network.machine(`a${i}`);
+    const args = [
+      '--db',
+      postgres.url('allot'),
+      '--host',
+      machine.ip,
+      '--port',
+      '8778',
+      '--insecure-noauth',
+      '--allowed-hosts',
+      machine.ip,
+      '--conductor-id',
+      `chaos-${i}`,
+      '--log-format',
+      'json',
+      '--db-connect-timeout',
+      String(TIMING.connectTimeoutS),
+      '--db-statement-timeout',
+      String(TIMING.statementTimeoutS),
+      '--db-idle-in-transaction-timeout',
+      '5',
+      '--db-keepalive',
+      '1',
+      '--request-deadline',
+      String(TIMING.requestDeadlineS),
+      '--health-timeout',
+      '1',
+      '--pool-size',
+      '6',
+      '--heartbeat-interval',
+      String(TIMING.heartbeatIntervalS),
+      '--heartbeat-timeout',
+      String(TIMING.heartbeatTimeoutS),
+      '--takeover-interval',
+      '2',
+      '--transition-time',
+      '0.05',
+      // one process finishes allocations in their request, the others a moment later in their worker
+      '--allocation-delay',
+      String([0, 0.5, 1][i % 3]),
+      '--ids-worker-interval-ms',
+      '500',
+    ];
+    const allot = new ChaosAllot(i, machine, dir, options.allotDist, args);
+    allots.push(allot);
+    await allot.start(); // one at a time: the first migrates
+  }
+  log(`PostgreSQL at ${postgres.machine.ip}, allot at ${allots.map((a) => a.machine.ip).join(', ')}`);
+
+  // fixtures
+  const fixtures = await makeFixtures(allots[0]!.url);
+  const workload = new Workload(() => allots.map((a) => a.url), fixtures, now);
+  const setupRng = rng.fork(2);
+  for (const consumer of fixtures.sharedConsumers) {
+    const rp = Object.keys(fixtures.providers)[0]!;
+    const r = await workload.call(
+      setupRng,
+      { client: 'setup', api: 'placement', kind: 'claim', key: consumer, write: { from: 0, to: { version: 1, value: { rp, vcpu: 1 } } } },
+      'PUT',
+      `/allocations/${consumer}`,
+      { allocations: { [rp]: { resources: { VCPU: 1 } } }, project_id: 'chaos', user_id: 'chaos', consumer_generation: null, consumer_type: 'INSTANCE' },
+    );
+    if (r.outcome !== 'ok') throw new Error(`the shared consumer could not be claimed: ${r.op.told}`);
+  }
+
+  // snapshots during the run
+  const snapshots: Snapshot[] = [];
+  const scope = { providers: Object.keys(fixtures.providers), pool: fixtures.pool, resourceClass: fixtures.resourceClass };
+  let snapshotting = true;
+  const snapshotter = (async () => {
+    while (snapshotting) {
+      const s = await takeSnapshot(postgres.url('allot'), scope, now).catch(() => null);
+      if (s) snapshots.push(s);
+      await sleep(SNAPSHOT_EVERY_MS);
+    }
+  })();
+
+  // load and faults
+  const loadStart = now();
+  workload.start(rng.fork(3));
+  log(`load started: ${fixtures.nodes.length} nodes, ${PROVIDERS} providers of ${PROVIDER_VCPU} VCPU, a pool of ${POOL_SIZE} values`);
+  const injections: Array<Promise<void>> = [];
+  // a target recovering from its last fault (a restart under load can take longer than planned) takes the next one after
+  const recovered = new Map<number, Promise<void>>();
+  for (const fault of schedule) {
+    const wait = loadStart + fault.at * 1000 - now();
+    if (wait > 0) await sleep(wait);
+    if (aborted) break;
+    const injected = (recovered.get(fault.target) ?? Promise.resolve()).then(() => inject(fault, { network, postgres, allots, now, log, record }));
+    recovered.set(fault.target, injected);
+    injections.push(injected);
+  }
+  const remaining = loadStart + seconds * 1000 - now();
+  if (remaining > 0) await sleep(remaining);
+  await Promise.all(injections);
+  await healEverything(network, postgres, allots, log);
+  log('load stopping');
+  await workload.stop();
+
+  // settle: every process ready, every bare-metal allocation finished
+  for (const a of allots) await a.start(60_000).catch((err) => log(`allot ${a.index} not ready again: ${(err as Error).message}`));
+  const settleBy = Date.now() + SETTLE_MS;
+  for (;;) {
+    const s = await takeSnapshot(postgres.url('allot'), scope, now).catch(() => null);
+    if (s && !Object.values(s.baremetal.allocations).some((a) => a.state === 'allocating')) break;
+    if (Date.now() > settleBy) {
+      log(`bare-metal allocations still allocating ${SETTLE_MS / 1000} s after the faults healed`);
+      break;
+    }
+    await sleep(1_000);
+  }
+  snapshotting = false;
+  await snapshotter;
+  const final = await takeSnapshot(postgres.url('allot'), scope, now, 30_000);
+  const history: History = {
+    ops: workload.ops,
+    snapshots,
+    final,
+    fixtures: { providers: fixtures.providers, nodes: fixtures.nodes, poolSize: fixtures.poolSize, sharedConsumers: fixtures.sharedConsumers },
+  };
+  const exits = allots.map((a) => `allot ${a.index}: started ${a.starts} times`);
+  await stopEverything();
+
+  const verdict = check(history);
+  report(verdict, record, exits);
+  const failed = verdict.anomalies.length > 0;
+  const out = path.join(options.out, `${new Date().toISOString().replace(/[:.]/g, '-')}-seed${seed}${failed ? '-FAILED' : ''}`);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(path.join(out, 'run.json'), JSON.stringify(record, null, 1));
+  writeFileSync(path.join(out, 'verdict.json'), JSON.stringify(verdict, null, 1));
+  if (failed || options.keep) {
+    writeFileSync(path.join(out, 'history.json'), JSON.stringify(history));
+    for (const f of [...allots.map((a) => a.log), postgres.log]) if (existsSync(f)) cpSync(f, path.join(out, path.basename(f)));
+  }
+  console.log(
+    `# saved in ${out}${failed || options.keep ? ' (with the history and the logs)' : ''}; run it again: npm run test:chaos -- --replay ${path.join(out, 'run.json')}`,
+  );
+  return failed ? 1 : 0;
+}
+
+async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function makeFixtures(url: string): Promise<Fixtures> {
+  const json = async (method: string, p: string, body: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${url}${p}`, {
+      method,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  const placement = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
+  const providers: Record<string, number> = {};
+  for (let i = 0; i < PROVIDERS; i++) {
+    const uuid = randomUUID();
+    await json('POST', '/placement/resource_providers', { name: `chaos-${i}`, uuid }, placement);
+    await json(
+      'PUT',
+      `/placement/resource_providers/${uuid}/inventories`,
+      { resource_provider_generation: 0, inventories: { VCPU: { total: PROVIDER_VCPU } } },
+      placement,
+    );
+    providers[uuid] = PROVIDER_VCPU;
+  }
+  const resourceClass = 'chaos';
+  const ironic = new IronicClient(`${url}/baremetal`);
+  const nodes: string[] = [];
+  for (let i = 0; i < NODES; i++) nodes.push((await availableNode(ironic, { name: `chaos-${i}`, resource_class: resourceClass })).uuid);
+  const pool = 'chaos';
+  await json('POST', '/ids/v1/pools', { name: pool, kind: 'integer', ranges: [`1-${POOL_SIZE}`], strategy: 'random' });
+  const spec = 'chaos-spec';
+  await json('POST', '/ids/v1/allocation-specs', { name: spec, attributes: { vni: { from: 'pool', pool } } });
+  return { providers, sharedConsumers: [randomUUID(), randomUUID()], resourceClass, nodes, pool, poolSize: POOL_SIZE, spec };
+}
+
+interface Cast {
+  network: ChaosNetwork;
+  postgres: ChaosPostgres;
+  allots: ChaosAllot[];
+  now: () => number;
+  log: (line: string) => void;
+  record: RunRecord;
+}
+
+/** Inject one fault, wait its duration, heal it. */
+async function inject(fault: Fault, cast: Cast): Promise<void> {
+  const { network, postgres, allots, now, log } = cast;
+  const entry = { ...fault, injectedAt: now(), healedAt: null as number | null } as NonNullable<RunRecord['faultLog']>[number];
+  cast.record.faultLog!.push(entry);
+  const a = fault.target >= 0 ? allots[fault.target]! : null;
+  const name = `a${fault.target}`;
+  const actions: Record<FaultKind, [() => Promise<void> | void, () => Promise<void> | void]> = {
+    partition: [() => network.partition(name, 'pg'), () => network.heal(name, 'pg')],
+    'client-partition': [() => network.partition('client', name), () => network.heal('client', name)],
+    loss: [() => network.loss(name, 'pg', fault.amount!), () => network.heal(name, 'pg')],
+    slow: [() => network.slow(name, fault.amount!), () => network.unslow(name)],
+    'pause-allot': [() => a!.pause(true), () => a!.pause(false)],
+    'pause-postgres': [() => postgres.freeze(true), () => postgres.freeze(false)],
+    'kill-allot': [() => a!.kill(), () => a!.start()],
+    'kill-postgres': [() => postgres.kill(), () => postgres.start()],
+    skew: [() => a!.skew(fault.amount!), () => a!.skew(0)],
+  };
+  const [start, heal] = actions[fault.kind];
+  const what = `${fault.kind} ${fault.target >= 0 ? `allot ${fault.target}` : 'PostgreSQL'}${fault.amount !== undefined ? ` (${fault.amount})` : ''} for ${fault.duration} s`;
+  try {
+    await start();
+    log(what);
+    await sleep(fault.duration * 1000);
+    await heal();
+    entry.healedAt = now();
+  } catch (err) {
+    entry.error = (err as Error).message.slice(0, 500);
+    log(`${what}: ${entry.error}`);
+  }
+}
+
+async function healEverything(network: ChaosNetwork, postgres: ChaosPostgres, allots: ChaosAllot[], log: (line: string) => void): Promise<void> {
+  await network.healAll();
+  postgres.freeze(false);
+  if (!postgres.pid) await postgres.start();
+  for (const a of allots) {
+    a.pause(false);
+    a.skew(0);
+  }
+  log('every fault healed');
+}
+
+function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
+  const byKind = new Map<string, { n: number; seconds: number; errors: number }>();
+  for (const f of record.faultLog ?? []) {
+    const k = byKind.get(f.kind) ?? { n: 0, seconds: 0, errors: 0 };
+    k.n++;
+    k.seconds += f.duration;
+    if (f.error) k.errors++;
+    byKind.set(f.kind, k);
+  }
+  console.log('\n# faults injected:');
+  for (const [kind, k] of byKind)
+    console.log(`#   ${kind.padEnd(17)} ${String(k.n).padStart(3)}  (${k.seconds.toFixed(0)} s in all${k.errors ? `, ${k.errors} failed to inject` : ''})`);
+  console.log(
+    `# operations: ${verdict.counts.ops} (${Object.entries(verdict.counts.byOutcome)
+      .map(([o, n]) => `${o} ${n}`)
+      .join(', ')}), ${verdict.counts.snapshots} snapshots, ${verdict.counts.objects} objects`,
+  );
+  for (const [kind, outcomes] of Object.entries(verdict.counts.byApiKind).sort())
+    console.log(
+      `#   ${kind.padEnd(24)} ${Object.entries(outcomes)
+        .map(([o, n]) => `${o} ${n}`)
+        .join(', ')}`,
+    );
+  const resolutions = new Map<string, number>();
+  for (const u of verdict.unknowns)
+    resolutions.set(`${u.api} ${u.kind} (${u.told}) → ${u.resolution}`, (resolutions.get(`${u.api} ${u.kind} (${u.told}) → ${u.resolution}`) ?? 0) + 1);
+  console.log(`# unknown outcomes: ${verdict.unknowns.length}`);
+  for (const [what, n] of [...resolutions].sort()) console.log(`#   ${String(n).padStart(4)}  ${what}`);
+  console.log(`# processes: ${exits.join('; ')}`);
+  if (verdict.anomalies.length === 0) {
+    console.log('# anomalies: none');
+    return;
+  }
+  console.log(`# ANOMALIES: ${verdict.anomalies.length}`);
+  for (const a of verdict.anomalies.slice(0, 40)) console.log(`#   [${a.rule}] ${a.key}: ${a.detail}${a.repeats ? ` (+${a.repeats} more)` : ''}`);
+}
+
+// ---- entry ------------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  const options = parseArgs(process.argv.slice(2));
+  if (options.check) {
+    const history: History = JSON.parse(readFileSync(options.check, 'utf8'));
+    const verdict = check(history);
+    report(verdict, { seed: 0, seconds: 0, schedule: [], timing: TIMING }, []);
+    return verdict.anomalies.length ? 1 : 0;
+  }
+  return options.inside ? inner(options, options.inside) : outer(options);
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error(`# chaos run failed: ${(err as Error).stack}`);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,112 @@
+// Snapshots of the whole database during a chaos run, read directly from PostgreSQL in one
+// REPEATABLE READ transaction (one moment for every table), over the clients' own link, which no
+// fault touches. White-box on purpose: they see what no API read shows at once — a provider's
+// `used` counter beside its allocations, a node beside its allocation, a pool's counters beside
+// its rows — and they observe every object at that moment, for the checker.
+import pg from 'pg';
+import type { Snapshot } from './history.js';
+
+export interface SnapshotScope {
+  providers: string[];
+  /** the identifier pool of the workload */
+  pool: string;
+  /** the bare-metal resource class of the workload */
+  resourceClass: string;
+}
+
+const fromKey = (k: string) => Number(BigInt(`0x${k}`));
+
+/** Read a snapshot; `now` gives the test's clock (ms since the load started). */
+export async function takeSnapshot(url: string, scope: SnapshotScope, now: () => number, timeoutMs = 5_000): Promise<Snapshot> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, statement_timeout: timeoutMs });
+  client.on('error', () => {});
+  const invoke = now();
+  try {
+    await client.connect();
+    await client.query('begin isolation level repeatable read read only');
+    const providers = await client.query(
+      `select rp.uuid, rp.generation, i.total, i.reserved, i.allocation_ratio, i.used
+         from resource_providers rp
+         join inventories i on i.resource_provider_id = rp.id
+         join resource_classes rc on rc.id = i.resource_class_id and rc.name = 'VCPU'
+        where rp.uuid = any($1)`,
+      [scope.providers],
+    );
+    const consumers = await client.query(
+      `select c.uuid, c.generation, rp.uuid as rp, a.used
+         from consumers c
+         left join allocations a on a.consumer_id = c.id
+         left join resource_providers rp on rp.id = a.resource_provider_id`,
+    );
+    const allocations = await client.query(
+      `select a.name, a.uuid, a.state, n.uuid as node, a.conductor_affinity
+         from baremetal_allocations a left join baremetal_nodes n on n.id = a.node_id
+        where a.resource_class = $1`,
+      [scope.resourceClass],
+    );
+    const nodes = await client.query(
+      `select n.uuid, n.allocation_id, a.uuid as allocation, n.instance_uuid
+         from baremetal_nodes n left join baremetal_allocations a on a.id = n.allocation_id
+        where n.resource_class = $1`,
+      [scope.resourceClass],
+    );
+    const held = await client.query(
+      `select a.owner, a.purpose, a.first_key, a.last_key, a.state, a.version, a.expires_at
+         from ids_allocations a join ids_pools p on p.id = a.pool_id where p.name = $1`,
+      [scope.pool],
+    );
+    const pool = await client.query(
+      `select p.total_count, p.used_count, p.allocation_count,
+              (select coalesce(json_agg(f.size_key), '[]') from ids_free_ranges f where f.pool_id = p.id) as free
+         from ids_pools p where p.name = $1`,
+      [scope.pool],
+    );
+    await client.query('commit');
+    const complete = now();
+    const snapshot: Snapshot = {
+      invoke,
+      complete,
+      placement: { providers: {}, consumers: {} },
+      baremetal: { allocations: {}, nodes: {} },
+      ids: { allocations: {}, pool: { total: 0, used: 0, allocationCount: 0, free: 0 } },
+    };
+    for (const r of providers.rows)
+      snapshot.placement.providers[r.uuid] = {
+        capacity: Math.floor((Number(r.total) - Number(r.reserved)) * Number(r.allocation_ratio)),
+        used: Number(r.used),
+        generation: Number(r.generation),
+      };
+    for (const r of consumers.rows) {
+      const c = (snapshot.placement.consumers[r.uuid] ??= { generation: Number(r.generation), allocations: {} });
+      if (r.rp) c.allocations[r.rp] = (c.allocations[r.rp] ?? 0) + Number(r.used);
+    }
+    for (const r of allocations.rows)
+      snapshot.baremetal.allocations[r.name ?? r.uuid] = { uuid: r.uuid, state: r.state, node: r.node, conductor: r.conductor_affinity };
+    for (const r of nodes.rows)
+      snapshot.baremetal.nodes[r.uuid] = {
+        allocation: r.allocation_id === null ? null : (r.allocation ?? `missing allocation #${r.allocation_id}`),
+        instance: r.instance_uuid,
+      };
+    for (const r of held.rows) {
+      const first = fromKey(r.first_key);
+      snapshot.ids.allocations[`${r.owner}|${r.purpose}`] = {
+        value: first,
+        size: fromKey(r.last_key) - first + 1,
+        state: r.state,
+        version: Number(r.version),
+        expiresAt: r.expires_at,
+      };
+    }
+    const p = pool.rows[0];
+    if (p)
+      snapshot.ids.pool = {
+        total: Number(p.total_count),
+        used: Number(p.used_count),
+        allocationCount: Number(p.allocation_count),
+        free: (p.free as string[]).reduce((sum, k) => sum + fromKey(k), 0),
+      };
+    return snapshot;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}

@@ -1,0 +1,407 @@
+// The chaos run's workload: clients of the three APIs, each a loop of operations on a few shared,
+// nearly full resources, every one recorded in the history (history.ts) with what it was told.
+// A client behaves as a careful real one: after an unknown outcome it reads back (or repeats an
+// idempotent request) before going on, and it never reuses a name, so the checker can tell every
+// object's story apart.
+//
+// - Placement: private consumers claimed (PUT), moved to another provider (POST /allocations with
+//   the consumer generation) and deleted, on three providers near capacity; racers move a few shared
+//   consumers at once from the generation they read (exactly one may win each round).
+// - Bare metal: allocations created, followed until they finish, held, and deleted, on fewer nodes
+//   than clients (allocations wait for nodes, and are taken over when their conductor pauses).
+// - Identifiers: values allocated for new owners from a small pool, some as leases (a TTL) confirmed
+//   or left to expire, released; service instances created, validated (their value comes from the
+//   same pool), promoted and terminated.
+// - (The cross-engine reservation — a service instance holding Placement resources and identifiers
+//   together — is being built separately; its client joins `clientKinds` below, and its objects the
+//   checker, when it exists.)
+import { randomUUID } from 'node:crypto';
+import { type Api, type Op, type Outcome, type State, outcomeOf } from './history.js';
+import type { Rng } from './schedule.js';
+
+/** A client gives an answer up after this (longer than allot's own bounds: a missing answer is a finding, recorded as unknown). */
+const CLIENT_TIMEOUT_MS = 20_000;
+const PLACEMENT_HEADERS = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
+const IRONIC_HEADERS = { 'x-openstack-ironic-api-version': '1.82' };
+const PREFIX: Record<Api, string> = { placement: '/placement', baremetal: '/baremetal', ids: '/ids/v1' };
+const HEADERS: Record<Api, Record<string, string>> = { placement: PLACEMENT_HEADERS, baremetal: IRONIC_HEADERS, ids: {} };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface Fixtures {
+  /** provider uuid → VCPU capacity */
+  providers: Record<string, number>;
+  sharedConsumers: string[];
+  resourceClass: string;
+  nodes: string[];
+  pool: string;
+  poolSize: number;
+  spec: string;
+}
+
+interface Answer {
+  status: number;
+  body: any;
+  outcome: Outcome;
+  op: Op;
+}
+
+export class Workload {
+  readonly ops: Op[] = [];
+  private stopped = false;
+  private readonly running: Array<Promise<void>> = [];
+
+  constructor(
+    private readonly urls: () => string[],
+    private readonly fixtures: Fixtures,
+    private readonly now: () => number,
+  ) {}
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Start every client; each draws from its own stream of `rng`. */
+  start(rng: Rng): void {
+    let n = 0;
+    for (const kind of clientKinds) {
+      for (let i = 0; i < kind.count; i++) {
+        const name = `${kind.name}-${i}`;
+        const clientRng = rng.fork(n++);
+        this.running.push(kind.run(this, name, clientRng).catch((err) => console.error(`# client ${name} ended: ${(err as Error).stack}`)));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.running);
+  }
+
+  get fixture(): Fixtures {
+    return this.fixtures;
+  }
+
+  /** One request, recorded. `shape` turns an answer into what the op wrote or saw. */
+  async call(
+    rng: Rng,
+    o: Pick<Op, 'client' | 'api' | 'kind' | 'key' | 'write' | 'ttlS'>,
+    method: string,
+    path: string,
+    body?: unknown,
+    seen?: (status: number, body: any) => State | null | undefined,
+  ): Promise<Answer> {
+    const urls = this.urls();
+    const proc = rng.int(urls.length);
+    const headers: Record<string, string> = { accept: 'application/json', ...HEADERS[o.api] };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const invoke = this.now();
+    let status = 0;
+    let parsed: unknown;
+    let text = '';
+    let error: string | undefined;
+    try {
+      const res = await fetch(`${urls[proc]}${PREFIX[o.api]}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+      });
+      text = await res.text();
+      status = res.status;
+      if (text && (res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause;
+      error = `${(err as Error).name}${cause?.code ? ` ${cause.code}` : ''}`;
+      status = 0;
+    }
+    const { outcome, told } = outcomeOf(o.api, status, parsed, text, error);
+    const op: Op = { id: this.ops.length, proc, invoke, complete: this.now(), outcome, status, told, ...o };
+    if (outcome === 'ok' && seen) {
+      const s = seen(status, parsed);
+      if (s !== undefined) op.seen = s;
+    }
+    this.ops.push(op);
+    return { status, body: parsed, outcome, op };
+  }
+}
+
+interface ClientKind {
+  name: string;
+  count: number;
+  run(w: Workload, name: string, rng: Rng): Promise<void>;
+}
+
+/** Every kind of client and how many of each run at once (about 20 in all: the machine is shared). */
+const clientKinds: ClientKind[] = [
+  { name: 'placement', count: 5, run: placementClient },
+  { name: 'placement-racer', count: 3, run: racerClient },
+  { name: 'baremetal', count: 4, run: baremetalClient },
+  { name: 'ids', count: 4, run: idsClient },
+  { name: 'ids-instance', count: 2, run: instanceClient },
+];
+
+// ---- Placement -------------------------------------------------------------------------------
+
+interface Held {
+  generation: number;
+  rp: string;
+  vcpu: number;
+}
+
+/** The state of a consumer as GET /allocations/{consumer} shows it (null: no allocations). */
+function consumerState(body: any): State | null {
+  const allocations = Object.entries((body?.allocations ?? {}) as Record<string, { resources: Record<string, number> }>);
+  if (allocations.length === 0) return null;
+  const [rp, a] = allocations[0]!;
+  return { version: Number(body.consumer_generation), value: { rp, vcpu: a.resources.VCPU ?? 0 } };
+}
+
+/** Read a consumer back until an answer comes (bounded); null when it has no allocations, undefined when no read got through. */
+async function readConsumer(w: Workload, rng: Rng, client: string, consumer: string): Promise<Held | null | undefined> {
+  for (let i = 0; i < 30 && !w.isStopped; i++) {
+    const r = await w.call(rng, { client, api: 'placement', kind: 'read', key: consumer }, 'GET', `/allocations/${consumer}`, undefined, (_, b) =>
+      consumerState(b),
+    );
+    if (r.outcome === 'ok') {
+      const s = r.op.seen;
+      return s ? { generation: s.version, rp: String(s.value.rp), vcpu: Number(s.value.vcpu) } : null;
+    }
+    await sleep(500 + rng.int(1_000));
+  }
+  return undefined;
+}
+
+const placementBody = (rp: string, vcpu: number, generation: number | null) => ({
+  allocations: { [rp]: { resources: { VCPU: vcpu } } },
+  project_id: 'chaos',
+  user_id: 'chaos',
+  consumer_generation: generation,
+  consumer_type: 'INSTANCE',
+});
+
+async function placementClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  const providers = Object.keys(w.fixture.providers);
+  const held = new Map<string, Held>();
+  /** after an unknown outcome or a refusal: learn the consumer's state before going on */
+  const settle = async (consumer: string) => {
+    const state = await readConsumer(w, rng, client, consumer);
+    if (state === undefined)
+      held.delete(consumer); // never learnt: leave it to the final state
+    else if (state === null) held.delete(consumer);
+    else held.set(consumer, state);
+  };
+  while (!w.isStopped) {
+    const mine = [...held.keys()];
+    const choice = rng.next();
+    if (mine.length === 0 || (mine.length < 3 && choice < 0.4)) {
+      const consumer = randomUUID();
+      const rp = rng.pick(providers);
+      const vcpu = 1 + rng.int(3);
+      const to = { version: 1, value: { rp, vcpu } };
+      const r = await w.call(
+        rng,
+        { client, api: 'placement', kind: 'claim', key: consumer, write: { from: 0, to } },
+        'PUT',
+        `/allocations/${consumer}`,
+        placementBody(rp, vcpu, null),
+      );
+      if (r.outcome === 'ok') held.set(consumer, { generation: 1, rp, vcpu });
+      else if (r.outcome === 'unknown') await settle(consumer);
+    } else if (choice < 0.7) {
+      const consumer = rng.pick(mine);
+      const h = held.get(consumer)!;
+      const rp = rng.pick(providers.filter((p) => p !== h.rp));
+      const vcpu = 1 + rng.int(3);
+      const to = { version: h.generation + 1, value: { rp, vcpu } };
+      const r = await w.call(rng, { client, api: 'placement', kind: 'move', key: consumer, write: { from: h.generation, to } }, 'POST', '/allocations', {
+        [consumer]: placementBody(rp, vcpu, h.generation),
+      });
+      if (r.outcome === 'ok') held.set(consumer, { generation: h.generation + 1, rp, vcpu });
+      else await settle(consumer);
+    } else if (choice < 0.9) {
+      const consumer = rng.pick(mine);
+      const r = await w.call(rng, { client, api: 'placement', kind: 'delete', key: consumer, write: { to: null } }, 'DELETE', `/allocations/${consumer}`);
+      if (r.outcome === 'ok') held.delete(consumer);
+      else await settle(consumer);
+    } else {
+      const rp = rng.pick(providers);
+      await w.call(rng, { client, api: 'placement', kind: 'read-provider', key: rp }, 'GET', `/resource_providers/${rp}`, undefined, (_, b) => ({
+        version: Number(b.generation),
+        value: {},
+      }));
+    }
+    await sleep(20 + rng.int(200));
+  }
+}
+
+/** Racers move the shared consumers from the generation they read: each round at most one wins. */
+async function racerClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  const providers = Object.keys(w.fixture.providers);
+  while (!w.isStopped) {
+    const consumer = rng.pick(w.fixture.sharedConsumers);
+    const h = await readConsumer(w, rng, client, consumer);
+    if (h) {
+      const rp = rng.pick(providers.filter((p) => p !== h.rp));
+      const to = { version: h.generation + 1, value: { rp, vcpu: 1 } };
+      await w.call(rng, { client, api: 'placement', kind: 'move', key: consumer, write: { from: h.generation, to } }, 'POST', '/allocations', {
+        [consumer]: placementBody(rp, 1, h.generation),
+      });
+    }
+    await sleep(50 + rng.int(400));
+  }
+}
+
+// ---- Bare metal ------------------------------------------------------------------------------
+
+/** An allocation's state: version 1 while allocating, 2 once finished (active on a node, or error). */
+function allocationState(body: any): State {
+  return body.state === 'allocating'
+    ? { version: 1, value: { state: 'allocating' } }
+    : { version: 2, value: { state: body.state, node: body.node_uuid ?? null } };
+}
+
+async function readAllocation(w: Workload, rng: Rng, client: string, name: string): Promise<State | null | undefined> {
+  const r = await w.call(rng, { client, api: 'baremetal', kind: 'read', key: name }, 'GET', `/v1/allocations/${name}`, undefined, (_, b) => allocationState(b));
+  if (r.outcome === 'ok') return r.op.seen ?? null;
+  if (r.status === 404) {
+    r.op.seen = null; // a read that found nothing saw the allocation absent
+    r.op.outcome = 'ok';
+    return null;
+  }
+  return undefined;
+}
+
+async function baremetalClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  for (let n = 0; !w.isStopped; n++) {
+    const name = `${client}-${n}`;
+    const created = await w.call(
+      rng,
+      { client, api: 'baremetal', kind: 'create', key: name, write: { from: 0, to: { version: 1, value: { state: 'allocating' } } } },
+      'POST',
+      '/v1/allocations',
+      { resource_class: w.fixture.resourceClass, name },
+      (_, b) => allocationState(b),
+    );
+    let state: State | null | undefined = created.outcome === 'ok' ? created.op.seen : undefined;
+    if (created.outcome === 'fail') {
+      await sleep(200 + rng.int(500));
+      continue;
+    }
+    // follow it until it finishes (an unknown create: until it shows up or is known absent)
+    const until = Date.now() + 90_000;
+    while (!w.isStopped && Date.now() < until && (state === undefined || state?.version === 1)) {
+      await sleep(200 + rng.int(300));
+      const s = await readAllocation(w, rng, client, name);
+      if (s === null && created.outcome === 'unknown') break; // not created (as far as anyone can tell now)
+      if (s !== undefined) state = s;
+    }
+    if (!state || w.isStopped) continue;
+    if (state.version === 2 && state.value.state === 'active') await sleep(300 + rng.int(2_000));
+    // delete it (finished or not), repeating while the outcome stays unknown
+    for (let attempt = 0; attempt < 10 && !w.isStopped; attempt++) {
+      const del = await w.call(rng, { client, api: 'baremetal', kind: 'delete', key: name, write: { to: null } }, 'DELETE', `/v1/allocations/${name}`);
+      if (del.outcome === 'ok' || del.status === 404) break;
+      await sleep(300 + rng.int(700));
+    }
+  }
+}
+
+// ---- Identifiers -----------------------------------------------------------------------------
+
+function idsState(body: any): State {
+  return { version: Number(body.version), value: { value: Number(body.value), state: body.state } };
+}
+
+async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  const pool = w.fixture.pool;
+  const held: Array<{ owner: string; id: string; leaseUntil: number | null }> = [];
+  for (let n = 0; !w.isStopped; n++) {
+    const choice = rng.next();
+    if (held.length < 3 && choice < 0.5) {
+      const owner = `${client}-${n}`;
+      const ttl = rng.chance(0.4) ? 3 + rng.int(6) : undefined;
+      const body = { owner, ...(ttl ? { ttl_seconds: ttl } : {}) };
+      // allocate-for-owner is idempotent: an unknown outcome is repeated as it was, until answered
+      for (let attempt = 0; attempt < 20 && !w.isStopped; attempt++) {
+        const r = await w.call(
+          rng,
+          {
+            client,
+            api: 'ids',
+            kind: 'allocate',
+            key: `${owner}|`,
+            write: { from: 0, to: { version: 1, value: { state: ttl ? 'reserved' : 'allocated' } } },
+            ttlS: ttl,
+          },
+          'POST',
+          `/pools/${pool}/allocations`,
+          body,
+          (_, b) => idsState(b),
+        );
+        if (r.outcome === 'ok') {
+          held.push({ owner, id: r.body.id, leaseUntil: ttl ? Date.now() + ttl * 1000 : null });
+          break;
+        }
+        if (r.outcome === 'fail' && r.status !== 503) break;
+        await sleep(300 + rng.int(700));
+      }
+    } else if (held.length > 0 && choice < 0.8) {
+      const h = held.splice(rng.int(held.length), 1)[0]!;
+      const key = `${h.owner}|`;
+      if (h.leaseUntil !== null && rng.chance(0.5)) {
+        // confirm the lease while it runs (one try), or let it run out
+        if (Date.now() < h.leaseUntil - 500)
+          await w.call(
+            rng,
+            { client, api: 'ids', kind: 'confirm', key, write: { to: { version: 0, value: { state: 'allocated' } } } },
+            'PATCH',
+            `/allocations/${h.id}`,
+            { state: 'allocated' },
+            (_, b) => idsState(b),
+          );
+        continue;
+      }
+      for (let attempt = 0; attempt < 10 && !w.isStopped; attempt++) {
+        const r = await w.call(rng, { client, api: 'ids', kind: 'release', key, write: { to: null } }, 'DELETE', `/allocations/${h.id}`);
+        if (r.outcome === 'ok' || r.status === 404) break;
+        await sleep(300 + rng.int(700));
+      }
+    } else {
+      const owner = held.length ? rng.pick(held).owner : `${client}-${rng.int(n + 1)}`;
+      await w.call(
+        rng,
+        { client, api: 'ids', kind: 'read', key: `${owner}|` },
+        'GET',
+        `/allocations?pool=${pool}&owner=${encodeURIComponent(owner)}`,
+        undefined,
+        (_, b) => (b.items.length ? idsState(b.items[0]) : null),
+      );
+    }
+    await sleep(30 + rng.int(250));
+  }
+}
+
+/** Service instances whose `vni` attribute is allocated from the workload's pool when validated (key: the allocation's owner and purpose). */
+async function instanceClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  /** repeat a request whose outcome is unknown (each of these is idempotent) until it is answered */
+  const repeat = async (kind: string, key: string, method: string, path: string, body?: unknown, write?: Op['write']) => {
+    for (let attempt = 0; attempt < 20 && !w.isStopped; attempt++) {
+      // the instance's value is observed in the snapshots (its allocation's version is not in this answer)
+      const r = await w.call(rng, { client, api: 'ids', kind, key, ...(write ? { write } : {}) }, method, path, body);
+      if (r.outcome !== 'unknown' && r.status !== 503) return r;
+      await sleep(300 + rng.int(700));
+    }
+    return null;
+  };
+  while (!w.isStopped) {
+    const id = randomUUID();
+    const key = `service-instance/${id}|vni`;
+    const created = await repeat('instance-create', key, 'POST', '/service-instances', { id, allocation_spec: w.fixture.spec, attributes: {} });
+    if (created?.outcome !== 'ok') continue;
+    const validated = await repeat('validate', key, 'POST', `/service-instances/${id}/validate`, undefined, { from: 0, to: { version: 0, value: {} } });
+    if (validated?.outcome === 'ok' && rng.chance(0.7)) await repeat('promote', key, 'POST', `/service-instances/${id}/promote`);
+    await sleep(500 + rng.int(3_000));
+    await repeat('terminate', key, 'DELETE', `/service-instances/${id}`, undefined, { to: null });
+  }
+}
