@@ -63,7 +63,10 @@ export async function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, o
   let out = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL'); // a server that never got ready is nobody's to stop: it would outlive the run
+      reject(new Error(`server did not start:\n${out}`));
+    }, 60_000);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
       let port: number | undefined;

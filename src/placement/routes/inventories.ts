@@ -1,5 +1,6 @@
 // /resource_providers/{uuid}/inventories and /resource_providers/{uuid}/inventories/{resource_class}
 import { INVENTORY_DEFAULTS, type InventoryLimits } from '../../core/capacity.js';
+import { JsonFloat, jsonWithFloats } from '../../http/json-floats.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
@@ -36,7 +37,8 @@ function checkReserved(req: PlacementRequest, uuid: string, entries: Array<[stri
   }
 }
 
-const recordBody = (inv: InventoryRecord) => ({ ...inv });
+/** An inventory as Placement writes it: allocation_ratio a float (`1.0`, not `1`). Every answer here is jsonWithFloats(…). */
+const recordBody = (inv: InventoryRecord) => ({ ...inv, allocation_ratio: new JsonFloat(inv.allocation_ratio) });
 
 export const list: Endpoint = {
   policy: 'placement:resource_providers:inventories:list',
@@ -44,10 +46,10 @@ export const list: Endpoint = {
     req.requireJsonAccept();
     const inv = await readInventories(ctx.database, req.param('uuid'));
     return {
-      body: {
+      body: jsonWithFloats({
         resource_provider_generation: inv.generation,
         inventories: Object.fromEntries([...inv.inventories].map(([rc, r]) => [rc, recordBody(r)])),
-      },
+      }),
       lastModified: inv.lastModified,
     };
   },
@@ -62,7 +64,7 @@ export const show: Endpoint = {
     const inv = await readInventories(ctx.database, uuid);
     const record = inv.inventories.get(rc);
     if (!record) throw placementError(404, `No inventory of class ${rc} for ${uuid}`);
-    return { body: { resource_provider_generation: inv.generation, ...recordBody(record) }, lastModified: inv.lastModified };
+    return { body: jsonWithFloats({ resource_provider_generation: inv.generation, ...recordBody(record) }), lastModified: inv.lastModified };
   },
 };
 
@@ -87,7 +89,7 @@ export const create: Endpoint = {
     return {
       status: 201,
       location: req.absoluteUrl(`${providerUrl(req, uuid)}/inventories/${data.resource_class}`),
-      body: { resource_provider_generation: result.generation, ...recordBody(result.record!) },
+      body: jsonWithFloats({ resource_provider_generation: result.generation, ...recordBody(result.record!) }),
       lastModified: result.lastModified,
     };
   },
@@ -106,7 +108,7 @@ export const update: Endpoint = {
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[rc, inventory]], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'update', resourceClass: rc, inventory }, data.resource_provider_generation, rc);
-    return { body: { resource_provider_generation: result.generation, ...recordBody(result.record!) }, lastModified: result.lastModified };
+    return { body: jsonWithFloats({ resource_provider_generation: result.generation, ...recordBody(result.record!) }), lastModified: result.lastModified };
   },
 };
 
@@ -119,10 +121,10 @@ export const replaceAll: Endpoint = {
     checkReserved(req, uuid, [...wanted], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories: wanted }, data.resource_provider_generation);
     return {
-      body: {
+      body: jsonWithFloats({
         resource_provider_generation: result.generation,
         inventories: Object.fromEntries([...result.inventories!].map(([rc, r]) => [rc, recordBody(r)])),
-      },
+      }),
       lastModified: result.lastModified,
     };
   },
