@@ -37,6 +37,10 @@ export interface IdsDomainErrors {
   /** validating a service instance, the value of `attribute` could not be had: `error` says why */
   in_attribute: { attribute: string; error: DomainError };
   allocation_not_found: { id: string };
+  /** a `?value=` that is not a value of the pool's kind (an integer, an address, a prefix) */
+  invalid_value_parameter: { value: string; reason: string };
+  /** no live allocation of the pool has this value; `overlapping`: one that holds part of it */
+  value_not_allocated: { pool: string; value: Value; overlapping: { allocation_id: string; value: Value } | null };
   /** releasing the allocation would free a value that attribute sets of a live instance refer to */
   value_held_by_instance: { pool: string; value: Value; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
   not_reserved: Record<string, never>;
