@@ -646,8 +646,7 @@ export function readConfigFile(path: string): Map<keyof Config, string> {
   try {
     doc = parseYaml(text);
   } catch (err) {
-    const at = err instanceof YAMLParseError && err.linePos ? ` (line ${err.linePos[0].line})` : '';
-    throw new ConfigError(`${path}: not valid YAML${at}: ${(err as Error).message.split('\n')[0]}`);
+    throw new ConfigError(`${path}: ${yamlSyntaxProblem(text, err)}`);
   }
   if (doc === null || doc === undefined) return new Map();
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError(`${path}: must be a mapping of option names to values (e.g. "port: 8778")`);
@@ -672,6 +671,33 @@ export function readConfigFile(path: string): Map<keyof Config, string> {
     }
   }
   return out;
+}
+
+/**
+ * A YAML syntax error as one line: where, what the parser says, and a hint. Most come from a value
+ * that needed quotes: `db: sqlite::memory:` is a mapping in YAML (a ":" ending a word opens one),
+ * so when the line parses with its value quoted, that is the hint.
+ */
+function yamlSyntaxProblem(text: string, err: unknown): string {
+  const what = (err as Error).message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+  if (!(err instanceof YAMLParseError) || !err.linePos) return `not valid YAML: ${what}`;
+  const { line, col } = err.linePos[0];
+  const source = text.split(/\r?\n/)[line - 1] ?? '';
+  const pair = /^([A-Za-z][\w-]*):\s+(.*?)(\s+#.*)?$/.exec(source.trim());
+  const parses = (t: string) => {
+    try {
+      parseYaml(t);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const quoted = pair && !/^["']/.test(pair[2]!) ? `${pair[1]}: ${JSON.stringify(pair[2])}` : null;
+  const hint =
+    quoted && !parses(source.trim()) && parses(quoted)
+      ? `quote the value: ${quoted}`
+      : 'indent with spaces only (every option at the start of its line), and quote a value that holds ": " or " #" or starts with one of [ ] { } , & * ! | > \' " % @ `';
+  return `not valid YAML (line ${line}, column ${col}: ${JSON.stringify(source.trim())}): ${what}; ${hint}`;
 }
 
 /** The candidate closest to `word` by edit distance, if it is close enough to be a typo. */

@@ -4,11 +4,12 @@
 // docs/operations.md prints exactly the Patroni, HAProxy, etcd and allot settings that
 // `npm run test:ha` runs (test/ha/layout.ts, test/ha/load-balancer.ts).
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_ENV, OPTIONS, type OptionSpec, displayValue } from '../src/config.js';
+import { CONFIG_ENV, OPTIONS, type OptionSpec, displayValue, fileKey, readConfigFile } from '../src/config.js';
 import { ALLOT_HA_ARGS, ALLOT_USER, DOCUMENTED, etcdArgs, haproxyConfig, patroniYaml } from './ha/layout.js';
 import { DOCUMENTED_LOAD_BALANCER, SHUTDOWN_DELAY_ARGS, loadBalancerConfig } from './ha/load-balancer.js';
 
@@ -75,6 +76,25 @@ describe('the documents', () => {
 
   test('the option tables in docs/ agree with the options', () => {
     for (const file of docs) for (const row of optionRows(read(file))) checkRow(file, row);
+  });
+
+  test('every allot configuration file the documents show is one allot reads', () => {
+    const keys = new Set(OPTIONS.map(fileKey));
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-docs-'));
+    try {
+      for (const file of ['README.md', ...docs]) {
+        for (const [, block] of read(file).matchAll(/```yaml\n([\s\S]*?)```/g)) {
+          // a block whose top-level keys are all allot options is a configuration file (not Patroni's, not lifecycles)
+          const topKeys = [...block!.matchAll(/^([a-z][\w-]*):/gm)].map((m) => m[1]!);
+          if (topKeys.length === 0 || !topKeys.every((k) => keys.has(k))) continue;
+          const copy = path.join(dir, 'allot.yaml');
+          writeFileSync(copy, block!);
+          assert.doesNotThrow(() => readConfigFile(copy), `${file}: the configuration file\n${block}`);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('every relative link points to a file that exists', () => {

@@ -93,6 +93,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export class NoAuth implements AccessControl {
   private readonly allowedHosts: Set<string>;
   private readonly allowedOrigins: Set<string>;
+  /** the operator was told why a caller without roles is refused (explainRoleless) */
+  private explainedRoleless = false;
 
   constructor(
     private readonly policy: PolicyEngine,
@@ -150,7 +152,27 @@ export class NoAuth implements AccessControl {
   }
 
   authorize(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): void {
-    authorizeOrRefuse(this.policy, api, rule, target, credentials, this.log);
+    try {
+      authorizeOrRefuse(this.policy, api, rule, target, credentials, this.log);
+    } catch (err) {
+      if (credentials.roles.length === 0) this.explainRoleless(rule, credentials);
+      throw err;
+    }
+  }
+
+  /**
+   * A Placement caller without any role is refused everything, as by Placement's noauth2; the
+   * answer stays Placement's, but the operator learns why (once per process: a client that
+   * repeats the mistake would fill the log). The usual case: `openstack --os-auth-type none`
+   * sends the token `notused`.
+   */
+  private explainRoleless(rule: string, credentials: Credentials): void {
+    if (this.explainedRoleless) return;
+    this.explainedRoleless = true;
+    this.log.warn(
+      { rule, user: credentials.userId },
+      `noauth: refused ${rule} to ${JSON.stringify(credentials.userId)}, a caller with no role. Without authentication the Placement token names the caller as Placement's noauth2 does: the token "admin" is an administrator (openstack --os-auth-type admin_token --os-token admin --os-endpoint http://127.0.0.1:8778/placement …), other callers have the roles of the x-roles header (docs/auth.md). Logged once.`,
+    );
   }
 
   allows(api: string, rule: string, target: Record<string, unknown>, credentials: Credentials): boolean {

@@ -34,6 +34,9 @@ export const EXIT_CODES_HELP = `Exit codes:
 /** A mistake on the command line or in an input file, found before anything was sent. */
 export class UsageError extends Error {}
 
+/** What the command line names does not exist (a name or a value looked up through the API). */
+export class NotFoundError extends Error {}
+
 /** A wait that ended without success, with what was seen last. */
 export class WaitFailedError extends Error {}
 
@@ -44,6 +47,7 @@ export function exitCodeOf(err: unknown): number {
     return EXIT.usage;
   }
   if (err instanceof UsageError || err instanceof ConfigError) return EXIT.usage;
+  if (err instanceof NotFoundError) return EXIT.notFound;
   if (err instanceof WaitTimeoutError || err instanceof WaitFailedError) return EXIT.waitFailed;
   if (err instanceof AllotApiError) {
     if (err.status === 0 || err.status >= 500) return EXIT.unavailable;

@@ -3,10 +3,10 @@
 // terminal.
 import { Argument, type Command, Option } from 'commander';
 import { AllotApiError } from '../client/errors.js';
-import { BATCH_MAX_ITEMS, IMPORT_MAX_ITEMS } from '../client/ids.js';
+import { BATCH_MAX_ITEMS, IMPORT_MAX_ITEMS, type IdsClient } from '../client/ids.js';
 import type * as I from '../client/ids-types.js';
 import { type CliContext, act, addConnectionOptions, collect, integer, keyValues, readJsonFile } from './connection.js';
-import { UsageError } from './exit.js';
+import { NotFoundError, UsageError } from './exit.js';
 import type { TableView } from './output.js';
 import { progressBar } from './progress.js';
 
@@ -36,6 +36,19 @@ async function importItems(file: string): Promise<I.ImportItem[]> {
   if (!Array.isArray(items) || items.length === 0)
     throw new UsageError(`${file} must hold a non-empty list of {"value", "owner", "purpose"?} (or {"items": [...]})`);
   return items;
+}
+
+/** The one allocation of `pool` holding `value`; none is "not found" (exit 4), several (a prefix spanning blocks) a usage error. */
+async function holderOf(ids: IdsClient, pool: string, value: string): Promise<I.Allocation> {
+  const found = await ids.allocationsHolding(pool, value);
+  if (found.length === 0) throw new NotFoundError(`no allocation of pool ${pool} holds ${value}`);
+  if (found.length > 1) {
+    const values = found.map((f) => f.value).join(', ');
+    throw new UsageError(
+      `${value} spans ${found.length} allocations of pool ${pool} (${values}): list them with \`allot ids allocations list --pool ${pool} --value ${value}\``,
+    );
+  }
+  return found[0]!;
 }
 
 export function registerIdsCommands(program: Command): void {
@@ -203,25 +216,34 @@ export function registerIdsCommands(program: Command): void {
     .option('--owner <owner>', 'only of this owner')
     .option('--purpose <purpose>', 'only for this purpose')
     .addOption(new Option('--state <state>', 'only in this state').choices(['allocated', 'reserved']))
+    .option('--value <value>', 'with --pool: only the allocation holding this value (a prefix: those holding part of it)')
     .action(
-      a(async ({ client, out }, o) =>
-        out.print(await client.ids.listAllAllocations({ pool: o.pool, owner: o.owner, purpose: o.purpose, state: o.state }), allocationRows),
-      ),
+      a(async ({ client, out }, o) => {
+        const filter = { owner: o.owner, purpose: o.purpose, state: o.state };
+        if (o.value === undefined) return out.print(await client.ids.listAllAllocations({ pool: o.pool, ...filter }), allocationRows);
+        if (o.pool === undefined) throw new UsageError('--value looks a value up in one pool: give --pool too');
+        out.print(await client.ids.listAllPoolAllocations(o.pool, { ...filter, value: o.value }), allocationRows);
+      }),
     );
   allocations
     .command('show')
-    .description('one allocation')
-    .argument('<id>', 'allocation id')
-    .action(a(async ({ client, out }, _o, id: string) => out.print(await client.ids.getAllocation(id))));
+    .description('one allocation, by id, or with --pool the one holding a value ("who holds VLAN 105?": --pool vlan 105)')
+    .argument('<id>', 'allocation id, or with --pool a value (105, 10.0.0.5, 10.0.1.0/24)')
+    .option('--pool <pool>', 'the argument is a value of this pool')
+    .action(a(async ({ client, out }, o, id: string) => out.print(o.pool ? await holderOf(client.ids, o.pool, id) : await client.ids.getAllocation(id))));
   allocations
     .command('release')
-    .description('release an allocation: the value is free again at once')
-    .argument('<id>', 'allocation id')
+    .description('release an allocation, by id or with --pool by its value: the value is free again at once')
+    .argument('<id>', "allocation id, or with --pool the allocation's value as it is written (105, 10.0.0.4, 10.0.1.0/24)")
+    .option('--pool <pool>', 'the argument is a value of this pool')
+    .option('--force', 'release even a value that attribute sets of a live service instance refer to (recorded on the instance)')
     .option('--if-match <version>', 'only if the allocation is still at this version', integer(0))
     .action(
       a(async ({ client, out }, o, id: string) => {
-        await client.ids.releaseAllocation(id, { ifMatch: o.ifMatch });
-        out.note(`released ${id}`);
+        const options = { ifMatch: o.ifMatch, force: o.force === true };
+        if (o.pool) await client.ids.releaseAllocationByValue(o.pool, id, options);
+        else await client.ids.releaseAllocation(id, options);
+        out.note(o.pool ? `released ${id} in pool ${o.pool}` : `released ${id}`);
       }),
     );
   allocations

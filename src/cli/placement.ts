@@ -2,9 +2,11 @@
 // Writes that name a generation read it first and retry on a generation conflict (another
 // writer got there between the read and the write), as Placement clients do by hand.
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { PlacementClient } from '../client/placement.js';
 import type * as P from '../client/placement-types.js';
+import { isUuidLike } from '../core/uuid.js';
 import { type CliContext, act, addConnectionOptions, collect, integer, readJsonFile } from './connection.js';
-import { UsageError } from './exit.js';
+import { NotFoundError, UsageError } from './exit.js';
 import type { TableView } from './output.js';
 
 /** conflicts a command retries before giving up (each try reads the generation again) */
@@ -24,7 +26,7 @@ const resourcesText = (r: P.Resources) =>
     .map(([rc, n]) => `${rc}=${n}`)
     .join(',');
 
-/** `rp=UUID,VCPU=2,MEMORY_MB=1024` (openstack's syntax) → {UUID: {resources: {VCPU: 2, …}}} */
+/** `rp=UUID,VCPU=2,MEMORY_MB=1024` (openstack's syntax; allot also takes a provider name) → {UUID: {resources: {VCPU: 2, …}}} */
 export function parseAllocationArg(specs: string[]): Record<string, { resources: P.Resources }> {
   const out: Record<string, { resources: P.Resources }> = {};
   for (const spec of specs) {
@@ -32,7 +34,7 @@ export function parseAllocationArg(specs: string[]): Record<string, { resources:
     const resources: P.Resources = {};
     for (const part of spec.split(',')) {
       const [k, v] = part.split('=');
-      if (!k || v === undefined) throw new UsageError(`--allocation wants rp=<uuid>,<RESOURCE_CLASS>=<n>,…, got ${JSON.stringify(spec)}`);
+      if (!k || v === undefined) throw new UsageError(`--allocation wants rp=<provider uuid or name>,<RESOURCE_CLASS>=<n>,…, got ${JSON.stringify(spec)}`);
       if (k === 'rp') provider = v;
       else {
         const n = Number(v);
@@ -40,7 +42,7 @@ export function parseAllocationArg(specs: string[]): Record<string, { resources:
         resources[k] = n;
       }
     }
-    if (!provider) throw new UsageError(`--allocation names no provider (rp=<uuid>): ${JSON.stringify(spec)}`);
+    if (!provider) throw new UsageError(`--allocation names no provider (rp=<provider uuid or name>): ${JSON.stringify(spec)}`);
     if (!Object.keys(resources).length) throw new UsageError(`--allocation names no resources: ${JSON.stringify(spec)}`);
     out[provider] = { resources: { ...out[provider]?.resources, ...resources } };
   }
@@ -58,6 +60,23 @@ function params(pairs: string[] = []): Record<string, string[]> {
   return out;
 }
 
+/**
+ * A provider named on the command line by uuid or by name (as `allot baremetal` takes node names):
+ * a uuid (anything Placement takes as one) is used as it is, a name is looked up with
+ * `GET /resource_providers?name=` (names are unique in Placement). No provider of that name: exit 4.
+ */
+async function providerUuid(placement: PlacementClient, nameOrUuid: string): Promise<string> {
+  if (isUuidLike(nameOrUuid)) return nameOrUuid;
+  const found = await placement.listProviders({ name: nameOrUuid });
+  if (found.length === 0) throw new NotFoundError(`no resource provider is named ${JSON.stringify(nameOrUuid)}`);
+  if (found.length > 1) throw new UsageError(`${found.length} resource providers are named ${JSON.stringify(nameOrUuid)}: give the uuid`);
+  return found[0]!.uuid;
+}
+
+/** An optional provider option (`--parent`, `--in-tree`): its uuid, by uuid or name. */
+const optionalProvider = (placement: PlacementClient, nameOrUuid: string | undefined) =>
+  nameOrUuid === undefined ? undefined : providerUuid(placement, nameOrUuid);
+
 const one = <T>(values: T[] | undefined): T | T[] | undefined => (values && values.length === 1 ? values[0] : values);
 
 export function registerPlacementCommands(program: Command): void {
@@ -68,6 +87,9 @@ export function registerPlacementCommands(program: Command): void {
     },
   );
   const a = <A extends any[]>(fn: (ctx: CliContext, opts: Record<string, any>, ...args: A) => Promise<void>) => act<A>('placement', fn);
+  /** `a` for a command whose first argument is a provider, by uuid or by name: the action gets the uuid */
+  const onProvider = <A extends any[]>(fn: (ctx: CliContext, opts: Record<string, any>, rp: string, ...args: A) => Promise<void>) =>
+    a<[string, ...A]>(async (ctx, opts, provider, ...args) => fn(ctx, opts, await providerUuid(ctx.client.placement, provider), ...args));
 
   placement
     .command('version')
@@ -86,7 +108,7 @@ export function registerPlacementCommands(program: Command): void {
     .description('list resource providers, optionally filtered')
     .option('--name <name>', 'exact name')
     .option('--uuid <uuid>', 'exact uuid')
-    .option('--in-tree <uuid>', 'providers in the tree of this provider')
+    .option('--in-tree <provider>', 'providers in the tree of this provider (uuid or name)')
     .option('--member-of <aggregates>', 'member of one of these aggregates (`in:A,B`); repeat for AND', collect)
     .option('--resources <list>', 'with capacity for these amounts, e.g. VCPU:2,MEMORY_MB:1024')
     .option('--required <traits>', 'with these traits (comma-separated; !T forbids, in:A,B any of); repeatable', collect)
@@ -95,7 +117,7 @@ export function registerPlacementCommands(program: Command): void {
         const list = await client.placement.listProviders({
           name: o.name,
           uuid: o.uuid,
-          in_tree: o.inTree,
+          in_tree: await optionalProvider(client.placement, o.inTree),
           member_of: one(o.memberOf),
           resources: o.resources,
           required: one(o.required),
@@ -106,38 +128,43 @@ export function registerPlacementCommands(program: Command): void {
   provider
     .command('show')
     .description('one resource provider')
-    .argument('<uuid>', 'provider uuid')
-    .action(a(async ({ client, out }, _o, uuid: string) => out.print(await client.placement.getProvider(uuid))));
+    .argument('<uuid>', 'provider uuid or name')
+    .action(onProvider(async ({ client, out }, _o, uuid: string) => out.print(await client.placement.getProvider(uuid))));
   provider
     .command('create')
     .description('create a resource provider')
     .argument('<name>', 'provider name (unique)')
     .option('--uuid <uuid>', 'choose the uuid (default: generated)')
-    .option('--parent <uuid>', 'parent provider (nested trees)')
+    .option('--parent <provider>', 'parent provider, uuid or name (nested trees)')
     .action(
-      a(async ({ client, out }, o, name: string) => out.print(await client.placement.createProvider({ name, uuid: o.uuid, parent_provider_uuid: o.parent }))),
+      a(async ({ client, out }, o, name: string) =>
+        out.print(await client.placement.createProvider({ name, uuid: o.uuid, parent_provider_uuid: await optionalProvider(client.placement, o.parent) })),
+      ),
     );
   provider
     .command('set')
     .description('rename a resource provider or change its parent')
-    .argument('<uuid>', 'provider uuid')
+    .argument('<uuid>', 'provider uuid or name')
     .option('--name <name>', 'new name')
-    .option('--parent <uuid>', 'new parent provider')
+    .option('--parent <provider>', 'new parent provider, uuid or name')
     .action(
-      a(async ({ client, out }, o, uuid: string) => {
+      onProvider(async ({ client, out }, o, uuid: string) => {
         if (o.name === undefined && o.parent === undefined) throw new UsageError('nothing to change: give --name and/or --parent');
         const current = await client.placement.getProvider(uuid);
         out.print(
-          await client.placement.updateProvider(uuid, { name: o.name ?? current.name, parent_provider_uuid: o.parent ?? current.parent_provider_uuid ?? null }),
+          await client.placement.updateProvider(uuid, {
+            name: o.name ?? current.name,
+            parent_provider_uuid: (await optionalProvider(client.placement, o.parent)) ?? current.parent_provider_uuid ?? null,
+          }),
         );
       }),
     );
   provider
     .command('delete')
     .description('delete a resource provider (refused while it has allocations or children)')
-    .argument('<uuid>', 'provider uuid')
+    .argument('<uuid>', 'provider uuid or name')
     .action(
-      a(async ({ client, out }, _o, uuid: string) => {
+      onProvider(async ({ client, out }, _o, uuid: string) => {
         await client.placement.deleteProvider(uuid);
         out.note(`deleted provider ${uuid}`);
       }),
@@ -148,14 +175,14 @@ export function registerPlacementCommands(program: Command): void {
   inventory
     .command('list')
     .description("a provider's inventories and its generation")
-    .argument('<provider>', 'provider uuid')
-    .action(a(async ({ client, out }, _o, rp: string) => out.print(await client.placement.getInventories(rp), inventoryRows)));
+    .argument('<provider>', 'provider uuid or name')
+    .action(onProvider(async ({ client, out }, _o, rp: string) => out.print(await client.placement.getInventories(rp), inventoryRows)));
   inventory
     .command('show')
     .description('one inventory of a provider')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<resource-class>', 'e.g. VCPU')
-    .action(a(async ({ client, out }, _o, rp: string, rc: string) => out.print(await client.placement.getInventory(rp, rc))));
+    .action(onProvider(async ({ client, out }, _o, rp: string, rc: string) => out.print(await client.placement.getInventory(rp, rc))));
   const inventoryOptions = (cmd: Command) =>
     cmd
       .option('--total <n>', 'amount the provider has', integer(1))
@@ -172,10 +199,10 @@ export function registerPlacementCommands(program: Command): void {
     inventory
       .command('set')
       .description('create or change one inventory of a provider, keeping the others (read, change, write; again on a generation conflict)')
-      .argument('<provider>', 'provider uuid')
+      .argument('<provider>', 'provider uuid or name')
       .argument('<resource-class>', 'e.g. VCPU'),
   ).action(
-    a(async ({ client, out }, o, rp: string, rc: string) => {
+    onProvider(async ({ client, out }, o, rp: string, rc: string) => {
       const given: Partial<P.Inventory> = {};
       for (const [flag, field] of [
         ['total', 'total'],
@@ -202,10 +229,10 @@ export function registerPlacementCommands(program: Command): void {
   inventory
     .command('replace')
     .description('replace every inventory of a provider from a JSON file: {"VCPU": {"total": 8}, …} (- for stdin)')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<file>', 'JSON file, or - for stdin')
     .action(
-      a(async ({ client, out }, _o, rp: string, file: string) => {
+      onProvider(async ({ client, out }, _o, rp: string, file: string) => {
         const inventories = (await readJsonFile(file)) as Record<string, P.Inventory>;
         out.print(await client.placement.updateInventories(rp, () => inventories, retry), inventoryRows);
       }),
@@ -213,11 +240,11 @@ export function registerPlacementCommands(program: Command): void {
   inventory
     .command('delete')
     .description('delete one inventory of a provider, or all of them with --all (refused while allocated)')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('[resource-class]', 'e.g. VCPU')
     .option('--all', 'delete every inventory of the provider')
     .action(
-      a(async ({ client, out }, o, rp: string, rc: string | undefined) => {
+      onProvider(async ({ client, out }, o, rp: string, rc: string | undefined) => {
         if (rc && o.all) throw new UsageError('give a resource class or --all, not both');
         if (!rc && !o.all) throw new UsageError('give a resource class, or --all to delete every inventory');
         if (rc) await client.placement.deleteInventory(rp, rc);
@@ -231,9 +258,9 @@ export function registerPlacementCommands(program: Command): void {
   usage
     .command('show')
     .description("a provider's usages and its generation")
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .action(
-      a(async ({ client, out }, _o, rp: string) =>
+      onProvider(async ({ client, out }, _o, rp: string) =>
         out.print(await client.placement.getProviderUsages(rp), (u: P.ProviderUsages) => ({
           rows: Object.entries(u.usages).map(([resource_class, used]) => ({ resource_class, used })),
         })),
@@ -295,44 +322,44 @@ export function registerPlacementCommands(program: Command): void {
   providerTrait
     .command('list')
     .description("a provider's traits and its generation")
-    .argument('<provider>', 'provider uuid')
-    .action(a(async ({ client, out }, _o, rp: string) => out.print(await client.placement.getProviderTraits(rp), showTraits)));
+    .argument('<provider>', 'provider uuid or name')
+    .action(onProvider(async ({ client, out }, _o, rp: string) => out.print(await client.placement.getProviderTraits(rp), showTraits)));
   providerTrait
     .command('set')
     .description("replace a provider's traits")
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<trait...>', 'traits')
     .action(
-      a(async ({ client, out }, _o, rp: string, traits: string[]) =>
+      onProvider(async ({ client, out }, _o, rp: string, traits: string[]) =>
         out.print(await client.placement.updateProviderTraits(rp, () => traits, retry), showTraits),
       ),
     );
   providerTrait
     .command('add')
     .description('add traits to a provider, keeping the others')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<trait...>', 'traits')
     .action(
-      a(async ({ client, out }, _o, rp: string, traits: string[]) =>
+      onProvider(async ({ client, out }, _o, rp: string, traits: string[]) =>
         out.print(await client.placement.updateProviderTraits(rp, (t) => [...new Set([...t, ...traits])], retry), showTraits),
       ),
     );
   providerTrait
     .command('remove')
     .description('remove traits from a provider, keeping the others')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<trait...>', 'traits')
     .action(
-      a(async ({ client, out }, _o, rp: string, traits: string[]) =>
+      onProvider(async ({ client, out }, _o, rp: string, traits: string[]) =>
         out.print(await client.placement.updateProviderTraits(rp, (t) => t.filter((x) => !traits.includes(x)), retry), showTraits),
       ),
     );
   providerTrait
     .command('clear')
     .description('remove every trait of a provider')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .action(
-      a(async ({ client, out }, _o, rp: string) => {
+      onProvider(async ({ client, out }, _o, rp: string) => {
         await client.placement.deleteProviderTraits(rp);
         out.note(`removed every trait of ${rp}`);
       }),
@@ -344,33 +371,35 @@ export function registerPlacementCommands(program: Command): void {
   aggregate
     .command('list')
     .description("a provider's aggregates and its generation")
-    .argument('<provider>', 'provider uuid')
-    .action(a(async ({ client, out }, _o, rp: string) => out.print(await client.placement.getAggregates(rp), showAggregates)));
+    .argument('<provider>', 'provider uuid or name')
+    .action(onProvider(async ({ client, out }, _o, rp: string) => out.print(await client.placement.getAggregates(rp), showAggregates)));
   aggregate
     .command('set')
     .description("replace a provider's aggregates (none given: no aggregates)")
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('[aggregate...]', 'aggregate uuids')
     .action(
-      a(async ({ client, out }, _o, rp: string, aggs: string[]) => out.print(await client.placement.updateAggregates(rp, () => aggs, retry), showAggregates)),
+      onProvider(async ({ client, out }, _o, rp: string, aggs: string[]) =>
+        out.print(await client.placement.updateAggregates(rp, () => aggs, retry), showAggregates),
+      ),
     );
   aggregate
     .command('add')
     .description('add a provider to aggregates')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<aggregate...>', 'aggregate uuids')
     .action(
-      a(async ({ client, out }, _o, rp: string, aggs: string[]) =>
+      onProvider(async ({ client, out }, _o, rp: string, aggs: string[]) =>
         out.print(await client.placement.updateAggregates(rp, (g) => [...new Set([...g, ...aggs])], retry), showAggregates),
       ),
     );
   aggregate
     .command('remove')
     .description('remove a provider from aggregates')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .argument('<aggregate...>', 'aggregate uuids')
     .action(
-      a(async ({ client, out }, _o, rp: string, aggs: string[]) =>
+      onProvider(async ({ client, out }, _o, rp: string, aggs: string[]) =>
         out.print(await client.placement.updateAggregates(rp, (g) => g.filter((x) => !aggs.includes(x)), retry), showAggregates),
       ),
     );
@@ -411,9 +440,9 @@ export function registerPlacementCommands(program: Command): void {
   allocation
     .command('list')
     .description('the allocations against one provider, per consumer')
-    .argument('<provider>', 'provider uuid')
+    .argument('<provider>', 'provider uuid or name')
     .action(
-      a(async ({ client, out }, _o, rp: string) =>
+      onProvider(async ({ client, out }, _o, rp: string) =>
         out.print(await client.placement.getProviderAllocations(rp), (p: P.ProviderAllocations) => ({
           rows: Object.entries(p.allocations).map(([consumer, x]) => ({ consumer, resources: resourcesText(x.resources) })),
         })),
@@ -423,13 +452,17 @@ export function registerPlacementCommands(program: Command): void {
     .command('set')
     .description("replace a consumer's allocations (reads the consumer generation; retries on conflict)")
     .argument('<consumer>', 'consumer uuid')
-    .requiredOption('--allocation <spec>', 'rp=<provider uuid>,<RESOURCE_CLASS>=<n>,… (repeatable, one per provider)', collect)
+    .requiredOption('--allocation <spec>', 'rp=<provider uuid or name>,<RESOURCE_CLASS>=<n>,… (repeatable, one per provider)', collect)
     .requiredOption('--project <id>', 'project id of the consumer')
     .requiredOption('--user <id>', 'user id of the consumer')
     .option('--consumer-type <type>', 'consumer type (1.38+), e.g. INSTANCE', 'INSTANCE')
     .action(
       a(async ({ client, out }, o, consumer: string) => {
-        const wanted = parseAllocationArg(o.allocation);
+        const wanted: Record<string, { resources: P.Resources }> = {};
+        for (const [rp, { resources }] of Object.entries(parseAllocationArg(o.allocation))) {
+          const uuid = await providerUuid(client.placement, rp);
+          wanted[uuid] = { resources: { ...wanted[uuid]?.resources, ...resources } }; // a name and its uuid are one provider
+        }
         await client.placement.updateAllocations(consumer, { project_id: o.project, user_id: o.user, consumer_type: o.consumerType }, () => wanted, retry);
         out.print(await client.placement.getAllocations(consumer), consumerView);
       }),
@@ -463,7 +496,7 @@ export function registerPlacementCommands(program: Command): void {
     .option('--resources <list>', 'amounts of the unnumbered group, e.g. VCPU:2,MEMORY_MB:1024')
     .option('--required <traits>', 'traits (!T forbids, in:A,B any of); repeatable', collect)
     .option('--member-of <aggregates>', '`in:A,B`; repeatable', collect)
-    .option('--in-tree <uuid>', 'only in the tree of this provider')
+    .option('--in-tree <provider>', 'only in the tree of this provider (uuid or name)')
     .option('--limit <n>', 'at most this many candidates', integer(1))
     .addOption(new Option('--group-policy <policy>', 'with suffixed groups: none or isolate').choices(['none', 'isolate']))
     .option('--root-required <traits>', 'traits the root provider must (not) have')
@@ -477,7 +510,7 @@ export function registerPlacementCommands(program: Command): void {
           resources: o.resources,
           required: one(o.required),
           member_of: one(o.memberOf),
-          in_tree: o.inTree,
+          in_tree: await optionalProvider(client.placement, o.inTree),
           limit: o.limit,
           group_policy: o.groupPolicy,
           root_required: o.rootRequired,

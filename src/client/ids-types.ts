@@ -115,6 +115,16 @@ export interface AllocationListQuery extends PageQuery {
   state?: 'allocated' | 'reserved';
 }
 
+/** A pool's allocations: besides the filters of every list, `value` (the allocation holding it; a prefix: those holding part of it). */
+export interface PoolAllocationListQuery extends Omit<AllocationListQuery, 'pool'> {
+  value?: Value;
+}
+
+/** A release: `force` releases even a value that attribute sets of a live service instance refer to. */
+export interface ReleaseOptions extends Guard {
+  force?: boolean;
+}
+
 export interface BatchItem extends AllocationRequest {
   pool: string;
 }

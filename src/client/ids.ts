@@ -15,6 +15,7 @@ export const IMPORT_MAX_ITEMS = 100_000;
 export const BATCH_MAX_ITEMS = 100;
 
 const guard = (g?: T.Guard): Record<string, string> => (g?.ifMatch !== undefined ? { 'if-match': `"${g.ifMatch}"` } : {});
+const releaseQuery = (options?: T.ReleaseOptions) => (options?.force ? { force: 'true' } : {});
 
 export class IdsClient {
   readonly http: HttpTransport;
@@ -83,8 +84,21 @@ export class IdsClient {
     return this.listAll(`/pools/${seg(pool)}/free-ranges`, { ...query });
   }
 
-  listPoolAllocations(pool: string, query: Omit<T.AllocationListQuery, 'pool'> = {}): Promise<T.Page<T.Allocation>> {
+  listPoolAllocations(pool: string, query: T.PoolAllocationListQuery = {}): Promise<T.Page<T.Allocation>> {
     return this.body('GET', `/pools/${seg(pool)}/allocations`, { query: { ...query } });
+  }
+
+  listAllPoolAllocations(pool: string, query: Omit<T.PoolAllocationListQuery, 'cursor'> = {}): Promise<T.Allocation[]> {
+    return this.listAll(`/pools/${seg(pool)}/allocations`, { ...query });
+  }
+
+  /**
+   * Who holds a value: the allocation of the pool whose block holds it (none: an empty list), as
+   * the pool's kind writes values (105, "10.0.0.5", "10.0.1.0/24"). A prefix may find several:
+   * the blocks holding part of it.
+   */
+  allocationsHolding(pool: string, value: T.Value): Promise<T.Allocation[]> {
+    return this.listAllPoolAllocations(pool, { value });
   }
 
   /**
@@ -130,8 +144,16 @@ export class IdsClient {
   }
 
   /** Release: the value is free again at once. */
-  async releaseAllocation(id: string, g?: T.Guard): Promise<void> {
-    await this.call('DELETE', `/allocations/${seg(id)}`, { headers: guard(g) });
+  async releaseAllocation(id: string, options?: T.ReleaseOptions): Promise<void> {
+    await this.call('DELETE', `/allocations/${seg(id)}`, { headers: guard(options), query: releaseQuery(options) });
+  }
+
+  /**
+   * Release the allocation of a pool whose value is `value`, as the allocation writes it (its
+   * first value, or its prefix); a value inside a larger block is a 404 naming that block.
+   */
+  async releaseAllocationByValue(pool: string, value: T.Value, options?: T.ReleaseOptions): Promise<void> {
+    await this.call('DELETE', `/pools/${seg(pool)}/allocations`, { headers: guard(options), query: { value, ...releaseQuery(options) } });
   }
 
   // ---- allocation specs ---------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { systemClock } from '../core/clock.js';
 import { DATABASE_TIMEOUT_DEFAULTS, type Database, type DatabaseOptions, dialectOf, maskUrl } from './database.js';
 import { currentDeadline, deadlinePassed, msLeft, untilDeadline } from './deadline.js';
 import { DatabaseFault, classifyFault } from './faults.js';
+import { sqliteAccessProblem } from './sqlite-access.js';
 import type { Schema } from './schema.js';
 import { IGNORE_WRITES, directWriter, groupCommitter } from './transaction.js';
 
@@ -26,11 +27,19 @@ export async function openDatabase(url: string, options: DatabaseOptions = {}): 
 
 function openSqlite(path: string, options: DatabaseOptions): Database {
   const file = path === '' ? ':memory:' : path;
-  const raw = new BetterSqlite3(file);
+  const problem = file === ':memory:' ? null : sqliteAccessProblem(file);
+  if (problem) throw new Error(`cannot open the SQLite database ${file}: ${problem}`);
   const busyTimeoutMs = options.busyTimeoutMs ?? DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs;
-  raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  if (file !== ':memory:') raw.pragma('journal_mode = WAL');
   const sync = options.sqliteSync ?? 'full';
+  let raw: BetterSqlite3.Database | undefined;
+  try {
+    raw = new BetterSqlite3(file);
+    raw.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    if (file !== ':memory:') raw.pragma('journal_mode = WAL');
+  } catch (err) {
+    raw?.close();
+    throw new Error(`cannot open the SQLite database ${file}: ${(err as Error).message}`, { cause: err });
+  }
   // 'full' is NORMAL plus our own fsync of the WAL after each commit, off the event loop.
   const flusher = sync === 'full' && file !== ':memory:' ? walFlusher(`${file}-wal`) : null;
   raw.pragma(`synchronous = ${flusher ? 'NORMAL' : sync.toUpperCase()}`);

@@ -26,6 +26,7 @@ export const idsRoutes: RouteTable<Endpoint> = {
   '/v1/pools/:pool/allocations': {
     GET: { ...pools.listAllocationsOfPool, policy: 'ids:allocations:list' },
     POST: { ...pools.allocateInPool, policy: 'ids:allocations:create' },
+    DELETE: { ...pools.releaseByValue, policy: 'ids:allocations:delete' },
   },
   '/v1/pools/:pool/free-ranges': { GET: { ...pools.freeRanges, policy: 'ids:pools:show' } },
   '/v1/pools/:pool/imports': { POST: { ...pools.imports, policy: 'ids:pools:import' } },

@@ -123,6 +123,20 @@ const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute' |
     members: (p) => ({ allocation_id: p.allocation_id, differs: p.differs }),
   },
   allocation_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `allocation ${p.id} not found` },
+  invalid_value_parameter: {
+    status: 400,
+    code: 'ids.invalid_request',
+    detail: (p) => `value ${q(p.value)}: ${p.reason}`,
+    members: (p) => ({ errors: [{ parameter: 'value', detail: p.reason }] }),
+  },
+  value_not_allocated: {
+    status: 404,
+    code: 'ids.not_found',
+    detail: (p) =>
+      `no allocation of pool ${q(p.pool)} has the value ${q(p.value)}` +
+      (p.overlapping ? `; allocation ${p.overlapping.allocation_id} of value ${q(p.overlapping.value)} holds part of it (name that value, or its id)` : ''),
+    members: (p) => (p.overlapping ? { overlapping: p.overlapping } : {}),
+  },
   value_held_by_instance: {
     status: 409,
     code: 'ids.value_held_by_instance',

@@ -45,13 +45,27 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
     DELETE: { summary: 'delete an empty pool', ok: [204], ifMatch: true, errors: [404, 409, 412] },
   },
   '/v1/pools/{pool}/allocations': {
-    GET: { summary: "list a pool's allocations in value order", query: s.poolAllocationListQuery, ok: [200], response: 'AllocationPage', errors: [404] },
+    GET: {
+      summary: "list a pool's allocations in value order; ?value= finds the one holding a value",
+      query: s.poolAllocationListQuery,
+      ok: [200],
+      response: 'AllocationPage',
+      errors: [400, 404],
+    },
     POST: {
       summary: 'allocate for owner+purpose (idempotent: 200 with what the owner already holds); dry_run previews',
       body: s.allocateSchema,
       ok: [201, 200],
       response: 'Allocation',
       errors: [400, 404, 409, 422],
+    },
+    DELETE: {
+      summary:
+        'release the allocation whose value is ?value= (as the allocation writes it), with the rules of a release by id (?force=true, If-Match); a value inside a larger block is 404 naming that block',
+      query: s.poolReleaseQuery,
+      ok: [204],
+      ifMatch: true,
+      errors: [400, 404, 409, 412],
     },
   },
   '/v1/pools/{pool}/free-ranges': {

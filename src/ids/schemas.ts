@@ -221,10 +221,17 @@ export const allocationListQuery = query({
   purpose: { type: 'string', maxLength: 255 },
   state: { type: 'string', enum: ['allocated', 'reserved'] },
 });
+const valueParameter: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 100,
+  description: "a value as the pool's kind writes it: an integer (105), an address (10.0.0.5), a prefix (10.0.1.0/24; a prefix pool also takes an address)",
+};
 export const poolAllocationListQuery = query({
   owner: allocationListQuery.properties!.owner!,
   purpose: allocationListQuery.properties!.purpose!,
   state: allocationListQuery.properties!.state!,
+  value: { ...valueParameter, description: `only the allocation holding this value (a prefix: those holding part of it); ${valueParameter.description}` },
 });
 export const freeRangeQuery = query({ band: { type: 'string', enum: ['auto', 'static'] } });
 export const releaseQuery = query({
@@ -234,6 +241,15 @@ export const releaseQuery = query({
     description: 'release even a value that attribute sets of a live service instance refer to (recorded on the instance)',
   },
 });
+export const poolReleaseQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    value: { ...valueParameter, description: `the allocation's value, as it writes it; ${valueParameter.description}` },
+    force: releaseQuery.properties!.force!,
+  },
+  required: ['value'],
+  additionalProperties: false,
+};
 export const emptyQuery: JsonSchema = { type: 'object', properties: {}, additionalProperties: false };
 
 // --- allocation specs and service instances ---

@@ -35,8 +35,10 @@ const STARTUP_BACKOFF = { baseMs: 200, maxMs: 5_000 };
 
 /**
  * Bring the schema up to date and the standard names in, waiting (with backoff) while the database
- * is unreachable or recovering. Errors that are not faults (bad credentials, a broken migration)
- * end the wait at once. `giveUp` is checked between attempts.
+ * is unreachable or recovering. Errors that are not faults (bad credentials, a missing privilege, a
+ * broken migration) end the wait at once, and so does a SQLite file that cannot be opened or
+ * written: a permission or a read-only mount does not heal by waiting (a lock another process
+ * holds, or a full disk, may). `giveUp` is checked between attempts.
  */
 export async function prepareDatabase(
   database: Database,
@@ -52,7 +54,8 @@ export async function prepareDatabase(
       return applied;
     } catch (err) {
       const fault = classifyFault(err);
-      if (!fault) throw err;
+      if (!fault) throw refusal(database, err);
+      if (database.dialect === 'sqlite' && fault.kind === 'unavailable') throw refusal(database, fault.cause ?? err);
       const stop = giveUp();
       if (stop) throw new Error(`${stop}; last error: ${fault.message} (${(fault.cause as Error | undefined)?.message ?? ''})`);
       onWait(fault.message);
@@ -60,6 +63,17 @@ export async function prepareDatabase(
       await sleep(backoffDelay(attempt, STARTUP_BACKOFF) + 50);
     }
   }
+}
+
+/** A database that refuses what start-up needs, as one message naming it (and the fix, where known). */
+function refusal(database: Database, err: unknown): Error {
+  const code = (err as { code?: unknown }).code;
+  // PostgreSQL's insufficient_privilege: the role may connect but not create allot's tables
+  const hint =
+    code === '42501'
+      ? ' (allot creates and alters its tables at start: make its role the owner of the database and its schema, or GRANT CREATE ON SCHEMA public TO it)'
+      : '';
+  return new Error(`${database.displayUrl}: ${(err as Error).message}${hint}`, { cause: err });
 }
 
 /** What a process gets from outside its configuration (tests hand in a clock they move). */

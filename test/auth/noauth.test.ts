@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient, request } from '../helpers/http.js';
-import { type TestServer, startServer } from '../helpers/server.js';
+import { type TestServer, spawnServer, startServer } from '../helpers/server.js';
 
 const run = promisify(execFile);
 const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
@@ -137,6 +137,43 @@ for (const dialect of DIALECTS) {
 }
 
 describe('noauth: switches, policy file, refusals', () => {
+  test('openstack --os-auth-type none is refused as by Placement, and the log says why, once', async () => {
+    const server = await spawnServer(['--db', 'sqlite::memory:']);
+    try {
+      // keystoneauth's "none" plugin sends the token "notused": a caller with no role
+      const osc = () =>
+        run('openstack', ['--os-auth-type', 'none', '--os-endpoint', server.placementUrl, 'resource', 'provider', 'list'], {
+          env: { ...process.env, OS_CLOUD: '' },
+        }).then(
+          () => assert.fail('the openstack CLI was answered'),
+          (err: { code: number; stderr: string }) => err,
+        );
+      for (let i = 0; i < 2; i++) {
+        const refused = await osc();
+        assert.equal(refused.stderr.trim(), 'Policy does not allow placement:resource_providers:list to be performed. (HTTP 403)');
+      }
+      // the wire answer is Placement noauth2's
+      const res = await request('GET', `${server.placementUrl}/resource_providers`, undefined, { headers: { 'x-auth-token': 'notused' } });
+      assert.equal(res.status, 403);
+      assert.equal(
+        res.body.errors[0].detail,
+        'Access was denied to this resource.\n\n Policy does not allow placement:resource_providers:list to be performed.  ',
+      );
+      const hints = server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('noauth: refused'));
+      assert.equal(hints.length, 1, server.output());
+      const hint = JSON.parse(hints[0]!) as { level: number; msg: string; rule: string; user: string };
+      assert.equal(hint.level, 40);
+      assert.deepEqual([hint.rule, hint.user], ['placement:resource_providers:list', 'notused']);
+      assert.match(hint.msg, /the token "admin" is an administrator \(openstack --os-auth-type admin_token --os-token admin/);
+      assert.match(hint.msg, /x-roles header \(docs\/auth\.md\)/);
+    } finally {
+      await server.stop();
+    }
+  });
+
   test("--no-enforce-new-defaults: an admin may reshape again (Placement's legacy rule)", async () => {
     const server = await startServer({ db: 'sqlite::memory:', enforceNewDefaults: false });
     try {

@@ -73,7 +73,7 @@ describe('configuration file', () => {
       ['port: eighty\n', /: port: port must be an integer from 0 to 65535, got "eighty"/],
       ['sqlite-sync: sometimes\n', /: sqlite-sync: sqlite sync must be one of full, normal, off/],
       ['- port\n', /must be a mapping of option names to values/],
-      ['port: 1\n  host: x\n', /not valid YAML \(line \d+\)/],
+      ['port: 1\n  host: x\n', /not valid YAML \(line 1, column 7: "port: 1"\): .*; indent with spaces only/],
       ['cors-allowed-origins: [https://a.example, 5]\n', /: cors-allowed-origins: expected a list of strings, got 5$/],
       ['cors-allowed-origins: https://a.example/path\n', /: cors-allowed-origins: .*got "https:\/\/a\.example\/path" \(did you mean https:\/\/a\.example\?\)/],
     ];
@@ -89,6 +89,18 @@ describe('configuration file', () => {
       );
     }
     assert.throws(() => resolveConfig({ config: path.join(dir, 'none.yaml') }, {}), /cannot read configuration file .*none\.yaml: ENOENT/);
+  });
+
+  test('a value YAML reads as a mapping (db: sqlite::memory:) is named with its line and the quotes it needs', async () => {
+    const f = file('unquoted.yaml', 'port: 0\ndb: sqlite::memory:\n');
+    const refused = await run(['serve', '--config', f]);
+    assert.equal(refused.code, 2, refused.stdout);
+    assert.equal(
+      refused.stderr,
+      `allot: ${f}: not valid YAML (line 2, column 5: "db: sqlite::memory:"): Nested mappings are not allowed in compact mappings; quote the value: db: "sqlite::memory:"\n`,
+    );
+    // the fix as suggested is read as meant
+    assert.equal(resolveConfig({ config: file('quoted.yaml', 'port: 0\ndb: "sqlite::memory:"\n') }, {}).config.db, 'sqlite::memory:');
   });
 
   test('allot config prints each value, its source, and masks secrets; yaml output is a usable file', async () => {

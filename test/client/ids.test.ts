@@ -54,6 +54,15 @@ for (const dialect of DIALECTS) {
 
       const updated = await ids.updatePool('vlan', { description: 'core VLANs' }, { ifMatch: (await ids.getPool('vlan')).generation });
       assert.equal(updated.description, 'core VLANs');
+
+      // by value: who holds 100, and releasing it by pool and value (a stale If-Match refused first)
+      const [holder] = await ids.allocationsHolding('vlan', 100);
+      assert.equal(holder!.owner, 'old-1');
+      assert.deepEqual(await ids.allocationsHolding('vlan', 101), []);
+      await assert.rejects(ids.releaseAllocationByValue('vlan', 100, { ifMatch: holder!.version + 1 }), (e: AllotApiError) => e.status === 412);
+      await ids.releaseAllocationByValue('vlan', 100, { ifMatch: holder!.version });
+      assert.deepEqual(await ids.allocationsHolding('vlan', 100), []);
+      await assert.rejects(ids.releaseAllocationByValue('vlan', 100), (e: AllotApiError) => e.status === 404 && e.code === 'ids.not_found');
     });
 
     test('pagination follows next_cursor', async () => {

@@ -43,6 +43,25 @@ for (const dialect of DIALECTS) {
 
       await assert.rejects(allot('allocate', 'vlan', '--owner', 'svc-4', '--value', '5'), /409 ids.value_in_use/);
 
+      // who holds a value, and releasing it by pool and value
+      const block = await allot('allocate', 'vlan', '--owner', 'svc-5', '--value', '104', '--count', '4');
+      assert.equal((await allot('allocations', 'show', '--pool', 'vlan', '5')).owner, 'svc-2');
+      assert.equal((await allot('allocations', 'show', '--pool', 'vlan', '106')).id, block.id, 'a value inside a block finds the block');
+      assert.deepEqual(
+        (await allot('allocations', 'list', '--pool', 'vlan', '--value', '105')).map((x: { id: string }) => x.id),
+        [block.id],
+      );
+      const nobody = await run(process.execPath, [cli, 'ids', '--url', server.url, 'allocations', 'show', '--pool', 'vlan', '6']).catch((e) => e);
+      assert.equal(nobody.code, 4);
+      assert.equal(nobody.stderr, 'allot: no allocation of pool vlan holds 6\n');
+      const inside = await run(process.execPath, [cli, 'ids', '--url', server.url, 'allocations', 'release', '--pool', 'vlan', '106']).catch((e) => e);
+      assert.equal(inside.code, 4, 'a value inside a block releases nothing');
+      assert.match(inside.stderr, /no allocation of pool "vlan" has the value 106; allocation .* of value 104 holds part of it/);
+      await allot('allocations', 'release', '--pool', 'vlan', '104');
+      await allot('allocations', 'release', '--pool', 'vlan', '5');
+      assert.deepEqual(await allot('allocations', 'list', '--pool', 'vlan', '--value', '5'), []);
+      assert.equal((await allot('allocate', 'vlan', '--owner', 'svc-4', '--value', '5')).value, 5, 'free again');
+
       await allot('pools', 'create', 'vni', '--kind', 'integer', '--range', '5000-5999');
       const spec = path.join(path.dirname(cli), '..', '..', 'test', 'ids', 'fixtures', 'vni-spec.json');
       await allot('specs', 'create', spec);

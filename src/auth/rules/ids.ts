@@ -40,7 +40,10 @@ export const IDS_RULES: readonly RuleDefault[] = [
   op('ids:allocations:show', READER, 'Show an allocation.', ['GET /v1/allocations/{id}']),
   op('ids:allocations:create', MEMBER, 'Allocate values (one pool, or several all or nothing).', ['POST /v1/pools/{pool}/allocations', 'POST /v1/allocations']),
   op('ids:allocations:update', MEMBER, 'Confirm, extend or change an allocation.', ['PATCH /v1/allocations/{id}']),
-  op('ids:allocations:delete', MEMBER, 'Release an allocation.', ['DELETE /v1/allocations/{id}']),
+  op('ids:allocations:delete', MEMBER, 'Release an allocation (by id, or by pool and value).', [
+    'DELETE /v1/allocations/{id}',
+    'DELETE /v1/pools/{pool}/allocations',
+  ]),
 
   op('ids:allocation_specs:list', READER, 'List allocation specs.', ['GET /v1/allocation-specs']),
   op('ids:allocation_specs:show', READER, 'Show an allocation spec.', ['GET /v1/allocation-specs/{name}']),

@@ -39,6 +39,10 @@ export interface IdsDomainErrors {
   /** creating instance `id` (and validating it in the same request) failed with `error`; the instance exists */
   in_instance: { id: string; error: DomainError };
   allocation_not_found: { id: string };
+  /** a `?value=` that is not a value of the pool's kind (an integer, an address, a prefix) */
+  invalid_value_parameter: { value: string; reason: string };
+  /** no live allocation of the pool has this value; `overlapping`: one that holds part of it */
+  value_not_allocated: { pool: string; value: Value; overlapping: { allocation_id: string; value: Value } | null };
   /** releasing the allocation would free a value that attribute sets of a live instance refer to */
   value_held_by_instance: { pool: string; value: Value; allocation_id: string; instance: string; attribute: string; sets: readonly string[] };
   not_reserved: Record<string, never>;

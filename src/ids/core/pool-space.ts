@@ -266,6 +266,28 @@ export function parseRequestedValue(space: PoolSpace, value: unknown, block: big
   return { first: a.value, last: a.value + block - 1n };
 }
 
+/**
+ * The values a `?value=` names (a lookup, a release), written as the pool's kind writes them: an
+ * integer, an address, or a CIDR prefix (a prefix pool also takes a bare address: that address).
+ */
+export function parseValueParameter(space: PoolSpace, text: string): Span {
+  const bad = (reason: string) => idsDomainError('invalid_value_parameter', { value: text, reason });
+  if (space.kind === 'integer') {
+    if (!/^\d{1,16}$/.test(text) || BigInt(text) > MAX_INTEGER) throw bad(`not an integer from 0 to ${MAX_INTEGER}`);
+    return { first: BigInt(text), last: BigInt(text) };
+  }
+  if (space.kind === 'prefix' && text.includes('/')) {
+    const c = parseCidr(text);
+    if (!c) throw bad('not a CIDR prefix');
+    if ('error' in c) throw bad(c.error);
+    if (c.family !== space.family) throw bad(`not an IPv${space.family} prefix`);
+    return cidrSpan(c);
+  }
+  const a = parseAddress(text);
+  if (!a || a.family !== space.family) throw bad(`not an IPv${space.family} ${space.kind === 'prefix' ? 'prefix or address' : 'address'}`);
+  return { first: a.value, last: a.value };
+}
+
 /** The size of one allocation: `count` values (a power of two), or a prefix of `prefix_length`. */
 export function blockSize(space: PoolSpace, request: { count?: number; prefix_length?: number }): bigint {
   if (space.kind === 'prefix') {

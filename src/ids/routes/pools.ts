@@ -11,8 +11,9 @@ import {
   poolListQuery,
   poolMergePatchSchema,
   poolPatchSchema,
+  poolReleaseQuery,
 } from '../schemas.js';
-import { type ImportItem, allocate, importAllocations, listAllocations } from '../services/allocations.js';
+import { type ImportItem, allocate, importAllocations, listAllocations, releaseAllocationByValue } from '../services/allocations.js';
 import {
   type PoolInput,
   type PoolPatch,
@@ -84,15 +85,28 @@ export const remove: E = {
 
 export const listAllocationsOfPool: E = {
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; owner?: string; purpose?: string; state?: string }>(poolAllocationListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; owner?: string; purpose?: string; state?: string; value?: string }>(poolAllocationListQuery);
     const after = decodeCursor(q.cursor, poolAllocationCursor);
     const { items, next } = await listAllocations(
       ctx,
-      { pool: req.param('pool'), owner: q.owner, purpose: q.purpose, state: q.state, scope: req.poolScope() },
+      { pool: req.param('pool'), owner: q.owner, purpose: q.purpose, state: q.state, value: q.value, scope: req.poolScope() },
       after ? { poolId: after[0], key: after[1] } : null,
       pageLimit(q),
     );
     return page(req, items.map(allocationView), poolAllocationCursor, next ? [next.poolId, next.key] : null);
+  },
+};
+
+/**
+ * Release by value: DELETE on the pool's allocations with `?value=` (required). Not a path
+ * segment: a prefix pool's value holds a "/", which a segment could only carry as %2F, and proxies
+ * decode or refuse that.
+ */
+export const releaseByValue: E = {
+  async handle(req, ctx) {
+    const q = req.queryObject<{ value: string; force?: 'true' | 'false' }>(poolReleaseQuery);
+    await releaseAllocationByValue(ctx, req.param('pool'), q.value, req.ifMatch(), req.poolScope(), q.force === 'true');
+    return {};
   },
 };
 

@@ -1,16 +1,16 @@
 // Allocation operations, each one transaction: allocate (one or many requests across pools, all
 // or nothing, optionally as a dry run), read, list, confirm/extend/annotate, release, import, and
 // the lease-expiry pass of the worker.
-import { DomainError } from '../../core/errors.js';
+import { DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
-import type { Tx } from '../../db/database.js';
+import type { Db, Tx } from '../../db/database.js';
 import { refreshStaleStatistics } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
-import { type ImportConflict, idsDomainError } from '../core/domain-errors.js';
+import { type ImportConflict, idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { patchedMetadata } from '../core/metadata.js';
 import { type IfMatch, requireMatch, matches } from '../core/if-match.js';
-import { blockSize, parseRequestedValue } from '../core/pool-space.js';
+import { blockSize, deserializeSpace, formatValue, parseRequestedValue, parseValueParameter } from '../core/pool-space.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { type ForcedRelease, forcedReleasesOf, instanceOfOwner, setsReferencing } from '../core/instance-values.js';
 import { isLive } from '../core/lifecycle.js';
@@ -119,18 +119,35 @@ export interface AllocationFilter {
   owner?: string;
   purpose?: string;
   state?: string;
+  /** with `pool`: only the allocations holding this value (or, a prefix, part of it), as the pool's kind writes it */
+  value?: string;
+}
+
+/** The pool of this name, if the scope reaches it (else `pool_not_found`, as for a pool that does not exist). */
+async function visiblePool(db: Db, name: string, scope: PoolScope) {
+  const row = await getPoolRow(db, name);
+  if (!inScope(scope, row.project_id)) throw idsDomainError('pool_not_found', { pool: name });
+  return row;
+}
+
+/** What `?value=` selects in a pool: the allocations overlapping the span it names. */
+async function overlappingFilter(db: Db, poolId: number, span: Span) {
+  const first = keyOf(span.first);
+  const holder = await store.allocationHolding(db, poolId, first);
+  return { from: holder?.first_key ?? first, first, last: keyOf(span.last) };
 }
 
 /** A page of allocations ordered by (pool, first value); `next` is the last row's position. */
 export async function listAllocations(ctx: IdsContext, filter: AllocationFilter, after: store.AllocationPosition | null, limit: number) {
-  const { pool: poolName, ...rest } = filter;
+  const { pool: poolName, value, ...rest } = filter;
   let poolId: number | undefined;
+  let overlapping: store.AllocationFilter['overlapping'];
   if (poolName !== undefined) {
-    const row = await getPoolRow(ctx.database, poolName);
-    if (!inScope(filter.scope, row.project_id)) throw idsDomainError('pool_not_found', { pool: poolName });
+    const row = await visiblePool(ctx.database, poolName, filter.scope);
     poolId = row.id;
+    if (value !== undefined) overlapping = await overlappingFilter(ctx.database, row.id, parseValueParameter(deserializeSpace(row.definition), value));
   }
-  const rows = await store.listAllocations(ctx.database, { ...rest, poolId }, after, limit + 1);
+  const rows = await store.listAllocations(ctx.database, { ...rest, poolId, overlapping }, after, limit + 1);
   const pool = poolLookup(ctx);
   const page = rows.slice(0, limit);
   const items: PooledAllocation[] = [];
@@ -160,16 +177,65 @@ async function lockAllocation(tx: Tx, id: string, scope: PoolScope = EVERY_POOL)
  * instance (its version moves) so that its next validation notices.
  */
 export async function releaseAllocation(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope, force = false): Promise<void> {
+  await release(ctx, async (tx) => (await store.findAllocation(tx, id)) ?? { id, owner: undefined }, ifMatch, scope, force);
+}
+
+/**
+ * Release the allocation of a pool whose value is `value`, as the pool's kind writes it (the
+ * allocation's `value`: its first value, or its prefix); the same rules as a release by id. A
+ * value inside a larger block does not release the block: `value_not_allocated` names it.
+ */
+export async function releaseAllocationByValue(ctx: IdsContext, poolName: string, value: string, ifMatch: IfMatch, scope: PoolScope, force = false) {
+  await release(
+    ctx,
+    async (tx) => {
+      const pool = await visiblePool(tx, poolName, scope);
+      const space = deserializeSpace(pool.definition);
+      const span = parseValueParameter(space, value);
+      const [held] = await store.listAllocations(tx, { poolId: pool.id, overlapping: await overlappingFilter(tx, pool.id, span) }, null, 1);
+      // an allocation's value is its first value (and count), or its prefix: the whole span
+      const named = held && held.first_key === keyOf(span.first) && (space.kind !== 'prefix' || held.last_key === keyOf(span.last));
+      if (named) return { ...held, byValue: true };
+      const ref = { name: poolName, space };
+      return idsDomainError('value_not_allocated', {
+        pool: poolName,
+        value: formatValue(space, span.first, span.last - span.first + 1n),
+        overlapping: held ? { allocation_id: held.id, value: allocationValue(ref, held) } : null,
+      });
+    },
+    ifMatch,
+    scope,
+    force,
+  );
+}
+
+/**
+ * The release both kinds share. `find` names the allocation, read before any lock (its owner
+ * decides which instance to lock first), or the refusal; under the pool's lock it is read again by
+ * id. Released meanwhile, an allocation found by value is looked for again (its value may have a
+ * new holder, which a release by value means); one named by id is not found.
+ */
+async function release(
+  ctx: IdsContext,
+  find: (tx: Tx) => Promise<{ id: string; owner: string | undefined; byValue?: boolean } | DomainError>,
+  ifMatch: IfMatch,
+  scope: PoolScope,
+  force: boolean,
+): Promise<void> {
   // The expiry of leases found on the way must be kept even when this release is refused.
   const refusal = await transaction(ctx.database, async (tx) => {
+    const found = await find(tx);
+    if (found instanceof DomainError) return found;
+    const { id, owner } = found;
     // Lock order everywhere: the instance, then its pools (as every change of an instance does).
-    const owner = (await store.findAllocation(tx, id))?.owner;
     const instanceId = owner === undefined ? null : instanceOfOwner(owner);
     const instance = instanceId === null ? undefined : await instances.lockInstanceIfPresent(tx, instanceId);
     let locked: { pool: LockedPool; row: AllocationRow };
     try {
       locked = await lockAllocation(tx, id, scope);
     } catch (err) {
+      if (found.byValue && isIdsError(err, 'allocation_not_found'))
+        throw new RetryableConflict('released while being released by value', () => idsDomainError('changed_concurrently', { resource: 'allocation' }));
       return err;
     }
     if (!matches(ifMatch, locked.row.version)) {

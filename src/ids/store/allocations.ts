@@ -23,6 +23,11 @@ export async function poolIdOfAllocation(db: Db, id: string): Promise<number | u
 
 export interface AllocationFilter {
   poolId?: number;
+  /**
+   * only allocations overlapping the keys `first`…`last`; `from` is the first key of the one
+   * holding `first` (allocationHolding), or `first`, so that the scan is one index range
+   */
+  overlapping?: { from: string; first: string; last: string };
   /** only allocations in pools of this scope */
   scope?: PoolScope;
   owner?: string;
@@ -49,6 +54,8 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: A
         : pools.where((w) => w.or([w('ids_pools.project_id', 'is', null), w('ids_pools.project_id', '=', project)]));
     });
   }
+  const o = filter.overlapping;
+  if (o) q = q.where('first_key', '>=', o.from).where('first_key', '<=', o.last).where('last_key', '>=', o.first);
   if (filter.owner !== undefined) q = q.where('owner', '=', filter.owner);
   if (filter.purpose !== undefined) q = q.where('purpose', '=', filter.purpose);
   // The state as a literal (the schema allows two), so that SQLite, like PostgreSQL, proves the
@@ -61,6 +68,23 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: A
     q = q.where((eb) => eb.or([eb('pool_id', '>', after.poolId), eb.and([eb('pool_id', '=', after.poolId), eb('first_key', '>', after.key)])]));
   }
   return q.orderBy('pool_id').orderBy('first_key').limit(limit).execute();
+}
+
+/**
+ * The live allocation (no lease past due) whose block holds the value of `key`, if any: blocks do
+ * not overlap, so it can only be the one starting nearest at or below it.
+ */
+export async function allocationHolding(db: Db, poolId: number, key: string): Promise<AllocationRow | undefined> {
+  const row = await db.db
+    .selectFrom('ids_allocations')
+    .selectAll()
+    .where('pool_id', '=', poolId)
+    .where('first_key', '<=', key)
+    .orderBy('first_key', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!row || row.last_key < key || (row.expires_at !== null && row.expires_at <= db.clock.nowIso())) return undefined;
+  return row;
 }
 
 /** Change an allocation read under its pool's lock and move its version. */

@@ -1,0 +1,66 @@
+// `allot placement` takes a provider by uuid or by name wherever it takes one (`<provider>`,
+// `--parent`, `--in-tree`, `rp=` of `--allocation`), as `allot baremetal` takes node names: the
+// built CLI (dist/) against a real server on SQLite and PostgreSQL.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { DIALECTS } from '../helpers/databases.js';
+import { type TestServer, serverFor } from '../helpers/server.js';
+
+const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
+
+/** Run `allot …` against the server; never throws. */
+function runCli(url: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { env: { ...process.env, ALLOT_URL: url }, timeout: 120_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`allot placement with provider names (${dialect})`, () => {
+    let server: TestServer;
+    serverFor(dialect, (s) => (server = s));
+    const allot = async (...args: string[]) => {
+      const r = await runCli(server.url, args);
+      assert.equal(r.code, 0, `allot ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+      return r.stdout.trim() ? JSON.parse(r.stdout) : null;
+    };
+    const fails = async (expectedCode: number, ...args: string[]) => {
+      const r = await runCli(server.url, args);
+      assert.equal(r.code, expectedCode, `allot ${args.join(' ')}: expected exit ${expectedCode}, got ${r.code}: ${r.stderr}`);
+      return r.stderr;
+    };
+
+    test('placement: a provider is named by uuid or by name wherever a command takes one; an unknown name exits 4', async () => {
+      // every command taking a <provider> resolves it the same way (onProvider); each kind of place is tried once
+      const root = await allot('placement', 'provider', 'create', 'rack-7');
+      const child = await allot('placement', 'provider', 'create', 'rack-7-nic', '--parent', 'rack-7');
+      assert.equal(child.parent_provider_uuid, root.uuid);
+      assert.deepEqual(Object.keys((await allot('placement', 'inventory', 'set', 'rack-7', 'VCPU', '--total', '8')).inventories), ['VCPU']);
+      const consumer = '31111111-2222-4333-8444-555555555555';
+      // a name and the uuid of the same provider in one --allocation list are one provider
+      const args = ['--allocation', 'rp=rack-7,VCPU=2', '--allocation', `rp=${root.uuid},VCPU=3`, '--project', 'p', '--user', 'u'];
+      await allot('placement', 'allocation', 'set', consumer, ...args);
+      assert.equal((await allot('placement', 'usage', 'show', 'rack-7')).usages.VCPU, 3);
+      assert.deepEqual(
+        (await allot('placement', 'provider', 'list', '--in-tree', 'rack-7-nic')).map((p: { uuid: string }) => p.uuid).sort(),
+        [root.uuid, child.uuid].sort(),
+      );
+      const candidates = await allot('placement', 'candidates', '--resources', 'VCPU:1', '--in-tree', 'rack-7-nic');
+      assert.deepEqual(
+        candidates.allocation_requests.map((r: { allocations: object }) => Object.keys(r.allocations)),
+        [[root.uuid]],
+      );
+      assert.equal((await allot('placement', 'provider', 'set', 'rack-7-nic', '--name', 'rack-7-nic0')).name, 'rack-7-nic0');
+      await allot('placement', 'provider', 'delete', 'rack-7-nic0');
+
+      assert.equal(await fails(4, 'placement', 'inventory', 'list', 'rack-99'), 'allot: no resource provider is named "rack-99"\n');
+      assert.match(await fails(4, 'placement', 'provider', 'create', 'rack-8', '--parent', 'rack-99'), /no resource provider is named "rack-99"/);
+    });
+  });
+}
