@@ -1,6 +1,8 @@
 // /v1/service-instances: create, read, change candidate attributes, validate (allocate), promote,
 // roll back, clear a set, terminate.
+import type { JsonSchema } from '../../core/json-schema.js';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
+import type { IdsContext } from '../context.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
 
@@ -27,9 +29,18 @@ function noBody(req: IdsRequest): void {
   if (req.bodyBytes.length > 0) req.json(emptyQuery);
 }
 
+/**
+ * The list's query: `state` names a state of the process's lifecycles (built in and loaded), as
+ * the other lists' closed filters do — one no lifecycle has matches nothing, so it is a mistake.
+ */
+const listQuery = (ctx: IdsContext): JsonSchema => ({
+  ...instanceListQuery,
+  properties: { ...instanceListQuery.properties, state: { ...instanceListQuery.properties!.state!, enum: ctx.lifecycles.states() } },
+});
+
 export const list: E = {
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(instanceListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(listQuery(ctx));
     const { items, next } = await service.listInstances(ctx, q, decodeCursor(q.cursor, instanceCursor), pageLimit(q));
     return page(req, items.map(instanceView), instanceCursor, next);
   },
