@@ -51,6 +51,10 @@ export interface Config {
   allocationDelay: number;
   /** allocations this process works on at once */
   allocationWorkers: number;
+  /** longest a `Prefer: wait=N` allocation request waits for its allocation to finish, ms; 0: the preference is ignored */
+  maxPreferWait: number;
+  /** longest a change of a node waits for the node's lock (held by a transition) before Ironic's 409 NodeLocked, ms */
+  nodeLockWait: number;
   /** identifier API: JSON file naming the external inventories (and plugin modules) */
   idsConfig: string | null;
   /** identifier API: YAML (or JSON) file of service-instance lifecycle definitions, besides the built-in ones */
@@ -350,6 +354,21 @@ export const OPTIONS: OptionSpec[] = [
     parse: int('allocation workers', 1, 1000),
   },
   {
+    key: 'maxPreferWait',
+    flag: '--max-prefer-wait <seconds>',
+    env: 'ALLOT_MAX_PREFER_WAIT',
+    description: 'longest a POST /v1/allocations with "Prefer: wait=N" waits for its allocation to finish, whole seconds; 0 ignores the preference',
+    // whole seconds, as the header's delta-seconds
+    parse: (raw) => int('max prefer wait', 0, 3600)(raw) * 1000,
+  },
+  {
+    key: 'nodeLockWait',
+    flag: '--node-lock-wait <seconds>',
+    env: 'ALLOT_NODE_LOCK_WAIT',
+    description: "longest a change of a node waits for the node's lock (a transition holds it) before it is refused with 409",
+    parse: seconds('node lock wait', 0, 60),
+  },
+  {
     key: 'idsConfig',
     flag: '--ids-config <file>',
     env: 'ALLOT_IDS_CONFIG',
@@ -616,6 +635,9 @@ export function defaultConfig(): Config {
     transitionTime: 10,
     allocationDelay: 0,
     allocationWorkers: 8,
+    maxPreferWait: 30_000,
+    // Ironic's conductor tries a node's lock 3 times, 1 s apart (node_locked_retry_attempts/_interval)
+    nodeLockWait: 2_000,
     idsConfig: null,
     idsLifecycles: null,
     idsRetryBaseMs: 1000,
@@ -722,6 +744,10 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv = process.env
     throw new ConfigError(
       `heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`,
     );
+  }
+  // a waiting request sends nothing: the idle timeout would close its connection first
+  if (result.maxPreferWait >= result.httpIdleTimeout) {
+    throw new ConfigError(`max prefer wait (${result.maxPreferWait / 1000}s) must be shorter than the http idle timeout (${result.httpIdleTimeout / 1000}s)`);
   }
   if (result.httpHeadersTimeout > result.httpRequestTimeout) {
     throw new ConfigError(
