@@ -25,7 +25,7 @@ type Step = {
   headers?: Record<string, string>;
   /** poll GET path until the node settles (no target, no reservation); nothing is compared */
   settle?: boolean;
-  /** remember a uuid from the answer (JSON path in the body) under a name for later paths */
+  /** remember a uuid from the answer (JSON path in the body) under a name for later paths and bodies (`{name}`) */
   save?: [name: string, field: string];
   /** compare only the status and these top-level keys (answers that depend on timing) */
   only?: string[];
@@ -345,6 +345,100 @@ const SCENARIOS: Scenario[] = [
       { method: 'DELETE', path: `/v1/allocations/pw-a-${s}` },
     ],
   },
+  {
+    // issue 28: the answer to a new allocation; the node's states with the node last; a port group's
+    // physical network; a port group PATCH at 1.23
+    name: 'allocation answer, states paths, physical networks, port group patch',
+    steps: ({ s }) => [
+      ...availableSteps(`i28-${s}`, { resource_class: `i28-${s}` }),
+      { method: 'POST', path: '/v1/allocations', body: { resource_class: `i28-${s}`, name: `i28-a-${s}`, extra: { k: 1 } } },
+      { method: 'GET', path: `/v1/allocations/i28-a-${s}`, settle: true },
+      { method: 'GET', path: `/v1/allocations/i28-a-${s}`, only: ['state', 'last_error'] },
+      { method: 'DELETE', path: `/v1/allocations/i28-a-${s}` },
+      {
+        method: 'POST',
+        path: '/v1/allocations',
+        body: { resource_class: `i28-${s}`, name: `i28-b-${s}` },
+        headers: { prefer: 'wait=5' },
+        only: ['state', 'last_error'],
+        known: 'allot honours Prefer: wait=N (the answer is the outcome); Ironic ignores it',
+      },
+      { method: 'GET', path: `/v1/allocations/i28-b-${s}`, settle: true },
+      { method: 'DELETE', path: `/v1/allocations/i28-b-${s}` },
+      { method: 'GET', path: `/v1/nodes/states/console/i28-${s}` },
+      { method: 'GET', path: `/v1/nodes/states/console/i28-${s}`, version: '1.1' },
+      { method: 'GET', path: `/nodes/states/console/i28-${s}` },
+      { method: 'GET', path: `/v1/nodes/states/i28-${s}`, only: ['provision_state', 'power_state', 'console_enabled'] },
+      { method: 'POST', path: `/v1/nodes/states/console/i28-${s}`, body: {} },
+      { method: 'GET', path: `/v1/nodes/states/console/nope-${s}` },
+      { method: 'PUT', path: `/v1/nodes/maintenance/i28-${s}`, body: { reason: 'x' } },
+      { method: 'GET', path: `/v1/nodes/i28-${s}`, only: ['maintenance', 'maintenance_reason'] },
+      { method: 'DELETE', path: `/v1/nodes/maintenance/i28-${s}` },
+      { method: 'GET', path: `/v1/nodes/management/boot_device/i28-${s}` },
+      { method: 'DELETE', path: `/v1/nodes/i28-${s}` },
+      // ports of a group share a physical network (an enroll node: connectivity may change)
+      { method: 'POST', path: '/v1/nodes', body: { ...FAKE, name: `pn-${s}` }, only: ['name'] },
+      { method: 'GET', path: `/v1/nodes/pn-${s}`, save: ['pn', 'uuid'], only: ['name'] },
+      { method: 'POST', path: '/v1/portgroups', body: { node_uuid: '{pn}', name: `pg-${s}` }, version: '1.34', save: ['pg', 'uuid'], only: ['name'] },
+      {
+        method: 'POST',
+        path: '/v1/ports',
+        body: { node_uuid: '{pn}', address: '52:54:00:28:00:01', portgroup_uuid: '{pg}', physical_network: 'physnet1' },
+        version: '1.34',
+        only: ['physical_network'],
+      },
+      {
+        method: 'POST',
+        path: '/v1/ports',
+        body: { node_uuid: '{pn}', address: '52:54:00:28:00:02', portgroup_uuid: '{pg}', physical_network: 'physnet2' },
+        version: '1.34',
+      },
+      { method: 'POST', path: '/v1/ports', body: { node_uuid: '{pn}', address: '52:54:00:28:00:03', portgroup_uuid: '{pg}' }, version: '1.34' },
+      {
+        method: 'POST',
+        path: '/v1/ports',
+        body: { node_uuid: '{pn}', address: '52:54:00:28:00:04', physical_network: 'physnet2' },
+        version: '1.34',
+        save: ['p4', 'uuid'],
+        only: ['physical_network'],
+      },
+      { method: 'PATCH', path: '/v1/ports/{p4}', body: [{ op: 'replace', path: '/portgroup_uuid', value: '{pg}' }], version: '1.34' },
+      {
+        method: 'PATCH',
+        path: '/v1/ports/{p4}',
+        body: [
+          { op: 'replace', path: '/physical_network', value: 'physnet1' },
+          { op: 'replace', path: '/portgroup_uuid', value: '{pg}' },
+        ],
+        version: '1.34',
+        only: ['physical_network', 'portgroup_uuid'],
+        known: 'a port PATCH applies every operation (the reference drops a portgroup_uuid change that is not the first)',
+      },
+      {
+        method: 'PATCH',
+        path: '/v1/ports/{p4}',
+        body: [{ op: 'replace', path: '/portgroup_uuid', value: '{pg}' }],
+        version: '1.34',
+        only: ['physical_network', 'portgroup_uuid'],
+      },
+      { method: 'PATCH', path: '/v1/ports/{p4}', body: [{ op: 'replace', path: '/physical_network', value: 'physnet3' }], version: '1.34' },
+      // a port group PATCH at 1.23: properties (1.26) after another operation pass, first do not
+      {
+        method: 'PATCH',
+        path: `/v1/portgroups/pg-${s}`,
+        body: [
+          { op: 'add', path: '/extra/key1', value: 'value1' },
+          { op: 'add', path: '/properties/key1', value: 'value1' },
+        ],
+        version: '1.23',
+        only: ['extra'],
+      },
+      { method: 'GET', path: `/v1/portgroups/pg-${s}`, version: '1.26', only: ['extra', 'properties'] },
+      { method: 'PATCH', path: `/v1/portgroups/pg-${s}`, body: [{ op: 'add', path: '/properties/key2', value: 'v' }], version: '1.23' },
+      { method: 'PATCH', path: `/v1/portgroups/pg-${s}`, body: [{ op: 'replace', path: '/mode', value: '802.3ad' }], version: '1.23' },
+      { method: 'DELETE', path: `/v1/nodes/pn-${s}` },
+    ],
+  },
 ];
 
 // ---- running and comparing -------------------------------------------------------------------
@@ -399,7 +493,8 @@ async function send(base: string, step: Step, saved: Record<string, string>, uui
   let body: string | undefined;
   if (step.raw !== undefined) body = step.raw;
   else if (step.body !== undefined) {
-    body = JSON.stringify(step.body);
+    // `{name}` in a body's strings is a uuid saved earlier, as in paths
+    body = JSON.stringify(step.body).replace(/\{(\w+)\}/g, (m, k) => saved[k] ?? m);
     headers['content-type'] = 'application/json';
   }
   Object.assign(headers, step.headers);

@@ -274,6 +274,21 @@ const DECLARED = {
     default: 8,
     doc: 'bare-metal allocations one process works at once',
   }),
+  maxPreferWait: option({
+    flag: '--max-prefer-wait <seconds>',
+    env: 'ALLOT_MAX_PREFER_WAIT',
+    // whole seconds, as the header's delta-seconds
+    parse: (raw) => int('max prefer wait', 0, 3600)(raw) * 1000,
+    default: 30_000,
+    doc: 'longest, in whole seconds, a `POST /v1/allocations` with `Prefer: wait=N` waits for its allocation to finish (below `--http-idle-timeout`); `0` ignores the preference',
+  }),
+  nodeLockWait: option({
+    flag: '--node-lock-wait <seconds>',
+    env: 'ALLOT_NODE_LOCK_WAIT',
+    parse: seconds('node lock wait', 0, 60),
+    default: 2_000,
+    doc: "seconds a change of a node waits for the node's lock (a transition holds it) before it is refused with 409, as Ironic's conductor retries the lock",
+  }),
   idsConfig: option({
     flag: '--ids-config <file>',
     env: 'ALLOT_IDS_CONFIG',
@@ -622,6 +637,10 @@ export function resolveConfig(flags: Flags, env: NodeJS.ProcessEnv = process.env
     throw new ConfigError(
       `heartbeat timeout (${result.heartbeatTimeout / 1000}s) must be longer than the heartbeat interval (${result.heartbeatInterval / 1000}s)`,
     );
+  }
+  // a waiting request sends nothing: the idle timeout would close its connection first
+  if (result.maxPreferWait >= result.httpIdleTimeout) {
+    throw new ConfigError(`max prefer wait (${result.maxPreferWait / 1000}s) must be shorter than the http idle timeout (${result.httpIdleTimeout / 1000}s)`);
   }
   if (result.httpHeadersTimeout > result.httpRequestTimeout) {
     throw new ConfigError(

@@ -166,12 +166,22 @@ const v1Routes: RouteTable<Endpoint> = {
 };
 
 /**
+ * Ironic's router (pecan) also reaches a node's states, management and maintenance controllers
+ * with the node's identifier last: `/v1/nodes/states/console/{node}` is
+ * `/v1/nodes/{node}/states/console` (ironic-tempest-plugin reads the console so). Same endpoints.
+ */
+const NODE_LAST = ['states', 'states/console', 'states/power', 'states/provision', 'states/raid', 'management/boot_device', 'maintenance'];
+const nodeLastRoutes: RouteTable<Endpoint> = Object.fromEntries(NODE_LAST.map((sub) => [`/v1/nodes/${sub}/:node`, v1Routes[`/v1/nodes/:node/${sub}`]!]));
+
+/**
  * Ironic also serves every v1 resource at the root of the API (`/nodes/…` is `/v1/nodes/…`): its
  * `bookmark` links point there and clients follow them. Same endpoints, same version rules.
  */
-const bookmarkRoutes: RouteTable<Endpoint> = Object.fromEntries(Object.entries(v1Routes).map(([path, methods]) => [path.slice('/v1'.length), methods]));
+const bookmarkRoutes: RouteTable<Endpoint> = Object.fromEntries(
+  Object.entries({ ...v1Routes, ...nodeLastRoutes }).map(([path, methods]) => [path.slice('/v1'.length), methods]),
+);
 
-/** What the OpenAPI document describes (openapi.ts, the reference page): the bookmark aliases are left out. */
+/** What the OpenAPI document describes (openapi.ts, the reference page): the aliases are left out. */
 export const documentedRoutes: RouteTable<Endpoint> = {
   '/': { GET: { ...root, public: true } },
   '/v1': { GET: { ...v1, public: true } },
@@ -186,7 +196,7 @@ export const documentedRoutes: RouteTable<Endpoint> = {
   ...v1Routes,
 };
 
-export const baremetalRoutes: RouteTable<Endpoint> = { ...documentedRoutes, ...bookmarkRoutes };
+export const baremetalRoutes: RouteTable<Endpoint> = { ...documentedRoutes, ...nodeLastRoutes, ...bookmarkRoutes };
 
 export const baremetalApi: ApiDefinition<BaremetalContext, IronicRequest, IronicResponse> = {
   name: 'baremetal',

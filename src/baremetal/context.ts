@@ -1,8 +1,8 @@
 // What the bare-metal handlers, services and workers of one process share, made once at start
 // (server/context.ts): the database (and its clock), the configuration, this process's name as a
-// conductor, the allocation backend, the queue of allocations this process works and the timers
-// of the node transitions it finishes. The workers (workers/index.ts) attach the work to the
-// queue and the timers when they start.
+// conductor, the allocation backend, the queue of allocations this process works, the timers of
+// the node transitions it finishes and the requests waiting for allocations to end. The workers
+// (workers/index.ts) attach the work to the queue and the timers when they start.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../core/clock.js';
@@ -10,6 +10,7 @@ import type { Database, Tx } from '../db/database.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PlacementContext } from '../placement/context.js';
 import { type AllocationBackend, backendNamed } from './services/backend.js';
+import { AllocationEnds } from './workers/allocation-ends.js';
 import { WorkQueue } from './workers/queue.js';
 import { TransitionTimers } from './workers/timers.js';
 
@@ -46,6 +47,8 @@ export type BaremetalOptions = Pick<
   | 'heartbeatInterval'
   | 'heartbeatTimeout'
   | 'takeoverInterval'
+  | 'maxPreferWait'
+  | 'nodeLockWait'
 >;
 
 export interface BaremetalContext {
@@ -59,6 +62,8 @@ export interface BaremetalContext {
   readonly backend: AllocationBackend;
   /** ids of the allocations this process works (services/allocations.ts → workers/allocation-worker.ts) */
   readonly allocations: WorkQueue<number>;
+  /** requests waiting for an allocation to leave `allocating` (`Prefer: wait`), woken when this process ends one */
+  readonly allocationEnds: AllocationEnds;
   /** ids of the nodes whose transition this conductor finishes */
   readonly transitions: TransitionTimers;
   /** this conductor's row, written once before it takes work under its name */
@@ -83,6 +88,7 @@ export function createBaremetalContext(
     conductorId: config.conductorId,
     backend: backendNamed(config.baremetalBackend, placement),
     allocations: new WorkQueue(config.allocationWorkers),
+    allocationEnds: new AllocationEnds(),
     transitions: new TransitionTimers(),
     registration: { done: null },
     allocationHolder: null,

@@ -116,6 +116,10 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
     409,
     `Port group ${p.portgroup} doesn't support standalone ports. This port cannot be created as a member of that portgroup as the port's 'pxe_enabled' field was set to True.`,
   ],
+  port_physnet_mismatch: (p) => [
+    409,
+    `Port with physical network ${p.physnet ?? 'None'} cannot become a member of port group ${p.portgroup} which has ports in physical network ${p.portgroupPhysnet ?? 'None'}.`,
+  ],
   volume_connector_not_found: (p) => [404, `Volume connector ${p.ident} could not be found.`],
   volume_target_not_found: (p) => [404, `Volume target ${p.ident} could not be found.`],
   volume_connector_uuid_taken: (p) => [409, `A volume connector with UUID ${p.uuid} already exists.`],

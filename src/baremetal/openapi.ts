@@ -79,7 +79,23 @@ export const BAREMETAL_OPERATIONS: Record<string, OperationDoc> = {
   'GET /v1/nodes/:node/allocation': { summary: "the node's allocation", ok: [200] },
   'DELETE /v1/nodes/:node/allocation': { summary: "delete the node's allocation", ok: [204] },
   'GET /v1/allocations': { summary: 'list allocations', query: listQuery({ node: text, resource_class: text, state: text, owner: text }), ok: [200] },
-  'POST /v1/allocations': { summary: 'request an allocation (asynchronous: allocating, then active or error)', body: schemas.allocationCreate, ok: [201] },
+  'POST /v1/allocations': {
+    summary: 'request an allocation (asynchronous: answered allocating, then active or error; Prefer: wait=N answers the outcome)',
+    body: schemas.allocationCreate,
+    ok: [201],
+    headers: [
+      {
+        name: 'Prefer',
+        description:
+          'RFC 7240: `wait=N` answers the allocation once active or failed, if that comes within N seconds (at most --max-prefer-wait); without it, the allocation as created (Ironic)',
+        example: 'wait=10',
+      },
+    ],
+    responseHeaders: {
+      Location: 'the new allocation',
+      'Preference-Applied': '`wait=N` when the answer waited for the outcome (N as waited)',
+    },
+  },
   'GET /v1/allocations/:allocation': { summary: 'an allocation (by uuid or name)', ok: [200] },
   'PATCH /v1/allocations/:allocation': { summary: "change an allocation's name or extra (JSON Patch)", body: schemas.patch, ok: [200] },
   'DELETE /v1/allocations/:allocation': { summary: 'delete an allocation (frees its node)', ok: [204] },

@@ -348,19 +348,28 @@ export function registerBaremetalCommands(program: Command): void {
     .action(
       a(async ({ client, out }, o) => {
         if (!o.resourceClass && !o.node) throw new UsageError('give --resource-class (or --node to backfill)');
-        const created = await client.baremetal.createAllocation({
-          ...(o.resourceClass ? { resource_class: o.resourceClass } : {}),
-          ...(o.trait ? { traits: o.trait } : {}),
-          ...(o.candidateNode ? { candidate_nodes: o.candidateNode } : {}),
-          ...(o.name ? { name: o.name } : {}),
-          ...(o.uuid ? { uuid: o.uuid } : {}),
-          ...(o.owner ? { owner: o.owner } : {}),
-          ...(o.node ? { node: o.node } : {}),
-          ...(o.extra ? { extra: keyValues(o.extra, '--extra') } : {}),
-        });
+        // --wait: the server is asked to answer with the outcome (Prefer: wait); what it did not
+        // finish within its own bound (or a server that ignores the preference) is polled for
         const ms = waitMs(o.wait);
+        const started = Date.now();
+        const created = await client.baremetal.createAllocation(
+          {
+            ...(o.resourceClass ? { resource_class: o.resourceClass } : {}),
+            ...(o.trait ? { traits: o.trait } : {}),
+            ...(o.candidateNode ? { candidate_nodes: o.candidateNode } : {}),
+            ...(o.name ? { name: o.name } : {}),
+            ...(o.uuid ? { uuid: o.uuid } : {}),
+            ...(o.owner ? { owner: o.owner } : {}),
+            ...(o.node ? { node: o.node } : {}),
+            ...(o.extra ? { extra: keyValues(o.extra, '--extra') } : {}),
+          },
+          ms === null ? {} : { waitSeconds: ms / 1000 },
+        );
         if (ms === null) return out.print(created, allocationRow);
-        const done = await client.baremetal.waitForAllocation(created.uuid, { timeoutMs: ms });
+        const done =
+          created.state === 'allocating'
+            ? await client.baremetal.waitForAllocation(created.uuid, { timeoutMs: Math.max(0, ms - (Date.now() - started)) })
+            : created;
         out.print(done, allocationRow);
         if (done.state === 'error') throw new WaitFailedError(`allocation ${done.uuid} failed: ${done.last_error ?? 'no error recorded'}`);
       }),

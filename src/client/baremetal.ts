@@ -229,9 +229,17 @@ export class BaremetalClient {
 
   // ---- allocations --------------------------------------------------------------------------
 
-  /** Create an allocation: state `allocating` until a conductor picks a node (see waitForAllocation). */
-  createAllocation(allocation: T.AllocationCreate): Promise<T.Allocation> {
-    return this.body('POST', '/v1/allocations', { body: allocation });
+  /**
+   * Create an allocation. Ironic answers it `allocating` until a conductor picks a node (see
+   * waitForAllocation). With `waitSeconds` the server is asked (`Prefer: wait=N`, RFC 7240) to
+   * answer once the allocation is active or failed, within N seconds: allot does (bounded by its
+   * --max-prefer-wait), a server that ignores the preference (Ironic) answers at once — so a
+   * caller that needs the outcome checks `state` and waits for the rest if it is still `allocating`.
+   */
+  createAllocation(allocation: T.AllocationCreate, options: { waitSeconds?: number } = {}): Promise<T.Allocation> {
+    const wait = options.waitSeconds === undefined ? undefined : Math.max(0, Math.ceil(options.waitSeconds));
+    if (wait === undefined) return this.body('POST', '/v1/allocations', { body: allocation });
+    return this.body('POST', '/v1/allocations', { body: allocation, headers: { prefer: `wait=${wait}` }, timeoutMs: this.http.timeoutMs + wait * 1000 });
   }
 
   getAllocation(ident: string): Promise<T.Allocation> {

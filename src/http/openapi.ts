@@ -13,6 +13,10 @@ export interface OperationDoc {
   query?: JsonSchema;
   /** the success statuses */
   ok: number[];
+  /** request headers of this operation alone (besides the API's requestHeaders) */
+  headers?: Array<{ name: string; description: string; example: string }>;
+  /** headers of its success responses: name → what it says */
+  responseHeaders?: Record<string, string>;
 }
 
 export interface ApiDocumentation {
@@ -53,7 +57,10 @@ export function buildApiDocument(api: ApiDocumentation, serverUrl: string, secur
       if (!endpoint) continue;
       const doc = api.operations[operationKey(method, template)] ?? { summary: `${method} ${template}`, ok: [200] };
       const responses: Record<string, unknown> = {};
-      for (const status of doc.ok) responses[String(status)] = { description: STATUS_TEXT[status] ?? 'OK' };
+      const headers = Object.fromEntries(
+        Object.entries(doc.responseHeaders ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+      );
+      for (const status of doc.ok) responses[String(status)] = { description: STATUS_TEXT[status] ?? 'OK', ...(doc.responseHeaders ? { headers } : {}) };
       responses.default = { $ref: '#/components/responses/Error' };
       const queryParameters = Object.entries(doc.query?.properties ?? {}).map(([name, schema]) => ({
         name,
@@ -61,7 +68,7 @@ export function buildApiDocument(api: ApiDocumentation, serverUrl: string, secur
         required: doc.query?.required?.includes(name) ?? false,
         schema,
       }));
-      const headerParameters = (api.requestHeaders ?? []).map((h) => ({
+      const headerParameters = [...(doc.headers ?? []), ...(api.requestHeaders ?? [])].map((h) => ({
         name: h.name,
         in: 'header',
         required: false,

@@ -146,6 +146,19 @@ export class ApiRequest {
     return bytes.length === 0 ? undefined : readJson(bytes, this.header('content-encoding'));
   }
 
+  /**
+   * A signal that aborts when the client's connection closes before it is answered, for a handler
+   * that waits on something; `release()` when done with it (keep-alive connections outlive requests).
+   */
+  whileConnected(): { signal: AbortSignal; release(): void } {
+    const socket = this.raw.socket;
+    const gone = new AbortController();
+    const abort = () => gone.abort();
+    if (socket.destroyed) abort();
+    else socket.once('close', abort);
+    return { signal: gone.signal, release: () => socket.off('close', abort) };
+  }
+
   /** Check a policy rule for a resource the handler has loaded (e.g. a node's owner). */
   authorize(rule: string, target: Record<string, unknown> = {}): void {
     if (this.credentials) this.access.authorize(this.api, rule, target, this.credentials);

@@ -75,7 +75,7 @@ const q = JSON.stringify;
  * failure (`in_batch`) reads as the failure of its item, with the item's `index`, and an
  * instance's (`in_attribute`) as the failure of the attribute's value, naming it (see describe).
  */
-const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute' | 'in_instance'>]: Wording<IdsDomainErrors[C]> } = {
+export const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attribute' | 'in_instance'>]: Wording<IdsDomainErrors[C]> } = {
   // pools
   pool_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `pool ${q(p.pool)} not found` },
   pool_exists: { status: 409, code: 'ids.pool_exists', detail: (p) => `A pool named ${q(p.pool)} exists with another definition` },
@@ -386,8 +386,8 @@ const FROM_PIPELINE: Record<string, ProblemCode> = {
   [HTTP.notReady]: 'ids.service_unavailable',
 };
 
-function codeFor(err: ApiError): string {
-  if (err.code.startsWith('ids.')) return err.code;
+function codeFor(err: ApiError): ProblemCode {
+  if (err.code in PROBLEM_CODES) return err.code as ProblemCode;
   if (err.code === HTTP.unavailable) return err.status === 507 ? 'ids.storage_full' : 'ids.database_unavailable';
   return FROM_PIPELINE[err.code] ?? (err.status >= 500 ? 'ids.internal_error' : 'ids.invalid_request');
 }

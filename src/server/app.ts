@@ -1,8 +1,9 @@
 // One HTTP server: the main port mounts every API under its prefix, a dedicated port mounts one API
 // at its root. Every request under a prefix — including those the web framework or the HTTP parser
-// refuses (a bad percent-encoding, an over-long URL or header, an unknown method) — is answered by
-// that API's pipeline in that API's format.
+// refuses (a bad percent-encoding, an over-long URL or header, an unknown method, a CONNECT) — is
+// answered by that API's pipeline in that API's format.
 import { randomUUID } from 'node:crypto';
+import { type IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type ApiError, HTTP, httpError } from '../http/errors.js';
@@ -78,6 +79,23 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     clientErrorHandler: (err: Error & { code?: string; rawPacket?: unknown }, socket: Socket) => answerMalformed(err, socket),
   });
   server.server.maxConnections = config.maxConnections;
+  server.server.on('connect', (req: IncomingMessage, socket: Socket) => answerConnect(req, socket));
+
+  /**
+   * Node hands a CONNECT request to a proxy's 'connect' listener and, without one, drops the
+   * connection. allot is no proxy: CONNECT is answered as any method an API does not serve (405
+   * with Allow, in the API's format). The connection then closes: Node has detached its parser and
+   * its error and timeout handlers from the socket, so they are set here.
+   */
+  function answerConnect(req: IncomingMessage, socket: Socket): void {
+    socket.on('error', () => socket.destroy());
+    socket.setTimeout(config.httpIdleTimeout, () => socket.destroy());
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket);
+    res.once('finish', () => socket.end());
+    server.server.emit('request', req, res);
+  }
 
   /** An error met before any route: in the owning API's format, or plain JSON outside every API. */
   function answer(req: FastifyRequest, reply: FastifyReply, err: ApiError): void {

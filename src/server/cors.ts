@@ -15,8 +15,10 @@ const ALLOW_HEADERS = [
   'if-match',
   'if-none-match',
   'idempotency-key',
+  // RFC 7240: POST /v1/allocations answers its outcome with `Prefer: wait=N`
+  'prefer',
 ];
-const EXPOSE_HEADERS = 'x-openstack-request-id, openstack-api-version, x-openstack-ironic-api-version, location, etag';
+const EXPOSE_HEADERS = 'x-openstack-request-id, openstack-api-version, x-openstack-ironic-api-version, location, etag, preference-applied';
 
 /**
  * `allowedOrigins` as the configuration keeps them: `new URL(v).origin`, lower case. Browsers send

@@ -25,16 +25,22 @@ for (const dialect of DIALECTS) {
 
       const usage = (nodeUuid: string) => nodeUsage(placement, backend, nodeUuid);
 
-      test('an allocation with a free matching node is active on it in the answer to its POST', async () => {
+      test('an allocation with a free matching node: answered as Ironic answers it (allocating, no node), and active on the node at the next GET', async () => {
         const node = await availableNode(api, { name: 'a-n1', resource_class: 'gold' }, ['CUSTOM_FAST', 'HW_CPU_X86_VMX']);
         const res = await api.post('/v1/allocations', { resource_class: 'gold', traits: ['CUSTOM_FAST'], name: 'a1', extra: { k: 'v' } });
         assert.equal(res.status, 201, res.text);
-        // reserved in the request's own transaction: no wait for a worker
-        assert.equal(res.body.state, 'active', res.body.last_error);
-        assert.equal(res.body.node_uuid, node.uuid);
+        // the allocation as created, whatever happened since: Ironic's answer
+        assert.equal(res.body.state, 'allocating');
+        assert.equal(res.body.node_uuid, null);
+        assert.equal(res.body.last_error, null);
+        assert.equal(res.body.updated_at, null);
+        assert.equal(res.headers.get('preference-applied'), null);
+        assert.deepEqual(res.body.traits, ['CUSTOM_FAST']);
         assert.equal(res.headers.get('location'), `${server.url}/baremetal/v1/allocations/${res.body.uuid}`);
-        const done = await allocationSettled(api, res.body.uuid);
-        assert.equal(done.updated_at, res.body.updated_at);
+        // reserved in the request's own transaction: the very next read shows it done
+        const done = (await api.get(`/v1/allocations/${res.body.uuid}`)).body;
+        assert.notEqual(done.updated_at, null);
+        assert.equal(done.created_at, res.body.created_at);
         assert.equal(done.state, 'active', done.last_error);
         assert.equal(done.node_uuid, node.uuid);
         assert.deepEqual(done.traits, ['CUSTOM_FAST']);
@@ -151,10 +157,12 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(n.instance_info, {});
         assert.deepEqual(await usage(spare.uuid), backend === 'placement' ? { CUSTOM_CLASH: 0 } : null);
         assert.equal((await api.get('/v1/allocations?resource_class=clash')).body.allocations.length, 1);
-        // and the next allocation gets it, in the answer to its POST
+        // and the next allocation gets it, in its own request (the next GET shows it)
         const next = await api.post('/v1/allocations', { resource_class: 'clash', traits: [] });
-        assert.equal(next.body.state, 'active', next.body.last_error);
-        assert.equal(next.body.node_uuid, spare.uuid);
+        assert.equal(next.body.state, 'allocating');
+        const taken = (await api.get(`/v1/allocations/${next.body.uuid}`)).body;
+        assert.equal(taken.state, 'active', taken.last_error);
+        assert.equal(taken.node_uuid, spare.uuid);
         assert.equal((await api.delete(`/v1/allocations/${next.body.uuid}`)).status, 204);
       });
 

@@ -444,6 +444,102 @@ for (const dialect of DIALECTS) {
       refused(await api.put(`/v1/nodes/${noRaid.uuid}/states/raid`, raid), 404, 'Driver fake-hardware does not support raid (disabled or not implemented).');
     });
 
+    test("a node's states, console, power, provision, RAID, boot device and maintenance with the node last, as Ironic's router serves them", async () => {
+      const n = await node({ name: 'last-1' });
+      assert.deepEqual((await api.get('/v1/nodes/states/console/last-1')).body, { console_enabled: false, console_info: null });
+      // the client tempest's console test uses: no version header (1.1)
+      assert.deepEqual((await api.at(null).get(`/v1/nodes/states/console/${n.uuid}`)).body, { console_enabled: false, console_info: null });
+      assert.equal((await api.put('/v1/nodes/states/console/last-1', { enabled: true })).status, 202);
+      assert.equal((await api.get('/nodes/states/console/last-1')).body.console_enabled, true);
+      assert.equal((await api.get('/v1/nodes/states/last-1')).body.console_enabled, true);
+      assert.equal((await api.put('/v1/nodes/states/power/last-1', { target: 'power on' })).status, 202);
+      assert.equal(
+        (
+          await eventually(
+            async () => (await api.get('/v1/nodes/last-1')).body,
+            (x) => x.reservation === null,
+            'power on',
+          )
+        ).power_state,
+        'power on',
+      );
+      assert.equal((await api.put('/v1/nodes/states/provision/last-1', { target: 'manage' })).status, 202);
+      assert.equal((await api.put('/v1/nodes/states/raid/last-1', {})).status, 204);
+      assert.deepEqual((await api.get('/v1/nodes/management/boot_device/last-1')).body, { boot_device: 'pxe', persistent: false });
+      assert.equal((await api.put('/v1/nodes/maintenance/last-1', { reason: 'x' })).status, 202);
+      assert.equal((await api.get('/v1/nodes/last-1')).body.maintenance_reason, 'x');
+      assert.equal((await api.delete('/v1/nodes/maintenance/last-1')).status, 202);
+      const wrongMethod = await api.post('/v1/nodes/states/console/last-1', {});
+      assert.equal(wrongMethod.status, 405);
+      assert.equal(wrongMethod.headers.get('allow'), 'GET, PUT');
+      refused(await api.get('/v1/nodes/states/console/nope-last'), 404, 'Node nope-last could not be found.');
+    });
+
+    test("the ports of a port group share one physical network: joining or changing onto another is Ironic's 409", async () => {
+      const n = await node();
+      const at = api.at('1.34');
+      const pg = (await at.post('/v1/portgroups', { node_uuid: n.uuid, name: 'physnets' })).body;
+      const port = (fields: Record<string, unknown>) => at.post('/v1/ports', { node_uuid: n.uuid, ...fields });
+      assert.equal((await port({ address: '52:54:00:28:01:01', portgroup_uuid: pg.uuid, physical_network: 'physnet1' })).status, 201);
+      refused(
+        await port({ address: '52:54:00:28:01:02', portgroup_uuid: pg.uuid, physical_network: 'physnet2' }),
+        409,
+        `Port with physical network physnet2 cannot become a member of port group ${pg.uuid} which has ports in physical network physnet1.`,
+      );
+      refused(
+        await port({ address: '52:54:00:28:01:03', portgroup_uuid: pg.uuid }),
+        409,
+        `Port with physical network None cannot become a member of port group ${pg.uuid} which has ports in physical network physnet1.`,
+      );
+      const same = await port({ address: '52:54:00:28:01:04', portgroup_uuid: pg.uuid, physical_network: 'physnet1' });
+      assert.equal(same.status, 201, same.text);
+      // a member changing its network away from the others'
+      refused(
+        await at.patch(`/v1/ports/${same.body.uuid}`, [{ op: 'replace', path: '/physical_network', value: 'physnet2' }]),
+        409,
+        /^Port with physical network physnet2 cannot become a member of port group/,
+      );
+      // a standalone port on another network joining
+      const alone = await port({ address: '52:54:00:28:01:05', physical_network: 'physnet2' });
+      refused(
+        await at.patch(`/v1/ports/${alone.body.uuid}`, [{ op: 'replace', path: '/portgroup_uuid', value: pg.uuid }]),
+        409,
+        /^Port with physical network physnet2 cannot become a member/,
+      );
+      // onto the group's network, together with joining: accepted
+      const joined = await at.patch(`/v1/ports/${alone.body.uuid}`, [
+        { op: 'replace', path: '/portgroup_uuid', value: pg.uuid },
+        { op: 'replace', path: '/physical_network', value: 'physnet1' },
+      ]);
+      assert.equal(joined.status, 200, joined.text);
+      assert.deepEqual([joined.body.portgroup_uuid, joined.body.physical_network], [pg.uuid, 'physnet1']);
+      // the only member may change its network: no other port to disagree with
+      const lone = (await at.post('/v1/portgroups', { node_uuid: n.uuid, name: 'lone' })).body;
+      const only = await port({ address: '52:54:00:28:01:06', portgroup_uuid: lone.uuid, physical_network: 'physnet1' });
+      assert.equal((await at.patch(`/v1/ports/${only.body.uuid}`, [{ op: 'replace', path: '/physical_network', value: 'physnet3' }])).status, 200);
+      const listed = (await at.get(`/v1/portgroups/${pg.uuid}/ports?fields=physical_network`)).body.ports;
+      assert.deepEqual(
+        listed.map((p: { physical_network: string }) => p.physical_network),
+        ['physnet1', 'physnet1', 'physnet1'],
+      );
+    });
+
+    test('a port group PATCH at 1.23: mode and properties (1.26) are refused in the first operation only, as Ironic checks', async () => {
+      const n = await node();
+      const pg = (await api.post('/v1/portgroups', { node_uuid: n.uuid, name: 'patched-123' })).body;
+      const old = api.at('1.23');
+      const both = await old.patch(`/v1/portgroups/${pg.uuid}`, [
+        { op: 'add', path: '/extra/key1', value: 'value1' },
+        { op: 'add', path: '/properties/key1', value: 'value1' },
+      ]);
+      assert.equal(both.status, 200, both.text);
+      assert.equal(both.body.properties, undefined, 'a 1.23 answer has no properties');
+      assert.deepEqual((await api.get(`/v1/portgroups/${pg.uuid}?fields=extra,properties`)).body.extra, { key1: 'value1' });
+      assert.deepEqual((await api.get(`/v1/portgroups/${pg.uuid}`)).body.properties, { key1: 'value1' });
+      refused(await old.patch(`/v1/portgroups/${pg.uuid}`, [{ op: 'add', path: '/properties/key2', value: 'v' }]), 406, 'Request not acceptable.');
+      refused(await old.patch(`/v1/portgroups/${pg.uuid}`, [{ op: 'replace', path: '/mode', value: '802.3ad' }]), 406, 'Request not acceptable.');
+    });
+
     test('deploy templates (1.55): create, show, list, patch, delete; the name is a trait, the steps are checked', async () => {
       const steps = [{ interface: 'bios', step: 'apply_configuration', args: { settings: [{ name: 'LogicalProc', value: 'Enabled' }] }, priority: 150 }];
       const created = await api.post('/v1/deploy_templates', { name: 'CUSTOM_HYPERTHREADING_ON', steps, extra: { a: 1 } });

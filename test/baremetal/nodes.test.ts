@@ -174,9 +174,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await api.at('1.36').get('/v1/nodes/t1/traits')).status, 406);
     });
 
-    test('a node is locked while it moves: transitional state, target, reservation, 409 for another action', async () => {
-      // A server whose transitions take long enough that the node is surely caught moving.
-      const slow = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 3 * 1000 });
+    test('a node is locked while it moves: transitional state, target, reservation, 409 for another action once the lock wait is over', async () => {
+      // A server whose transitions take long enough that the node is surely caught moving, and
+      // outlast the wait for the node's lock.
+      const slow = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 60 * 1000, nodeLockWait: 300 });
       try {
         const sapi = new IronicClient(`${slow.url}/baremetal`);
         const n = (await sapi.post('/v1/nodes', { driver: 'fake-hardware', name: 'lk1', resource_class: 'rc' })).body.uuid;
@@ -188,9 +189,35 @@ for (const dialect of DIALECTS) {
         const busy = await sapi.put('/v1/nodes/lk1/states/provision', { target: 'provide' });
         assert.equal(busy.status, 409);
         assert.match(fault(busy).faultstring!, /is locked by host .*please retry after the current operation is completed\./);
-        assert.equal((await nodeSettled(sapi, n)).provision_state, 'manageable');
+        assert.equal((await sapi.get(`/v1/nodes/${n}`)).body.provision_state, 'verifying');
       } finally {
         await slow.close();
+      }
+    });
+
+    test("a change that meets a short transition's lock waits for it, as Ironic's conductor does, instead of a 409", async () => {
+      // transitions of 300 ms, the default lock wait (2 s): each change comes while the previous
+      // transition holds the node, and is done once it ends
+      const paced = await startServer({ db: await freshDatabaseUrl(dialect), transitionTime: 300 });
+      try {
+        const papi = new IronicClient(`${paced.url}/baremetal`);
+        const n = (await papi.post('/v1/nodes', { driver: 'fake-hardware', name: 'lw1' })).body.uuid;
+        const conn = await papi.post('/v1/volume/connectors', { node_uuid: n, type: 'ip', connector_id: '10.0.0.7' });
+        assert.equal(conn.status, 201, conn.text);
+        for (const target of ['power on', 'rebooting', 'power off']) {
+          const res = await papi.put(`/v1/nodes/${n}/states/power`, { target });
+          assert.equal(res.status, 202, `${target}: ${res.text}`);
+        }
+        // the connector waits for the last power change (power off) to finish, then goes
+        assert.equal((await papi.delete(`/v1/volume/connectors/${conn.body.uuid}`)).status, 204);
+        const settled = await nodeSettled(papi, n);
+        assert.equal(settled.power_state, 'power off');
+        assert.equal((await papi.put(`/v1/nodes/${n}/states/provision`, { target: 'manage' })).status, 202);
+        const patched = await papi.patch(`/v1/nodes/${n}`, [{ op: 'add', path: '/extra/k', value: 'v' }]);
+        assert.equal(patched.status, 200, patched.text);
+        assert.equal((await nodeSettled(papi, n)).provision_state, 'manageable');
+      } finally {
+        await paced.close();
       }
     });
 

@@ -43,7 +43,8 @@ describe('bare-metal allocation whatever the planner statistics say (postgres)',
       const before = await rowsRead(admin, ['baremetal_nodes']);
       const nodes = new Set<string>();
       for (let i = 0; i < ALLOCATIONS; i++) {
-        const res = await api.post('/v1/allocations', { resource_class: 'stale' });
+        // wait=0: the allocation as it is when the request ends — active, picked in the request itself
+        const res = await api.post('/v1/allocations', { resource_class: 'stale' }, { headers: { prefer: 'wait=0' } });
         assert.equal(res.status, 201, res.text);
         assert.equal(res.body.state, 'active', res.text);
         nodes.add(res.body.node_uuid);

@@ -1,6 +1,7 @@
 // The typed bare-metal client against a real allot (conductors in-process) on SQLite and
 // PostgreSQL: nodes through their states, traits and maintenance, allocations waited for until
-// active or error, a wait that runs out of time, and Ironic's two error shapes parsed.
+// active or error (by polling, or in the POST with Prefer: wait), a wait that runs out of time,
+// and Ironic's two error shapes parsed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AllotApiError, AllotClient, type BaremetalClient, WaitTimeoutError } from '../../src/client/index.js';
@@ -80,6 +81,28 @@ for (const dialect of DIALECTS) {
       assert.equal((await bm.updateAllocation('alloc-1', [{ op: 'replace', path: '/name', value: 'alloc-one' }])).name, 'alloc-one');
       await bm.deleteAllocation('alloc-one');
       assert.equal((await bm.getNode('bm-2')).allocation_uuid, null);
+    });
+
+    test('createAllocation with waitSeconds asks the server for the outcome (Prefer: wait) and gets it in one request', async () => {
+      const node = await availableNode(bm, 'bm-3', 'bm-wait');
+      const sent: Array<{ method: string; url: string; prefer: string | null }> = [];
+      const recording = new AllotClient({
+        url: server.url,
+        fetch: (input, init) => {
+          sent.push({ method: init?.method ?? 'GET', url: String(input), prefer: new Headers(init?.headers).get('prefer') });
+          return fetch(input, init);
+        },
+      }).baremetal;
+      const done = await recording.createAllocation({ resource_class: 'bm-wait', name: 'waited' }, { waitSeconds: 10 });
+      assert.deepEqual([done.state, done.node_uuid], ['active', node.uuid]);
+      const posts = sent.filter((r) => r.method === 'POST');
+      assert.deepEqual(
+        posts.map((r) => [new URL(r.url).pathname, r.prefer]),
+        [['/baremetal/v1/allocations', 'wait=10']],
+      );
+      // without it, Ironic's answer: allocating, to be waited for
+      await bm.deleteAllocation('waited');
+      assert.equal((await bm.createAllocation({ resource_class: 'bm-wait' })).state, 'allocating');
     });
 
     test('waitForAllocation ends with error when nothing matches, and lists follow pages', async () => {

@@ -1,7 +1,7 @@
 // Bad input at the HTTP level, on each of the three APIs and both databases: NUL characters (in a
 // JSON string, a query parameter, a path segment), invalid percent-encoding, over-long path
-// segments and URLs, over-large headers, unknown and unsupported methods, integer literals JSON
-// cannot keep exactly, bodies with a content coding. Each gets a 4xx (or 501) in the format of the
+// segments and URLs, over-large headers, unknown and unsupported methods (CONNECT too), integer
+// literals JSON cannot keep exactly, bodies with a content coding. Each gets a 4xx (or 501) in the format of the
 // API whose prefix was asked — never a 500, never another API's body.
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -165,6 +165,15 @@ for (const dialect of DIALECTS) {
           400,
           'JSON nested 5000 deep',
         );
+      });
+
+      test(`${api}: CONNECT, which Node.js hands to proxies, is answered as any method the API does not serve`, async () => {
+        const answer = await raw(port, request('CONNECT', a.collection, a.headers));
+        assertFormat(api, answer, 405, 'CONNECT');
+        assert.match(answer.head, /^allow: [A-Z]/im);
+        assert.match(answer.head, /^connection: close$/im);
+        // the server goes on answering
+        assert.equal((await raw(port, request('GET', a.collection, a.headers))).status, 200);
       });
 
       test(`${api}: an integer literal beyond ±(2^53 - 1) is a 400, wherever it stands; digits in strings are not numbers`, async () => {

@@ -158,6 +158,23 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("the instance list's ?state= is a state of a lifecycle, loaded or built in; one no lifecycle has is a 400 naming the parameter", async () => {
+      const created = await api.post('/service-instances', { allocation_spec: 'lc-spec', lifecycle: 'reviewed', attributes: { name: 'listed' } });
+      const id = created.body.id;
+      assert.ok((await api.all('/service-instances?state=draft')).some((i) => i.id === id));
+      assert.equal((await api.get('/service-instances?state=up')).status, 200);
+      assert.equal((await api.get('/service-instances?state=deallocating')).status, 200);
+      for (const state of ['bogus', 'Draft', '']) {
+        const refused = await api.get(`/service-instances?state=${state}`);
+        problem(refused, 400, 'ids.invalid_request');
+        assert.deepEqual(
+          refused.body.errors.map((e: { parameter: string }) => e.parameter),
+          ['state'],
+          refused.text,
+        );
+      }
+    });
+
     test('the built-in lifecycles still work, and an unknown one is refused', async () => {
       const created = await api.post('/service-instances', { allocation_spec: 'lc-spec', lifecycle: 'simple_with_deallocation', attributes: {} });
       assert.equal(created.body.state, 'start');

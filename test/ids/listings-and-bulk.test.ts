@@ -93,6 +93,30 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('a filter with a closed set of values refuses any other value with a 400 naming the parameter, on every listing', async () => {
+      await api.post('/pools', { name: 'closed', kind: 'integer', ranges: ['1-10'] });
+      for (const [path, parameter] of [
+        ['/pools?kind=bogus', 'kind'],
+        ['/allocations?state=bogus', 'state'],
+        ['/pools/closed/allocations?state=bogus', 'state'],
+        ['/pools/closed/free-ranges?band=bogus', 'band'],
+        ['/service-instances?state=bogus', 'state'],
+        ['/outbox?state=bogus', 'state'],
+      ]) {
+        const refused = await api.get(path!);
+        problem(refused, 400, 'ids.invalid_request');
+        assert.deepEqual(
+          refused.body.errors.map((e: { parameter: string }) => e.parameter),
+          [parameter],
+          path,
+        );
+      }
+      // and the values they take answer
+      for (const path of ['/pools?kind=integer', '/allocations?state=allocated', '/service-instances?state=terminated', '/outbox?state=pending']) {
+        assert.equal((await api.get(path)).status, 200, path);
+      }
+    });
+
     test('?state=reserved pages through the reservations only, in value order', async () => {
       await api.post('/pools', { name: 'leases', kind: 'integer', ranges: ['1-100'] });
       for (let i = 0; i < 12; i++) {

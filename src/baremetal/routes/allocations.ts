@@ -1,5 +1,6 @@
-// /v1/allocations: create (allocating, or active at once when backfilling), list, show, PATCH
-// (1.57: name and extra), delete.
+// /v1/allocations: create (answered `allocating`, as Ironic answers it, or active at once when
+// backfilling; with `Prefer: wait=N`, the allocation once finished), list, show, PATCH (1.57: name
+// and extra), delete.
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
@@ -7,10 +8,11 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest, frameworkError, ironicError, notAcceptable } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
-import { ALLOCATION_STATES, type AllocationFilters, listAllocations, requireAllocation } from '../store/allocations.js';
+import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
+import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, listAllocations, requireAllocation } from '../store/allocations.js';
 import { findNode, nodeNotFound, requireNode } from '../store/nodes.js';
 import { DomainError } from '../../core/errors.js';
+import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
 import { allocationIdent, invalidUuidOrName, nextLink, parsePage, requireParamVersions } from './common.js';
@@ -75,9 +77,46 @@ export const create: E = {
       owner,
       node: body.node || null,
     });
-    return { status: 201, body: allocationView(allocation, view(req, ctx)), location: `${req.baseUrl}/v1/allocations/${allocation.uuid}` };
+    const answer = (a: AllocationRecord, headers: Record<string, string> = {}) => ({
+      status: 201,
+      body: allocationView(a, view(req, ctx)),
+      location: `${req.baseUrl}/v1/allocations/${allocation.uuid}`,
+      headers,
+    });
+    // a backfill is done in the request, and Ironic answers it so
+    if (body.node) return answer(allocation);
+    const waitMs = waitFor(req, ctx);
+    if (waitMs === null) return answer(asCreated(allocation));
+    const connection = req.whileConnected();
+    try {
+      const settled = allocation.state === 'allocating' ? await awaitAllocation(ctx, allocation.id, waitMs, connection.signal) : allocation;
+      return answer(settled ?? asCreated(allocation), { 'preference-applied': `wait=${waitMs / 1000}` });
+    } finally {
+      connection.release();
+    }
   },
 };
+
+/**
+ * A new allocation as Ironic answers its POST: `allocating`, no node yet, never updated — even
+ * when the node was picked in the request's own transaction (to the client, a conductor that
+ * finished before its first GET). Clients that want the outcome in the answer ask for it with
+ * `Prefer: wait=N`.
+ */
+function asCreated(a: AllocationRecord): AllocationRecord {
+  return { ...a, state: 'allocating', node_id: null, node_uuid: null, last_error: null, updated_at: null };
+}
+
+/**
+ * How long the request may wait for its allocation to finish, ms: the client's `Prefer: wait=N`
+ * (RFC 7240), bounded by --max-prefer-wait; null when it asks for no wait or the operator turned
+ * waiting off (0), and Ironic's answer is given.
+ */
+function waitFor(req: IronicRequest, ctx: BaremetalContext): number | null {
+  const seconds = preferredWait(req.raw.headers.prefer);
+  if (seconds === null || ctx.config.maxPreferWait === 0) return null;
+  return Math.min(seconds * 1000, ctx.config.maxPreferWait);
+}
 
 /**
  * Who may create an allocation, and whose it is (Ironic's allocation controller): with

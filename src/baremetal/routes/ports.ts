@@ -334,7 +334,10 @@ export const patchPortgroupEndpoint: E = {
         throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PORTGROUP_PATCHABLE.join(', ')}`);
       if (field === 'mode' && op.op === 'remove') throw badRequest("'mode' is a mandatory attribute and can not be removed");
     }
-    checkVersions(PORTGROUP_FIELDS, ops.map(rootField), req.mv);
+    // `mode` and `properties` need 1.26 — in the first operation: Ironic's check
+    // (api_utils.is_path_updated) reads no further, and its own tests patch `extra` then
+    // `properties` at 1.23
+    checkVersions(PORTGROUP_FIELDS, ops.slice(0, 1).map(rootField), req.mv);
     const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
     if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:portgroup:update');
     const pg = await patchPortgroup(ctx, ident, (before): Edit<PortgroupFields> => {

@@ -1,10 +1,11 @@
 // Allocation operations. Creating one writes it in `allocating` with this conductor's affinity
 // and, when a free node matches, reserves that node and makes the allocation `active` in the same
-// transaction: no wait for the worker. Otherwise (no node free at this moment, a configured
-// --allocation-delay, or a claim the backend refused) the allocation is handed to the worker,
-// whose step `attemptAllocation` does the same in a transaction of its own until it succeeds, or
-// fails with Ironic's reason. Backfilling (1.58) binds an already deployed node at once. Deleting
-// works in any state.
+// transaction: no wait for the worker (the route still answers it as Ironic does, `allocating`,
+// unless the client asked to wait: awaitAllocation). Otherwise (no node free at this moment, a
+// configured --allocation-delay, or a claim the backend refused) the allocation is handed to the
+// worker, whose step `attemptAllocation` does the same in a transaction of its own until it
+// succeeds, or fails with Ironic's reason. Backfilling (1.58) binds an already deployed node at
+// once. Deleting works in any state.
 //
 // The claim, in either place, is ONE transaction: reserve a free node with a single statement that
 // picks it and sets its instance_uuid and allocation_id (store/candidates.ts), claim it in the
@@ -304,6 +305,7 @@ export async function deleteAllocation(ctx: BaremetalContext, ident: string): Pr
     } else {
       await deleteAllocationRow(tx, allocation.id);
     }
+    tx.afterCommit(() => ctx.allocationEnds.ended(allocation.id));
   });
 }
 
@@ -364,9 +366,10 @@ export async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: Alloca
   return { ...allocation, state: 'active', node_id: node.id, node_uuid: node.uuid, last_error: null, updated_at: now };
 }
 
-/** Once the transaction that made `allocation` active commits: the metrics. */
-function noteActive(tx: Tx, ctx: BaremetalContext, allocation: { created_at: string }): void {
+/** Once the transaction that made `allocation` active commits: the metrics, and a request waiting for it is woken. */
+function noteActive(tx: Tx, ctx: BaremetalContext, allocation: { id: number; created_at: string }): void {
   tx.afterCommit(() => {
+    ctx.allocationEnds.ended(allocation.id);
     ctx.metrics.baremetalAllocationsFinished.inc({ state: 'active' });
     ctx.metrics.baremetalAllocationSeconds.observe(Math.max(0, tx.clock.nowMs() - Date.parse(allocation.created_at)) / 1000);
   });
@@ -377,5 +380,32 @@ export async function failAllocation(ctx: BaremetalContext, allocation: { id: nu
   const finished = await transaction(ctx.database, (tx) =>
     finishAllocation(tx, allocation.id, ctx.conductorId, { state: 'error', lastError: allocationFailure(allocation.uuid, reason) }),
   );
-  if (finished) ctx.metrics.baremetalAllocationsFinished.inc({ state: 'error' });
+  if (!finished) return;
+  ctx.allocationEnds.ended(allocation.id);
+  ctx.metrics.baremetalAllocationsFinished.inc({ state: 'error' });
+}
+
+/** Longest a waiting request goes without reading its allocation (one finished by another process is seen this late at most). */
+const WAIT_POLL_MS = 1_000;
+
+/**
+ * `Prefer: wait` (routes/allocations.ts): the allocation once it has left `allocating`, or as it is
+ * after `ms` or when `signal` aborts (the client went away); undefined when it was deleted
+ * meanwhile. Holds no database connection while it waits: this process's own ends wake it at
+ * once (ctx.allocationEnds), and it re-reads the row every WAIT_POLL_MS for those of another
+ * process (a conductor that took the allocation over).
+ */
+export async function awaitAllocation(ctx: BaremetalContext, id: number, ms: number, signal: AbortSignal): Promise<AllocationRecord | undefined> {
+  const deadline = performance.now() + ms;
+  for (;;) {
+    const watch = ctx.allocationEnds.watch(id);
+    try {
+      const current = await findAllocationById(ctx.database, id);
+      const left = deadline - performance.now();
+      if (current?.state !== 'allocating' || left <= 0 || signal.aborted) return current;
+      await watch.until(Math.min(left, WAIT_POLL_MS), signal);
+    } finally {
+      watch.cancel();
+    }
+  }
 }

@@ -35,6 +35,7 @@ import {
   insertPortgroup,
   portNotFound,
   portgroupHasPorts,
+  portgroupPhysnets,
   portgroupNotFound,
   updateChassis,
   updatePort,
@@ -275,6 +276,20 @@ async function portgroupFor(tx: Tx, f: PortFields, nodeId: number): Promise<numb
   return pg.id;
 }
 
+/**
+ * A port in a port group must be on the physical network of the group's other ports (none is a
+ * network too), as Ironic's conductor checks when a port joins a group or changes its network.
+ */
+async function checkPhysnet(tx: Tx, portgroupId: number, portgroupUuid: string, physnet: string | null, portId: number | null): Promise<void> {
+  const [groupPhysnet] = await portgroupPhysnets(tx, portgroupId, portId);
+  if (groupPhysnet === undefined || groupPhysnet === physnet) return;
+  throw new DomainError(
+    'port_physnet_mismatch',
+    { physnet, portgroup: portgroupUuid, portgroupPhysnet: groupPhysnet },
+    `port group ${portgroupUuid} is on physical network ${groupPhysnet}`,
+  );
+}
+
 export async function createPort(ctx: BaremetalContext, uuid: string | null, f: PortFields): Promise<PortRecord> {
   const portUuid = uuid ?? newUuid();
   return uniquely(
@@ -282,6 +297,7 @@ export async function createPort(ctx: BaremetalContext, uuid: string | null, f: 
       transaction(ctx.database, async (tx) => {
         const node = await lockedParent(tx, f.node_uuid);
         const portgroupId = await portgroupFor(tx, f, node.id);
+        if (portgroupId !== null) await checkPhysnet(tx, portgroupId, f.portgroup_uuid!, f.physical_network, null);
         if (await findPort(tx, portUuid)) throw portUuidTaken(portUuid);
         if (await findPortByAddress(tx, f.address)) throw portAddressTaken(f.address);
         await insertPort(tx, {
@@ -331,6 +347,8 @@ export async function patchPort(ctx: BaremetalContext, uuid: string, edit: (doc:
         const nodeId = changed('node_uuid') ? (await lockedParent(tx, fields.node_uuid)).id : port.node_id;
         const portgroupId =
           changed('portgroup_uuid') || changed('node_uuid') || changed('pxe_enabled') ? await portgroupFor(tx, fields, nodeId) : port.portgroup_id;
+        if (portgroupId !== null && (changed('portgroup_uuid') || changed('physical_network')))
+          await checkPhysnet(tx, portgroupId, fields.portgroup_uuid!, fields.physical_network, port.id);
         if (changed('address')) {
           const other = await findPortByAddress(tx, fields.address);
           if (other && other.id !== port.id) throw portAddressTaken(fields.address);

@@ -4,6 +4,7 @@
 // node row first (then, if needed, its allocation): one lock order. The request was parsed and
 // its values checked by the route; what is refused here are the facts of the node (its lock, its
 // state, names and instances taken), as DomainErrors that errors.ts words.
+import { backoffDelay, sleep } from '../../core/backoff.js';
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
@@ -100,6 +101,29 @@ async function requireLockedNode(tx: Tx, ident: string | number): Promise<NodeRe
 /** Refused while another operation (an allocation or a transition) holds the node's lock. */
 function requireUnlocked(node: NodeRecord): void {
   if (node.reservation !== null) throw nodeLocked(node);
+}
+
+/** Pauses between tries of a change that met the node's lock. */
+const LOCK_BACKOFF = { baseMs: 10, maxMs: 200 };
+
+/**
+ * A transaction that changes a node and is refused while another operation holds the node's lock
+ * (requireUnlocked): run again until the lock is free, for at most --node-lock-wait, as Ironic's
+ * conductor tries a node's lock several times before it answers NodeLocked — a change right after
+ * a quick transition (a power change, 10 ms here) waits for it instead of failing. The wait is
+ * outside the transaction: the transition that holds the lock needs the node's row to finish.
+ */
+export async function nodeTransaction<T>(ctx: BaremetalContext, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const deadline = performance.now() + ctx.config.nodeLockWait;
+  for (let round = 1; ; round++) {
+    try {
+      return await transaction(ctx.database, work);
+    } catch (err) {
+      const left = deadline - performance.now();
+      if (!(err instanceof DomainError && err.code === 'node_locked') || left <= 0) throw err;
+      await sleep(Math.min(left, backoffDelay(round, LOCK_BACKOFF)));
+    }
+  }
 }
 
 // ---- create, patch, delete -------------------------------------------------------------------
@@ -225,7 +249,7 @@ export async function patchNode(
   resourceClass: string | null,
 ): Promise<NodeRecord> {
   if (resourceClass !== null) await ctx.backend.prepare(ctx.database, { resourceClass });
-  return transaction(ctx.database, async (tx) => {
+  return nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     const { fields: after, changed } = edit(nodeDocument(node));
     requireUnlocked(node);
@@ -340,7 +364,7 @@ export async function deallocate(tx: Tx, ctx: BaremetalContext, node: NodeRecord
 }
 
 export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<void> {
-  await transaction(ctx.database, async (tx) => {
+  await nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     requireUnlocked(node);
     if (node.maintenance !== 1 && node.instance_uuid !== null) throw nodeAssociated(node.uuid, node.instance_uuid);
@@ -368,7 +392,7 @@ export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<
 
 async function changeTraits(ctx: BaremetalContext, ident: string, added: string[], change: (current: string[], node: NodeRecord) => string[]): Promise<void> {
   await ctx.backend.prepare(ctx.database, { traits: added });
-  await transaction(ctx.database, async (tx) => {
+  await nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     requireUnlocked(node);
     const traits = [...new Set(change(node.traits, node))];
@@ -398,7 +422,7 @@ export const removeNodeTrait = (ctx: BaremetalContext, ident: string, trait: str
 
 /** Start a provision transition (PUT …/states/provision); the route checked the verb's arguments. */
 export async function setProvisionState(ctx: BaremetalContext, ident: string, target: string): Promise<void> {
-  const scheduled = await transaction(ctx.database, async (tx) => {
+  const scheduled = await nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     if (['active', 'deploy', 'rebuild'].includes(target) && node.maintenance === 1) {
       throw new DomainError('node_in_maintenance', { node: node.uuid }, `node ${node.uuid} is in maintenance`);
@@ -447,7 +471,7 @@ export async function setProvisionState(ctx: BaremetalContext, ident: string, ta
  */
 export async function setPowerState(ctx: BaremetalContext, ident: string, target: string, allowed: boolean): Promise<void> {
   const spec = POWER_TARGETS[target];
-  const nodeId = await transaction(ctx.database, async (tx) => {
+  const nodeId = await nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     if (spec && !allowed) throw new DomainError('power_target_too_new', { target, since: spec.since }, `${target} needs ${spec.since}`);
     if (!spec) {

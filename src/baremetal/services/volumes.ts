@@ -9,6 +9,7 @@ import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import { type NodeRecord, lockNode } from '../store/nodes.js';
+import { nodeTransaction } from './nodes.js';
 import {
   type ConnectorRecord,
   type TargetRecord,
@@ -139,7 +140,8 @@ async function lockedForChange<K extends VolumeKind>(tx: Tx, kind: K, uuid: stri
   const found = await findVolume(tx, kind, uuid);
   if (!found) throw volumeNotFound(kind, uuid);
   const node = (await lockNode(tx, found.node_id))!;
-  // a transition (a power change) holds the node's lock: Ironic's NodeLocked 409, which clients retry
+  // a transition (a power change) holds the node's lock: Ironic's NodeLocked 409 once
+  // --node-lock-wait is over (nodeTransaction)
   if (node.reservation !== null) {
     throw new DomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
   }
@@ -151,7 +153,7 @@ export async function patchConnector(ctx: BaremetalContext, uuid: string, edit: 
   let fields: ConnectorFields | null = null;
   return uniquely(
     () =>
-      transaction(ctx.database, async (tx) => {
+      nodeTransaction(ctx, async (tx) => {
         const c = await lockedForChange(tx, 'connector', uuid, 'volume connector update');
         const f = edit(connectorDocument(c));
         fields = f;
@@ -168,7 +170,7 @@ export async function patchTarget(ctx: BaremetalContext, uuid: string, edit: (do
   let bootIndex = -1;
   return uniquely(
     () =>
-      transaction(ctx.database, async (tx) => {
+      nodeTransaction(ctx, async (tx) => {
         const t = await lockedForChange(tx, 'target', uuid, 'volume target update');
         const f = edit(targetDocument(t));
         bootIndex = f.boot_index;
@@ -190,7 +192,7 @@ export async function patchTarget(ctx: BaremetalContext, uuid: string, edit: (do
 }
 
 export async function deleteVolume(ctx: BaremetalContext, kind: VolumeKind, uuid: string): Promise<void> {
-  await transaction(ctx.database, async (tx) => {
+  await nodeTransaction(ctx, async (tx) => {
     const found = await lockedForChange(tx, kind, uuid, `volume ${kind} deletion`);
     await deleteVolumeRow(tx, kind, found.id);
   });

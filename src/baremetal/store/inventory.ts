@@ -115,6 +115,13 @@ export async function portgroupHasPorts(db: Db, id: number): Promise<boolean> {
   return (await db.db.selectFrom('baremetal_ports').select('id').where('portgroup_id', '=', id).limit(1).executeTakeFirst()) !== undefined;
 }
 
+/** The physical networks of a port group's ports (null: a port without one), but for port `exceptPortId`. */
+export async function portgroupPhysnets(db: Db, portgroupId: number, exceptPortId: number | null): Promise<Array<string | null>> {
+  let q = db.db.selectFrom('baremetal_ports').select('physical_network').distinct().where('portgroup_id', '=', portgroupId);
+  if (exceptPortId !== null) q = q.where('id', '!=', exceptPortId);
+  return (await q.orderBy('physical_network').execute()).map((r) => r.physical_network);
+}
+
 export async function deletePortgroupRow(tx: Tx, id: number): Promise<void> {
   await tx.db.deleteFrom('baremetal_portgroups').where('id', '=', id).execute();
 }

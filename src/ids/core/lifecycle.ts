@@ -81,6 +81,11 @@ export class Lifecycles {
     return [...this.definitions.keys()];
   }
 
+  /** Every state of every lifecycle: what an instance can be in. */
+  states(): string[] {
+    return [...new Set([...this.definitions.values()].flatMap((d) => d.states))];
+  }
+
   /** The lifecycle of this name; `unknown_lifecycle` when there is none. */
   get(name: string): LifecycleDefinition {
     const d = this.definitions.get(name);

@@ -1,7 +1,9 @@
 // /v1/service-instances: create, read, change candidate attributes, validate (allocate), promote,
 // roll back, clear a set, terminate.
+import type { JsonSchema } from '../../core/json-schema.js';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsDomainError } from '../core/domain-errors.js';
+import type { IdsContext } from '../context.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
 
@@ -31,9 +33,18 @@ function noBody(req: IdsRequest): void {
 /** Who asks: the pools and instances it sees, its user. */
 const caller = (req: IdsRequest): service.Caller => ({ scope: req.poolScope(), user: req.credentials?.userId ?? null });
 
+/**
+ * The list's query: `state` names a state of the process's lifecycles (built in and loaded), as
+ * the other lists' closed filters do — one no lifecycle has matches nothing, so it is a mistake.
+ */
+const listQuery = (ctx: IdsContext): JsonSchema => ({
+  ...instanceListQuery,
+  properties: { ...instanceListQuery.properties, state: { ...instanceListQuery.properties!.state!, enum: ctx.lifecycles.states() } },
+});
+
 export const list: E = {
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(instanceListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(listQuery(ctx));
     const { items, next } = await service.listInstances(ctx, q, decodeCursor(q.cursor, instanceCursor), pageLimit(q), req.poolScope());
     return page(req, items.map(instanceView), instanceCursor, next);
   },
