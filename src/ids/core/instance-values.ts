@@ -46,7 +46,7 @@ export function setsReferencing(sets: InstanceSets, attribute: string, value: un
  */
 export type ForcedRelease = PoolRelease | EngineRelease;
 
-interface PoolRelease {
+export interface PoolRelease {
   /** absent in records from before engine holdings */
   source?: 'pool';
   allocation_id: string;
@@ -59,7 +59,7 @@ interface PoolRelease {
   key: string;
 }
 
-interface EngineRelease {
+export interface EngineRelease {
   source: 'node' | 'capacity';
   /** a node's bare-metal allocation */
   allocation_id?: string;
