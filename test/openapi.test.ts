@@ -15,8 +15,11 @@ import { idsRoutes } from '../src/ids/api.js';
 import { placementRoutes } from '../src/placement/api.js';
 import { PLACEMENT_OPERATIONS } from '../src/placement/openapi.js';
 import { inventoriesReplace } from '../src/placement/schemas.js';
+import { AllotClient } from '../src/client/index.js';
+import { instanceCreateSchema, specCreateSchema } from '../src/ids/schemas.js';
 import { DIALECTS, freshDatabaseUrl } from './helpers/databases.js';
 import { type TestServer, startServer } from './helpers/server.js';
+import { seedReservationCloud, tenantServerSpec } from './ids/reservation-cloud.js';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, any>>; security?: unknown[]; components: { securitySchemes?: Record<string, any> } };
 
@@ -55,6 +58,21 @@ function schemasOf(doc: Doc): unknown[] {
   }
   return out;
 }
+
+/**
+ * A response schema that refuses members it does not document: every object schema with
+ * `properties` and no `additionalProperties` of its own gets `additionalProperties: false`.
+ */
+function documentedOnly(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(documentedOnly);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [k, k === 'properties' ? documentedMembers(v) : documentedOnly(v)]),
+  );
+  if (out.type === 'object' && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  return out;
+}
+const documentedMembers = (properties: object) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, documentedOnly(v)]));
 
 for (const dialect of DIALECTS) {
   describe(`OpenAPI documents (${dialect}, noauth)`, () => {
@@ -101,6 +119,41 @@ for (const dialect of DIALECTS) {
       const baremetal = await fetchDoc(server, '/baremetal/openapi.json');
       assert.deepEqual(baremetal.paths['/v1/nodes']!.post.requestBody.content['application/json'].schema, NODE_CREATE_SCHEMA);
       assert.ok(baremetal.paths['/v1/nodes/{node}']!.patch.requestBody);
+    });
+
+    test('ids: reservations across the engines are documented — the new spec sources and create fields, and a real instance holding a node, capacity and values answers only documented members', async () => {
+      const doc = (await fetchDoc(server, '/ids/v1/openapi.json')) as Doc & { components: { schemas: Record<string, any> } };
+      const create = doc.paths['/v1/service-instances']!.post;
+      assert.deepEqual(create.requestBody.content['application/json'].schema, instanceCreateSchema);
+      for (const field of ['validate', 'promote', 'project_id']) assert.ok(instanceCreateSchema.properties![field], field);
+      assert.deepEqual(doc.paths['/v1/allocation-specs']!.post.requestBody.content['application/json'].schema, specCreateSchema);
+      const sources = (doc.components.schemas.Spec.properties.attributes.additionalProperties.oneOf as Array<{ properties: { from: { enum: string[] } } }>).map(
+        (o) => o.properties.from.enum[0],
+      );
+      assert.deepEqual(sources.sort(), ['capacity', 'inventory', 'lookup', 'node', 'pool']);
+
+      const allot = new AllotClient({ url: server.url, token: 'admin' });
+      const cloud = await seedReservationCloud(allot, { nodes: ['doc-node'], resourceClass: 'doc-class' });
+      await allot.ids.createPool({ name: 'doc-vlan', kind: 'integer', ranges: ['10-19'] });
+      await allot.ids.createPool({ name: 'doc-addr', kind: 'address', ranges: ['10.9.0.0/28'] });
+      const spec = await allot.ids.createSpec(tenantServerSpec('doc-tenant', 'doc-class', { vlan: 'doc-vlan', address: 'doc-addr' }));
+      const instance = await allot.ids.createInstance({ allocation_spec: 'doc-tenant', attributes: {}, validate: true, promote: true });
+      assert.deepEqual(instance.holdings.map((h) => h.source).sort(), ['capacity', 'node', 'pool', 'pool']);
+      // a node released by Ironic's rule: the instance records a forced release
+      await allot.baremetal.updateNode(cloud.nodes.get('doc-node')!, [{ op: 'remove', path: '/instance_uuid' }]);
+      const released = await allot.ids.getInstance(instance.id);
+      assert.equal(released.forced_releases.length, 1);
+
+      const ajv = new Ajv2020({ strict: false, validateFormats: false });
+      const components = { schemas: documentedOnly(doc.components.schemas) };
+      for (const [name, body] of [
+        ['Spec', spec],
+        ['Instance', instance],
+        ['Instance', released],
+      ] as const) {
+        const validate = ajv.compile({ $ref: `#/components/schemas/${name}`, components });
+        assert.ok(validate(body), `${name}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body)}`);
+      }
     });
 
     test('/ui/reference renders every operation of the three documents, self-contained and script-free', async () => {

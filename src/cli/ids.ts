@@ -7,14 +7,14 @@ import { BATCH_MAX_ITEMS, IMPORT_MAX_ITEMS, type IdsClient } from '../client/ids
 import type * as I from '../client/ids-types.js';
 import { type CliContext, act, addConnectionOptions, collect, integer, keyValues, readJsonFile } from './connection.js';
 import { NotFoundError, UsageError } from './exit.js';
-import type { TableView } from './output.js';
+import { type TableView, fieldsView } from './output.js';
 import { progressBar } from './progress.js';
 
 /** `42` → 42; anything else stays text (an address, a prefix). */
 const valueArg = (v: string): number | string => (/^\d+$/.test(v) ? Number(v) : v);
 
 const ALLOCATION_COLUMNS = ['id', 'pool', 'owner', 'purpose', 'value', 'count', 'state', 'expires_at'];
-const INSTANCE_COLUMNS = ['id', 'allocation_spec', 'service_type', 'state', 'version', 'last_error'];
+const INSTANCE_COLUMNS = ['id', 'allocation_spec', 'service_type', 'project_id', 'state', 'version', 'last_error'];
 const allocationRows = (l: I.Allocation[]): TableView => ({ rows: l, columns: ALLOCATION_COLUMNS });
 const poolRows = (l: I.Pool[]): TableView => ({
   rows: l.map((p) => ({
@@ -28,6 +28,33 @@ const poolRows = (l: I.Pool[]): TableView => ({
   })),
 });
 const instanceRows = (l: I.Instance[]): TableView => ({ rows: l, columns: INSTANCE_COLUMNS });
+
+/** A holding's value in a cell: the pool value, the node, the capacity per provider. */
+function holdingValue(h: I.Holding): unknown {
+  if (h.source === 'node') return h.value.name ? `${h.value.name} (${h.value.node})` : h.value.node;
+  if (h.source === 'capacity')
+    return Object.entries(h.value.allocations)
+      .map(
+        ([provider, { resources }]) =>
+          `${Object.entries(resources)
+            .map(([rc, n]) => `${rc}=${n}`)
+            .join(', ')} on ${provider}`,
+      )
+      .join('; ');
+  return h.value;
+}
+
+/** One instance: its fields, then what it holds in every engine with a link into the API that shows it. */
+const instanceTables =
+  (ids: IdsClient) =>
+  ({ holdings, ...fields }: I.Instance): TableView[] => [
+    fieldsView(fields),
+    {
+      title: 'holdings',
+      rows: holdings.map((h) => ({ attribute: h.attribute ?? '(released)', source: h.source, value: holdingValue(h), link: h.href && ids.holdingUrl(h.href) })),
+      columns: ['attribute', 'source', 'value', 'link'],
+    },
+  ];
 
 /** Import items: the file holds a list, or {"items": [...]}. */
 async function importItems(file: string): Promise<I.ImportItem[]> {
@@ -333,7 +360,10 @@ export function registerIdsCommands(program: Command): void {
     .action(a(async ({ client, out }, _o, name: string) => out.print(await client.ids.getSpec(name))));
   specs
     .command('create')
-    .description('create from a JSON file: {"name", "attributes": {…}} (- for stdin)')
+    .description(
+      'create from a JSON file: {"name", "attributes": {…}, "project_id"?} (- for stdin); an attribute comes from a pool, a lookup, an inventory, ' +
+        'a bare-metal node ({"from": "node", "resource_class", …}) or Placement capacity ({"from": "capacity", "resources", …})',
+    )
     .argument('<file>', 'JSON file, or - for stdin')
     .action(a(async ({ client, out }, _o, file: string) => out.print(await client.ids.createSpec((await readJsonFile(file)) as I.SpecCreate))));
   specs
@@ -359,17 +389,21 @@ export function registerIdsCommands(program: Command): void {
     .command('show')
     .description('one service instance with its attribute sets')
     .argument('<id>', 'instance id')
-    .action(a(async ({ client, out }, _o, id: string) => out.print(await client.ids.getInstance(id))));
+    .action(a(async ({ client, out }, _o, id: string) => out.print(await client.ids.getInstance(id), instanceTables(client.ids))));
   instances
     .command('create')
-    .description('create a service instance (state start)')
+    .description('create a service instance (state start; with --validate it reserves every attribute at once, all or nothing)')
     .requiredOption('--spec <name>', 'allocation spec')
     .option('--attr <name=value>', 'an attribute (repeatable; value is JSON or text)', collect)
     .option('--lifecycle <lifecycle>', 'simple (default), simple_with_deallocation, or one the server loaded from --ids-lifecycles')
     .option('--service-type <type>', 'service type')
     .option('--id <uuid>', 'choose the id (creation becomes idempotent)')
+    .option('--project-id <id>', "the Keystone project the instance belongs to (default: the caller's; another one needs ids:all_projects)")
+    .option('--validate', 'validate at once: reserve every attribute (pool values, nodes, capacity) in one transaction, all or nothing')
+    .option('--promote', 'then promote the validated set to active (needs --validate)')
     .action(
-      a(async ({ client, out }, o) =>
+      a(async ({ client, out }, o) => {
+        if (o.promote && !o.validate) throw new UsageError('--promote needs --validate');
         out.print(
           await client.ids.createInstance({
             allocation_spec: o.spec,
@@ -377,35 +411,45 @@ export function registerIdsCommands(program: Command): void {
             ...(o.lifecycle ? { lifecycle: o.lifecycle } : {}),
             ...(o.serviceType ? { service_type: o.serviceType } : {}),
             ...(o.id ? { id: o.id } : {}),
+            ...(o.projectId ? { project_id: o.projectId } : {}),
+            ...(o.validate ? { validate: true } : {}),
+            ...(o.promote ? { promote: true } : {}),
           }),
-        ),
-      ),
+          instanceTables(client.ids),
+        );
+      }),
     );
   instances
     .command('set')
     .description('change candidate attributes (value null removes one)')
     .argument('<id>', 'instance id')
     .requiredOption('--attr <name=value>', 'an attribute (repeatable; value is JSON or text)', collect)
-    .action(a(async ({ client, out }, o, id: string) => out.print(await client.ids.updateInstance(id, keyValues(o.attr, '--attr')))));
+    .action(
+      a(async ({ client, out }, o, id: string) => out.print(await client.ids.updateInstance(id, keyValues(o.attr, '--attr')), instanceTables(client.ids))),
+    );
   const verbs: Array<[string, string, (c: CliContext, id: string) => Promise<I.Instance>]> = [
-    ['validate', 'allocate and look up into the candidate set', (c, id) => c.client.ids.validateInstance(id)],
+    ['validate', 'allocate, reserve and look up into the candidate set, all or nothing', (c, id) => c.client.ids.validateInstance(id)],
     ['promote', 'candidate → active, active → rollback', (c, id) => c.client.ids.promoteInstance(id)],
     ['rollback', 'swap active and rollback', (c, id) => c.client.ids.rollbackInstance(id)],
-    ['terminate', 'release every value (external ones through the outbox)', (c, id) => c.client.ids.terminateInstance(id)],
+    ['terminate', 'release every value, node and capacity (external values through the outbox)', (c, id) => c.client.ids.terminateInstance(id)],
   ];
   for (const [verb, description, run] of verbs) {
     instances
       .command(verb)
       .description(description)
       .argument('<id>', 'instance id')
-      .action(a(async (ctx, _o, id: string) => ctx.out.print(await run(ctx, id))));
+      .action(a(async (ctx, _o, id: string) => ctx.out.print(await run(ctx, id), instanceTables(ctx.client.ids))));
   }
   instances
     .command('clear-set')
     .description('clear the candidate or rollback attribute set (frees what only it held)')
     .argument('<id>', 'instance id')
     .addArgument(new Argument('<set>', 'candidate or rollback').choices(['candidate', 'rollback']))
-    .action(a(async ({ client, out }, _o, id: string, set: 'candidate' | 'rollback') => out.print(await client.ids.clearAttributeSet(id, set))));
+    .action(
+      a(async ({ client, out }, _o, id: string, set: 'candidate' | 'rollback') =>
+        out.print(await client.ids.clearAttributeSet(id, set), instanceTables(client.ids)),
+      ),
+    );
 
   // ---- inventories and outbox ----
   ids

@@ -18,6 +18,8 @@ export function outputFormat(requested: string | undefined, stdout: { isTTY?: bo
 export interface TableView {
   rows: ReadonlyArray<object>;
   columns?: string[];
+  /** a line above the table, when one value is shown as several tables */
+  title?: string;
 }
 
 function cell(value: unknown): string {
@@ -31,7 +33,8 @@ function cell(value: unknown): string {
 /** Rows as aligned columns with a header line. */
 export function renderTable(view: TableView): string {
   const columns = view.columns ?? [...new Set(view.rows.flatMap((r) => Object.keys(r)))];
-  if (view.rows.length === 0) return '(none)\n';
+  const title = view.title ? `${view.title}:\n` : '';
+  if (view.rows.length === 0) return `${title}(none)\n`;
   const cells = view.rows.map((r) => columns.map((c) => cell((r as Record<string, unknown>)[c]).replace(/\n/g, ' ')));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)));
   const line = (values: string[]) =>
@@ -39,7 +42,7 @@ export function renderTable(view: TableView): string {
       .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
-  return `${[line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')}\n`;
+  return `${title}${[line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')}\n`;
 }
 
 /** One object as field/value rows. */
@@ -56,12 +59,12 @@ export class Printer {
     private readonly out: NodeJS.WritableStream = process.stdout,
   ) {}
 
-  /** Print `data` as JSON/YAML, or as the table `view` makes of it (default: fields of an object, keys of rows). */
-  print(data: unknown, view?: (data: any) => TableView): void {
+  /** Print `data` as JSON/YAML, or as the table(s) `view` makes of it (default: fields of an object, keys of rows). */
+  print(data: unknown, view?: (data: any) => TableView | TableView[]): void {
     if (data === undefined) return;
     if (this.format === 'json') this.out.write(`${JSON.stringify(data, null, 2)}\n`);
     else if (this.format === 'yaml') this.out.write(toYaml(data));
-    else this.out.write(renderTable(view ? view(data) : defaultView(data)));
+    else this.out.write([view ? view(data) : defaultView(data)].flat().map(renderTable).join('\n'));
   }
 
   /** A line for people (tables only): e.g. "deleted node-1". JSON and YAML print nothing. */

@@ -159,18 +159,92 @@ export interface ImportOutcome {
 export type SpecAttribute =
   | { from: 'pool'; pool: string; strategy?: Strategy; count?: number; prefix_length?: number }
   | { from: 'lookup'; inventory: string; key_attribute: string }
-  | { from: 'inventory'; inventory: string; owner_attribute?: string };
+  | { from: 'inventory'; inventory: string; owner_attribute?: string }
+  | NodeSpecAttribute
+  | CapacitySpecAttribute;
+
+/** A bare-metal node, allocated as `POST /baremetal/v1/allocations` would (owner: the instance's project). */
+export interface NodeSpecAttribute {
+  from: 'node';
+  resource_class: string;
+  /** the node must have every one */
+  traits?: string[];
+  /** nodes (uuids or names) the node is chosen among */
+  candidate_nodes?: string[];
+}
+
+/** Placement capacity for the instance as consumer, on providers chosen as `GET /allocation_candidates` would. */
+export interface CapacitySpecAttribute {
+  from: 'capacity';
+  /** resource class → amount */
+  resources: Record<string, number>;
+  /** as Placement's `required`: `TRAIT`, `!TRAIT` (forbidden), `in:A,B` (one of) */
+  required?: string[];
+  /** as Placement's `member_of`: `uuid`, `in:uuid,uuid` (one of), `!uuid` (not in) */
+  member_of?: string[];
+  /** a node attribute of the spec: only providers in the tree of that node's resource provider */
+  in_tree_of?: string;
+}
 
 export interface SpecCreate {
   name: string;
   description?: string;
   attributes: Record<string, SpecAttribute>;
+  /** the Keystone project the spec belongs to; absent or null: every project's */
+  project_id?: string | null;
 }
 
 export interface Spec extends SpecCreate {
+  project_id: string | null;
   version: number;
   [field: string]: unknown;
 }
+
+/** A `from: node` attribute's value: the node and the bare-metal allocation that holds it. */
+export interface NodeValue {
+  node: string;
+  name: string | null;
+  /** the allocation's uuid at `/baremetal/v1/allocations` */
+  allocation: string;
+}
+
+/** A `from: capacity` attribute's value: the Placement consumer (the instance's id) and its allocations. */
+export interface CapacityValue {
+  consumer: string;
+  /** provider uuid → its resources, as `allocations` in Placement's answers */
+  allocations: Record<string, { resources: Record<string, number> }>;
+}
+
+/**
+ * Something an instance holds, in whichever engine, with `href`: where it is in its own API
+ * (`/ids/v1/allocations/<id>`, `/baremetal/v1/allocations/<uuid>`, `/placement/allocations/<consumer>`).
+ * `attribute` null: no set names it any more and it is being released.
+ */
+export type Holding =
+  | { attribute: string | null; source: 'pool'; value: Value; href: string }
+  | { attribute: string | null; source: 'inventory'; value: unknown; href: null }
+  | { attribute: string | null; source: 'node'; value: NodeValue; href: string }
+  | { attribute: string | null; source: 'capacity'; value: CapacityValue; href: string };
+
+/**
+ * What was released while a set referred to it, since the last validation: a pool value released
+ * with `?force=true` (still named in the sets), or a node or capacity another API released or a
+ * reshape took away (taken out of the sets; `reason` says what).
+ */
+export type ForcedRelease =
+  | { source: 'pool'; allocation_id: string; pool: string; attribute: string; value: Value; sets: AttributeSetName[]; released_at: string }
+  | {
+      source: 'node' | 'capacity';
+      /** a node's bare-metal allocation */
+      allocation_id?: string;
+      attribute: string;
+      value: NodeValue | CapacityValue;
+      sets: AttributeSetName[];
+      reason: string;
+      released_at: string;
+    };
+
+export type AttributeSetName = 'candidate' | 'active' | 'rollback';
 
 /** The built-in lifecycles' states; a lifecycle loaded from --ids-lifecycles has its own. */
 export type InstanceState = 'start' | 'up' | 'update' | 'deallocating' | 'terminated' | (string & {});
@@ -183,10 +257,17 @@ export interface InstanceCreate {
   service_type?: string;
   /** simple (default), simple_with_deallocation, or one the server loaded from --ids-lifecycles */
   lifecycle?: string;
+  /** the Keystone project it belongs to (default: the caller's); another project's only with ids:all_projects */
+  project_id?: string | null;
+  /** validate at once: reserve every attribute, all or nothing */
+  validate?: boolean;
+  /** then promote the validated candidate set to active (needs `validate`) */
+  promote?: boolean;
 }
 
 export interface Instance {
   id: string;
+  project_id: string | null;
   service_type: string;
   allocation_spec: string;
   lifecycle: string;
@@ -197,7 +278,13 @@ export interface Instance {
   active_attributes: Record<string, unknown> | null;
   rollback_attributes: Record<string, unknown> | null;
   last_error: string | null;
+  forced_releases: ForcedRelease[];
   pending_deallocations: number;
+  /** everything it holds now, in every engine */
+  holdings: Holding[];
+  created_at: string;
+  updated_at: string;
+  terminated_at: string | null;
   [field: string]: unknown;
 }
 

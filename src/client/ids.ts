@@ -192,8 +192,18 @@ export class IdsClient {
     return this.body('GET', `/service-instances/${seg(id)}`);
   }
 
+  /**
+   * Create a service instance; with `validate: true` it also reserves every attribute (pool
+   * values, nodes, capacity), all or nothing, and with `promote: true` makes them active — one
+   * request, idempotent by `id`.
+   */
   createInstance(instance: T.InstanceCreate): Promise<T.Instance> {
     return this.body('POST', '/service-instances', { body: instance });
+  }
+
+  /** A holding's `href` (a path from the server's root: `/ids/v1/…`, `/baremetal/v1/…`, `/placement/…`) as a full URL. */
+  holdingUrl(href: string): string {
+    return `${this.http.endpoint.replace(/\/ids$/, '')}${href}`;
   }
 
   /** Merge-patch the candidate attributes (a null value removes one). */

@@ -126,11 +126,12 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
   '/v1/service-instances': {
     GET: { summary: 'list service instances', query: s.instanceListQuery, ok: [200], response: 'InstancePage' },
     POST: {
-      summary: 'create a service instance (candidate set = attributes, state start)',
+      summary:
+        'create a service instance (candidate set = attributes, state start); with validate (and promote) also reserve every attribute — pool values, nodes, capacity — all or nothing, in one request',
       body: s.instanceCreateSchema,
       ok: [201, 200],
       response: 'Instance',
-      errors: [400, 409, 422],
+      errors: [400, 403, 409, 422, 502, 504],
     },
   },
   '/v1/service-instances/{id}': {
@@ -145,15 +146,21 @@ const OPERATIONS: Record<string, Record<string, Operation>> = {
       errors: [400, 404, 409, 412],
     },
     DELETE: {
-      summary: 'terminate: release every value (external ones through the outbox)',
+      summary: 'terminate: release every value, node and capacity (external values through the outbox); 409 while a held node is deployed',
       ok: [200],
       response: 'Instance',
       ifMatch: true,
-      errors: [404, 412],
+      errors: [404, 409, 412],
     },
   },
   '/v1/service-instances/{id}/validate': {
-    POST: { summary: 'allocate and look up into the candidate set', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412, 422, 502, 504] },
+    POST: {
+      summary: 'allocate pool values, reserve nodes and capacity, and look up, into the candidate set: all or nothing',
+      ok: [200],
+      response: 'Instance',
+      ifMatch: true,
+      errors: [404, 409, 412, 422, 502, 504],
+    },
   },
   '/v1/service-instances/{id}/promote': {
     POST: { summary: 'candidate → active, active → rollback', ok: [200], response: 'Instance', ifMatch: true, errors: [404, 409, 412] },

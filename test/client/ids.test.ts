@@ -1,17 +1,22 @@
 // The typed identifier client against a real allot on SQLite and PostgreSQL: pools, allocations
-// (for an owner, batches, imports, reservations with If-Match), specs, service instances, the
-// outbox, pagination, and RFC 9457 problems parsed into AllotApiError.
+// (for an owner, batches, imports, reservations with If-Match), specs, service instances (and
+// those reserving a node and capacity in one request), the outbox, pagination, and RFC 9457
+// problems parsed into AllotApiError.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { AllotApiError, AllotClient, type IdsClient, retryOnConflict } from '../../src/client/index.js';
+import { AllotApiError, AllotClient, type IdsClient, type ids as T, retryOnConflict } from '../../src/client/index.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { serverFor } from '../helpers/server.js';
+import { BW, GBIT, seedReservationCloud, tenantServerSpec } from '../ids/reservation-cloud.js';
 
 for (const dialect of DIALECTS) {
   describe(`identifier client (${dialect})`, () => {
+    let allot: AllotClient;
     let ids: IdsClient;
     serverFor(dialect, (s) => {
-      ids = new AllotClient({ url: s.url }).ids;
+      allot = new AllotClient({ url: s.url, token: 'admin' });
+      ids = allot.ids;
     });
 
     test('pools and allocations: create, allocate (idempotent), batch, reserve and confirm, release, import', async () => {
@@ -102,6 +107,65 @@ for (const dialect of DIALECTS) {
         ['vni-only'],
       );
       assert.equal(((await ids.openapi()) as { openapi: string }).openapi, '3.1.0');
+    });
+
+    test('one request reserves a node, bandwidth on its NIC and pool values; the typed instance lists each holding with its link', async () => {
+      const cloud = await seedReservationCloud(allot, { nodes: ['client-gold-1', 'client-gold-2'], resourceClass: 'client-gold', owner: 'p-client' });
+      await ids.createPool({ name: 'client-vlan', kind: 'integer', ranges: ['200-209'] });
+      await ids.createPool({ name: 'client-addr', kind: 'address', ranges: ['10.1.0.0/28'] });
+      const spec = await ids.createSpec({
+        ...tenantServerSpec('client-tenant', 'client-gold', { vlan: 'client-vlan', address: 'client-addr' }),
+        project_id: 'p-client',
+      });
+      assert.equal(spec.project_id, 'p-client');
+      assert.deepEqual(spec.attributes.uplink, { from: 'capacity', resources: { [BW]: 10 * GBIT }, in_tree_of: 'server' });
+
+      const id = randomUUID();
+      const request: T.InstanceCreate = { id, allocation_spec: 'client-tenant', attributes: {}, project_id: 'p-client', validate: true, promote: true };
+      const up = await ids.createInstance(request);
+      assert.deepEqual([up.state, up.project_id], ['up', 'p-client']);
+      const node = up.holdings.find((h) => h.source === 'node');
+      const capacity = up.holdings.find((h) => h.source === 'capacity');
+      const vlan = up.holdings.find((h) => h.source === 'pool' && h.attribute === 'vlan');
+      assert.ok(node && capacity && vlan, JSON.stringify(up.holdings));
+      assert.deepEqual(up.active_attributes!.server, node.value);
+      assert.ok([...cloud.nodes.values()].includes(node.value.node));
+      // the node: a bare-metal allocation named for the instance and attribute, owned by its project
+      assert.equal(node.href, `/baremetal/v1/allocations/${node.value.allocation}`);
+      const held = await allot.baremetal.getAllocation(node.value.allocation);
+      assert.deepEqual(
+        [held.node_uuid, held.name, held.owner, held.extra],
+        [node.value.node, `service-instance.${id}.server`, 'p-client', { allot_service_instance: id, allot_attribute: 'server' }],
+      );
+      // the bandwidth: the instance is the Placement consumer, on the NIC under that node
+      assert.equal(capacity.value.consumer, id);
+      assert.deepEqual(capacity.value.allocations, { [cloud.nics.get(node.value.node)!]: { resources: { [BW]: 10 * GBIT } } });
+      const placed = (await allot.placement.getAllocations(id)).allocations;
+      assert.deepEqual(Object.fromEntries(Object.entries(placed).map(([provider, a]) => [provider, { resources: a.resources }])), capacity.value.allocations);
+      assert.equal(capacity.href, `/placement/allocations/${id}`);
+      // each link, made a full URL by the client, is where its API shows the holding (at a microversion that has it)
+      const versions = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39', 'x-openstack-ironic-api-version': '1.82' };
+      for (const h of up.holdings) {
+        const res = await fetch(ids.holdingUrl(h.href!), { headers: versions });
+        assert.equal(res.status, 200, h.href!);
+      }
+      const listed = await ids.listAllInstances({ state: 'up' });
+      assert.deepEqual(listed.find((i) => i.id === id)?.holdings, up.holdings);
+      // the same request again: the same instance, the same holdings
+      assert.deepEqual((await ids.createInstance(request)).holdings, up.holdings);
+
+      // Ironic's rule releases the node (instance_uuid removed): a typed forced release says so
+      await allot.baremetal.updateNode(node.value.node, [{ op: 'remove', path: '/instance_uuid' }]);
+      const lost = await ids.getInstance(id);
+      const release = lost.forced_releases[0];
+      assert.ok(release && release.source === 'node', JSON.stringify(lost.forced_releases));
+      assert.deepEqual([release.attribute, release.value, release.sets, typeof release.reason], ['server', node.value, ['active'], 'string']);
+      assert.equal(
+        lost.holdings.some((h) => h.source === 'node'),
+        false,
+      );
+      const gone = await ids.terminateInstance(id);
+      assert.deepEqual([gone.state, gone.holdings, gone.terminated_at === null], ['terminated', [], false]);
     });
 
     test('RFC 9457 problems become AllotApiErrors with code, detail and request id', async () => {
