@@ -1,6 +1,6 @@
 // `npm run screenshots`: the dashboard's pictures in docs/images/, taken from a real allot with
 // the demo cloud of test/ui/demo.ts (Placement providers and instances, bare-metal nodes,
-// identifier pools) in headless Chromium. A second allot process on the same database is started
+// identifier pools, service instances reserving across the three) in headless Chromium. A second allot process on the same database is started
 // and stopped, so the conductor table shows one live and one stopped conductor.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -8,18 +8,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../test/helpers/chromium.js';
 import { startServer } from '../test/helpers/server.js';
-import { seedDemo } from '../test/ui/demo.js';
+import { seedDemo, seedInstances } from '../test/ui/demo.js';
 import { ensureSystemPackages } from './system-deps.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'docs/images');
 
-/** view → what must be on the page before it is photographed */
+/** view → what must be on the page before it is photographed (`instance`: one service instance's page) */
 const VIEWS: Array<{ route: string; ready: string }> = [
   { route: 'capacity', ready: '[data-rc="VCPU"] [data-chart="capacity-bar"]' },
   { route: 'consumers', ready: 'tr[data-consumer] >> text=web-frontend' },
   { route: 'baremetal', ready: '[data-chart="provision-states"] [data-segment="active"]' },
   { route: 'pools', ready: '[data-pool="vlan"] [data-chart="free-strip"]' },
+  { route: 'instances', ready: 'tr[data-instance] .chip' },
+  { route: 'instance', ready: 'tr[data-holding="uplink"]' },
 ];
 
 ensureSystemPackages(['chromium']);
@@ -30,11 +32,13 @@ const chromium = await launchChromium({ width: 1440, height: 900 });
 try {
   const other = await startServer({ db, conductorId: 'allot-b', transitionTime: 20 });
   await seedDemo(server.url);
+  const { instances } = await seedInstances(server.url);
   await other.close();
 
   const page = await chromium.context.newPage();
   for (const view of VIEWS) {
-    await page.goto(`${server.url}/ui/#/${view.route}`);
+    const route = view.route === 'instance' ? `instances/${instances.get('web-a')}` : view.route;
+    await page.goto(`${server.url}/ui/#/${route}`);
     await page.waitForSelector(view.ready, { timeout: 30_000 });
     await page.waitForSelector('[data-live="live"]');
     await page.waitForTimeout(500);

@@ -1,11 +1,13 @@
 // A small cloud for the dashboard, created through the three APIs with allot's typed client: compute
 // nodes (some with NUMA and NIC children) and a shared storage pool in Placement with instances
 // allocated on them, bare-metal nodes in several provision states with allocations, and
-// identifier pools partly taken. The dashboard's tests and `npm run screenshots` both use it; the
+// identifier pools partly taken; and, apart (seedInstances), service instances that each reserve
+// a bare-metal node, bandwidth on its NIC, a VLAN and an address. The dashboard's tests and `npm run screenshots` both use it; the
 // tests compute what the pages must show from these definitions, not from the dashboard's code.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { AllotClient, type PlacementClient, type ids } from '../../src/client/index.js';
+import { type ReservationCloud, seedReservationCloud, tenantServerSpec } from '../ids/reservation-cloud.js';
 
 export interface InventoryDef {
   total: number;
@@ -255,4 +257,66 @@ async function seedPools(allot: AllotClient): Promise<void> {
     const items = p.taken.map(([value, count], i) => ({ value, owner: `${p.body.name}-owner-${i}`, ...(count > 1 ? { count } : {}) }));
     await allot.ids.importValues(p.body.name, items);
   }
+}
+
+/** Gold nodes for tenant servers, each its project's (an instance gets only its project's nodes). */
+export const TENANT_NODES = [
+  { name: 'bm-gold-01', owner: 'web-frontend' },
+  { name: 'bm-gold-02', owner: 'web-frontend' },
+  { name: 'bm-gold-03', owner: 'telco' },
+];
+export const TENANT_SPEC = tenantServerSpec('tenant-server', 'baremetal-gold', { vlan: 'tenant-vlan', address: 'tenant-v4' });
+
+export interface InstanceDef {
+  name: string;
+  project: string;
+  /** validated and promoted in the create request; else left in state start */
+  reserve: boolean;
+  /** terminated after the instances before it were made */
+  terminate?: boolean;
+}
+
+/** In order: web-b is terminated before web-c is reserved, which then gets web-b's node. */
+export const INSTANCES: InstanceDef[] = [
+  { name: 'web-a', project: 'web-frontend', reserve: true },
+  { name: 'web-b', project: 'web-frontend', reserve: true, terminate: true },
+  { name: 'web-c', project: 'web-frontend', reserve: true },
+  { name: 'nfv-t', project: 'telco', reserve: true },
+  { name: 'web-draft', project: 'web-frontend', reserve: false },
+];
+
+export interface SeededInstances extends ReservationCloud {
+  /** instance name → id */
+  instances: Map<string, string>;
+}
+
+/** Create the tenant servers' nodes, pools, spec and instances on a running allot. */
+export async function seedInstances(url: string): Promise<SeededInstances> {
+  const allot = new AllotClient({ url, token: 'admin' });
+  const clouds = await Promise.all(
+    [...new Set(TENANT_NODES.map((n) => n.owner))].map((owner) =>
+      seedReservationCloud(allot, { nodes: TENANT_NODES.filter((n) => n.owner === owner).map((n) => n.name), resourceClass: 'baremetal-gold', owner }),
+    ),
+  );
+  await allot.ids.createPool({ name: 'tenant-vlan', kind: 'integer', ranges: ['2000-2099'], description: 'tenant server VLANs' });
+  await allot.ids.createPool({ name: 'tenant-v4', kind: 'address', ranges: ['198.51.100.0/26'], description: 'tenant server addresses' });
+  await allot.ids.createSpec(TENANT_SPEC);
+  const instances = new Map<string, string>();
+  for (const def of INSTANCES) {
+    const made = await allot.ids.createInstance({
+      allocation_spec: TENANT_SPEC.name,
+      service_type: 'tenant-server',
+      attributes: {},
+      project_id: def.project,
+      ...(def.reserve ? { validate: true, promote: true } : {}),
+    });
+    assert.equal(made.state, def.reserve ? 'up' : 'start', JSON.stringify(made));
+    instances.set(def.name, made.id);
+    if (def.terminate) assert.equal((await allot.ids.terminateInstance(made.id)).state, 'terminated');
+  }
+  return {
+    instances,
+    nodes: new Map(clouds.flatMap((c) => [...c.nodes])),
+    nics: new Map(clouds.flatMap((c) => [...c.nics])),
+  };
 }

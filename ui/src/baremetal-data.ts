@@ -26,6 +26,7 @@ export interface BmAllocation {
   resource_class: string | null;
   last_error: string | null;
   owner: string | null;
+  extra: Record<string, unknown>;
   created_at: string;
 }
 
@@ -49,7 +50,7 @@ export interface BaremetalSnapshot {
 }
 
 const NODE_FIELDS = 'uuid,name,provision_state,target_provision_state,power_state,resource_class,maintenance,allocation_uuid,conductor,last_error';
-const ALLOCATION_FIELDS = 'uuid,name,state,node_uuid,resource_class,last_error,owner,created_at';
+const ALLOCATION_FIELDS = 'uuid,name,state,node_uuid,resource_class,last_error,owner,extra,created_at';
 
 export async function loadBaremetal(api: Api, signal: AbortSignal): Promise<BaremetalSnapshot> {
   const [nodes, allocations, conductors] = await Promise.all([
@@ -65,6 +66,16 @@ export async function loadBaremetal(api: Api, signal: AbortSignal): Promise<Bare
     conductors: conductors.body.conductors,
     serverTime: conductors.serverTime,
   };
+}
+
+/**
+ * The service instance of the identifier API that holds an allocation (a `from: node` attribute,
+ * docs/ids.md): its `extra` names the instance and the attribute.
+ */
+export function holderOf(a: BmAllocation): { instance: string; attribute: string } | null {
+  const instance = a.extra?.allot_service_instance;
+  const attribute = a.extra?.allot_attribute;
+  return typeof instance === 'string' ? { instance, attribute: typeof attribute === 'string' ? attribute : '' } : null;
 }
 
 /** Ironic's provision states, in the order a node lives through them, with their colours. */

@@ -1,7 +1,6 @@
 // The dashboard's charts: small SVGs drawn in percentages of their width, so they stretch with the
 // page without distorting. Each carries `data-chart` (and the numbers it draws) for tests and for
 // anyone reading the page's markup.
-import type { ComponentChildren } from 'preact';
 import type { StripBucket } from './free-strip.js';
 
 export const COLORS = {
@@ -87,8 +86,12 @@ export interface Segment {
   color: string;
 }
 
-/** Counts side by side in one bar (nodes by state, …), with a legend that names and counts them. */
-export function StackedBar(props: { segments: Segment[]; label: string; chart: string; legend?: (s: Segment) => ComponentChildren }) {
+/**
+ * Counts side by side in one bar (nodes by state, …), with a legend that names and counts them.
+ * With `pick`, each name in the legend is a button that picks its segment (again: none).
+ */
+export function StackedBar(props: { segments: Segment[]; label: string; chart: string; pick?: { picked: string; onPick: (key: string) => void } }) {
+  const pick = props.pick;
   const total = props.segments.reduce((n, s) => n + s.value, 0);
   let x = 0;
   return (
@@ -112,7 +115,17 @@ export function StackedBar(props: { segments: Segment[]; label: string; chart: s
         {props.segments.map((s) => (
           <li key={s.key} class={s.value === 0 ? 'zero' : ''}>
             <span class="swatch" style={{ background: s.color }} />
-            {props.legend ? props.legend(s) : s.label}
+            {pick ? (
+              <button
+                type="button"
+                class={`linklike${pick.picked === s.key ? ' selected' : ''}`}
+                onClick={() => pick.onPick(pick.picked === s.key ? '' : s.key)}
+              >
+                {s.label}
+              </button>
+            ) : (
+              s.label
+            )}
             <strong>{s.value}</strong>
           </li>
         ))}

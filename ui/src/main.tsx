@@ -1,5 +1,5 @@
 // The dashboard: a header (views, live status, refresh interval, token) and the view of the URL's
-// hash (#/capacity, #/consumers, #/baremetal, #/pools).
+// hash (#/capacity, #/consumers, #/baremetal, #/pools, #/instances, #/instances/<id>; links.ts).
 import { type JSX, render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { Api, type ApiName, NOAUTH_TOKEN, type ServerSettings, initialToken, loadServerSettings, storeToken } from './api.js';
@@ -7,30 +7,20 @@ import { loadBaremetal } from './baremetal-data.js';
 import { ChartDefs } from './charts.js';
 import { duration } from './format.js';
 import { PoolsCache } from './ids-data.js';
+import { loadInstance, loadInstances } from './instances-data.js';
+import { type Place, ROUTES, placeOf } from './links.js';
 import { type Live, LiveContext, type LiveSettings, type LiveStatus, useLive } from './live.js';
 import { PlacementCache, type PlacementSnapshot } from './placement-data.js';
 import './styles.css';
 import { BaremetalView } from './views/baremetal.js';
 import { CapacityView } from './views/capacity.js';
 import { ConsumersView } from './views/consumers.js';
+import { InstanceView, InstancesView } from './views/instances.js';
 import { PoolsView } from './views/pools.js';
-
-const ROUTES = [
-  { path: 'capacity', title: 'Capacity' },
-  { path: 'consumers', title: 'Consumers' },
-  { path: 'baremetal', title: 'Bare metal' },
-  { path: 'pools', title: 'Identifier pools' },
-] as const;
-type Route = (typeof ROUTES)[number]['path'];
 
 const REFRESH_CHOICES = [0, 2000, 3000, 5000, 10000, 30000];
 const REFRESH_KEY = 'allot.refresh';
 const DEFAULT_REFRESH_MS = 3000;
-
-function routeOf(hash: string): Route {
-  const path = hash.replace(/^#\/?/, '');
-  return ROUTES.find((r) => r.path === path)?.path ?? 'capacity';
-}
 
 /** `?refresh=SECONDS` in the address (for a wall screen, or tests) wins over the saved choice. */
 function initialRefreshMs(): number {
@@ -57,7 +47,7 @@ function App() {
 }
 
 function Dashboard({ settings }: { settings: ServerSettings }) {
-  const [route, setRoute] = useState<Route>(routeOf(location.hash));
+  const [place, setPlace] = useState<Place>(placeOf(location.hash));
   // null: Keystone authentication and no token yet — nothing is read until one is given
   const [token, setToken] = useState(() => initialToken(settings));
   const [signIn, setSignIn] = useState<{ reason: ApiName | null } | null>(null);
@@ -65,7 +55,7 @@ function Dashboard({ settings }: { settings: ServerSettings }) {
   const [status, setStatus] = useState<LiveStatus | null>(null);
 
   useEffect(() => {
-    const onHash = () => setRoute(routeOf(location.hash));
+    const onHash = () => setPlace(placeOf(location.hash));
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
@@ -96,7 +86,7 @@ function Dashboard({ settings }: { settings: ServerSettings }) {
         </a>
         <nav class="tabs">
           {ROUTES.map((r) => (
-            <a key={r.path} href={`#/${r.path}`} class={route === r.path ? 'active' : ''} data-route={r.path}>
+            <a key={r.path} href={`#/${r.path}`} class={place.route === r.path ? 'active' : ''} data-route={r.path}>
               {r.title}
             </a>
           ))}
@@ -126,18 +116,38 @@ function Dashboard({ settings }: { settings: ServerSettings }) {
           onCancel={api === null ? null : () => setSignIn(null)}
         />
       )}
-      <main>
-        {api !== null && route === 'capacity' && (
-          <PlacementRoute api={api} cache={placement} token={api.token} withOwners={false} render={(l) => <CapacityView live={l} />} />
-        )}
-        {api !== null && route === 'consumers' && (
-          <PlacementRoute api={api} cache={placement} token={api.token} withOwners render={(l) => <ConsumersView live={l} />} />
-        )}
-        {api !== null && route === 'baremetal' && <BaremetalRoute api={api} token={api.token} />}
-        {api !== null && route === 'pools' && <PoolsRoute api={api} cache={pools} token={api.token} />}
-      </main>
+      <main>{api !== null && <RouteView place={place} api={api} placement={placement} pools={pools} />}</main>
     </LiveContext.Provider>
   );
+}
+
+/**
+ * The view of the address. A link's parameters (`?node=`, `?consumer=`, `?pool=&owner=`) say what
+ * the view shows first; the view is made anew when they change (its data is not read again).
+ */
+function RouteView(props: { place: Place; api: Api; placement: PlacementCache; pools: PoolsCache }) {
+  const { place, api } = props;
+  const focus = place.params.toString();
+  switch (place.route) {
+    case 'capacity':
+      return <PlacementRoute api={api} cache={props.placement} token={api.token} withOwners={false} render={(l) => <CapacityView live={l} />} />;
+    case 'consumers':
+      return (
+        <PlacementRoute
+          api={api}
+          cache={props.placement}
+          token={api.token}
+          withOwners
+          render={(l) => <ConsumersView key={focus} live={l} consumer={place.params.get('consumer')} />}
+        />
+      );
+    case 'baremetal':
+      return <BaremetalRoute api={api} token={api.token} node={place.params.get('node')} focus={focus} />;
+    case 'pools':
+      return <PoolsRoute api={api} cache={props.pools} token={api.token} pool={place.params.get('pool')} owner={place.params.get('owner')} focus={focus} />;
+    case 'instances':
+      return place.rest[0] ? <InstanceRoute api={api} token={api.token} id={place.rest[0]} /> : <InstancesRoute api={api} token={api.token} />;
+  }
 }
 
 function PlacementRoute(props: {
@@ -155,14 +165,24 @@ function PlacementRoute(props: {
   return props.render(live);
 }
 
-function BaremetalRoute(props: { api: Api; token: string }) {
+function BaremetalRoute(props: { api: Api; token: string; node: string | null; focus: string }) {
   const live = useLive((signal) => loadBaremetal(props.api, signal), `baremetal:${props.token}`);
-  return <BaremetalView live={live} />;
+  return <BaremetalView key={props.focus} live={live} node={props.node} />;
 }
 
-function PoolsRoute(props: { api: Api; cache: PoolsCache; token: string }) {
+function PoolsRoute(props: { api: Api; cache: PoolsCache; token: string; pool: string | null; owner: string | null; focus: string }) {
   const live = useLive((signal) => props.cache.refresh(props.api, signal), `pools:${props.token}`);
-  return <PoolsView live={live} api={props.api} />;
+  return <PoolsView key={props.focus} live={live} api={props.api} pool={props.pool} owner={props.owner} />;
+}
+
+function InstancesRoute(props: { api: Api; token: string }) {
+  const live = useLive((signal) => loadInstances(props.api, signal), `instances:${props.token}`);
+  return <InstancesView live={live} />;
+}
+
+function InstanceRoute(props: { api: Api; token: string; id: string }) {
+  const live = useLive((signal) => loadInstance(props.api, props.id, signal), `instance:${props.token}:${props.id}`);
+  return <InstanceView id={props.id} live={live} />;
 }
 
 /** "updated 2 s ago", ticking; red when the last refresh failed. */

@@ -9,9 +9,16 @@
 //
 // Consumers are gathered from the providers' allocations. Their project, user and type come from
 // `GET /allocations/{consumer}`, read (for the consumers view only) within the same time budget,
-// largest consumers first, and again only when what the consumer holds changed.
+// largest consumers first, and again only when what the consumer holds changed. Whether a consumer
+// is a service instance's (the capacity an instance reserves is the consumer of the instance's id)
+// comes from the identifier API's list of instances, read when consumers appear that it has not
+// classified, at most every INSTANCES_LIST_EVERY_MS (not one request per consumer: most consumers
+// are no instance's, and a 404 each would fill the browser's console). An identifier API that
+// refuses the token (403) is not asked again with it; one that fails otherwise, a minute later;
+// Placement's figures never wait for it.
 import type { Api } from './api.js';
 import { ApiError } from './api.js';
+import { loadInstances } from './instances-data.js';
 
 /** a browser opens at most six HTTP/1.1 connections to one server */
 const DETAIL_CONCURRENCY = 6;
@@ -21,6 +28,10 @@ const DETAIL_BUDGET_MS = 1500;
  * at once; the provider list (1.8 MB at 3 000 providers) is then read again only this often.
  */
 const LIST_MAX_AGE_MS = 5000;
+/** how often new consumers may make the identifier API's instances be listed again */
+const INSTANCES_LIST_EVERY_MS = 15_000;
+/** after the identifier API failed (but for a 403: never again with this token), how long until it is asked again */
+const IDS_RETRY_MS = 60_000;
 
 interface ListedProvider {
   uuid: string;
@@ -99,6 +110,8 @@ export interface ConsumerView {
   signature: string;
   /** from GET /allocations/{consumer}; null until read */
   owner: ConsumerOwner | null;
+  /** the service instance whose capacity this consumer is (its id); null: none, or not known */
+  instance: string | null;
 }
 
 export interface ConsumerOwner {
@@ -128,6 +141,10 @@ export class PlacementCache {
   private unfinished = false;
   /** consumer uuid → its owner, as read when it held `signature` */
   private readonly owners = new Map<string, { signature: string; owner: ConsumerOwner }>();
+  /** consumer uuid → the service instance it is, or null (classified once: a consumer never becomes another's) */
+  private readonly instances = new Map<string, string | null>();
+  /** when the identifier API may be asked next: INSTANCES_LIST_EVERY_MS after a list, never after a 403, a while after a failure */
+  private idsAskableAt = 0;
 
   /** `withOwners`: also read the project, user and type of consumers (the consumers view). */
   async refresh(api: Api, signal: AbortSignal, withOwners = false): Promise<PlacementSnapshot> {
@@ -160,27 +177,52 @@ export class PlacementCache {
     if (!withOwners) return { ...snapshot, unfinished: this.unfinished };
 
     const current = new Set(snapshot.consumers.map((c) => c.uuid));
-    for (const uuid of [...this.owners.keys()]) if (!current.has(uuid)) this.owners.delete(uuid);
+    for (const map of [this.owners, this.instances]) for (const uuid of [...map.keys()]) if (!current.has(uuid)) map.delete(uuid);
     const unknown = snapshot.consumers.filter((c) => this.owners.get(c.uuid)?.signature !== c.signature);
-    const ownersRead = await untilDeadline(unknown, deadline, signal, async (c) => {
-      try {
-        const { body } = await api.get<ConsumerOwner>('placement', `/allocations/${c.uuid}`, signal);
-        this.owners.set(c.uuid, {
-          signature: c.signature,
-          owner: { project_id: body.project_id, user_id: body.user_id, consumer_type: body.consumer_type, consumer_generation: body.consumer_generation },
-        });
-      } catch (err) {
-        if (!(err instanceof ApiError && err.status === 404)) throw err;
-      }
-    });
+    const [ownersRead] = await Promise.all([
+      untilDeadline(unknown, deadline, signal, (c) => this.readOwner(api, c, signal)),
+      this.classify(api, snapshot.consumers, signal),
+    ]);
     let ownersPending = 0;
     for (const c of snapshot.consumers) {
       const known = this.owners.get(c.uuid);
       c.owner = known?.owner ?? null;
+      c.instance = this.instances.get(c.uuid) ?? null;
       if (known?.signature !== c.signature) ownersPending++;
     }
     this.unfinished ||= ownersRead < unknown.length;
     return { ...snapshot, ownersPending, unfinished: this.unfinished };
+  }
+
+  private async readOwner(api: Api, c: ConsumerView, signal: AbortSignal): Promise<void> {
+    try {
+      const { body } = await api.get<ConsumerOwner>('placement', `/allocations/${c.uuid}`, signal);
+      this.owners.set(c.uuid, {
+        signature: c.signature,
+        owner: { project_id: body.project_id, user_id: body.user_id, consumer_type: body.consumer_type, consumer_generation: body.consumer_generation },
+      });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+  }
+
+  /**
+   * Which consumers not yet classified are service instances': the instances the identifier API
+   * lists now (read after the consumers, so an instance's consumer seen is in the list). Nothing
+   * is learnt when it cannot say.
+   */
+  private async classify(api: Api, consumers: ConsumerView[], signal: AbortSignal): Promise<void> {
+    const unknown = consumers.filter((c) => !this.instances.has(c.uuid));
+    const now = performance.now();
+    if (unknown.length === 0 || now < this.idsAskableAt) return;
+    this.idsAskableAt = now + INSTANCES_LIST_EVERY_MS;
+    try {
+      const ids = new Set((await loadInstances(api, signal)).instances.map((i) => i.id));
+      for (const c of unknown) this.instances.set(c.uuid, ids.has(c.uuid) ? c.uuid : null);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.idsAskableAt = err instanceof ApiError && err.status === 403 ? Infinity : performance.now() + IDS_RETRY_MS;
+    }
   }
 }
 
@@ -310,7 +352,7 @@ export function summarize(cached: CachedProvider[]): PlacementSnapshot {
     const provider = byUuid.get(p.uuid)!;
     for (const [uuid, resources] of Object.entries(p.detail.allocations)) {
       let c = consumers.get(uuid);
-      if (!c) consumers.set(uuid, (c = { uuid, holdings: [], totals: {}, share: 0, shareClass: null, signature: '', owner: null }));
+      if (!c) consumers.set(uuid, (c = { uuid, holdings: [], totals: {}, share: 0, shareClass: null, signature: '', owner: null, instance: null }));
       c.holdings.push({ provider, resources });
       for (const [rc, n] of Object.entries(resources)) c.totals[rc] = (c.totals[rc] ?? 0) + n;
     }

@@ -3,16 +3,27 @@
 import { useState } from 'preact/hooks';
 import { type Segment, StackedBar } from '../charts.js';
 import { Badge, Empty, ErrorNotice, Filter, Loading, Panel, Stat, usePage } from '../components.js';
-import { ALLOCATION_STATES, type BaremetalSnapshot, type BmAllocation, type Conductor, type Node, PROVISION_STATES, stateColor } from '../baremetal-data.js';
+import {
+  ALLOCATION_STATES,
+  type BaremetalSnapshot,
+  type BmAllocation,
+  type Conductor,
+  type Node,
+  PROVISION_STATES,
+  holderOf,
+  stateColor,
+} from '../baremetal-data.js';
 import { count, duration, shortId, timestamp } from '../format.js';
+import { instanceLink } from '../links.js';
 import type { Live } from '../live.js';
 
 const RECENT_ALLOCATIONS = 10;
 
-export function BaremetalView(props: { live: Live<BaremetalSnapshot> }) {
+/** `node`: list only this node first (a link from a service instance's holdings). */
+export function BaremetalView(props: { live: Live<BaremetalSnapshot>; node?: string | null }) {
   const { data, error } = props.live;
   const [state, setState] = useState<string>('');
-  const [filter, setFilter] = useState('');
+  const [filter, setFilter] = useState(props.node ?? '');
   if (!data) return error ? <ErrorNotice error={error} stale={false} /> : <Loading />;
   const allocationsByUuid = new Map(data.allocations.map((a) => [a.uuid, a]));
   const nodesByUuid = new Map(data.nodes.map((n) => [n.uuid, n]));
@@ -57,16 +68,7 @@ export function BaremetalView(props: { live: Live<BaremetalSnapshot> }) {
       </div>
       <div class="columns">
         <Panel id="states" title="Nodes by provision state" subtitle="click a state to list its nodes">
-          <StackedBar
-            chart="provision-states"
-            label="nodes by provision state"
-            segments={segments}
-            legend={(s) => (
-              <button type="button" class={`linklike${state === s.key ? ' selected' : ''}`} onClick={() => setState(state === s.key ? '' : s.key)}>
-                {s.label}
-              </button>
-            )}
-          />
+          <StackedBar chart="provision-states" label="nodes by provision state" segments={segments} pick={{ picked: state, onPick: setState }} />
         </Panel>
         <Panel id="conductors" title="Conductors" subtitle="every allot process works allocations and writes a heartbeat">
           <ConductorTable conductors={data.conductors} serverTime={data.serverTime} />
@@ -136,6 +138,7 @@ function AllocationTable(props: { allocations: BmAllocation[]; nodes: Map<string
           <th>resource class</th>
           <th>node</th>
           <th>owner</th>
+          <th>held by</th>
           <th>created</th>
         </tr>
       </thead>
@@ -152,6 +155,9 @@ function AllocationTable(props: { allocations: BmAllocation[]; nodes: Map<string
             <td>{a.resource_class ?? '–'}</td>
             <td class="nowrap">{a.node_uuid ? (props.nodes.get(a.node_uuid)?.name ?? shortId(a.node_uuid)) : <span class="muted">–</span>}</td>
             <td class="nowrap">{a.owner ?? <span class="muted">–</span>}</td>
+            <td class="nowrap">
+              <HolderLink allocation={a} />
+            </td>
             <td class="muted nowrap">{timestamp(a.created_at)}</td>
           </tr>
         ))}
@@ -224,9 +230,16 @@ function NodeTable(props: {
                   <td>{n.resource_class ?? <span class="muted">–</span>}</td>
                   <td>
                     {n.allocation_uuid ? (
-                      <span title={n.allocation_uuid}>
-                        {a?.name ?? shortId(n.allocation_uuid)} {a && <span class="muted small">({a.state})</span>}
-                      </span>
+                      <>
+                        <span title={n.allocation_uuid}>
+                          {a?.name ?? shortId(n.allocation_uuid)} {a && <span class="muted small">({a.state})</span>}
+                        </span>
+                        {a && holderOf(a) && (
+                          <div class="small">
+                            <HolderLink allocation={a} />
+                          </div>
+                        )}
+                      </>
                     ) : (
                       <span class="muted">–</span>
                     )}
@@ -240,5 +253,17 @@ function NodeTable(props: {
       )}
       {pager}
     </Panel>
+  );
+}
+
+/** The service instance holding an allocation, linked to its page; a dash for any other allocation. */
+function HolderLink(props: { allocation: BmAllocation }) {
+  const holder = holderOf(props.allocation);
+  if (!holder) return <span class="muted">–</span>;
+  return (
+    <a href={instanceLink(holder.instance)} title={holder.instance} data-field="held-by">
+      service instance {shortId(holder.instance)}
+      {holder.attribute && ` · ${holder.attribute}`}
+    </a>
   );
 }

@@ -3,15 +3,17 @@
 import { useState } from 'preact/hooks';
 import { COLORS, Meter } from '../charts.js';
 import { Empty, ErrorNotice, Filter, Loading, Panel, Stat, usePage } from '../components.js';
-import { amount, classLabel, count, percent } from '../format.js';
+import { amount, classLabel, count, percent, shortId } from '../format.js';
+import { instanceLink } from '../links.js';
 import type { Live } from '../live.js';
 import type { ClassUse, ConsumerView, PlacementSnapshot } from '../placement-data.js';
 
 const TOP = 10;
 
-export function ConsumersView(props: { live: Live<PlacementSnapshot> }) {
+/** `consumer`: list only this consumer first (a link from a service instance's holdings). */
+export function ConsumersView(props: { live: Live<PlacementSnapshot>; consumer?: string | null }) {
   const { data, error } = props.live;
-  const [filter, setFilter] = useState('');
+  const [filter, setFilter] = useState(props.consumer ?? '');
   if (!data) return error ? <ErrorNotice error={error} stale={false} /> : <Loading />;
   const needle = filter.trim().toLowerCase();
   const shown = needle
@@ -165,6 +167,13 @@ function ConsumerTable(props: { consumers: ConsumerView[]; total: number; filter
                   <td class="mono">
                     {c.uuid}
                     {d?.consumer_generation != null && <div class="muted small">generation {d.consumer_generation}</div>}
+                    {c.instance && (
+                      <div class="small">
+                        <a href={instanceLink(c.instance)} title={c.instance} data-field="instance">
+                          service instance {shortId(c.instance)}
+                        </a>
+                      </div>
+                    )}
                   </td>
                   <td>
                     {d ? (

@@ -6,13 +6,19 @@ import { FreeStrip, Meter } from '../charts.js';
 import { Badge, Empty, ErrorNotice, Loading, Panel, Stat, usePage } from '../components.js';
 import { bigCount, count, duration, percent, timestamp } from '../format.js';
 import type { IdAllocation, Pool, PoolView } from '../ids-data.js';
+import { instanceLink, instanceOfOwner } from '../links.js';
 import { type Live, useLive } from '../live.js';
 
 const ALLOCATIONS_SHOWN = 100;
 
-export function PoolsView(props: { live: Live<PoolView[]>; api: Api }) {
+/**
+ * `pool`: the pool chosen first; `owner`: list only its allocations in that pool (a link from a
+ * service instance's holdings), until another pool is chosen.
+ */
+export function PoolsView(props: { live: Live<PoolView[]>; api: Api; pool?: string | null; owner?: string | null }) {
   const { data, error } = props.live;
-  const [chosen, setChosen] = useState<string | null>(null);
+  const [chosen, setChosen] = useState<string | null>(props.pool ?? null);
+  const [owner, setOwner] = useState<string | null>(props.owner ?? null);
   if (!data) return error ? <ErrorNotice error={error} stale={false} /> : <Loading />;
   const selected = data.find((p) => p.pool.name === chosen) ?? data[0];
   const allocations = data.reduce((n, p) => n + p.pool.utilization.allocations, 0);
@@ -31,12 +37,20 @@ export function PoolsView(props: { live: Live<PoolView[]>; api: Api }) {
         ) : (
           <div class="pools">
             {data.map((p) => (
-              <PoolRow key={p.pool.name} view={p} selected={p === selected} onSelect={() => setChosen(p.pool.name)} />
+              <PoolRow
+                key={p.pool.name}
+                view={p}
+                selected={p === selected}
+                onSelect={() => {
+                  setChosen(p.pool.name);
+                  setOwner(null);
+                }}
+              />
             ))}
           </div>
         )}
       </Panel>
-      {selected && <PoolAllocations api={props.api} pool={selected.pool} />}
+      {selected && <PoolAllocations api={props.api} pool={selected.pool} owner={owner} showAll={() => setOwner(null)} />}
     </div>
   );
 }
@@ -101,26 +115,38 @@ function valueText(a: IdAllocation): string {
   return a.value === a.last_value ? String(a.value) : `${a.value} – ${a.last_value}`;
 }
 
-function PoolAllocations(props: { api: Api; pool: Pool }) {
+function PoolAllocations(props: { api: Api; pool: Pool; owner: string | null; showAll: () => void }) {
   const name = props.pool.name;
+  const ownerQuery = props.owner === null ? '' : `&owner=${encodeURIComponent(props.owner)}`;
   const live = useLive(
     async (signal) =>
       (
         await props.api.get<{ items: IdAllocation[]; next_cursor: string | null }>(
           'ids',
-          `/v1/allocations?pool=${encodeURIComponent(name)}&limit=${ALLOCATIONS_SHOWN}`,
+          `/v1/allocations?pool=${encodeURIComponent(name)}${ownerQuery}&limit=${ALLOCATIONS_SHOWN}`,
           signal,
         )
       ).body,
-    `pool:${name}`,
+    `pool:${name}:${props.owner ?? ''}`,
   );
   const items = live.data?.items ?? [];
   const { rows, pager } = usePage(items);
   return (
     <Panel
       id="pool-allocations"
-      title={`Allocations in ${name}`}
-      subtitle={`${count(props.pool.utilization.allocations)} allocations${live.data?.next_cursor ? `; the first ${ALLOCATIONS_SHOWN} listed` : ''}`}
+      title={props.owner === null ? `Allocations in ${name}` : `Allocations in ${name} held by ${props.owner}`}
+      subtitle={
+        props.owner === null
+          ? `${count(props.pool.utilization.allocations)} allocations${live.data?.next_cursor ? `; the first ${ALLOCATIONS_SHOWN} listed` : ''}`
+          : `${count(items.length)} of the pool's ${count(props.pool.utilization.allocations)} allocations`
+      }
+      actions={
+        props.owner !== null && (
+          <button type="button" onClick={props.showAll}>
+            all allocations
+          </button>
+        )
+      }
       wide
     >
       <ErrorNotice error={live.error} stale={!!live.data} />
@@ -146,7 +172,9 @@ function PoolAllocations(props: { api: Api; pool: Pool }) {
                   {valueText(a)}
                   {(a.count ?? 1) > 1 && <span class="muted small"> ({a.count} values)</span>}
                 </td>
-                <td>{a.owner}</td>
+                <td>
+                  <OwnerText owner={a.owner} />
+                </td>
                 <td>{a.purpose || <span class="muted">–</span>}</td>
                 <td>
                   {a.state === 'reserved' ? (
@@ -165,5 +193,17 @@ function PoolAllocations(props: { api: Api; pool: Pool }) {
       )}
       {pager}
     </Panel>
+  );
+}
+
+/** An allocation's owner; a service instance's links to the instance's page. */
+function OwnerText(props: { owner: string }) {
+  const instance = instanceOfOwner(props.owner);
+  return instance === null ? (
+    <span>{props.owner}</span>
+  ) : (
+    <a href={instanceLink(instance)} data-field="instance">
+      {props.owner}
+    </a>
   );
 }
