@@ -1,10 +1,9 @@
 // Automatic allocations of a `random` pool that make up one batch (services/automatic-allocations.ts)
 // each take their own draw, in parallel. When one draw's read fails on a database fault, the others
-// may already be writing: each request must be answered by its own draw. Found by the chaos run
+// may already be writing: each request must be answered by its own draw. Seen reading a chaos run
 // (npm run test:chaos, seed 34): one failed draw answered the whole batch "the locked path decides"
-// (null) while a sibling's write went on and committed: that request went on to the locked path
-// as if nothing had been taken for it, and the value it was told was not the one the database held
-// for it (the checker's "two states of one version"; later, acknowledged allocations lost). Here the failing read is a real refusal:
+// (null) while a sibling's write went on and committed, so that request went on to the locked path
+// as if nothing had been taken for it. Here the failing read is a real refusal:
 // the role may hold one connection, so the draw that needs a second one is refused (53300). On the
 // old code both requests came back null and one of them had a value in the database.
 // (PostgreSQL only: SQLite takes the locked path.)
