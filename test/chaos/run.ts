@@ -319,7 +319,21 @@ async function inner(options: Options, dir: string): Promise<number> {
     final,
     fixtures: { providers: fixtures.providers, nodes: fixtures.nodes, poolSize: fixtures.poolSize, sharedConsumers: fixtures.sharedConsumers },
   };
-  const exits = allots.map((a) => `allot ${a.index}: started ${a.starts} times`);
+  // what the conductors say they took over from each other (the zombies' work)
+  const takeovers = allots.map((a) => {
+    let allocations = 0;
+    let nodes = 0;
+    for (const line of readFileSync(a.log, 'utf8').split('\n')) {
+      if (!line.includes('took over work of dead conductors')) continue;
+      const entry = JSON.parse(line) as { allocations: number; nodes: number };
+      allocations += entry.allocations;
+      nodes += entry.nodes;
+    }
+    return { allocations, nodes };
+  });
+  const exits = allots.map(
+    (a, i) => `allot ${a.index}: started ${a.starts} times, took over ${takeovers[i]!.allocations} allocations and ${takeovers[i]!.nodes} node locks`,
+  );
   await stopEverything();
 
   const verdict = check(history);

@@ -42,18 +42,20 @@ type Entry = Queued<Ask, AllocationResult | null>;
 
 /** The allocation, or null when the locked path must decide. */
 export function allocateWithoutLock(ctx: IdsContext, req: AllocationRequest, scope: PoolScope): Promise<AllocationResult | null> {
-  const handle: BatchHandler<Ask, AllocationResult | null> = async (batch, again) => {
-    try {
-      await claimBatch(ctx, batch, again);
-    } catch (err) {
-      // A read failed on a fault the locked path waits out (with backoff): it decides. (Entries
-      // already settled keep their outcome.)
-      const fault = classifyFault(err);
-      if (!fault || !isRetryableFault(fault)) throw err;
-      for (const e of batch) e.resolve(null);
-    }
-  };
+  const handle: BatchHandler<Ask, AllocationResult | null> = (batch, again) => claimBatch(ctx, batch, again).catch((err) => readFailed(batch, err));
   return ctx.poolClaims.run(req.pool, { req, scope, probes: 0 }, handle);
+}
+
+/**
+ * A read failed: on a fault the locked path waits out (with backoff), it decides; anything else is
+ * the answer. (Entries already settled keep their outcome.)
+ */
+function readFailed(entries: Entry[], err: unknown): void {
+  const fault = classifyFault(err);
+  for (const e of entries) {
+    if (fault && isRetryableFault(fault)) e.resolve(null);
+    else e.reject(err);
+  }
 }
 
 async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => void): Promise<void> {
@@ -91,8 +93,10 @@ async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => 
   }
   if (!pool || !strategy || group.length === 0) return;
   const s = strategy;
-  // random: each its own draw (a run of neighbours would not be random), in parallel
-  if (s === 'random') await Promise.all(group.map((e) => claimGroup(ctx, pool, [e], s, block, again)));
+  // random: each its own draw (a run of neighbours would not be random), in parallel, and each
+  // settles only its own request: one draw failing must not answer the others while their writes
+  // may still commit (the chaos run found requests answered "not done" whose value was taken)
+  if (s === 'random') await Promise.all(group.map((e) => claimGroup(ctx, pool, [e], s, block, again).catch((err) => readFailed([e], err))));
   else await claimGroup(ctx, pool, group, s, block, again);
 }
 
