@@ -31,6 +31,15 @@ describe('allot command', () => {
     const root = await request('GET', `${server.placementUrl}/`);
     assert.equal(root.body.versions[0].max_version, '1.39');
     assert.match(server.output(), /placement listening on http:\/\/127\.0\.0\.1:\d+\//);
+    // each listener says where it listens once (the framework's own "Server listening at" is not repeated)
+    assert.deepEqual(
+      server
+        .output()
+        .split('\n')
+        .filter((line) => /listening/i.test(line))
+        .map((line) => (JSON.parse(line) as { msg: string }).msg.split(' ')[0]),
+      ['main', 'placement'],
+    );
     assert.equal(await server.stop(), 0);
     assert.match(server.output(), /allot stopped/);
   });

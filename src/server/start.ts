@@ -131,9 +131,17 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
     const listen = async (name: Listener, mounts: Mount[], port: number, path: string) => {
       const server = buildServer(context, mounts);
       servers.push(server);
-      await server.listen({ host: config.host, port }).catch((err: NodeJS.ErrnoException) => {
-        throw listenRefusal(name, config.host, port, err);
-      });
+      // Fastify would also say "Server listening at …" (once per address): the line below says it once, with its API
+      const level = server.log.level;
+      server.log.level = 'silent';
+      await server
+        .listen({ host: config.host, port })
+        .catch((err: NodeJS.ErrnoException) => {
+          throw listenRefusal(name, config.host, port, err);
+        })
+        .finally(() => {
+          server.log.level = level;
+        });
       const address = server.server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       urls[name] = `http://${host}:${address.port}`;
