@@ -31,8 +31,49 @@ describe('allot command', () => {
     const root = await request('GET', `${server.placementUrl}/`);
     assert.equal(root.body.versions[0].max_version, '1.39');
     assert.match(server.output(), /placement listening on http:\/\/127\.0\.0\.1:\d+\//);
+    // each listener says where it listens once (the framework's own "Server listening at" is not repeated)
+    assert.deepEqual(
+      server
+        .output()
+        .split('\n')
+        .filter((line) => /listening/i.test(line))
+        .map((line) => (JSON.parse(line) as { msg: string }).msg.split(' ')[0]),
+      ['main', 'placement'],
+    );
     assert.equal(await server.stop(), 0);
     assert.match(server.output(), /allot stopped/);
+  });
+
+  test('a port another listener has, or another process holds, stops the start naming the option and the port', async () => {
+    const refused = (args: string[]) =>
+      run(process.execPath, [cli, 'serve', '--db', 'sqlite::memory:', ...args]).then(
+        () => assert.fail(`allot serve ${args.join(' ')} started`),
+        (err: { code: number; stderr: string }) => err,
+      );
+    const same = await refused(['--port', '18779', '--placement-port', '18779']);
+    assert.equal(same.code, 1);
+    assert.match(same.stderr, /^allot: cannot start: --placement-port 18779 is also --port: every listener needs a port of its own/);
+    const both = await refused(['--port', '0', '--placement-port', '18780', '--baremetal-port', '18780']);
+    assert.match(both.stderr, /--baremetal-port 18780 is also --placement-port/);
+
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const held = (holder.address() as net.AddressInfo).port;
+    try {
+      for (const option of ['--port', '--baremetal-port']) {
+        const args = option === '--port' ? ['--port', String(held)] : ['--port', '0', option, String(held)];
+        const inUse = await refused(args);
+        assert.equal(inUse.code, 1);
+        assert.ok(
+          inUse.stderr.includes(
+            `allot: cannot start: cannot listen on 127.0.0.1:${held} (${option}): another process is using the port; stop it, or choose another port with ${option}`,
+          ),
+          inUse.stderr,
+        );
+      }
+    } finally {
+      holder.close();
+    }
   });
 
   test('SIGTERM finishes a request whose body is still arriving; a client that leaves mid-body is no 5xx and no database fault', async () => {

@@ -81,7 +81,43 @@ export interface Dependencies {
   clock?: Clock;
 }
 
+/** The option that sets each listener's port, for the messages that name it. */
+const PORT_OPTIONS = { main: '--port', placement: '--placement-port', baremetal: '--baremetal-port' } as const;
+type Listener = keyof typeof PORT_OPTIONS;
+
+/** Two listeners given one port: the second could only fail with a bare EADDRINUSE. */
+function checkPorts(config: Config): void {
+  const ports: Array<[Listener, number | null]> = [
+    ['main', config.port],
+    ['placement', config.placementPort],
+    ['baremetal', config.baremetalPort],
+  ];
+  const taken = new Map<number, Listener>();
+  for (const [listener, port] of ports) {
+    if (port === null || port === 0) continue; // 0: each listener gets a free port of its own
+    const other = taken.get(port);
+    if (other) {
+      throw new Error(
+        `${PORT_OPTIONS[listener]} ${port} is also ${PORT_OPTIONS[other]}: every listener needs a port of its own (the main port already serves each API under its prefix; give ${PORT_OPTIONS[listener]} another port, or leave it out)`,
+      );
+    }
+    taken.set(port, listener);
+  }
+}
+
+/** A listener that could not bind, as one line naming the option, the address and the fix. */
+function listenRefusal(listener: Listener, host: string, port: number, err: NodeJS.ErrnoException): Error {
+  const at = `${host}:${port} (${PORT_OPTIONS[listener]})`;
+  if (err.code === 'EADDRINUSE')
+    return new Error(`cannot listen on ${at}: another process is using the port; stop it, or choose another port with ${PORT_OPTIONS[listener]}`);
+  if (err.code === 'EACCES')
+    return new Error(`cannot listen on ${at}: permission denied (a port below 1024 needs privileges); choose another port with ${PORT_OPTIONS[listener]}`);
+  if (err.code === 'EADDRNOTAVAIL') return new Error(`cannot listen on ${at}: ${host} is not an address of this machine (--host)`);
+  return new Error(`cannot listen on ${at}: ${err.message}`, { cause: err });
+}
+
 export async function startAllot(config: Config, dependencies: Dependencies = {}): Promise<RunningAllot> {
+  checkPorts(config);
   const log = createLogger(config);
   const database = await openDatabase(config.db, { ...databaseOptions(config), clock: dependencies.clock ?? systemClock });
   const context = await createContext(config, log, database).catch(async (err) => {
@@ -94,10 +130,20 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
   let stopping = false;
   try {
     const urls: Record<string, string> = {};
-    const listen = async (name: string, mounts: Mount[], port: number, path: string) => {
+    const listen = async (name: Listener, mounts: Mount[], port: number, path: string) => {
       const server = buildServer(context, mounts);
       servers.push(server);
-      await server.listen({ host: config.host, port });
+      // Fastify would also say "Server listening at …" (once per address): the line below says it once, with its API
+      const level = server.log.level;
+      server.log.level = 'silent';
+      await server
+        .listen({ host: config.host, port })
+        .catch((err: NodeJS.ErrnoException) => {
+          throw listenRefusal(name, config.host, port, err);
+        })
+        .finally(() => {
+          server.log.level = level;
+        });
       const address = server.server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       urls[name] = `http://${host}:${address.port}`;
@@ -110,7 +156,7 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
       config.port,
       '/',
     );
-    const dedicated: Array<[ApiName, number | null]> = [
+    const dedicated: Array<[ApiName & Listener, number | null]> = [
       ['placement', config.placementPort],
       ['baremetal', config.baremetalPort],
     ];
