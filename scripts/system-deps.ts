@@ -16,6 +16,9 @@ const PACKAGES: Record<string, string> = {
   'python3-openstacksdk': '/usr/bin/python3 -c "import openstack.tests.functional"',
   'python3-placement': '/usr/bin/python3 -c "import placement.tests.functional.fixtures.placement"',
   'python3-tempest': '/usr/bin/python3 -c "import tempest.lib.cli.base"',
+  // Nova's functional tests (the nova suites); nova-common holds the api-paste.ini they read
+  'python3-nova': '/usr/bin/python3 -c "import nova.tests.functional"',
+  'nova-common': 'test -r /etc/nova/api-paste.ini',
   keystone: 'test -x /usr/bin/keystone-manage && /usr/bin/python3 -c "import keystone"',
   'python3-keystonemiddleware': '/usr/bin/python3 -c "import keystonemiddleware"',
   uwsgi: 'uwsgi --version',

@@ -12,6 +12,13 @@
 //   OPENSTACKSDK_OPERATOR_CLOUD), as Ironic's default policy wants for creating nodes.
 // - ironicclient (python3-ironicclient): its test.conf in `noauth` mode (`ironic_url`), as Ironic's
 //   own CI runs it: its keystone mode passes only project-scoped credentials.
+// - nova, nova-full (python3-nova, nova-common for its api-paste.ini): Nova's own functional tests,
+//   a whole Nova in one process (API, conductor, scheduler, fake computes, nova-manage) whose
+//   report client Nova's PlacementFixture sends to allot, a fresh server for each test
+//   (scripts/clients/nova_functional.py, allot_placement_fixture.py, placement-per-test.ts); `nova`
+//   is the part CI runs, `nova-full` all of scripts/clients/nova-tests.ts; `--nova-tests a,b` only
+//   these. `--nova-placement in-process` runs them on Placement's own fixture instead (Placement
+//   in the test process): the reference every test that passes there must pass on allot.
 //
 // `--db postgres`: the servers on a throwaway PostgreSQL instead of SQLite files.
 // Prints per suite run / passed / failed / skipped, writes a JSON summary to --out (default
@@ -26,6 +33,8 @@ import YAML from 'yaml';
 import { realKeystone } from '../test/helpers/keystone.js';
 import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { type SpawnedServer, spawnServer } from '../test/helpers/server.js';
+import { NOVA_CI, NOVA_FULL } from './clients/nova-tests.js';
+import { type ServerPerTest, serverPerTest } from './clients/placement-per-test.js';
 import { ensureSystemPackages } from './system-deps.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -33,6 +42,18 @@ const python = '/usr/bin/python3';
 const packages = '/usr/lib/python3/dist-packages';
 /** a whole suite: ironicclient's 108 tests take about 5 minutes here (each spawns `openstack`) */
 const SUITE_TIMEOUT_MS = 20 * 60_000;
+/** Nova's suites: one test takes 3 to 15 s; oslotest fails a test that runs longer than OS_TEST_TIMEOUT */
+const NOVA_TEST_TIMEOUT_S = 300;
+const NOVA_SUITES: Record<string, { tests: string[]; timeoutMs: number }> = {
+  nova: { tests: NOVA_CI, timeoutMs: 60 * 60_000 },
+  'nova-full': { tests: NOVA_FULL, timeoutMs: 4 * 60 * 60_000 },
+};
+/**
+ * How Placement's own fixture runs Placement (oslo.policy's defaults in Placement 8.0): the
+ * legacy rules (`role:admin`) allowed too, scopes not checked. Reshape (POST /reshaper) needs the
+ * `service` role under the current rules, which noauth's `admin` token does not have.
+ */
+const PLACEMENT_FIXTURE_POLICY = ['--no-enforce-new-defaults', '--no-enforce-scope'];
 
 /**
  * Failures that are known gaps, not regressions: [suite, test id pattern, reason]. A failure that
@@ -55,7 +76,7 @@ interface SuiteSummary {
   /** failures KNOWN_GAPS names */
   allowed: number;
   seconds: number;
-  /** pytest's exit code (0 all passed, 1 some failed; anything else: the suite did not run right) */
+  /** the exit code of pytest (or the suite's command): 0 all passed, 1 some failed; anything else: the suite did not run right */
   exitCode: number | null;
   unexpected: TestResult[];
   skips: TestResult[];
@@ -65,11 +86,14 @@ interface SuiteSummary {
 
 interface Suite {
   name: string;
-  /** test paths under dist-packages */
-  paths: string[];
+  /** test paths under dist-packages (pytest) */
+  paths?: string[];
   env: NodeJS.ProcessEnv;
   plugins?: string[];
   cwd?: string;
+  /** python's arguments when the suite is not run by pytest (then `paths` and `plugins` are unused) */
+  command?: string[];
+  timeoutMs?: number;
 }
 
 function option(name: string): string | undefined {
@@ -80,8 +104,10 @@ function option(name: string): string | undefined {
 async function runSuite(suite: Suite, work: string): Promise<SuiteSummary> {
   const resultsFile = path.join(work, `${suite.name}.jsonl`);
   const logFile = path.join(work, `${suite.name}.log`);
-  const args = ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-p', 'allot_results', ...(suite.plugins ?? []).flatMap((p) => ['-p', p])];
-  args.push(...suite.paths.map((p) => path.join(packages, p)));
+  const args = suite.command ?? [
+    ...['-m', 'pytest', '-q', '-p', 'no:cacheprovider', '-p', 'allot_results', ...(suite.plugins ?? []).flatMap((p) => ['-p', p])],
+    ...(suite.paths ?? []).map((p) => path.join(packages, p)),
+  ];
   const started = Date.now();
   console.log(`# ${suite.name}: running (log: ${logFile})`);
   const exitCode = await new Promise<number | null>((resolve) => {
@@ -93,7 +119,7 @@ async function runSuite(suite: Suite, work: string): Promise<SuiteSummary> {
     let log = '';
     child.stdout.on('data', (c: Buffer) => (log += c.toString()));
     child.stderr.on('data', (c: Buffer) => (log += c.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), SUITE_TIMEOUT_MS);
+    const timer = setTimeout(() => child.kill('SIGKILL'), suite.timeoutMs ?? SUITE_TIMEOUT_MS);
     child.on('exit', (code) => {
       clearTimeout(timer);
       writeFileSync(logFile, log);
@@ -139,10 +165,15 @@ function ironicclientDir(work: string, baremetalUrl: string): { dir: string; con
 }
 
 const out = option('--out') ?? path.join(os.tmpdir(), 'allot-clients.json');
-const selected = option('--suites')?.split(',') ?? ['osc-placement', 'openstacksdk-placement', 'openstacksdk-baremetal', 'ironicclient'];
+const selected = option('--suites')?.split(',') ?? ['osc-placement', 'openstacksdk-placement', 'openstacksdk-baremetal', 'ironicclient', 'nova'];
 const wantsKeystone = selected.some((s) => s.startsWith('openstacksdk'));
+const novaSuites = Object.keys(NOVA_SUITES).filter((name) => selected.includes(name));
 const dialect = option('--db') ?? 'sqlite';
 if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--db sqlite or --db postgres, not ${dialect}`);
+const novaPlacement = option('--nova-placement') ?? 'allot';
+if (novaPlacement !== 'allot' && novaPlacement !== 'in-process') throw new Error(`--nova-placement allot or in-process, not ${novaPlacement}`);
+/** `--nova-tests a,b`: only these Nova modules, classes or tests (unittest names), e.g. to look into one failure */
+const novaTests = option('--nova-tests')?.split(',');
 
 ensureSystemPackages([
   'python3-pytest',
@@ -153,6 +184,7 @@ ensureSystemPackages([
   'python3-ironicclient',
   'python3-tempest',
   ...(wantsKeystone ? ['keystone', 'uwsgi', 'uwsgi-plugin-python3'] : []),
+  ...(novaSuites.length > 0 ? ['python3-nova', 'nova-common'] : []),
 ]);
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'allot-clients-'));
@@ -167,6 +199,8 @@ async function database(name: string): Promise<string> {
   return createTestDatabase((await postgresStarting).adminUrl, `allot_clients_${name}`);
 }
 const servers: SpawnedServer[] = [];
+/** the services handing out a server per test (Nova's suites) */
+const perTestServers: ServerPerTest[] = [];
 const started = Date.now();
 const summaries: SuiteSummary[] = [];
 let keystone: ReturnType<typeof realKeystone> | null = null;
@@ -176,6 +210,7 @@ const setupErrors: string[] = [];
 /** Servers, PostgreSQL and Keystone never outlive the run, also when it is interrupted. */
 async function stopEverything(): Promise<void> {
   for (const server of servers.splice(0)) await server.stop();
+  for (const service of perTestServers.splice(0)) await service.close();
   await postgres?.stop();
   postgres = null;
   await keystone?.then((ks) => ks.stop()).catch(() => {});
@@ -256,8 +291,28 @@ try {
     return results;
   })();
 
-  // Both halves run to their end before the servers stop, whatever the other did.
-  for (const half of await Promise.allSettled([noauthSuites, keystoneSuites])) {
+  // Nova's suites: each in a process of its own (eventlet patches the interpreter), each test on
+  // a server of its own.
+  const novaRuns: Promise<SuiteSummary[]> = (async () => {
+    const results: SuiteSummary[] = [];
+    for (const name of novaSuites) {
+      let placement: string[] = ['--placement', 'in-process'];
+      const env: NodeJS.ProcessEnv = { OS_TEST_TIMEOUT: String(NOVA_TEST_TIMEOUT_S) };
+      if (novaPlacement === 'allot') {
+        let count = 0;
+        const service = await serverPerTest(() => database(`${name.replace('-', '_')}_${++count}`), PLACEMENT_FIXTURE_POLICY);
+        perTestServers.push(service);
+        placement = ['--placement', 'allot'];
+        env.ALLOT_PLACEMENT_SERVERS = service.url;
+      }
+      const command = [path.join(root, 'scripts/clients/nova_functional.py'), ...placement, ...(novaTests ?? NOVA_SUITES[name]!.tests)];
+      results.push(await runSuite({ name, command, env, timeoutMs: NOVA_SUITES[name]!.timeoutMs }, work));
+    }
+    return results;
+  })();
+
+  // The suites run to their end before the servers stop, whatever the others did.
+  for (const half of await Promise.allSettled([noauthSuites, keystoneSuites, novaRuns])) {
     if (half.status === 'fulfilled') summaries.push(...half.value);
     else setupErrors.push(String(half.reason));
   }
@@ -275,7 +330,7 @@ for (const s of summaries) {
   for (const f of s.unexpected) console.log(`  FAILED ${f.test}\n    ${f.reason.split('\n').slice(-3).join('\n    ')}`);
   for (const gap of s.stale) console.log(`  known gap no longer fails, remove it from KNOWN_GAPS: ${gap}`);
   if (s.unexpected.length > 0 || (s.exitCode !== 0 && s.exitCode !== 1) || s.run === 0) {
-    if (s.exitCode !== 0 && s.exitCode !== 1) console.log(`  pytest exited with ${s.exitCode}: see ${path.join(work, `${s.suite}.log`)}`);
+    if (s.exitCode !== 0 && s.exitCode !== 1) console.log(`  the suite's process exited with ${s.exitCode}: see ${path.join(work, `${s.suite}.log`)}`);
     ok = false;
   }
 }
