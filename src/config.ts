@@ -75,6 +75,8 @@ export interface Config {
   sqliteBusyTimeout: number;
   /** /healthz and /readyz answer 503 when the database does not answer within this, ms */
   healthTimeout: number;
+  /** a request that arrives while the process starts (database, provider index) waits at most this long for it, then 503, ms */
+  readyWait: number;
   /** HTTP: a client must send its request headers within this, ms */
   httpHeadersTimeout: number;
   /** HTTP: a client must send its whole request (headers and body) within this, ms */
@@ -436,6 +438,14 @@ export const OPTIONS: OptionSpec[] = [
     parse: seconds('health timeout', 0.05, 600),
   },
   {
+    key: 'readyWait',
+    flag: '--ready-wait <seconds>',
+    env: 'ALLOT_READY_WAIT',
+    description:
+      'a request that arrives while this process starts (waiting for its database, loading the provider index) waits at most this long for it, then is answered 503',
+    parse: seconds('ready wait', 0, 600),
+  },
+  {
     key: 'httpHeadersTimeout',
     flag: '--http-headers-timeout <seconds>',
     env: 'ALLOT_HTTP_HEADERS_TIMEOUT',
@@ -628,6 +638,7 @@ export function defaultConfig(): Config {
     dbKeepalive: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
     sqliteBusyTimeout: DATABASE_TIMEOUT_DEFAULTS.busyTimeoutMs,
     healthTimeout: 2_000,
+    readyWait: 5_000,
     httpHeadersTimeout: 10_000,
     httpRequestTimeout: 30_000,
     httpKeepaliveTimeout: 5_000,

@@ -1,6 +1,6 @@
 // Starting and stopping one allot process. It listens at once and then waits for its database
-// (unreachable, still recovering, failing over): until the schema is migrated, API requests are
-// answered 503 and /readyz says why. Stopping finishes in-flight requests, then closes the database.
+// (unreachable, still recovering, failing over), migrates it and loads the provider index: until
+// then, API requests wait up to --ready-wait and are answered 503, and /readyz says why. Stopping finishes in-flight requests, then closes the database.
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -36,18 +36,25 @@ const STARTUP_BACKOFF = { baseMs: 200, maxMs: 5_000 };
  * is unreachable or recovering. Errors that are not faults (bad credentials, a broken migration)
  * end the wait at once. `giveUp` is checked between attempts.
  */
-export async function prepareDatabase(
-  database: Database,
-  log: Logger,
-  giveUp: () => string | null,
-  onWait: (reason: string) => void = () => {},
-): Promise<string[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
+export function prepareDatabase(database: Database, log: Logger, giveUp: () => string | null, onWait: (reason: string) => void = () => {}): Promise<string[]> {
+  return untilDone(
+    async () => {
       const applied = await migrate(database);
       await database.flushCommits?.(); // the migrator commits on its own, outside transaction()
       await syncStandardNames(database);
       return applied;
+    },
+    log,
+    giveUp,
+    onWait,
+  );
+}
+
+/** Run `step` until it succeeds, waiting with backoff while it meets database faults; any other error ends the wait. */
+async function untilDone<T>(step: () => Promise<T>, log: Logger, giveUp: () => string | null, onWait: (reason: string) => void): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
     } catch (err) {
       const fault = classifyFault(err);
       if (!fault) throw err;
@@ -101,13 +108,18 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
     for (const [api, port] of dedicated) if (port !== null) await listen(api, [{ api, prefix: '/' }], port, '/');
 
     const ready = (async () => {
-      const applied = await prepareDatabase(
-        database,
+      const giveUp = () => (stopping ? 'stopped while starting' : null);
+      const applied = await prepareDatabase(database, log, giveUp, (reason) => readiness.waiting(reason));
+      if (applied.length) log.info({ migrations: applied }, 'database migrated');
+      // Ready means able to answer: what a request would otherwise wait for is loaded first.
+      const loading = (count: number) => readiness.loading(`loading the placement provider index (${count} providers so far)`);
+      loading(0);
+      await untilDone(
+        () => context.placement.index.load(loading),
         log,
-        () => (stopping ? 'stopped while waiting for the database' : null),
+        giveUp,
         (reason) => readiness.waiting(reason),
       );
-      if (applied.length) log.info({ migrations: applied }, 'database migrated');
       if (stopping) return;
       workers = createWorkers(context);
       for (const w of workers) w.start();
