@@ -381,6 +381,13 @@ const DECLARED = {
     default: 2_000,
     doc: '`/healthz` and `/readyz` answer 503 when the database does not answer within this',
   }),
+  readyWait: option({
+    flag: '--ready-wait <seconds>',
+    env: 'ALLOT_READY_WAIT',
+    parse: seconds('ready wait', 0, 600),
+    default: 5_000,
+    doc: 'seconds a request that arrives while the process starts (waiting for its database, loading the provider index) waits for it; then 503 with `Retry-After`',
+  }),
   httpHeadersTimeout: option({
     flag: '--http-headers-timeout <seconds>',
     env: 'ALLOT_HTTP_HEADERS_TIMEOUT',

@@ -37,7 +37,7 @@ export const HTTP = {
   uriTooLong: 'http.uri_too_long',
   headersTooLarge: 'http.headers_too_large',
   unavailable: 'http.unavailable',
-  /** this allot process is stopping (not its database's fault) */
+  /** this allot process is starting (its database answers: it is loading) or stopping: not its database's fault */
   notReady: 'http.not_ready',
   /** the identity service (Keystone) cannot tell who the caller is: unreachable, failing, refusing allot */
   identityUnavailable: 'http.identity_unavailable',

@@ -53,7 +53,7 @@ export const PROBLEM_CODES = {
   'ids.database_unavailable':
     'the database is unreachable, read-only (failing over), too slow, or lost the connection while committing (read back before retrying); see Retry-After',
   'ids.storage_full': "the database's disk is full; writes work again once space is freed",
-  'ids.service_unavailable': 'this allot process is stopping: another one (or this one, restarted) answers; see Retry-After',
+  'ids.service_unavailable': 'this allot process is starting (loading) or stopping: another one (or this one, soon) answers; see Retry-After',
   'ids.internal_error': 'an unexpected error; the request id identifies it in the log',
 } as const satisfies Record<string, string>;
 

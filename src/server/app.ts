@@ -33,10 +33,10 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   const admitted = new WeakSet<FastifyRequest>();
   const awaitReady = async (req: FastifyRequest) => {
     if (app.readiness.serves || admitted.has(req)) return null;
-    const reason = await app.readiness.wait(app.database.connectTimeoutMs);
+    const reason = await app.readiness.wait(config.readyWait);
     if (reason === null) return null;
-    // starting, allot waits for its database; stopping, it is allot itself that is going away
-    return app.readiness.isStopping ? httpError(503, HTTP.notReady, `allot is ${reason}`) : httpError(503, HTTP.unavailable, `allot is ${reason}`);
+    // waiting for its database, the database is at fault; loading or stopping, allot itself
+    return httpError(503, app.readiness.waitsForDatabase ? HTTP.unavailable : HTTP.notReady, `allot is ${reason}`);
   };
 
   const observe = (api: string, route: string, method: string, status: number, seconds: number) =>

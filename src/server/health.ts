@@ -18,13 +18,14 @@ export interface HealthAnswer {
 }
 
 /**
- * Start-up progress. Until the database is migrated and reachable, a request waits for it (as it
- * would for a pooled connection, at most the connect timeout) and is then answered 503: a process
- * that has just started, or a load balancer that sent traffic a moment early, sees answers rather
- * than errors, and a database that stays away still gets a bounded, clear refusal.
+ * Start-up progress. Until the database is migrated and what requests read from memory (the
+ * provider index) is loaded, a request waits for it, at most `--ready-wait`, and is then answered
+ * 503: a process that has just started, or a load balancer that sent traffic a moment early, sees
+ * answers rather than errors, and a database that stays away (or a load that takes long) still
+ * gets a bounded, clear refusal.
  */
 export class Readiness {
-  private state: 'starting' | 'ready' | 'draining' | 'stopping' = 'starting';
+  private state: 'database' | 'loading' | 'ready' | 'draining' | 'stopping' = 'database';
   private why = 'starting: waiting for the database';
   private readonly waiters = new Set<() => void>();
 
@@ -46,13 +47,18 @@ export class Readiness {
     return this.state === 'draining' || this.state === 'stopping';
   }
 
+  /** still starting, and what it waits for is the database (not its own loading) */
+  get waitsForDatabase(): boolean {
+    return this.state === 'database';
+  }
+
   get reason(): string {
     return this.why;
   }
 
   /** Resolves to null once ready, or to the reason it is not after `timeoutMs`. */
   async wait(timeoutMs: number): Promise<string | null> {
-    if (this.state === 'starting' && timeoutMs > 0) {
+    if ((this.state === 'database' || this.state === 'loading') && timeoutMs > 0) {
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -66,12 +72,24 @@ export class Readiness {
     return this.isReady ? null : this.why;
   }
 
+  /** Starting, waiting for the database (unreachable, recovering, migrating). */
   waiting(reason: string): void {
-    if (this.state === 'starting') this.why = `starting: ${reason}`;
+    if (this.state === 'database' || this.state === 'loading') {
+      this.state = 'database';
+      this.why = `starting: ${reason}`;
+    }
+  }
+
+  /** Starting, the database answers: loading what requests will read from memory. */
+  loading(what: string): void {
+    if (this.state === 'database' || this.state === 'loading') {
+      this.state = 'loading';
+      this.why = `starting: ${what}`;
+    }
   }
 
   ready(): void {
-    if (this.state === 'starting') this.state = 'ready';
+    if (this.state === 'database' || this.state === 'loading') this.state = 'ready';
     this.wakeAll();
   }
 

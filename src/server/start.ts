@@ -1,8 +1,9 @@
 // Starting and stopping one allot process. It listens at once and then waits for its database
-// (unreachable, still recovering, failing over): until the schema is migrated, API requests are
-// answered 503 and /readyz says why. Stopping first drains for --shutdown-delay (requests served,
-// /readyz 503, so a load balancer's health check takes the process out of rotation), then closes
-// the listeners, finishes in-flight requests and closes the database.
+// (unreachable, still recovering, failing over), migrates it and loads the provider index: until
+// then, API requests wait up to --ready-wait and are answered 503, and /readyz says why. Stopping
+// first drains for --shutdown-delay (requests served, /readyz 503, so a load balancer's health
+// check takes the process out of rotation), then closes the listeners, finishes in-flight
+// requests and closes the database.
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -40,18 +41,32 @@ const STARTUP_BACKOFF = { baseMs: 200, maxMs: 5_000 };
  * written: a permission or a read-only mount does not heal by waiting (a lock another process
  * holds, or a full disk, may). `giveUp` is checked between attempts.
  */
-export async function prepareDatabase(
-  database: Database,
-  log: Logger,
-  giveUp: () => string | null,
-  onWait: (reason: string) => void = () => {},
-): Promise<string[]> {
-  for (let attempt = 1; ; attempt++) {
-    try {
+export function prepareDatabase(database: Database, log: Logger, giveUp: () => string | null, onWait: (reason: string) => void = () => {}): Promise<string[]> {
+  return untilDone(
+    database,
+    async () => {
       const applied = await migrate(database);
       await database.flushCommits?.(); // the migrator commits on its own, outside transaction()
       await syncStandardNames(database);
       return applied;
+    },
+    log,
+    giveUp,
+    onWait,
+  );
+}
+
+/** Run `step` until it succeeds, waiting with backoff while it meets database faults; any other error ends the wait. */
+async function untilDone<T>(
+  database: Database,
+  step: () => Promise<T>,
+  log: Logger,
+  giveUp: () => string | null,
+  onWait: (reason: string) => void,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
     } catch (err) {
       const fault = classifyFault(err);
       if (!fault) throw refusal(database, err);
@@ -163,13 +178,19 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
     for (const [api, port] of dedicated) if (port !== null) await listen(api, [{ api, prefix: '/' }], port, '/');
 
     const ready = (async () => {
-      const applied = await prepareDatabase(
+      const giveUp = () => (stopping ? 'stopped while starting' : null);
+      const applied = await prepareDatabase(database, log, giveUp, (reason) => readiness.waiting(reason));
+      if (applied.length) log.info({ migrations: applied }, 'database migrated');
+      // Ready means able to answer: what a request would otherwise wait for is loaded first.
+      const loading = (count: number) => readiness.loading(`loading the placement provider index (${count} providers so far)`);
+      loading(0);
+      await untilDone(
         database,
+        () => context.placement.index.load(loading),
         log,
-        () => (stopping ? 'stopped while waiting for the database' : null),
+        giveUp,
         (reason) => readiness.waiting(reason),
       );
-      if (applied.length) log.info({ migrations: applied }, 'database migrated');
       if (stopping) return;
       workers = createWorkers(context);
       for (const w of workers) w.start();

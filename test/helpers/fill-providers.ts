@@ -8,7 +8,8 @@ import { syncStandardNames } from '../../src/placement/services/standard-names.j
 
 /** `count` more root providers (named scale-N) with 64 VCPU each, the even ids with 60 used, every fourth (id % 4 = 1) with AVX2. */
 export async function fillProviders(url: string, dialect: 'sqlite' | 'postgres', count: number): Promise<void> {
-  const database = await openDatabase(url, { sqliteSync: 'off' });
+  // a bulk fill: statements over every row, which a loaded machine may take minutes over
+  const database = await openDatabase(url, { sqliteSync: 'off', statementTimeoutMs: 600_000, idleInTransactionTimeoutMs: 600_000 });
   try {
     await migrate(database);
     await syncStandardNames(database);

@@ -210,6 +210,11 @@ function deriveAnchorIndex(model: ProviderModel): AnchorIndex {
   return { trees, sharedInto, anchors: [...anchors].sort((a, b) => a - b) };
 }
 
+/** Derive now what a search derives from the trees (done once per structure; at a million providers it takes a second). */
+export function prepareSearch(model: ProviderModel): void {
+  anchorIndex(model);
+}
+
 /** The providers of the tree with this root, by id (from the index derived per structureVersion). */
 export function treeOf(model: ProviderModel, rootId: number): readonly ModelProvider[] {
   return treeIn(anchorIndex(model), model, rootId);

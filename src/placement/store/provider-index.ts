@@ -19,6 +19,7 @@ import { readStatement } from '../../db/statement.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
 import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
+import { prepareSearch } from '../candidates/search.js';
 import type { NameCache } from './names.js';
 
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
@@ -182,8 +183,17 @@ export class ProviderIndex implements ProviderModel {
     });
   }
 
+  /**
+   * Load every provider, and what the search derives from them, now: at start, before the process
+   * says it is ready. `progress` hears how many providers are in so far.
+   */
+  async load(progress: (providers: number) => void): Promise<void> {
+    await this.current(progress);
+    prepareSearch(this);
+  }
+
   /** The index with every change committed before this call applied. */
-  async current(): Promise<ProviderIndex> {
+  async current(progress?: (providers: number) => void): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
     if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.touchedDuringReload) this.reloadInBackground();
     if (this.database.dialect === 'sqlite') {
@@ -197,7 +207,7 @@ export class ProviderIndex implements ProviderModel {
     // is always a newer one, and waiting for those too could wait for ever.
     const wanted = this.marked;
     while (this.applied < wanted) {
-      this.refreshing ??= this.refresh().finally(() => (this.refreshing = null));
+      this.refreshing ??= this.refresh(progress).finally(() => (this.refreshing = null));
       await this.refreshing;
     }
     return this;
@@ -236,7 +246,7 @@ export class ProviderIndex implements ProviderModel {
     return this.byUuid.get(uuid);
   }
 
-  private async refresh(): Promise<void> {
+  private async refresh(progress?: (providers: number) => void): Promise<void> {
     const started = performance.now();
     const everything = this.everything;
     const ids = [...this.stale];
@@ -244,7 +254,7 @@ export class ProviderIndex implements ProviderModel {
     this.everything = false;
     this.stale = new Set();
     try {
-      if (everything) await this.reloadAll();
+      if (everything) await this.reloadAll(undefined, progress);
       else this.apply(await readProviders(this.database, { ids }), ids);
     } catch (err) {
       this.invalidate('all'); // what was taken for this refresh must not be forgotten
@@ -285,10 +295,11 @@ export class ProviderIndex implements ProviderModel {
   /**
    * Every provider, read in chunks of ids so that memory stays bounded at a million providers,
    * each chunk applied in place as it arrives (a search in between sees some providers a little
-   * older than others, which candidates tolerate: every claim re-checks under its locks).
-   * Providers that are gone are dropped at the end.
+   * older than others, which candidates tolerate: every claim re-checks under its locks). The
+   * event loop gets a turn between chunks (SQLite reads without one), so requests are answered
+   * meanwhile. Providers that are gone are dropped at the end.
    */
-  private async reloadAll(touched?: Set<number>): Promise<void> {
+  private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void): Promise<void> {
     const seen = new Set<number>();
     let after = 0;
     for (;;) {
@@ -299,7 +310,9 @@ export class ProviderIndex implements ProviderModel {
       // in the background: what changed since the reload began may be older in this chunk
       if (touched?.size) this.invalidate(rows.providers.map((r) => Number(r.id)).filter((id) => touched.has(id)));
       after = Number(rows.providers[rows.providers.length - 1]!.id);
+      progress?.(this.providers.size);
       if (rows.providers.length < LOAD_CHUNK) break;
+      await new Promise((resolve) => setImmediate(resolve));
     }
     // A provider made after its chunk was read is not gone: it is re-read as the change it is.
     const gone = [...this.providers.keys()].filter((id) => !seen.has(id) && !touched?.has(id));
