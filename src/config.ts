@@ -142,7 +142,7 @@ const DECLARED = {
     env: 'ALLOT_PLACEMENT_PORT',
     parse: port('placement port'),
     default: null,
-    doc: 'also serve Placement at `/` on this port',
+    doc: 'also serve Placement at `/` on this port, one of its own (not `--port`)',
   }),
   baremetalPort: option({
     flag: '--baremetal-port <n>',
