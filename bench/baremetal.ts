@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { referenceFile } from '../scripts/references.js';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
-import { KeepAliveClient } from './lib/http.js';
+import { jsonCaller, makeNodes, percentile, round1 } from './lib/api-calls.js';
 import { statementsSent } from './lib/count-queries.mjs';
 import { startAllot } from './lib/targets.js';
 
@@ -55,23 +55,7 @@ const SQLITE_SYNC = values['sqlite-sync'] as 'full' | 'normal' | 'off';
 /** how often the poller asks which allocations are done (the granularity of the client-side latency) */
 const POLL_MS = 5;
 
-/** One lean keep-alive client per API base (bench/lib/http.ts: cheaper per request than fetch). */
-const clients = new Map<string, KeepAliveClient>();
-
-async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  let client = clients.get(base);
-  if (!client) {
-    client = new KeepAliveClient({ baseUrl: base, headers: { 'x-openstack-ironic-api-version': '1.82' }, maxSockets: 128, timeoutMs: 60_000 });
-    clients.set(base, client);
-  }
-  for (let attempt = 1; ; attempt++) {
-    const r = await client.request(method, path, body);
-    // a kept-alive connection the server closed between two requests: again on a new one
-    if (r.error !== undefined && attempt < 3) continue;
-    if (r.error !== undefined) throw new Error(`${method} ${base}${path}: ${r.error}`);
-    return { status: r.status, body: r.body ? JSON.parse(r.body) : undefined };
-  }
-}
+const call = jsonCaller({ 'x-openstack-ironic-api-version': '1.82' });
 
 /** A bare-metal API to measure: started fresh for each round, stopped after it. */
 interface Target {
@@ -140,48 +124,13 @@ function realIronicTarget(script: string): Target {
   };
 }
 
-/** Poll one resource until `done` (node set-up only). */
-async function settled(base: string, path: string, done: (b: any) => boolean): Promise<any> {
-  for (;;) {
-    const res = await call(base, 'GET', path);
-    if (done(res.body)) return res.body;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
-}
-
-/** `count` nodes of `rc`, taken through manage → provide → power off, `parallel` at a time. */
-async function makeNodes(base: string, rc: string, count: number, parallel = 16): Promise<void> {
-  let next = 0;
-  const idle = (n: any) => n.target_provision_state === null && n.target_power_state === null && n.reservation === null;
-  await Promise.all(
-    Array.from({ length: parallel }, async () => {
-      while (next < count) {
-        next++;
-        const node = (await call(base, 'POST', '/v1/nodes', { driver: 'fake-hardware', resource_class: rc })).body;
-        for (const [verb, body] of [
-          ['provision', { target: 'manage' }],
-          ['provision', { target: 'provide' }],
-          ['power', { target: 'power off' }],
-        ] as const) {
-          const res = await call(base, 'PUT', `/v1/nodes/${node.uuid}/states/${verb}`, body);
-          if (res.status !== 202) throw new Error(`node setup failed: ${JSON.stringify(res.body)}`);
-          await settled(base, `/v1/nodes/${node.uuid}`, idle);
-        }
-      }
-    }),
-  );
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const round = (n: number) => Math.round(n * 10) / 10;
-
 async function measure(target: Target, concurrency: number) {
   const ALLOCATIONS = target.allocations;
   const running = await target.start(concurrency);
   const base = running.base;
   try {
     const rc = `bench-${concurrency}`;
-    await makeNodes(base, rc, ALLOCATIONS);
+    await makeNodes(call, base, rc, ALLOCATIONS);
     const latencies: number[] = [];
     const serverSide: number[] = [];
     // One poller for all clients, so that watching costs the same at every concurrency: it lists
@@ -208,7 +157,7 @@ async function measure(target: Target, concurrency: number) {
           const t = performance.now();
           const created = await call(base, 'POST', '/v1/allocations', { resource_class: rc });
           if (created.status !== 201) throw new Error(`POST failed: ${JSON.stringify(created.body)}`);
-          // a client reads the answer: an allocation made in its request needs no waiting
+          // Ironic's answer is the allocation as created; should a server answer it settled, no wait
           if (created.body.state === 'allocating') {
             await new Promise<void>((resolve) => waiting.set(created.body.uuid, resolve));
             waiting.delete(created.body.uuid);
@@ -239,12 +188,12 @@ async function measure(target: Target, concurrency: number) {
       concurrency,
       allocations: ALLOCATIONS,
       failed,
-      seconds: round(seconds),
-      allocationsPerSecond: round(ALLOCATIONS / seconds),
+      seconds: round1(seconds),
+      allocationsPerSecond: round1(ALLOCATIONS / seconds),
       /** SQL statements allot sent per allocation while they ran (BEGIN/COMMIT, the worker and the poller's reads included; none for the real Ironic) */
-      statementsPerAllocation: sent === null ? null : round(sent / ALLOCATIONS),
+      statementsPerAllocation: sent === null ? null : round1(sent / ALLOCATIONS),
       /** POST sent → client saw `active` (includes up to POLL_MS of polling) */
-      latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1]!) },
+      latencyMs: { p50: round1(percentile(latencies, 50)), p95: round1(percentile(latencies, 95)), max: round1(latencies[latencies.length - 1]!) },
       /** created_at → updated_at of the allocation: the server's own time from accept to active */
       serverLatencyMs: { p50: percentile(serverSide, 50), p95: percentile(serverSide, 95) },
     };
@@ -261,7 +210,7 @@ async function measurePool(target: Target, size: number) {
   const running = await target.start(1);
   try {
     const rc = `pool-${size}`;
-    await makeNodes(running.base, rc, size);
+    await makeNodes(call, running.base, rc, size);
     const latencies: number[] = [];
     for (let i = 0; i < Number(values['pool-allocations']); i++) {
       const t = performance.now();
@@ -280,7 +229,7 @@ async function measurePool(target: Target, size: number) {
       db: target.db,
       backend: target.backend,
       poolSize: size,
-      latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)) },
+      latencyMs: { p50: round1(percentile(latencies, 50)), p95: round1(percentile(latencies, 95)) },
     };
   } finally {
     await running.close();
@@ -325,8 +274,8 @@ try {
 
 const document = {
   benchmark: 'baremetal-allocations',
-  what: `each client: POST /v1/allocations, wait until it is active unless its answer says so (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot serve process of its own (${path.resolve(values.root!)}), lean keep-alive client; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}; pools: one client among N matching nodes`,
-  loadAverage: os.loadavg().map(round),
+  what: `each client: POST /v1/allocations, wait until it is active (one shared poller lists the allocating ones every ${POLL_MS} ms), repeat; one allot serve process of its own (${path.resolve(values.root!)}), lean keep-alive client; SQLite synchronous=${SQLITE_SYNC.toUpperCase()}; pools: one client among N matching nodes`,
+  loadAverage: os.loadavg().map(round1),
   machine: { cpus: os.cpus().length, node: process.version },
   results,
   pools,

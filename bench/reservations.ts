@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { statementsSent } from './lib/count-queries.mjs';
-import { KeepAliveClient } from './lib/http.js';
+import { jsonCaller, makeNodes, percentile, round1 } from './lib/api-calls.js';
 import { startAllot } from './lib/targets.js';
 
 const { values } = parseArgs({
@@ -40,51 +40,7 @@ const BW = 'NET_BW_EGR_KILOBIT_PER_SEC';
 
 const counter = pathToFileURL(path.join(import.meta.dirname, 'lib/count-queries.mjs')).href;
 
-const clients = new Map<string, KeepAliveClient>();
-async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; ms: number }> {
-  let client = clients.get(base);
-  if (!client) {
-    const headers = { 'x-openstack-ironic-api-version': '1.82', 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
-    client = new KeepAliveClient({ baseUrl: base, headers, maxSockets: 128, timeoutMs: 60_000 });
-    clients.set(base, client);
-  }
-  for (let attempt = 1; ; attempt++) {
-    const r = await client.request(method, path, body);
-    if (r.error !== undefined && attempt < 3) continue;
-    if (r.error !== undefined) throw new Error(`${method} ${base}${path}: ${r.error}`);
-    return { status: r.status, body: r.body ? JSON.parse(r.body) : undefined, ms: r.ms };
-  }
-}
-
-async function settled(base: string, path: string, done: (b: any) => boolean): Promise<void> {
-  while (!done((await call(base, 'GET', path)).body)) await new Promise((r) => setTimeout(r, 5));
-}
-
-/** `count` nodes of `rc`, taken through manage → provide → power off, 16 at a time. */
-async function makeNodes(base: string, rc: string, count: number): Promise<void> {
-  let next = 0;
-  const idle = (n: any) => n.target_provision_state === null && n.target_power_state === null && n.reservation === null;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < count) {
-        next++;
-        const node = (await call(base, 'POST', '/v1/nodes', { driver: 'fake-hardware', resource_class: rc })).body;
-        for (const [verb, body] of [
-          ['provision', { target: 'manage' }],
-          ['provision', { target: 'provide' }],
-          ['power', { target: 'power off' }],
-        ] as const) {
-          const res = await call(base, 'PUT', `/v1/nodes/${node.uuid}/states/${verb}`, body);
-          if (res.status !== 202) throw new Error(`node setup failed: ${JSON.stringify(res.body)}`);
-          await settled(base, `/v1/nodes/${node.uuid}`, idle);
-        }
-      }
-    }),
-  );
-}
-
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-const round = (n: number) => Math.round(n * 10) / 10;
+const call = jsonCaller({ 'x-openstack-ironic-api-version': '1.82', 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' });
 
 async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'placement', db: string, workDir: string, concurrency: number) {
   const name = `allot-${dialect}-${backend}-${concurrency}`;
@@ -103,7 +59,7 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
   const main = `http://127.0.0.1:${port}`;
   try {
     const rc = `bench-${concurrency}`;
-    await makeNodes(`${main}/baremetal`, rc, RESERVATIONS);
+    await makeNodes(call, `${main}/baremetal`, rc, RESERVATIONS);
     const fabric = (await call(`${main}/placement`, 'POST', '/resource_providers', { name: `fabric-${concurrency}` })).body;
     await call(`${main}/placement`, 'PUT', `/resource_providers/${fabric.uuid}/inventories`, {
       resource_provider_generation: fabric.generation,
@@ -148,10 +104,10 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
       concurrency,
       reservations: RESERVATIONS,
       failed,
-      seconds: round(seconds),
-      reservationsPerSecond: round((RESERVATIONS - failed) / seconds),
-      statementsPerReservation: sent0 === null || sent1 === null ? null : round((sent1 - sent0) / RESERVATIONS),
-      latencyMs: { p50: round(percentile(latencies, 50)), p95: round(percentile(latencies, 95)), max: round(latencies[latencies.length - 1]!) },
+      seconds: round1(seconds),
+      reservationsPerSecond: round1((RESERVATIONS - failed) / seconds),
+      statementsPerReservation: sent0 === null || sent1 === null ? null : round1((sent1 - sent0) / RESERVATIONS),
+      latencyMs: { p50: round1(percentile(latencies, 50)), p95: round1(percentile(latencies, 95)), max: round1(latencies[latencies.length - 1]!) },
     };
   } finally {
     await served.stop();
@@ -181,7 +137,7 @@ try {
 const document = {
   benchmark: 'reservations',
   what: 'each client: POST /ids/v1/service-instances {validate, promote} reserving a bare-metal node, 1 Mbit/s on a fabric provider and two identifiers (a VLAN, an address) in one transaction; one allot serve process of its own per database × backend × concurrency, fresh nodes, the lean keep-alive client',
-  loadAverage: os.loadavg().map(round),
+  loadAverage: os.loadavg().map(round1),
   machine: { cpus: os.cpus().length, node: process.version },
   results,
 };
