@@ -179,6 +179,21 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("the process's own series: CPU, memory, event-loop lag, heap (prom-client's default metrics)", async () => {
+      const samples = await scrape(server);
+      for (const name of [
+        'process_cpu_user_seconds_total',
+        'process_resident_memory_bytes',
+        'process_start_time_seconds',
+        'nodejs_eventloop_lag_seconds',
+        'nodejs_heap_size_used_bytes',
+      ]) {
+        assert.ok(samples.has(name), `GET /metrics has ${name}`);
+      }
+      assert.ok(value(samples, 'process_resident_memory_bytes') > 0);
+      assert.ok(value(samples, 'process_cpu_user_seconds_total') > 0);
+    });
+
     test('a second server in the same process keeps its own counts', async () => {
       const other = await startServer({ db: await freshDatabaseUrl(dialect) });
       try {

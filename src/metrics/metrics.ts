@@ -4,7 +4,7 @@
 // Hot paths only increment counters and observe histograms (a hash lookup and an addition); what
 // needs the database — pool utilization, outbox backlog, allocations by state — is read when
 // Prometheus scrapes (server/metrics.ts registers those gauges with `gauge`).
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** How a Placement claim (PUT/POST /allocations) ended. */
 export type ClaimOutcome = 'claimed' | 'conflict' | 'capacity_refused' | 'refused' | 'failed';
@@ -20,6 +20,20 @@ const ALLOCATION_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 3
 const LOAD_BUCKETS = [0.01, 0.05, 0.25, 1, 5, 15, 30, 60, 120];
 
 type RequestLabels = 'api' | 'route' | 'method' | 'status_class';
+
+/**
+ * prom-client's process and Node.js series (CPU, memory, file descriptors, event-loop lag, heap,
+ * GC): one registry for the whole process, made on first use, shown by every server's scrape —
+ * they describe the process, and each set made starts its own event-loop monitor.
+ */
+let processRegistry: Registry | null = null;
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -128,7 +142,8 @@ export class Metrics {
 
   /** The Prometheus text exposition. */
   async scrape(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    const both = Registry.merge([this.registry, processMetrics()]);
+    return { contentType: both.contentType, body: await both.metrics() };
   }
 
   close(): void {
