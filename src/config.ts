@@ -748,16 +748,19 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The unit a flag takes its value in, read from its placeholder (`<seconds>`: the config holds ms). */
-export function displayValue(spec: OptionSpec, value: unknown): string | number | string[] | null {
+export function displayValue(spec: OptionSpec, value: unknown): DisplayValue {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return value.map(String);
   if (typeof value === 'number' && spec.flag.includes('<seconds>')) return value / 1000;
-  if (typeof value === 'number') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return value;
   return String(value);
 }
 
+/** A value as `allot config` prints it: JSON's own types, seconds for durations. */
+export type DisplayValue = string | number | boolean | string[] | null;
+
 /** A value with its secret parts hidden: passwords in URLs, and the options marked secret. */
-export function maskedValue(spec: OptionSpec, value: string | number | string[] | null): string | number | string[] | null {
+export function maskedValue(spec: OptionSpec, value: DisplayValue): DisplayValue {
   if (value === null) return null;
   if (spec.secret) return '********';
   if (Array.isArray(value)) return value.map(maskUrl);

@@ -10,6 +10,8 @@ import {
   OPTIONS,
   type ResolvedConfig,
   databaseOptions,
+  type DisplayValue,
+  type OptionSpec,
   displayValue,
   fileKey,
   isSwitch,
@@ -34,11 +36,11 @@ const plainText = (markdown: string) => markdown.replace(/`/g, '').replace(/\[([
 const sourceText = (s: ConfigSource): string =>
   s.from === 'default' ? 'default' : s.from === 'file' ? `file ${s.path}` : s.from === 'env' ? `env ${s.name}` : `flag ${s.flag}`;
 
-/** The effective configuration as rows: key (as in the file), value (in the flag's units, secrets masked), source. */
-export function configRows(resolved: ResolvedConfig): Array<{ key: string; value: unknown; source: string }> {
+/** The effective configuration as rows: key (as in the file), value (in the flag's units, secrets masked unless `showSecrets`), source. */
+export function configRows(resolved: ResolvedConfig, showSecrets = false): Array<{ key: string; value: unknown; source: string }> {
   return OPTIONS.map((spec) => ({
     key: fileKey(spec),
-    value: maskedValue(spec, displayValue(spec, resolved.config[spec.key])),
+    value: (showSecrets ? (_: OptionSpec, v: DisplayValue) => v : maskedValue)(spec, displayValue(spec, resolved.config[spec.key])),
     source: sourceText(resolved.sources[spec.key]),
   }));
 }
@@ -108,14 +110,19 @@ export function registerServerCommands(program: Command): void {
     OPTIONS.map((o) => o.key),
   )
     .addOption(new Option('-o, --output <format>', 'table (default on a terminal), json (default otherwise) or yaml').choices(OUTPUT_FORMATS))
+    .addOption(
+      new Option('--show-secrets', 'print passwords as they are (masked otherwise: the yaml output is then a usable file only once they are put back)'),
+    )
     .action(async (opts: Record<string, string | boolean | undefined>) => {
       const resolved = resolveConfig(opts);
-      const rows = configRows(resolved);
+      const rows = configRows(resolved, opts.showSecrets === true);
       const format = outputFormat(typeof opts.output === 'string' ? opts.output : undefined);
       if (format === 'yaml') {
         // a configuration file: `key: value  # source`
         const lines = rows.map((r) => `${toYaml({ [r.key]: r.value }).trimEnd()}  # ${r.source}`);
-        process.stdout.write(`# allot configuration${resolved.file ? ` (file: ${resolved.file})` : ''}\n${lines.join('\n')}\n`);
+        const masked = opts.showSecrets !== true && lines.some((l) => l.includes('****'));
+        const header = `# allot configuration${resolved.file ? ` (file: ${resolved.file})` : ''}${masked ? '\n# passwords are masked (****): put them back, or print with --show-secrets' : ''}`;
+        process.stdout.write(`${header}\n${lines.join('\n')}\n`);
         return;
       }
       new Printer(format).print(rows, (r) => ({ rows: r, columns: ['key', 'value', 'source'] }));

@@ -114,8 +114,15 @@ describe('configuration file', () => {
     assert.deepEqual(row('log-level'), { key: 'log-level', value: 'warn', source: 'env ALLOT_LOG_LEVEL' });
     assert.deepEqual(row('heartbeat-timeout'), { key: 'heartbeat-timeout', value: 90, source: `file ${f}` });
     assert.deepEqual(row('body-limit'), { key: 'body-limit', value: 1048576, source: 'default' });
+    // JSON's own types: a switch is a boolean, not "false"
+    assert.deepEqual(row('insecure-noauth'), { key: 'insecure-noauth', value: false, source: 'default' });
+    assert.deepEqual(row('enforce-scope'), { key: 'enforce-scope', value: true, source: 'default' });
     assert.equal(rows.length, OPTIONS.length);
     assert.doesNotMatch(json.stdout, /s3cret/);
+    // --show-secrets prints them as they are
+    const shown = await run(['config', '--config', f, '-o', 'json', '--show-secrets']);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal((JSON.parse(shown.stdout) as typeof rows).find((r) => r.key === 'db')!.value, 'postgres://allot:s3cret@db.example/allot');
 
     // passwords node-postgres reads from the query string are masked too
     const query = await run(['config', '-o', 'json', '--db', 'postgres://allot:pw1@db.example/allot?password=qq2&sslmode=require&sslpassword=zz3']);
@@ -128,9 +135,16 @@ describe('configuration file', () => {
     assert.match(badDb.stderr, /bad-db\.yaml.*db.*unsupported database URL "mysql:\/\/x"/s);
 
     const yaml = await run(['config', '--config', f, '-o', 'yaml']);
+    assert.match(yaml.stdout, /^# passwords are masked \(\*\*\*\*\): put them back, or print with --show-secrets$/m);
     const reread = file('reread.yaml', yaml.stdout.replace('allot:****@', 'allot:s3cret@'));
     assert.equal(Object.keys(parseYaml(yaml.stdout) as object).length, OPTIONS.length);
     assert.equal(resolveConfig({ config: reread }, {}).config.heartbeatTimeout, 90_000, 'the printed configuration reads back');
+    // with --show-secrets the printed file is the configuration itself
+    const whole = await run(['config', '--config', f, '-o', 'yaml', '--show-secrets']);
+    assert.doesNotMatch(whole.stdout, /masked/);
+    const same = resolveConfig({ config: file('whole.yaml', whole.stdout) }, {});
+    assert.equal(same.config.db, 'postgres://allot:s3cret@db.example/allot');
+    assert.equal(same.config.insecureNoauth, false);
 
     const bad = await run(['config', '--config', file('typo.yaml', 'log-levl: debug\n')]);
     assert.equal(bad.code, 2);
