@@ -161,10 +161,11 @@ export const ALLOCATION_FIELDS: readonly FieldOf<AllocationRecord>[] = [
 export const allocationView = (a: AllocationRecord, c: ViewContext, fields?: readonly string[]) => tableView(ALLOCATION_FIELDS, a, c, fields);
 
 /** A record through its field table, in the table's order: the fields of the request's version, `fields` if given (links always). */
-function tableView<R>(table: readonly FieldOf<R>[], r: R, c: ViewContext, fields?: readonly string[]): Record<string, unknown> {
+/** `everyVersion`: every field is shown whatever the request's version (their versions gate `fields` and writes only). */
+function tableView<R>(table: readonly FieldOf<R>[], r: R, c: ViewContext, fields?: readonly string[], everyVersion = false): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, since, value] of table) {
-    if (!c.mv.atLeast(since)) continue;
+    if (!everyVersion && !c.mv.atLeast(since)) continue;
     if (fields && name !== 'links' && !fields.includes(name)) continue;
     out[name] = value(r, c);
   }
@@ -217,7 +218,12 @@ export const PORT_FIELDS: readonly FieldOf<PortRecord>[] = [
 ];
 
 export const chassisView = (r: ChassisRecord, c: ViewContext, fields?: readonly string[]) => tableView(CHASSIS_FIELDS, r, c, fields);
-export const portgroupView = (r: PortgroupRecord, c: ViewContext, fields?: readonly string[]) => tableView(PORTGROUP_FIELDS, r, c, fields);
+/**
+ * Ironic 21.4 hides no field of a port group by version (unlike a port's): `mode`, `properties`
+ * (1.26) and the `ports` links (1.24) show at 1.23 too, though `?fields=` and writes of them need
+ * their versions.
+ */
+export const portgroupView = (r: PortgroupRecord, c: ViewContext, fields?: readonly string[]) => tableView(PORTGROUP_FIELDS, r, c, fields, true);
 export const portView = (r: PortRecord, c: ViewContext, fields?: readonly string[]) => tableView(PORT_FIELDS, r, c, fields);
 
 /**

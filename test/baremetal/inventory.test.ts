@@ -533,9 +533,13 @@ for (const dialect of DIALECTS) {
         { op: 'add', path: '/properties/key1', value: 'value1' },
       ]);
       assert.equal(both.status, 200, both.text);
-      assert.equal(both.body.properties, undefined, 'a 1.23 answer has no properties');
-      assert.deepEqual((await api.get(`/v1/portgroups/${pg.uuid}?fields=extra,properties`)).body.extra, { key1: 'value1' });
-      assert.deepEqual((await api.get(`/v1/portgroups/${pg.uuid}`)).body.properties, { key1: 'value1' });
+      // as Ironic 21.4 shows a port group at any version: every field
+      assert.deepEqual(both.body.properties, { key1: 'value1' });
+      const shown = (await old.get(`/v1/portgroups/${pg.uuid}`)).body;
+      assert.deepEqual(Object.keys(shown), Object.keys((await api.get(`/v1/portgroups/${pg.uuid}`)).body));
+      assert.deepEqual([shown.extra, shown.properties, shown.mode], [{ key1: 'value1' }, { key1: 'value1' }, 'active-backup']);
+      // asking for them by name still needs 1.26
+      refused(await old.get(`/v1/portgroups/${pg.uuid}?fields=properties`), 406, 'Request not acceptable.');
       refused(await old.patch(`/v1/portgroups/${pg.uuid}`, [{ op: 'add', path: '/properties/key2', value: 'v' }]), 406, 'Request not acceptable.');
       refused(await old.patch(`/v1/portgroups/${pg.uuid}`, [{ op: 'replace', path: '/mode', value: '802.3ad' }]), 406, 'Request not acceptable.');
     });
