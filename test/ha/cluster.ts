@@ -5,12 +5,13 @@
 // installed here (the Debian packages must be present, .ci/run installs them).
 // The configuration texts are in layout.ts (docs/operations.md prints them; a test compares).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from '../helpers/postgres.js';
 import { type MemberPorts, PG_BIN, SUPERUSER, etcdArgs, haproxyConfig, patroniYaml } from './layout.js';
+import { descendants, signal } from '../helpers/process-tree.js';
 
 /** Debian package → files the test runs from it. */
 const PACKAGES: Record<string, string[]> = {
@@ -130,38 +131,6 @@ function runCommand(command: string, args: string[], timeoutMs: number, env: Nod
       resolve({ code: code ?? String(sig), output });
     });
   });
-}
-
-/** Every pid whose parent chain leads to `root` (from /proc). */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const out: number[] = [];
-  const walk = (pid: number) => {
-    for (const [child, ppid] of parent)
-      if (ppid === pid && !out.includes(child)) {
-        out.push(child);
-        walk(child);
-      }
-  };
-  walk(root);
-  return out;
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    /* already gone */
-  }
 }
 
 function alive(pid: number): boolean {
