@@ -2,50 +2,23 @@
 // SQLite and PostgreSQL: every API's resources, output formats, one-line errors, and the exit
 // codes the README documents.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { parse as parseYaml } from 'yaml';
+import { cliCommands, runCli } from '../helpers/cli.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { type TestServer, serverFor } from '../helpers/server.js';
 
-const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-cli-cmd-'));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Run `allot …` with the server's URL in the environment; never throws. */
-function runCli(url: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, ALLOT_URL: url, ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 for (const dialect of DIALECTS) {
   describe(`allot client commands (${dialect})`, () => {
     let server: TestServer;
     serverFor(dialect, (s) => (server = s));
-    const allot = async (...args: string[]) => {
-      const r = await runCli(server.url, args);
-      assert.equal(r.code, 0, `allot ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-      return r.stdout.trim() ? JSON.parse(r.stdout) : null;
-    };
-    const fails = async (expectedCode: number, ...args: string[]) => {
-      const r = await runCli(server.url, args);
-      assert.equal(r.code, expectedCode, `allot ${args.join(' ')}: expected exit ${expectedCode}, got ${r.code}: ${r.stderr}`);
-      return r.stderr;
-    };
+    const { allot, fails } = cliCommands(() => server.url);
 
     test('placement: providers, inventories, traits, aggregates, allocations, candidates, usages', async () => {
       const rp = await allot('placement', 'provider', 'create', 'cn1');

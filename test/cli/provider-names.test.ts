@@ -2,39 +2,16 @@
 // `--parent`, `--in-tree`, `rp=` of `--allocation`), as `allot baremetal` takes node names: the
 // built CLI (dist/) against a real server on SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
+import { cliCommands } from '../helpers/cli.js';
 import { DIALECTS } from '../helpers/databases.js';
 import { type TestServer, serverFor } from '../helpers/server.js';
-
-const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/cli/main.js');
-
-/** Run `allot …` against the server; never throws. */
-function runCli(url: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [cli, ...args], { env: { ...process.env, ALLOT_URL: url }, timeout: 120_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 for (const dialect of DIALECTS) {
   describe(`allot placement with provider names (${dialect})`, () => {
     let server: TestServer;
     serverFor(dialect, (s) => (server = s));
-    const allot = async (...args: string[]) => {
-      const r = await runCli(server.url, args);
-      assert.equal(r.code, 0, `allot ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-      return r.stdout.trim() ? JSON.parse(r.stdout) : null;
-    };
-    const fails = async (expectedCode: number, ...args: string[]) => {
-      const r = await runCli(server.url, args);
-      assert.equal(r.code, expectedCode, `allot ${args.join(' ')}: expected exit ${expectedCode}, got ${r.code}: ${r.stderr}`);
-      return r.stderr;
-    };
+    const { allot, fails } = cliCommands(() => server.url);
 
     test('placement: a provider is named by uuid or by name wherever a command takes one; an unknown name exits 4', async () => {
       // every command taking a <provider> resolves it the same way (onProvider); each kind of place is tried once
