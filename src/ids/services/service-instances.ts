@@ -36,7 +36,7 @@ import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
 import { allocateInTx } from './allocations.js';
 import { type PoolScope, inScope } from '../core/scope.js';
-import { type PoolRef, poolRefById } from '../store/pools.js';
+import { poolRefsById } from '../store/pools.js';
 import { type EnginePreparation, engineHoldings, prepareEngineReservations, reconcileEngineHoldings, reserveEngineAttributes } from './engine-holdings.js';
 
 export type Attributes = Record<string, JsonValue>;
@@ -64,20 +64,24 @@ export interface InstanceDetails {
   holdings: Holding[];
 }
 
-async function details(db: Db, row: store.InstanceRow, spec?: Spec): Promise<InstanceDetails> {
+/**
+ * The instance's view. `fresh`: it was made in this transaction, by a spec without external
+ * inventories — no deallocation can be owed for it and it has no external holding, so neither is
+ * read (statements skipped while the transaction may hold a provider's or a pool's row lock).
+ */
+async function details(db: Db, row: store.InstanceRow, spec?: Spec, fresh = false): Promise<InstanceDetails> {
   const s = spec ?? (await specById(db, row.spec_id));
-  return { row, spec: s, pendingDeallocations: await store.pendingDeallocations(db, row.id), holdings: await holdingsOf(db, row, s) };
+  return { row, spec: s, pendingDeallocations: fresh ? 0 : await store.pendingDeallocations(db, row.id), holdings: await holdingsOf(db, row, s, fresh) };
 }
 
-async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec): Promise<Holding[]> {
+async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec, fresh: boolean): Promise<Holding[]> {
   const out: Holding[] = [];
-  const pools = new Map<number, Promise<PoolRef>>();
-  for (const a of await allocationsOfOwner(db, ownerOf(row.id))) {
-    if (!pools.has(a.pool_id)) pools.set(a.pool_id, poolRefById(db, a.pool_id));
-    const pool = await pools.get(a.pool_id)!;
-    out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pool, a), href: `/ids/v1/allocations/${a.id}` });
+  const allocations = await allocationsOfOwner(db, ownerOf(row.id));
+  const pools = await poolRefsById(db, [...new Set(allocations.map((a) => a.pool_id))]);
+  for (const a of allocations) {
+    out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pools.get(a.pool_id)!, a), href: `/ids/v1/allocations/${a.id}` });
   }
-  for (const h of await store.holdingsOf(db, row.id)) {
+  for (const h of fresh ? [] : await store.holdingsOf(db, row.id)) {
     if (h.value !== null) out.push({ attribute: h.attribute, source: 'inventory', value: JSON.parse(h.value) as unknown, href: null });
   }
   out.push(...(await engineHoldings(db, row, spec)));
@@ -174,11 +178,11 @@ async function createAtOnce(ctx: IdsContext, input: InstanceInput, caller: Calle
       if (needsValidation(row)) changes = await validateInTx(tx, ctx, row, spec, { found: {}, ownerKeys: new Map(), prepared }, caller);
       const validated = { ...row, ...changes };
       if (input.promote && needsPromotion(validated)) changes = { ...changes, ...promotion(ctx, validated) };
-      if (!Object.keys(changes).length) return { ...(await details(tx, row, spec)), created };
+      if (!Object.keys(changes).length) return { ...(await details(tx, row, spec, created)), created };
       const saved = await store.saveInstance(tx, row, changes);
       // a new instance lets go of nothing; a repeat may (its candidate set was replaced)
       if (!created) await reconcileHoldings(tx, ctx, saved, spec, false);
-      return { ...(await details(tx, saved, spec)), created };
+      return { ...(await details(tx, saved, spec, created)), created };
     });
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;

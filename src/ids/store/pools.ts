@@ -76,6 +76,13 @@ export async function poolRefById(db: Db, id: number): Promise<PoolRef> {
   return { name: row.name, space: deserializeSpace(row.definition) };
 }
 
+/** The names and spaces of these pools, in one statement. */
+export async function poolRefsById(db: Db, ids: readonly number[]): Promise<Map<number, PoolRef>> {
+  if (!ids.length) return new Map();
+  const rows = await db.db.selectFrom('ids_pools').select(['id', 'name', 'definition']).where('id', 'in', ids).execute();
+  return new Map(rows.map((r) => [r.id, { name: r.name, space: deserializeSpace(r.definition) }]));
+}
+
 export async function listPools(db: Db, after: string | null, limit: number, scope: PoolScope, kind?: string): Promise<PoolRow[]> {
   let q = db.db.selectFrom('ids_pools').selectAll();
   if (!scope.all) {

@@ -2,7 +2,6 @@
 import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
-import { bumpGeneration } from '../../db/generation.js';
 import type { IdsExternalHoldingTable, IdsServiceInstanceTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
@@ -71,9 +70,17 @@ export async function insertInstance(tx: Tx, row: Omit<InstanceRow, 'created_at'
 
 /** Change a locked instance and move its version; the row as it is now. */
 export async function saveInstance(tx: Tx, row: InstanceRow, changes: Partial<InstanceRow>): Promise<InstanceRow> {
-  const lost = () => new RetryableConflict('instance changed under its lock', () => idsDomainError('changed_concurrently', { resource: 'instance' }));
-  await bumpGeneration(tx, 'ids_service_instances', row.id, row.version, lost, changes);
-  return readInstance(tx, row.id);
+  // the saved row comes back with the update (RETURNING): no second round trip while the
+  // transaction may hold a provider's or a pool's row lock
+  const saved = await tx.db
+    .updateTable('ids_service_instances')
+    .set({ ...changes, version: row.version + 1, updated_at: tx.clock.nowIso() })
+    .where('id', '=', row.id)
+    .where('version', '=', row.version)
+    .returningAll()
+    .executeTakeFirst();
+  if (!saved) throw new RetryableConflict('instance changed under its lock', () => idsDomainError('changed_concurrently', { resource: 'instance' }));
+  return saved;
 }
 
 /** A deallocating instance whose deallocations were all delivered is terminated. */
