@@ -65,14 +65,33 @@ export interface InstanceDetails {
 }
 
 /**
- * The instance's view. `fresh`: it was made in this transaction, by a spec without external
- * inventories — no deallocation can be owed for it and it has no external holding, so neither is
- * read (statements skipped while the transaction may hold a provider's or a pool's row lock).
+ * The instance's view. `fresh`: it was made by the transaction just committed, by a spec without
+ * external inventories — no deallocation can be owed for it and it has no external holding, so
+ * neither is read.
  */
 async function details(db: Db, row: store.InstanceRow, spec?: Spec, fresh = false): Promise<InstanceDetails> {
   const s = spec ?? (await specById(db, row.spec_id));
   return { row, spec: s, pendingDeallocations: fresh ? 0 : await store.pendingDeallocations(db, row.id), holdings: await holdingsOf(db, row, s, fresh) };
 }
+
+/**
+ * The view of an instance as its transaction left it, read after the commit: a reservation's
+ * transaction holds rows every other reservation waits for (a capacity provider's, a pool's) until
+ * it commits, and these reads need none of them. A change another request made meanwhile (a newer
+ * version) is read whole, so the answer is one state of the instance, never half of two.
+ */
+async function detailsAfterCommit(db: Db, row: store.InstanceRow, spec: Spec, fresh: boolean): Promise<InstanceDetails> {
+  let view = await details(db, row, spec, fresh);
+  for (let reads = 1; reads < MAX_VIEW_READS; reads++) {
+    const now = await store.findInstance(db, row.id);
+    if (!now || now.version === view.row.version) break;
+    view = await details(db, now, spec);
+  }
+  return view;
+}
+
+/** Reads of an instance's view after its commit, should other requests keep changing it. */
+const MAX_VIEW_READS = 3;
 
 async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec, fresh: boolean): Promise<Holding[]> {
   const out: Holding[] = [];
@@ -171,19 +190,20 @@ const callsOut = (spec: Spec) => Object.values(spec.attributes).some((a) => a.fr
 async function createAtOnce(ctx: IdsContext, input: InstanceInput, caller: Caller, spec: Spec): Promise<InstanceDetails & { created: boolean }> {
   const prepared = await prepareEngineReservations(ctx, spec);
   try {
-    return await transaction(ctx.database, async (tx) => {
+    const written = await transaction(ctx.database, async (tx) => {
       const { row, created } = await insertOrFindInTx(tx, ctx, input, caller);
       // the steps' changes applied in turn to the row in memory, then saved once
       let changes: Partial<store.InstanceRow> = {};
       if (needsValidation(row)) changes = await validateInTx(tx, ctx, row, spec, { found: {}, ownerKeys: new Map(), prepared }, caller);
       const validated = { ...row, ...changes };
       if (input.promote && needsPromotion(validated)) changes = { ...changes, ...promotion(ctx, validated) };
-      if (!Object.keys(changes).length) return { ...(await details(tx, row, spec, created)), created };
+      if (!Object.keys(changes).length) return { row, created };
       const saved = await store.saveInstance(tx, row, changes);
       // a new instance lets go of nothing; a repeat may (its candidate set was replaced)
       if (!created) await reconcileHoldings(tx, ctx, saved, spec, false);
-      return { ...(await details(tx, saved, spec, created)), created };
+      return { row: saved, created };
     });
+    return { ...(await detailsAfterCommit(ctx.database, written.row, spec, written.created)), created: written.created };
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     const made = await insertOrFind(ctx, input, caller);
@@ -281,13 +301,13 @@ const stateAfter = (t: Transition, row: store.InstanceRow) => t.to ?? row.state;
 
 /** Lock, check If-Match, apply a change, bump the version, reconcile holdings. */
 async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: PoolScope, apply: Change): Promise<InstanceDetails> {
-  return transaction(ctx.database, async (tx) => {
+  const written = await transaction(ctx.database, async (tx) => {
     const row = await store.lockInstance(tx, id);
     if (!visible(scope, row)) throw idsDomainError('instance_not_found', { id });
     requireMatch(ifMatch, row.version);
     const spec = await specById(tx, row.spec_id);
     const changes = await apply(tx, row, spec);
-    if (changes === null) return details(tx, row, spec);
+    if (changes === null) return { row, spec };
     let saved = await store.saveInstance(tx, row, changes);
     const terminating = !isLive(saved.state);
     await reconcileHoldings(tx, ctx, saved, spec, terminating);
@@ -296,8 +316,9 @@ async function change(ctx: IdsContext, id: string, ifMatch: IfMatch, scope: Pool
       await store.markTerminated(tx, id);
       saved = await store.readInstance(tx, id);
     }
-    return details(tx, saved, spec);
+    return { row: saved, spec };
   });
+  return detailsAfterCommit(ctx.database, written.row, written.spec, false);
 }
 
 /** JSON merge patch (RFC 7396) of the candidate set; null removes an attribute. */
