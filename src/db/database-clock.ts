@@ -23,37 +23,44 @@ const SAMPLES = 3;
 export interface ClockMeasurement {
   /** the database's clock minus this process's wall clock, ms */
   skewMs: number;
-  /** half the round trip of the sample kept: the most the offset can be wrong by, ms */
+  /** half the round trip of the measurement kept: the most the offset can be wrong by, ms */
   uncertaintyMs: number;
 }
 
 export class DatabaseClock implements Clock {
-  /** the database's time (epoch ms) minus performance.now(); null until first measured */
-  private offsetMs: number | null = null;
+  /** the database's time (epoch ms) minus performance.now(), and half the round trip it was measured in; null until measured */
+  private kept: { offsetMs: number; uncertaintyMs: number } | null = null;
 
   /** @param readMs reads the database's clock, epoch ms */
   constructor(private readonly readMs: () => Promise<number>) {}
 
   nowMs(): number {
-    if (this.offsetMs === null) throw new Error("the database's clock has not been measured yet");
-    return Math.floor(performance.now() + this.offsetMs);
+    if (this.kept === null) throw new Error("the database's clock has not been measured yet");
+    return Math.floor(performance.now() + this.kept.offsetMs);
   }
 
   nowIso(): string {
     return new Date(this.nowMs()).toISOString();
   }
 
-  /** Measure the offset to the database's clock (again); on a failure the previous offset stays. */
+  /**
+   * Measure the offset to the database's clock (again). A new measurement replaces the kept one
+   * when it is as precise, or when the two disagree by more than both can be wrong (the database's
+   * clock moved: a failover, a step); a slow one (a loaded server) that agrees changes nothing.
+   * On a failure the kept offset stays.
+   */
   async measure(): Promise<ClockMeasurement> {
-    let best: { roundTripMs: number; offsetMs: number } | null = null;
+    let best: { offsetMs: number; uncertaintyMs: number } | null = null;
     for (let i = 0; i < SAMPLES; i++) {
       const sent = performance.now();
       const databaseMs = await this.readMs();
       const received = performance.now();
-      const roundTripMs = received - sent;
-      if (!best || roundTripMs < best.roundTripMs) best = { roundTripMs, offsetMs: databaseMs - (sent + received) / 2 };
+      const uncertaintyMs = (received - sent) / 2;
+      if (!best || uncertaintyMs < best.uncertaintyMs) best = { offsetMs: databaseMs - (sent + received) / 2, uncertaintyMs };
     }
-    this.offsetMs = best!.offsetMs;
-    return { skewMs: Math.round(this.nowMs() - Date.now()), uncertaintyMs: Math.ceil(best!.roundTripMs / 2) };
+    const kept = this.kept;
+    if (!kept || best!.uncertaintyMs <= kept.uncertaintyMs || Math.abs(best!.offsetMs - kept.offsetMs) > best!.uncertaintyMs + kept.uncertaintyMs)
+      this.kept = best;
+    return { skewMs: Math.round(this.nowMs() - Date.now()), uncertaintyMs: Math.ceil(this.kept!.uncertaintyMs) };
   }
 }
