@@ -9,6 +9,7 @@
 // handle, made once at start, not in module-level variables.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
+import type { ClockMeasurement } from './database-clock.js';
 import type { Schema } from './schema.js';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -36,7 +37,10 @@ export interface DatabaseOptions {
   keepAliveMs?: number;
   /** tries for a write that loses a race to another writer (including the first); default 10 */
   maxAttempts?: number;
-  /** where "now" comes from (tests move a ManualClock) */
+  /**
+   * where "now" comes from (tests move a ManualClock); by default the database's own clock on
+   * PostgreSQL (db/database-clock.ts), the system clock on SQLite
+   */
   clock?: Clock;
 }
 
@@ -95,6 +99,11 @@ export interface Database extends Db {
   observer: WriteObserver;
   /** PostgreSQL only: the connection pool's counts, read when metrics are scraped */
   poolStats?(): { total: number; idle: number; waiting: number };
+  /**
+   * PostgreSQL on the database's clock (no clock handed in): measure how far it is from this
+   * process's clock, before the first use of `clock` and then now and then (db/database-clock.ts).
+   */
+  measureClock?(): Promise<ClockMeasurement>;
   /** PostgreSQL only: NOTIFY `channel` with `payload`, outside any transaction. */
   notify?(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;

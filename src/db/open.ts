@@ -7,6 +7,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../core/clock.js';
+import { DatabaseClock } from './database-clock.js';
 import { DATABASE_TIMEOUT_DEFAULTS, type Database, type DatabaseOptions, dialectOf, maskUrl } from './database.js';
 import { currentDeadline, deadlinePassed, msLeft, untilDeadline } from './deadline.js';
 import { DatabaseFault, classifyFault } from './faults.js';
@@ -264,10 +265,17 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
   };
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: { connect, end: () => pool.end() } }) });
   const listeners: Array<{ stop(): Promise<void> }> = [];
+  const databaseClock = options.clock
+    ? null
+    : new DatabaseClock(async () => {
+        const { rows } = await sql<{ now_ms: number }>`select extract(epoch from clock_timestamp()) * 1000 as now_ms`.execute(db);
+        return Number(rows[0]!.now_ms);
+      });
   return {
     db,
     dialect: 'postgres',
-    clock: options.clock ?? systemClock,
+    clock: options.clock ?? databaseClock!,
+    ...(databaseClock && { measureClock: () => databaseClock.measure() }),
     maxAttempts: attemptsOf(options),
     writer: directWriter,
     observer: IGNORE_WRITES,

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { type Config, databaseOptions } from '../config.js';
 import { backoffDelay, sleep } from '../core/backoff.js';
-import { type Clock, systemClock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Database } from '../db/database.js';
 import { openDatabase } from '../db/open.js';
 import { classifyFault } from '../db/faults.js';
@@ -35,7 +35,8 @@ export interface RunningAllot {
 const STARTUP_BACKOFF = { baseMs: 200, maxMs: 5_000 };
 
 /**
- * Bring the schema up to date and the standard names in, waiting (with backoff) while the database
+ * Measure the database's clock (PostgreSQL: db/database-clock.ts, before anything reads "now"),
+ * bring the schema up to date and the standard names in, waiting (with backoff) while the database
  * is unreachable or recovering. Errors that are not faults (bad credentials, a missing privilege, a
  * broken migration) end the wait at once, and so does a SQLite file that cannot be opened or
  * written: a permission or a read-only mount does not heal by waiting (a lock another process
@@ -45,6 +46,8 @@ export function prepareDatabase(database: Database, log: Logger, giveUp: () => s
   return untilDone(
     database,
     async () => {
+      const clock = await database.measureClock?.();
+      if (clock) log.info({ skew_ms: clock.skewMs, uncertainty_ms: clock.uncertaintyMs }, "timing leases and heartbeats on the database's clock");
       const applied = await migrate(database);
       await database.flushCommits?.(); // the migrator commits on its own, outside transaction()
       await syncStandardNames(database);
@@ -134,7 +137,7 @@ function listenRefusal(listener: Listener, host: string, port: number, err: Node
 export async function startAllot(config: Config, dependencies: Dependencies = {}): Promise<RunningAllot> {
   checkPorts(config);
   const log = createLogger(config);
-  const database = await openDatabase(config.db, { ...databaseOptions(config), clock: dependencies.clock ?? systemClock });
+  const database = await openDatabase(config.db, { ...databaseOptions(config), clock: dependencies.clock });
   const context = await createContext(config, log, database).catch(async (err) => {
     await database.close();
     throw err;

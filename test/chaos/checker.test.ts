@@ -29,16 +29,19 @@ function snapshot(
     used?: number;
     allocations?: Snapshot['baremetal']['allocations'];
     nodes?: Snapshot['baremetal']['nodes'];
+    values?: Snapshot['ids']['allocations'];
   } = {},
 ): Snapshot {
   const consumers = parts.consumers ?? {};
+  const values = parts.values ?? {};
+  const held = Object.keys(values).length;
   const used = parts.used ?? Object.values(consumers).reduce((n, c) => n + (c.allocations[RP] ?? 0), 0);
   return {
     invoke: t,
     complete: t + 5,
     placement: { providers: { [RP]: { capacity: 4, used, generation: parts.generation ?? 1 } }, consumers },
     baremetal: { allocations: parts.allocations ?? {}, nodes: parts.nodes ?? {} },
-    ids: { allocations: {}, pool: { total: 10, used: 0, allocationCount: 0, free: 10 } },
+    ids: { allocations: values, pool: { total: 10, used: held, allocationCount: held, free: 10 - held } },
   };
 }
 
@@ -137,24 +140,54 @@ describe('the chaos checker', () => {
     caught(mismatch, 'node-allocation-mismatch');
   });
 
-  test('a lease that ends before its time, and its value handed to another owner meanwhile', () => {
-    const allocate = (key: string, t: number, ttlS?: number) =>
+  describe('identifier leases', () => {
+    const allocate = (key: string, t: number, o: { ttlS?: number; outcome?: Op['outcome']; value?: number } = {}) =>
       op({
         api: 'ids',
         kind: 'allocate',
         key,
         invoke: t,
         complete: t + 10,
-        outcome: 'ok',
-        write: { from: 0, to: { version: 1, value: { state: ttlS ? 'reserved' : 'allocated' } } },
-        seen: { version: 1, value: { value: 7, state: ttlS ? 'reserved' : 'allocated' } },
-        ...(ttlS ? { ttlS } : {}),
+        outcome: o.outcome ?? 'ok',
+        write: { from: 0, to: { version: 1, value: { state: o.ttlS ? 'reserved' : 'allocated' } } },
+        ...(o.outcome === 'unknown' ? {} : { seen: { version: 1, value: { value: o.value ?? 7, state: o.ttlS ? 'reserved' : 'allocated' } } }),
+        ...(o.ttlS ? { ttlS: o.ttlS } : {}),
       });
-    const h = history([allocate('o1|', 0, 5), read('ids', 'o1|', 2_000, null), allocate('o2|', 2_100)]);
-    caught(h, 'acknowledged-lost');
-    caught(h, 'value-held-twice');
-    // the same after the lease's time is fine
-    assert.deepEqual(rules(history([allocate('o1|', 0, 5), read('ids', 'o1|', 6_000, null), allocate('o2|', 6_100)])), []);
+    const reserved = (value: number) => ({ value, size: 1, state: 'reserved', version: 1, expiresAt: null });
+
+    test('a lease that ends before its time, and its value handed to another owner meanwhile', () => {
+      const h = history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 2_000, null), allocate('o2|', 2_100)]);
+      caught(h, 'acknowledged-lost');
+      caught(h, 'value-held-twice');
+      // the same after the lease's time is fine
+      assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 6_000, null), allocate('o2|', 6_100)])), []);
+    });
+
+    // An allocation whose answer was lost applied, its lease ran out, and the client's retry made a
+    // new allocation for the same owner: version 1 again, another value.
+    const retriedAfterExpiry = (more: Op[] = []) =>
+      history(
+        [allocate('o1|', 0, { ttlS: 5, outcome: 'unknown' }), allocate('o1|', 6_000, { ttlS: 5, value: 3 }), ...more],
+        [snapshot(1_000, { values: { 'o1|': reserved(7) } }), snapshot(5_500)],
+      );
+
+    test('an expired lease frees its owner: the retry after it is a new allocation, not a second state of the first', () => {
+      const verdict = check(retriedAfterExpiry());
+      assert.deepEqual(verdict.anomalies, []);
+      assert.deepEqual(
+        verdict.unknowns.map((u) => [u.key, u.resolution]),
+        [['o1|', 'applied']],
+      );
+    });
+
+    test('the new allocation still holds its value: another owner given it during its lease is a double hold', () => {
+      // the retry's lease runs at least until 10 000 ms (the first one could not end before 5 000 ms)
+      caught(retriedAfterExpiry([allocate('o2|', 9_000, { value: 3 })]), 'value-held-twice');
+      assert.deepEqual(rules(retriedAfterExpiry([allocate('o2|', 11_100, { value: 3 })])), []);
+      // and one allocation showing two values at one version, with no absence between, is still caught
+      const twoValues = history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 1_000, { version: 1, value: { value: 4, state: 'reserved' } })]);
+      caught(twoValues, 'two-states-one-version');
+    });
   });
 
   test('provider generations going back between reads, and a 500', () => {

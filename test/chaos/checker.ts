@@ -7,6 +7,12 @@
 // answers show, database snapshots) say which state held at some moment of their interval. An
 // unknown write may take effect at any time after it was invoked, so it is never "over".
 //
+// An identifier owner may live several times: a lease that ran out (or a release) frees it, and its
+// next allocation (a client's retry of an unknown one) is a new one, at version 1 again, maybe of
+// another value. Versions are compared within one life; each life holds its value until it may
+// have ended (a delete, or its lease: at least ttl after both its allocation was invoked and the
+// life before could have ended).
+//
 // Per object:
 // - explained: every state observed was asked for by a write that was not refused, invoked before
 //   the observation ended (or made by the system: a finished allocation, a confirmed or expired
@@ -195,22 +201,87 @@ function madeBySystem(obj: ObjectHistory, state: State, before: number): boolean
   return false;
 }
 
-/** The earliest moment `obj` may disappear by itself: an unconfirmed lease once its time is up. */
-function expiresBySystemAt(obj: ObjectHistory): number {
-  if (obj.api !== 'ids') return Number.POSITIVE_INFINITY;
-  const lease = obj.writes.find((w) => w.kind === 'allocate' && w.ttlS !== undefined && w.outcome !== 'fail');
-  if (!lease) return Number.POSITIVE_INFINITY;
-  // reserved at some moment after it was invoked, by a correct clock: not gone before invoke + ttl
-  const confirmed = obj.writes.some((w) => w.kind === 'confirm' && w.outcome === 'ok');
-  return confirmed ? Number.POSITIVE_INFINITY : lease.invoke + lease.ttlS! * 1000;
+/**
+ * One life of an object: from a present observation until it is seen gone. An identifier owner
+ * may have several: a lease that ran out (or a release) frees the owner, and its next allocation
+ * (a client's retry of an unknown one) is a new allocation, at version 1 again, maybe of another
+ * value. Other objects have one life (a re-creation after an absence is judged by `came-back`).
+ */
+interface Life {
+  present: Observation[];
+  /** the last present observation of the life before, which this one began after (null: the first life) */
+  after: Observation | null;
+  /** the earliest moment it may have ended by itself: an unconfirmed lease once its time is up */
+  leaseEnd: number;
+  /** the earliest moment it may have ended at all: that, or a delete that may have applied to it */
+  endsBy: number;
 }
+
+type Begun = Pick<Life, 'present' | 'after'>;
+
+function livesOf(obj: ObjectHistory): Life[] {
+  const begun: Begun[] = [];
+  let current: Begun | null = null;
+  let last: Observation | null = null; // the current life's present observation that ended last
+  let gone: Observation | null = null; // an absence seen after it
+  for (const o of obj.observations) {
+    if (o.state === null) {
+      if (last && !gone && o.invoke > last.complete) gone = o;
+      continue;
+    }
+    if (!current || (obj.api === 'ids' && gone && gone.complete < o.invoke)) {
+      current = { present: [], after: last };
+      begun.push(current);
+      last = null;
+      gone = null;
+    }
+    current.present.push(o);
+    if (!last || o.complete > last.complete) last = o;
+  }
+  const lives: Life[] = [];
+  for (const [i, life] of begun.entries()) {
+    // a life begins once the one before has ended: not before it was last seen, nor before it could end
+    const since = Math.max(life.after?.invoke ?? Number.NEGATIVE_INFINITY, lives.at(-1)?.endsBy ?? Number.NEGATIVE_INFINITY);
+    const leaseEnd = leaseEndOf(obj, life, since, begun[i + 1]?.present[0] ?? null);
+    // a delete answered while the life before was still seen ended that one, not this one
+    const del = obj.writes.find(
+      (w) => w.write?.to === null && w.outcome !== 'fail' && (!life.after || w.outcome === 'unknown' || w.complete > life.after.invoke),
+    );
+    lives.push({ ...life, leaseEnd, endsBy: Math.min(leaseEnd, del?.invoke ?? Number.POSITIVE_INFINITY) });
+  }
+  return lives;
+}
+
+function leaseEndOf(obj: ObjectHistory, life: Begun, since: number, next: Observation | null): number {
+  if (obj.api !== 'ids') return Number.POSITIVE_INFINITY;
+  const first = life.present[0]!;
+  // a confirmation acknowledged while this life ran (before the next one was seen) keeps it
+  const confirmed = obj.writes.some((w) => w.kind === 'confirm' && w.outcome === 'ok' && w.complete > first.invoke && (!next || w.invoke < next.complete));
+  if (confirmed) return Number.POSITIVE_INFINITY;
+  // made by an allocation invoked before it was seen, other than one answered while the life before
+  // was still seen (that one made or repeated the life before); reserved, by a correct clock, once
+  // both that allocation was invoked and the life before had ended: its lease runs ttl from then
+  const makers = obj.writes.filter(
+    (w) =>
+      w.kind === 'allocate' &&
+      w.ttlS !== undefined &&
+      w.outcome !== 'fail' &&
+      w.invoke < first.complete &&
+      (!life.after || w.outcome === 'unknown' || w.complete > life.after.invoke),
+  );
+  return Math.min(...makers.map((w) => Math.max(w.invoke, since) + w.ttlS! * 1000));
+}
+
+/** The life an observation ending at `t` follows or belongs to: the last one seen begun before. */
+const lifeAt = (lives: Life[], t: number) => lives.findLast((l) => l.present[0]!.invoke < t);
 
 function checkObject(obj: ObjectHistory, flag: Flag): void {
   const { key, writes, observations } = obj;
   const deletes = writes.filter((w) => w.write?.to === null);
-  const expiresAt = expiresBySystemAt(obj);
+  const lives = livesOf(obj);
+  const expiresAt = (o: Observation) => lifeAt(lives, o.complete)?.leaseEnd ?? Number.POSITIVE_INFINITY;
   /** is the object's absence over [.., t] explained: a delete that may have applied, or a lease run out */
-  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt;
+  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt(o);
 
   // explained: every present state was asked for by a write that may have applied (or by the system)
   for (const o of observations) {
@@ -229,30 +300,36 @@ function checkObject(obj: ObjectHistory, flag: Flag): void {
     else flag('phantom-state', key, `${o.source} shows ${fmt(state)}, which no write asked for`);
   }
 
-  // one state per version
+  // one state per version, in each life
   const present = observations.filter((o) => o.state !== null);
-  const byVersion = new Map<number, Observation>();
-  for (const o of present) {
-    const seen = byVersion.get(o.state!.version);
-    if (!seen) byVersion.set(o.state!.version, o);
-    else if (!sameState(seen.state!, o.state!))
-      flag('two-states-one-version', key, `${seen.source} shows ${fmt(seen.state)}, ${o.source} shows ${fmt(o.state)}`);
+  for (const life of lives) {
+    const byVersion = new Map<number, Observation>();
+    for (const o of life.present) {
+      const seen = byVersion.get(o.state!.version);
+      if (!seen) byVersion.set(o.state!.version, o);
+      else if (!sameState(seen.state!, o.state!))
+        flag('two-states-one-version', key, `${seen.source} shows ${fmt(seen.state)}, ${o.source} shows ${fmt(o.state)}`);
+    }
   }
 
-  // monotonic: against every observation that ended before this one began
+  // monotonic: against every observation of the same life that ended before this one began
+  const lifeOf = new Map(lives.flatMap((l) => l.present.map((o) => [o, l] as const)));
   const firstPresent = present.reduce<Observation | null>((a, o) => (!a || o.complete < a.complete ? o : a), null);
   const gone = firstPresent
     ? observations.filter((o) => o.state === null && o.invoke > firstPresent.complete).sort((a, b) => a.complete - b.complete)[0]
     : undefined;
   const byComplete = [...present].sort((a, b) => a.complete - b.complete);
-  let highest: Observation | null = null;
+  const highestIn = new Map<Life, Observation>();
   let j = 0;
   for (const later of observations) {
     while (j < byComplete.length && byComplete[j]!.complete < later.invoke) {
-      if (!highest || byComplete[j]!.state!.version > highest.state!.version) highest = byComplete[j]!;
+      const o = byComplete[j]!;
+      const highest = highestIn.get(lifeOf.get(o)!);
+      if (!highest || o.state!.version > highest.state!.version) highestIn.set(lifeOf.get(o)!, o);
       j++;
     }
     if (later.state !== null) {
+      const highest = highestIn.get(lifeOf.get(later)!);
       if (highest && highest.state!.version > later.state.version)
         flag('version-went-back', key, `${highest.source} showed ${fmt(highest.state)}, later ${later.source} shows ${fmt(later.state)}`);
       // made anew after it was seen gone: only by a create still in flight then (a repeat of an unknown one)
@@ -266,7 +343,7 @@ function checkObject(obj: ObjectHistory, flag: Flag): void {
       flag(
         deletes.some((d) => d.outcome === 'fail') ? 'failed-delete-applied' : 'vanished',
         key,
-        `${firstPresent.source} showed ${fmt(firstPresent.state)}, later ${later.source} shows it gone, with no delete that may have applied${expiresAt < Number.POSITIVE_INFINITY ? ` and before its lease could end (at ${Math.round(expiresAt)} ms)` : ''}`,
+        `${firstPresent.source} showed ${fmt(firstPresent.state)}, later ${later.source} shows it gone, with no delete that may have applied${expiresAt(later) < Number.POSITIVE_INFINITY ? ` and before its lease could end (at ${Math.round(expiresAt(later))} ms)` : ''}`,
         deletes.map((d) => d.id),
       );
     }
@@ -396,13 +473,13 @@ function checkCapacity(history: History, objects: Map<string, ObjectHistory>, en
     );
 }
 
-/** From the first observation of `obj` holding `match`, until its first delete that may have applied (or a lease ran out). */
+/** Per life of `obj`: from its first observation holding `match` until it may have ended (a delete, its lease). */
 function heldFrom(obj: ObjectHistory, end: number, match: (s: State) => string | null): Holding[] {
-  const seen = obj.observations.find((o) => o.state !== null && match(o.state) !== null);
-  if (!seen) return [];
-  const del = obj.writes.find((w) => w.write?.to === null && w.outcome !== 'fail');
-  const until = Math.min(del?.invoke ?? end, expiresBySystemAt(obj));
-  return [{ key: obj.key, what: match(seen.state!)!, amount: 1, from: seen.complete, until, why: seen.source }];
+  return livesOf(obj).flatMap((life) => {
+    const seen = life.present.find((o) => match(o.state!) !== null);
+    if (!seen) return [];
+    return [{ key: obj.key, what: match(seen.state!)!, amount: 1, from: seen.complete, until: Math.min(end, life.endsBy), why: seen.source }];
+  });
 }
 
 function checkNodes(objects: Map<string, ObjectHistory>, end: number, flag: Flag): void {

@@ -56,6 +56,7 @@ describe('a batch of random automatic allocations, one of whose draws the databa
     url.username = role;
     url.password = 'batch';
     database = await openDatabase(url.toString(), { poolSize: 2 });
+    await database.measureClock?.();
     await migrate(database);
     const ctx = { database, log: pino({ level: 'silent' }), poolClaims: new BatchesByKey() } as unknown as IdsContext;
     await createPool(ctx, { name: POOL, kind: 'integer', ranges: ['1-100000'], strategy: 'random' });
@@ -65,6 +66,7 @@ describe('a batch of random automatic allocations, one of whose draws the databa
     await database.close();
     database = await openDatabase(url.toString(), { poolSize: 2 });
     ctx.database = database;
+    await database.measureClock?.();
     await sql`select 1`.execute(database.db as never);
     await admin(`alter role ${role} connection limit 1`);
     // and a write, which locks the pool's row first, waits until a draw has been answered

@@ -11,6 +11,7 @@ export async function fillProviders(url: string, dialect: 'sqlite' | 'postgres',
   // a bulk fill: statements over every row, which a loaded machine may take minutes over
   const database = await openDatabase(url, { sqliteSync: 'off', statementTimeoutMs: 600_000, idleInTransactionTimeoutMs: 600_000 });
   try {
+    await database.measureClock?.();
     await migrate(database);
     await syncStandardNames(database);
     const now = new Date().toISOString();
