@@ -8,13 +8,24 @@ import { type Stats, accessSync, constants, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+/** The file's status, or null when there is none (ENOTDIR: a file stands where a directory on its path should) */
 function statOrNull(file: string): Stats | null {
   try {
     return statSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
     throw err;
   }
+}
+
+/** Why the directory `dir`, which does not exist, cannot simply be created with mkdir -p, or null */
+function uncreatableDirectory(dir: string): string | null {
+  for (let ancestor = path.dirname(dir); ancestor !== path.dirname(ancestor); ancestor = path.dirname(ancestor)) {
+    const s = statOrNull(ancestor);
+    if (s) return s.isDirectory() ? null : `the directory ${dir} cannot exist: ${ancestor} is a file, not a directory; name a file in another directory`;
+  }
+  return null;
 }
 
 /** Can this process do `mode` (fs.constants R_OK | W_OK …) on `file`? (root may, except on a read-only mount) */
@@ -51,7 +62,7 @@ export function sqliteAccessProblem(file: string): string | null {
   const dir = path.dirname(path.resolve(file));
   const who = thisUser();
   const dirStat = statOrNull(dir);
-  if (!dirStat) return `the directory ${dir} does not exist: create it (mkdir -p ${dir}) or name a file in another directory`;
+  if (!dirStat) return uncreatableDirectory(dir) ?? `the directory ${dir} does not exist: create it (mkdir -p ${dir}) or name a file in another directory`;
   if (!dirStat.isDirectory()) return `${dir} is not a directory`;
   if (!can(dir, constants.X_OK))
     return `the directory ${dir} cannot be entered by ${who}: it is ${describe(dirStat)}; give that user search (x) permission on it`;

@@ -61,6 +61,7 @@ describe('npm package', () => {
   test('the tarball holds the build, the deploy files and the lock, not the sources or tests', async () => {
     const listing = (await run('tar', ['tzf', tarball])).stdout.split('\n');
     for (const f of [
+      'package/bin/allot.js',
       'package/dist/cli/main.js',
       'package/dist/client/index.js',
       'package/dist/client/index.d.ts',

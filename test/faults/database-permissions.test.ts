@@ -117,6 +117,17 @@ for (const dialect of DIALECTS) {
         assert.equal(refused.code, 1, refused.stdout + refused.stderr);
         assert.match(refused.stderr, new RegExp(`the directory ${missing} does not exist: create it \\(mkdir -p ${missing}\\)`));
       });
+
+      test('a database below a file, where a directory should be, names the file in the way (was: a bare ENOTDIR)', async () => {
+        const inTheWay = path.join(dir, 'allot.db');
+        const refused = await serve(`sqlite:${path.join(inTheWay, 'sub', 'allot.db')}`);
+        assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+        assert.match(
+          refused.stderr,
+          new RegExp(`the directory ${inTheWay}/sub cannot exist: ${inTheWay} is a file, not a directory; name a file in another directory`),
+        );
+        assert.doesNotMatch(refused.stderr, /ENOTDIR/);
+      });
     } else {
       let url: URL;
       let admin: pg.Client;
