@@ -400,11 +400,30 @@ try {
   const keystoneSuites: Promise<SuiteSummary[]> = (async () => {
     if (!keystone) return [];
     const ks = await keystone;
-    const server = await spawnServer(
-      ['--db', await database('keystone'), '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service'],
-      { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
-    );
-    servers.push(server);
+    /** an allot on a database of its own, validating tokens with the Keystone as its service user */
+    const keystoneServer = async (name: string): Promise<SpawnedServer> => {
+      const spawned = await spawnServer(
+        // a token check waits up to 30 s for Keystone (5 s by default): the suites keep the machine busy
+        [
+          '--db',
+          await database(name),
+          '--auth',
+          'keystone',
+          '--keystone-url',
+          ks.url,
+          '--keystone-username',
+          'allot',
+          '--keystone-project',
+          'service',
+          '--keystone-timeout',
+          '30',
+        ],
+        { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
+      );
+      servers.push(spawned);
+      return spawned;
+    };
+    const server = await keystoneServer('keystone');
     await ks.catalog(server.placementUrl, `${server.url}/baremetal`);
     // The cloud names the suite's base class reads (devstack's), from real_keystone.py's clouds.
     const clouds = (YAML.parse(readFileSync(ks.cloudsYaml, 'utf8')) as { clouds: Record<string, unknown> }).clouds;
@@ -438,27 +457,7 @@ try {
       // an allot of its own (or the real Ironic), which the catalog now names
       let url: string;
       if (realIronic) url = await startRealIronic(realIronic, ks);
-      else {
-        const own = await spawnServer(
-          [
-            '--db',
-            await database('tempest'),
-            '--auth',
-            'keystone',
-            '--keystone-url',
-            ks.url,
-            '--keystone-username',
-            'allot',
-            '--keystone-project',
-            'service',
-            '--keystone-timeout',
-            '30',
-          ],
-          { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
-        );
-        servers.push(own);
-        url = `${own.url}/baremetal`;
-      }
+      else url = `${(await keystoneServer('tempest')).url}/baremetal`;
       await ks.catalog(server.placementUrl, url);
       const dir = tempestConfig(work, ks);
       results.push(
