@@ -19,6 +19,8 @@ const PACKAGES: Record<string, string> = {
   // Nova's functional tests (the nova suites); nova-common holds the api-paste.ini they read
   'python3-nova': '/usr/bin/python3 -c "import nova.tests.functional"',
   'nova-common': 'test -r /etc/nova/api-paste.ini',
+  // its API tests, run by stestr (which brings python3-subunit)
+  'ironic-tempest-plugin': '/usr/bin/python3 -c "import ironic_tempest_plugin.tests.api, stestr, subunit"',
   keystone: 'test -x /usr/bin/keystone-manage && /usr/bin/python3 -c "import keystone"',
   'python3-keystonemiddleware': '/usr/bin/python3 -c "import keystonemiddleware"',
   uwsgi: 'uwsgi --version',

@@ -19,26 +19,34 @@
 //   is the part CI runs, `nova-full` all of scripts/clients/nova-tests.ts; `--nova-tests a,b` only
 //   these. `--nova-placement in-process` runs them on Placement's own fixture instead (Placement
 //   in the test process): the reference every test that passes there must pass on allot.
+// - ironic-tempest: ironic-tempest-plugin's API tests (Debian's ironic-tempest-plugin), run by
+//   stestr as `tempest run` runs them (scripts/clients/allot_tempest.py), against an allot of its own
+//   behind the real Keystone, with the tempest.conf written here (tempestConfig). With
+//   `--real-ironic LAUNCHER` (real_ironic.py, scripts/references.ts) they run against the real Ironic
+//   instead, validating tokens with the same Keystone: the reference counts.
 //
 // `--db postgres`: the servers on a throwaway PostgreSQL instead of SQLite files.
 // Prints per suite run / passed / failed / skipped, writes a JSON summary to --out (default
 // /tmp/allot-clients.json) and exits non-zero when a test fails that KNOWN_GAPS does not name, or
 // a suite cannot run. Each suite is bounded by SUITE_TIMEOUT_MS.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import YAML from 'yaml';
-import { realKeystone } from '../test/helpers/keystone.js';
-import { type RunningPostgres, createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { type RealKeystone, realKeystone } from '../test/helpers/keystone.js';
+import { type RunningPostgres, createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { type SpawnedServer, spawnServer } from '../test/helpers/server.js';
 import { NOVA_CI, NOVA_FULL } from './clients/nova-tests.js';
 import { type ServerPerTest, serverPerTest } from './clients/placement-per-test.js';
+import { referenceFile } from './references.js';
 import { ensureSystemPackages } from './system-deps.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const python = '/usr/bin/python3';
+const execFileP = promisify(execFile);
 const packages = '/usr/lib/python3/dist-packages';
 /**
  * a whole suite: ironicclient's 108 tests take more than 15 minutes here — each spawns
@@ -168,10 +176,142 @@ function ironicclientDir(work: string, baremetalUrl: string): { dir: string; con
   return { dir, config };
 }
 
+/**
+ * ironic-tempest-plugin's configuration: the Keystone, its project admin and system admin as
+ * pre-provisioned accounts (dynamic credentials would create and delete users and projects for
+ * every test class: minutes of Keystone calls on a small machine), scope enforced as allot's
+ * defaults do (the tests then act as the system admin), and no other service.
+ */
+function tempestConfig(work: string, ks: RealKeystone): string {
+  const dir = path.join(work, 'tempest');
+  mkdirSync(dir, { recursive: true });
+  const accounts = path.join(dir, 'accounts.yaml');
+  const { admin, 'sys-admin': sysAdmin } = ks.users;
+  writeFileSync(
+    accounts,
+    YAML.stringify([
+      { username: 'admin', project_name: admin!.project, password: admin!.password, roles: ['admin'], types: ['admin'] },
+      { username: 'sys-admin', system: 'all', password: sysAdmin!.password, roles: ['admin'] },
+    ]),
+    { mode: 0o600 },
+  );
+  const conf = `[DEFAULT]
+log_file = ${path.join(dir, 'tempest.log')}
+
+[auth]
+use_dynamic_credentials = false
+test_accounts_file = ${accounts}
+admin_username = admin
+admin_password = ${admin!.password}
+admin_project_name = ${admin!.project}
+admin_domain_name = Default
+
+[identity]
+# the label preprov_creds gives \`types: [admin]\` accounts: the system admin (role admin as well)
+# is then never handed out as the project admin, which would leave no system admin for the class
+admin_role = project-admin
+uri_v3 = ${ks.url}
+auth_version = v3
+region = RegionOne
+
+[identity-feature-enabled]
+api_v2 = false
+
+[service_available]
+ironic = true
+nova = false
+neutron = false
+glance = false
+cinder = false
+swift = false
+
+[enforce_scope]
+ironic = true
+
+[baremetal]
+driver = fake-hardware
+# the only hardware type (as the reference Ironic runs): the tests that need ipmi skip
+enabled_hardware_types = fake-hardware
+
+[oslo_concurrency]
+lock_path = ${path.join(dir, 'locks')}
+`;
+  writeFileSync(path.join(dir, 'tempest.conf'), conf, { mode: 0o600 });
+  return dir;
+}
+
+/** the real Ironic's launcher started it, with its state directory: stopped with the servers */
+let realIronicStateDir: string | null = null;
+
+/**
+ * The real Ironic (API and conductor in one process, fake hardware) behind the run's Keystone as
+ * allot is: tokens checked by keystonemiddleware with allot's service user, and the new policy
+ * defaults. Answers its bare-metal URL. The launcher waits for GET /v1/drivers without a token:
+ * keystonemiddleware hands token-less requests on (delay_auth_decision) and a policy file lets
+ * anyone list drivers, which needs scope checks off (a token-less request has no system scope);
+ * every other rule is Ironic's default, and the tests always send the system admin's token.
+ */
+async function startRealIronic(launcher: string, ks: RealKeystone): Promise<string> {
+  const stateDir = path.join(work, 'real-ironic');
+  mkdirSync(stateDir, { recursive: true });
+  const extraConf = path.join(work, 'real-ironic.conf');
+  const identity = ks.url.replace(/\/v3$/, '');
+  const policy = path.join(stateDir, 'policy.yaml');
+  writeFileSync(policy, `"baremetal:driver:get": ""\n`);
+  writeFileSync(
+    extraConf,
+    `[DEFAULT]
+auth_strategy = keystone
+
+[keystone_authtoken]
+delay_auth_decision = true
+www_authenticate_uri = ${identity}
+auth_url = ${identity}
+auth_type = password
+username = allot
+password = ${ks.users.allot!.password}
+project_name = service
+user_domain_name = Default
+project_domain_name = Default
+
+[oslo_policy]
+enforce_scope = false
+enforce_new_defaults = true
+policy_file = ${policy}
+`,
+    { mode: 0o600 },
+  );
+  const port = await freePort();
+  realIronicStateDir = stateDir;
+  await execFileP(python, [launcher, 'start', '--state-dir', stateDir, '--port', String(port), '--extra-conf', extraConf, '--timeout', '180'], {
+    timeout: 240_000,
+  });
+  return `http://127.0.0.1:${port}`;
+}
+
+async function stopRealIronic(): Promise<void> {
+  if (!realIronicStateDir || !realIronic) return;
+  await execFileP(python, [realIronic, 'stop', '--state-dir', realIronicStateDir], { timeout: 60_000 }).catch(() => {});
+  realIronicStateDir = null;
+}
+
 const out = option('--out') ?? path.join(os.tmpdir(), 'allot-clients.json');
-const selected = option('--suites')?.split(',') ?? ['osc-placement', 'openstacksdk-placement', 'openstacksdk-baremetal', 'ironicclient', 'nova'];
-const wantsKeystone = selected.some((s) => s.startsWith('openstacksdk'));
+const selected = option('--suites')?.split(',') ?? [
+  'osc-placement',
+  'openstacksdk-placement',
+  'openstacksdk-baremetal',
+  'ironicclient',
+  'ironic-tempest',
+  'nova',
+];
+const wantsKeystone = selected.some((s) => s.startsWith('openstacksdk') || s === 'ironic-tempest');
 const novaSuites = Object.keys(NOVA_SUITES).filter((name) => selected.includes(name));
+/**
+ * ironic-tempest against the real Ironic (its launcher), instead of an allot of its own: only when
+ * the option asks, never from ALLOT_REAL_IRONIC, so that a shell set up for the benchmarks still
+ * tests allot
+ */
+const realIronic = process.argv.includes('--real-ironic') ? referenceFile('real-ironic', 'test:clients --real-ironic', option('--real-ironic')) : null;
 const dialect = option('--db') ?? 'sqlite';
 if (dialect !== 'sqlite' && dialect !== 'postgres') throw new Error(`--db sqlite or --db postgres, not ${dialect}`);
 const novaPlacement = option('--nova-placement') ?? 'allot';
@@ -189,6 +329,7 @@ ensureSystemPackages([
   'python3-tempest',
   ...(wantsKeystone ? ['keystone', 'uwsgi', 'uwsgi-plugin-python3'] : []),
   ...(novaSuites.length > 0 ? ['python3-nova', 'nova-common'] : []),
+  ...(selected.includes('ironic-tempest') ? ['ironic-tempest-plugin'] : []),
 ]);
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'allot-clients-'));
@@ -214,6 +355,7 @@ const setupErrors: string[] = [];
 /** Servers, PostgreSQL and Keystone never outlive the run, also when it is interrupted. */
 async function stopEverything(): Promise<void> {
   for (const server of servers.splice(0)) await server.stop();
+  await stopRealIronic();
   for (const service of perTestServers.splice(0)) await service.close();
   await postgres?.stop();
   postgres = null;
@@ -258,11 +400,30 @@ try {
   const keystoneSuites: Promise<SuiteSummary[]> = (async () => {
     if (!keystone) return [];
     const ks = await keystone;
-    const server = await spawnServer(
-      ['--db', await database('keystone'), '--auth', 'keystone', '--keystone-url', ks.url, '--keystone-username', 'allot', '--keystone-project', 'service'],
-      { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
-    );
-    servers.push(server);
+    /** an allot on a database of its own, validating tokens with the Keystone as its service user */
+    const keystoneServer = async (name: string): Promise<SpawnedServer> => {
+      const spawned = await spawnServer(
+        // a token check waits up to 30 s for Keystone (5 s by default): the suites keep the machine busy
+        [
+          '--db',
+          await database(name),
+          '--auth',
+          'keystone',
+          '--keystone-url',
+          ks.url,
+          '--keystone-username',
+          'allot',
+          '--keystone-project',
+          'service',
+          '--keystone-timeout',
+          '30',
+        ],
+        { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
+      );
+      servers.push(spawned);
+      return spawned;
+    };
+    const server = await keystoneServer('keystone');
     await ks.catalog(server.placementUrl, `${server.url}/baremetal`);
     // The cloud names the suite's base class reads (devstack's), from real_keystone.py's clouds.
     const clouds = (YAML.parse(readFileSync(ks.cloudsYaml, 'utf8')) as { clouds: Record<string, unknown> }).clouds;
@@ -291,6 +452,27 @@ try {
     if (selected.includes('openstacksdk-baremetal')) {
       const admin = { OS_CLOUD: 'devstack-system-admin', OPENSTACKSDK_OPERATOR_CLOUD: 'devstack-system-admin' };
       results.push(await runSuite({ name: 'openstacksdk-baremetal', paths: ['openstack/tests/functional/baremetal'], env: { ...env, ...admin } }, work));
+    }
+    if (selected.includes('ironic-tempest')) {
+      // an allot of its own (or the real Ironic), which the catalog now names
+      let url: string;
+      if (realIronic) url = await startRealIronic(realIronic, ks);
+      else url = `${(await keystoneServer('tempest')).url}/baremetal`;
+      await ks.catalog(server.placementUrl, url);
+      const dir = tempestConfig(work, ks);
+      results.push(
+        await runSuite(
+          {
+            name: 'ironic-tempest',
+            command: [path.join(root, 'scripts/clients/allot_tempest.py'), dir],
+            // tempest fails a test that runs longer than OS_TEST_TIMEOUT (the slowest took 6.4 s here)
+            env: { TEMPEST_CONFIG_DIR: dir, TEMPEST_CONFIG: 'tempest.conf', OS_TEST_TIMEOUT: '300' },
+            // the whole suite took 5 minutes here (230 tests, one at a time: two pre-provisioned accounts)
+            timeoutMs: 30 * 60_000,
+          },
+          work,
+        ),
+      );
     }
     return results;
   })();
