@@ -10,8 +10,7 @@ import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
 import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, listAllocations, requireAllocation } from '../store/allocations.js';
-import { findNode, nodeNotFound, requireNode } from '../store/nodes.js';
-import { DomainError } from '../../core/errors.js';
+import { nodeNotFound, requireNode } from '../store/nodes.js';
 import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
@@ -57,22 +56,14 @@ export const create: E = {
       if (!canSeeNode(req, node)) throw nodeNotFound(body.node);
     }
     if (!body.node && !body.resource_class) throw badRequest('The resource_class field is mandatory when not backfilling');
-    // without create_restricted, candidates are only the caller's project's nodes (others are "not found")
-    if (body.candidate_nodes?.length && !req.allows('baremetal:allocation:create_restricted')) {
-      const project = req.credentials?.projectId ?? null;
-      const hidden: string[] = [];
-      for (const ident of body.candidate_nodes) {
-        const node = await findNode(ctx.database, ident);
-        if (node && node.owner !== project && node.lessee !== project) hidden.push(ident);
-      }
-      if (hidden.length) throw new DomainError('candidate_nodes_not_found', { idents: hidden }, `no nodes ${hidden.join(', ')}`);
-    }
     const allocation = await createAllocation(ctx, {
       uuid: body.uuid ? normalizeUuid(body.uuid) : null,
       name,
       resourceClass: body.resource_class ?? null,
       traits: body.traits ?? [],
       candidateNodes: body.candidate_nodes ?? [],
+      // without create_restricted, candidates are only the caller's project's nodes
+      ...(req.allows('baremetal:allocation:create_restricted') ? {} : { candidatesOf: req.credentials?.projectId ?? null }),
       extra: body.extra ?? {},
       owner,
       node: body.node || null,
@@ -169,7 +160,8 @@ export const list: E = {
       filters.state = args.state;
     }
     if (args.resource_class !== undefined) {
-      if (args.resource_class.length > 80) throw badRequest(`Invalid resource_class ${args.resource_class}: longer than 80 characters`);
+      if (args.resource_class.length > schemas.RESOURCE_CLASS_MAX_LENGTH)
+        throw badRequest(`Invalid resource_class ${args.resource_class}: longer than ${schemas.RESOURCE_CLASS_MAX_LENGTH} characters`);
       filters.resourceClass = args.resource_class;
     }
     // a node that does not exist is the request's fault here (errors.ts words it as a 400)

@@ -294,14 +294,6 @@ function patchRules(ops: readonly PatchOp[]): string[] {
   return [...rules];
 }
 
-/** A new owner for a deployed node, or one whose allocation has an owner: a conflict (409), as Ironic answers. */
-async function checkOwnerChange(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord): Promise<void> {
-  if (node.provision_state === 'active' && !req.allows('baremetal:node:update_owner_provisioned', nodeTarget(node)))
-    throw ironicError(409, `Cannot update owner of node "${node.uuid}" while it is in state "active".`);
-  const allocation = node.allocation_uuid === null ? undefined : await findAllocation(ctx.database, node.allocation_uuid);
-  if (allocation?.owner) throw ironicError(409, `Cannot update owner of node "${node.uuid}" while it is allocated to an allocation with an  owner.`);
-}
-
 export const patch: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
@@ -316,14 +308,21 @@ export const patch: E = {
     // a node left its chassis only from 1.25 on
     if (before.chassis_uuid !== null && !req.mv.atLeast('1.25') && ops.some((op) => op.path === '/chassis_uuid' && (op.op === 'remove' || op.value === null)))
       throw notAcceptable();
-    if (ops.some((op) => op.path === '/owner' && op.op !== 'remove')) await checkOwnerChange(req, ctx, before);
+    // a class the patch sets is made known to the backend before the patch's transaction (for the
+    // placement backend: created in Placement); one longer than a node's resource_class may be
+    // (Ironic's 80 characters, schemas.node) is refused by the patch itself, so not created
     const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
-    const edit = (before: Record<string, unknown>) => {
-      const after = applyPatch(before, ops);
-      checkSchema(schemas.node, after, 'patch');
-      return patchedFields(before, after, ident);
-    };
-    const node = await patchNode(ctx, ident, edit, typeof newClass === 'string' && newClass.length <= 80 ? newClass : null);
+    const node = await patchNode(ctx, ident, {
+      edit(before) {
+        const after = applyPatch(before, ops);
+        checkSchema(schemas.node, after, 'patch');
+        return patchedFields(before, after, ident);
+      },
+      resourceClass: typeof newClass === 'string' && newClass.length <= schemas.RESOURCE_CLASS_MAX_LENGTH ? newClass : null,
+      ...(ops.some((op) => op.path === '/owner' && op.op !== 'remove')
+        ? { setsOwner: { allowedWhileActive: (locked: NodeRecord) => req.allows('baremetal:node:update_owner_provisioned', nodeTarget(locked)) } }
+        : {}),
+    });
     return { body: shownNode(req, ctx, node) };
   },
 };
