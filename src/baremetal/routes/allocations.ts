@@ -14,7 +14,8 @@ import { nodeNotFound, requireNode } from '../store/nodes.js';
 import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
-import { allocationIdent, invalidUuidOrName, nextLink, parsePage, requireParamVersions } from './common.js';
+import { allocationIdent, invalidUuidOrName } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
@@ -138,20 +139,22 @@ function allocationOwner(req: IronicRequest, ctx: BaremetalContext, requested: s
   return owner;
 }
 
-/** Fields an allocation list may not be sorted by (Ironic's invalid_sort_key_list). */
-const UNSORTABLE = ['extra', 'candidate_nodes', 'traits'];
-const SORT_KEYS = ['id', 'uuid', 'name', 'created_at', 'updated_at', 'resource_class', 'state', 'last_error', 'owner'];
+/** The allocation collection (no `detail`): Ironic's invalid_sort_key_list are its documents and lists. */
+const ALLOCATIONS: Collection = {
+  key: 'allocations',
+  table: ALLOCATION_FIELDS,
+  sortKeys: ['id', 'uuid', 'name', 'created_at', 'updated_at', 'resource_class', 'state', 'last_error', 'owner'],
+  unsortable: ['extra', 'candidate_nodes', 'traits'],
+  detail: 'none',
+};
 
 export const list: E = {
   ...SINCE,
   async handle(req, ctx) {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
     const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
-    const args = req.queryArgs(['node', 'resource_class', 'state', 'owner', 'fields', 'limit', 'marker', 'sort_key', 'sort_dir']);
-    requireParamVersions(req, args, { owner: { since: '1.60' } });
-    if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
-      throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
-    const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
+    const list = listRequest(req, ALLOCATIONS, 'allocations', false, ['node', 'resource_class', 'state', 'owner'], { owner: { since: '1.60' } });
+    const { args } = list;
     const filters: AllocationFilters = {};
     if (args.state !== undefined) {
       if (!(ALLOCATION_STATES as readonly string[]).includes(args.state)) {
@@ -172,18 +175,15 @@ export const list: E = {
       filters.nodeId = node.id;
     }
     if (owner !== undefined) filters.owner = owner;
-    const page = parsePage(args, SORT_KEYS);
-    let after: { value: unknown; id: number } | undefined;
-    if (page.marker) {
-      const marker = await requireAllocation(ctx.database, page.marker);
-      after = { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id };
-    }
-    const allocations = await listAllocations(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
-    for (const a of allocations) req.authorize('baremetal:allocation:get', allocationTarget(a));
-    const body: Record<string, unknown> = { allocations: allocations.map((a) => allocationView(a, view(req, ctx), fields)) };
-    const next = nextLink(req, 'allocations', page, allocations.length, allocations[allocations.length - 1]?.uuid);
-    if (next) body.next = next;
-    return { body };
+    return listPage(req, ALLOCATIONS, list, view(req, ctx), {
+      marker: (uuid) => requireAllocation(ctx.database, uuid),
+      async find(page) {
+        const allocations = await listAllocations(ctx.database, filters, page);
+        for (const a of allocations) req.authorize('baremetal:allocation:get', allocationTarget(a));
+        return allocations;
+      },
+      view: allocationView,
+    });
   },
 };
 
