@@ -72,6 +72,8 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
       `Node ${p.node} with an allocation can not have instance_uuid removed unless it is in one of allowed (${allowedStates(p)}) states or in maintenance mode.`,
     ];
   },
+  owner_change_active: (p) => [409, `Cannot update owner of node "${p.node}" while it is in state "active".`],
+  owner_change_allocated: (p) => [409, `Cannot update owner of node "${p.node}" while it is allocated to an allocation with an  owner.`],
   resource_class_allocated: (p) => [409, `Node ${p.node} can not have resource_class updated while it has an allocation (${p.allocation}).`],
   protect_not_allowed: (p) => [409, `Node ${p.node} can only be made protected in provision states 'active' or 'rescue', the current state is '${p.state}'`],
   retire_not_allowed: (p) => [409, `Node ${p.node} can not have 'retired' set in provision state '${p.state}', the current state is '${p.state}'`],

@@ -4,6 +4,8 @@ import type { JsonSchema } from '../core/json-schema.js';
 import { CUSTOM_TRAIT_PATTERN, INTERFACES, STANDARD_TRAITS } from './core/rules.js';
 
 const nullableString = (maxLength?: number): JsonSchema => (maxLength ? { type: ['string', 'null'], maxLength } : { type: ['string', 'null'] });
+/** The longest resource class a node or an allocation may name (Ironic's column; Placement's own names may be 255). */
+export const RESOURCE_CLASS_MAX_LENGTH = 80;
 const boolish: JsonSchema = { type: ['string', 'boolean', 'null'] };
 
 /** A trait: CUSTOM_[A-Z0-9_]+ or one of the standard (os-traits) names, at most 255 characters (Ironic's schema, key for key). */
@@ -38,7 +40,7 @@ export const node: JsonSchema = {
     uuid: nullableString(),
     name: nullableString(),
     driver: { type: 'string' },
-    resource_class: nullableString(80),
+    resource_class: nullableString(RESOURCE_CLASS_MAX_LENGTH),
     properties: { type: ['object', 'null'] },
     extra: { type: ['object', 'null'] },
     driver_info: { type: ['object', 'null'] },
@@ -107,7 +109,7 @@ export const allocationCreate: JsonSchema = {
     name: { type: ['string', 'null'] },
     node: { type: ['string', 'null'] },
     owner: { type: ['string', 'null'], maxLength: 255 },
-    resource_class: { type: ['string', 'null'], maxLength: 80 },
+    resource_class: { type: ['string', 'null'], maxLength: RESOURCE_CLASS_MAX_LENGTH },
     traits: { type: ['array', 'null'], items: trait },
     uuid: { type: ['string', 'null'] },
   },

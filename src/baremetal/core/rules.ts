@@ -14,9 +14,14 @@ export function isValidName(name: string): boolean {
   return name.length > 0 && name.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(name) && !isUuidLike(name);
 }
 
+/** Ironic's logical name: RFC 3986 unreserved characters, at most 255. */
+export function isLogicalName(ident: string): boolean {
+  return ident.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(ident);
+}
+
 /** What a path or a query may name a node or allocation by: uuid-like, or a logical name (Ironic's rule). */
 export function isUuidOrName(ident: string): boolean {
-  return isUuidLike(ident) || (ident.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(ident));
+  return isUuidLike(ident) || isLogicalName(ident);
 }
 
 /** Node names before 1.10: hostnames (RFC 952/1123 as Ironic's old check reads them). */

@@ -10,12 +10,12 @@ import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
 import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, listAllocations, requireAllocation } from '../store/allocations.js';
-import { findNode, nodeNotFound, requireNode } from '../store/nodes.js';
-import { DomainError } from '../../core/errors.js';
+import { nodeNotFound, requireNode } from '../store/nodes.js';
 import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
-import { allocationIdent, invalidUuidOrName, nextLink, parsePage, requireParamVersions } from './common.js';
+import { allocationIdent, invalidUuidOrName } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
@@ -57,22 +57,14 @@ export const create: E = {
       if (!canSeeNode(req, node)) throw nodeNotFound(body.node);
     }
     if (!body.node && !body.resource_class) throw badRequest('The resource_class field is mandatory when not backfilling');
-    // without create_restricted, candidates are only the caller's project's nodes (others are "not found")
-    if (body.candidate_nodes?.length && !req.allows('baremetal:allocation:create_restricted')) {
-      const project = req.credentials?.projectId ?? null;
-      const hidden: string[] = [];
-      for (const ident of body.candidate_nodes) {
-        const node = await findNode(ctx.database, ident);
-        if (node && node.owner !== project && node.lessee !== project) hidden.push(ident);
-      }
-      if (hidden.length) throw new DomainError('candidate_nodes_not_found', { idents: hidden }, `no nodes ${hidden.join(', ')}`);
-    }
     const allocation = await createAllocation(ctx, {
       uuid: body.uuid ? normalizeUuid(body.uuid) : null,
       name,
       resourceClass: body.resource_class ?? null,
       traits: body.traits ?? [],
       candidateNodes: body.candidate_nodes ?? [],
+      // without create_restricted, candidates are only the caller's project's nodes
+      ...(req.allows('baremetal:allocation:create_restricted') ? {} : { candidatesOf: req.credentials?.projectId ?? null }),
       extra: body.extra ?? {},
       owner,
       node: body.node || null,
@@ -147,20 +139,22 @@ function allocationOwner(req: IronicRequest, ctx: BaremetalContext, requested: s
   return owner;
 }
 
-/** Fields an allocation list may not be sorted by (Ironic's invalid_sort_key_list). */
-const UNSORTABLE = ['extra', 'candidate_nodes', 'traits'];
-const SORT_KEYS = ['id', 'uuid', 'name', 'created_at', 'updated_at', 'resource_class', 'state', 'last_error', 'owner'];
+/** The allocation collection (no `detail`): Ironic's invalid_sort_key_list are its documents and lists. */
+const ALLOCATIONS: Collection = {
+  key: 'allocations',
+  table: ALLOCATION_FIELDS,
+  sortKeys: ['id', 'uuid', 'name', 'created_at', 'updated_at', 'resource_class', 'state', 'last_error', 'owner'],
+  unsortable: ['extra', 'candidate_nodes', 'traits'],
+  detail: 'none',
+};
 
 export const list: E = {
   ...SINCE,
   async handle(req, ctx) {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
     const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
-    const args = req.queryArgs(['node', 'resource_class', 'state', 'owner', 'fields', 'limit', 'marker', 'sort_key', 'sort_dir']);
-    requireParamVersions(req, args, { owner: { since: '1.60' } });
-    if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
-      throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
-    const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
+    const list = listRequest(req, ALLOCATIONS, 'allocations', false, ['node', 'resource_class', 'state', 'owner'], { owner: { since: '1.60' } });
+    const { args } = list;
     const filters: AllocationFilters = {};
     if (args.state !== undefined) {
       if (!(ALLOCATION_STATES as readonly string[]).includes(args.state)) {
@@ -169,7 +163,8 @@ export const list: E = {
       filters.state = args.state;
     }
     if (args.resource_class !== undefined) {
-      if (args.resource_class.length > 80) throw badRequest(`Invalid resource_class ${args.resource_class}: longer than 80 characters`);
+      if (args.resource_class.length > schemas.RESOURCE_CLASS_MAX_LENGTH)
+        throw badRequest(`Invalid resource_class ${args.resource_class}: longer than ${schemas.RESOURCE_CLASS_MAX_LENGTH} characters`);
       filters.resourceClass = args.resource_class;
     }
     // a node that does not exist is the request's fault here (errors.ts words it as a 400)
@@ -180,18 +175,15 @@ export const list: E = {
       filters.nodeId = node.id;
     }
     if (owner !== undefined) filters.owner = owner;
-    const page = parsePage(args, SORT_KEYS);
-    let after: { value: unknown; id: number } | undefined;
-    if (page.marker) {
-      const marker = await requireAllocation(ctx.database, page.marker);
-      after = { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id };
-    }
-    const allocations = await listAllocations(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
-    for (const a of allocations) req.authorize('baremetal:allocation:get', allocationTarget(a));
-    const body: Record<string, unknown> = { allocations: allocations.map((a) => allocationView(a, view(req, ctx), fields)) };
-    const next = nextLink(req, 'allocations', page, allocations.length, allocations[allocations.length - 1]?.uuid);
-    if (next) body.next = next;
-    return { body };
+    return listPage(req, ALLOCATIONS, list, view(req, ctx), {
+      marker: (uuid) => requireAllocation(ctx.database, uuid),
+      async find(page) {
+        const allocations = await listAllocations(ctx.database, filters, page);
+        for (const a of allocations) req.authorize('baremetal:allocation:get', allocationTarget(a));
+        return allocations;
+      },
+      view: allocationView,
+    });
   },
 };
 

@@ -10,13 +10,16 @@ import * as schemas from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, patchChassis } from '../services/inventory.js';
 import { listChassis, requireChassis } from '../store/inventory.js';
 import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
-import { nextLink, parsePage, queryBool, requireParamVersions } from './common.js';
+import { type ParamVersions, requireParamVersions } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
 const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const PATCHABLE = ['description', 'extra'];
 const SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'description'];
+/** `fields` came in 1.8 (a 406 before). */
+const FIELDS_SINCE: ParamVersions = { fields: { since: '1.8' } };
 
 /** The chassis a path names: anything but a uuid is Ironic's 400. */
 function chassisUuid(req: IronicRequest): string {
@@ -29,25 +32,23 @@ function chassisFields(doc: Record<string, unknown>): ChassisFields {
   return { description: (doc.description as string | null | undefined) ?? null, extra: doc.extra ?? {} };
 }
 
+/** The chassis collection: the list shows uuid and description. */
+const CHASSIS: Collection = {
+  key: 'chassis',
+  table: CHASSIS_FIELDS,
+  defaults: ['uuid', 'description'],
+  sortKeys: SORT_KEYS,
+  unsortable: ['extra'],
+  detail: 'common',
+};
+
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
-  const args = req.queryArgs(['limit', 'marker', 'sort_key', 'sort_dir', ...(detailPath ? [] : ['fields', 'detail'])]);
-  requireParamVersions(req, args, { fields: { since: '1.8' } });
-  const detailArg = queryBool(args, 'detail');
-  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
-  if (detailArg === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
-  const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
-  if (args.sort_key === 'extra') throw badRequest('The sort_key value extra is an invalid field for sorting');
-  const page = parsePage(args, SORT_KEYS);
-  const marker = page.marker ? await requireChassis(ctx.database, page.marker) : undefined;
-  const chassis = await listChassis(ctx.database, {
-    ...page,
-    ...(marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {}),
+  const list = listRequest(req, CHASSIS, 'chassis', detailPath, [], FIELDS_SINCE);
+  return listPage(req, CHASSIS, list, view(req, ctx), {
+    marker: (uuid) => requireChassis(ctx.database, uuid),
+    find: (page) => listChassis(ctx.database, page),
+    view: chassisView,
   });
-  const shown = detailPath || detailArg === true ? undefined : (fields ?? ['uuid', 'description']);
-  const body: Record<string, unknown> = { chassis: chassis.map((c) => chassisView(c, view(req, ctx), shown)) };
-  const next = nextLink(req, detailPath ? 'chassis/detail' : 'chassis', page, chassis.length, chassis[chassis.length - 1]?.uuid);
-  if (next) body.next = next;
-  return { body };
 }
 
 export const list: E = { handle: (req, ctx) => listing(req, ctx, false) };
@@ -57,7 +58,7 @@ export const show: E = {
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
     const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, { fields: { since: '1.8' } });
+    requireParamVersions(req, args, FIELDS_SINCE);
     const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
     return { body: chassisView(await requireChassis(ctx.database, uuid), view(req, ctx), fields) };
   },

@@ -1,56 +1,10 @@
-// Parsing shared by the bare-metal routes: paging parameters (limit, marker, sort_key, sort_dir)
-// and the `next` link, booleans and UUIDs in query strings, version-gated parameters.
+// Parsing shared by the bare-metal routes: booleans and UUIDs in query strings, version-gated
+// parameters, empty bodies, the identifiers of nodes and allocations in paths. (Lists: listing.ts.)
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { BOOL_WORDS, isHostnameSafe, isUuidOrName, parseBool } from '../core/rules.js';
 import { badRequest, frameworkError, notAcceptable } from '../errors.js';
 import { nodeNotFound } from '../store/nodes.js';
 import type { IronicRequest } from '../request.js';
-import type { SortDir } from '../store/paging.js';
-
-/** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
-export const MAX_LIMIT = 1000;
-
-export interface PageArgs {
-  limit: number;
-  sortKey: string;
-  sortDir: SortDir;
-  marker?: string;
-}
-
-export function parsePage(args: Record<string, string>, sortKeys: readonly string[]): PageArgs {
-  let limit = MAX_LIMIT;
-  if (args.limit !== undefined) {
-    if (!/^[+-]?\d+$/.test(args.limit.trim())) throw badRequest(`Expected an integer for limit: ${args.limit}`);
-    const n = Number(args.limit);
-    if (n <= 0) throw badRequest('Limit must be positive');
-    limit = Math.min(n, MAX_LIMIT);
-  }
-  const sortDir = (args.sort_dir ?? 'asc').toLowerCase();
-  if (sortDir !== 'asc' && sortDir !== 'desc') throw badRequest(`Invalid sort direction: ${args.sort_dir}. Acceptable values are 'asc' or 'desc'`);
-  const sortKey = args.sort_key ?? 'id';
-  if (!sortKeys.includes(sortKey)) throw badRequest(`The sort_key value "${sortKey}" is an invalid field for sorting`);
-  let marker: string | undefined;
-  if (args.marker !== undefined) {
-    if (!isUuidLike(args.marker)) throw badRequest(`Expected UUID for marker: ${args.marker}`);
-    marker = normalizeUuid(args.marker);
-  }
-  return { limit, sortKey, sortDir, ...(marker ? { marker } : {}) };
-}
-
-/**
- * The link to the next page, when this page is full: the same query (filters, fields, detail)
- * with sort_key, sort_dir, limit and the marker of the last item.
- */
-export function nextLink(req: IronicRequest, path: string, page: PageArgs, count: number, lastUuid: string | undefined): string | undefined {
-  if (count < page.limit || lastUuid === undefined) return undefined;
-  const params = new URLSearchParams();
-  params.set('sort_key', page.sortKey);
-  params.set('sort_dir', page.sortDir);
-  for (const [k, v] of req.query.pairs) if (!['limit', 'marker', 'sort_key', 'sort_dir'].includes(k)) params.append(k, v);
-  params.set('limit', String(page.limit));
-  params.set('marker', lastUuid);
-  return `${req.baseUrl}/v1/${path}?${params.toString()}`;
-}
 
 export function queryBool(args: Record<string, string>, name: string): boolean | undefined {
   const raw = args[name];

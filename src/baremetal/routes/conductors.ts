@@ -1,10 +1,10 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
 import type { BaremetalContext } from '../context.js';
-import { badRequest, ironicError } from '../errors.js';
+import { ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { CONDUCTOR_SORT_COLUMNS, type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
-import { ironicTime, parseFields } from '../views.js';
-import { nextLink, parsePage, queryBool } from './common.js';
+import { ironicTime } from '../views.js';
+import { type Collection, listRequest, nextLink } from './listing.js';
 
 type E = Endpoint;
 /** Before 1.49 Ironic answers as for any resource it does not know, in its own envelope. */
@@ -16,11 +16,16 @@ const CONDUCTOR_FIELDS = (['created_at', 'updated_at', 'hostname', 'conductor_gr
 );
 /** The list's fields without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS). */
 const LIST_FIELDS = ['hostname', 'conductor_group', 'alive'];
-/** Fields a conductor list may not be sorted by (Ironic's invalid_sort_key_list): computed, not columns. */
-const UNSORTABLE = ['alive', 'drivers'];
-const SORT_KEYS = Object.keys(CONDUCTOR_SORT_COLUMNS) as (keyof typeof CONDUCTOR_SORT_COLUMNS)[];
-/** Ironic's logical name (RFC 3986 unreserved characters): what a marker must be, a hostname. */
-const isLogicalName = (s: string) => s.length <= 255 && /^[A-Za-z0-9\-._~]+$/.test(s);
+/** The conductor collection: sorted by its columns, not by what is computed (Ironic's invalid_sort_key_list); its marker is a hostname. */
+const CONDUCTORS: Collection = {
+  key: 'conductors',
+  table: CONDUCTOR_FIELDS,
+  defaults: LIST_FIELDS,
+  sortKeys: Object.keys(CONDUCTOR_SORT_COLUMNS),
+  unsortable: ['alive', 'drivers'],
+  detail: 'common',
+  namedMarker: true,
+};
 
 /** The conductor in Ironic's key order; `fields`: only those (links always), as Ironic's sanitize_dict. */
 function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields?: readonly string[]): Record<string, unknown> {
@@ -42,21 +47,16 @@ function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields
 }
 
 /**
- * GET /v1/conductors: paged and sorted as the other lists (parsePage, the store's applyPage,
- * nextLink), except that the marker is a hostname, as Ironic's: "Expected name for marker" when it
- * cannot be one, 404 "Conductor … could not be found." when there is no such conductor.
+ * GET /v1/conductors: paged and sorted as the other lists (listing.ts, the store's applyPage),
+ * except that the marker is a hostname, as Ironic's: "Expected name for marker" when it cannot be
+ * one, 404 "Conductor … could not be found." when there is no such conductor.
  */
 export const list: E = {
   ...SINCE,
   async handle(req, ctx) {
-    const { marker, ...args } = req.queryArgs(['limit', 'marker', 'sort_key', 'sort_dir', 'fields', 'detail']);
-    if (marker !== undefined && !isLogicalName(marker)) throw badRequest(`Expected name for marker: ${marker}`);
-    const detail = queryBool(args, 'detail');
-    if (detail === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
-    const fields = parseFields(args.fields, CONDUCTOR_FIELDS, req.mv);
-    if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
-      throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
-    const page = parsePage(args, SORT_KEYS);
+    const list = listRequest(req, CONDUCTORS, 'conductors', false);
+    const { page } = list;
+    const marker = page.marker;
     const after = marker === undefined ? undefined : await findConductor(ctx.database, marker);
     if (marker !== undefined && !after) throw ironicError(404, `Conductor ${marker} could not be found.`);
     const conductors = await listConductors(ctx.database, {
@@ -65,9 +65,8 @@ export const list: E = {
       limit: page.limit,
       ...(after ? { after } : {}),
     });
-    const shown = fields ?? (detail ? undefined : LIST_FIELDS);
-    const body: Record<string, unknown> = { conductors: conductors.map((c) => view(c, req, ctx, shown)) };
-    const next = nextLink(req, 'conductors', page, conductors.length, conductors[conductors.length - 1]?.hostname);
+    const body: Record<string, unknown> = { conductors: conductors.map((c) => view(c, req, ctx, list.shown)) };
+    const next = nextLink(req, list, conductors.length, conductors[conductors.length - 1]?.hostname);
     if (next) body.next = next;
     return { body };
   },

@@ -11,7 +11,7 @@ import * as schemas from '../schemas.js';
 import { type DeployTemplateFields, createDeployTemplate, deleteDeployTemplate, patchDeployTemplate } from '../services/inventory.js';
 import { listDeployTemplates, requireDeployTemplate } from '../store/inventory.js';
 import { DEPLOY_TEMPLATE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
-import { nextLink, parsePage, queryBool } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
@@ -44,23 +44,23 @@ function templateIdent(req: IronicRequest): string {
   return req.param('template');
 }
 
+/** The deploy template collection (1.55): the list shows uuid and name. */
+const TEMPLATES: Collection = {
+  key: 'deploy_templates',
+  table: DEPLOY_TEMPLATE_FIELDS,
+  defaults: ['uuid', 'name'],
+  sortKeys: SORT_KEYS,
+  unsortable: ['extra', 'steps'],
+  detail: 'common',
+};
+
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
-  const args = req.queryArgs(['limit', 'marker', 'sort_key', 'sort_dir', ...(detailPath ? [] : ['fields', 'detail'])]);
-  const detailArg = queryBool(args, 'detail');
-  if (detailArg === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
-  const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
-  if (args.sort_key === 'extra' || args.sort_key === 'steps') throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
-  const page = parsePage(args, SORT_KEYS);
-  const marker = page.marker ? await requireDeployTemplate(ctx.database, page.marker) : undefined;
-  const templates = await listDeployTemplates(ctx.database, {
-    ...page,
-    ...(marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {}),
+  const list = listRequest(req, TEMPLATES, 'deploy_templates', detailPath);
+  return listPage(req, TEMPLATES, list, view(req, ctx), {
+    marker: (uuid) => requireDeployTemplate(ctx.database, uuid),
+    find: (page) => listDeployTemplates(ctx.database, page),
+    view: deployTemplateView,
   });
-  const shown = detailPath || detailArg === true ? undefined : (fields ?? ['uuid', 'name']);
-  const body: Record<string, unknown> = { deploy_templates: templates.map((t) => deployTemplateView(t, view(req, ctx), shown)) };
-  const next = nextLink(req, detailPath ? 'deploy_templates/detail' : 'deploy_templates', page, templates.length, templates[templates.length - 1]?.uuid);
-  if (next) body.next = next;
-  return { body };
 }
 
 export const list: E = { ...READ_SINCE, handle: (req, ctx) => listing(req, ctx, false) };

@@ -41,7 +41,8 @@ import {
   parseFields,
   provisionStateAt,
 } from '../views.js';
-import { type ParamVersions, emptyBody, nextLink, nodeIdent, parsePage, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { type ParamVersions, emptyBody, nodeIdent, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
@@ -99,7 +100,6 @@ const FILTERS = [
 ];
 /** Ironic's node faults (ironic/common/faults.py), in its order. */
 const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
-const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
 
 /** Fields a node list may not be sorted by (Ironic's invalid_sort_key_list). */
 const UNSORTABLE = [
@@ -148,20 +148,24 @@ const SORT_KEYS = [
   'automated_clean',
 ];
 
+/** The node collection: sorted by columns (not documents, not traits); the list shows uuid, name and a few states. */
+const NODES: Collection = {
+  key: 'nodes',
+  table: NODE_FIELDS,
+  defaults: NODE_LIST_FIELDS,
+  sortKeys: SORT_KEYS,
+  unsortable: UNSORTABLE,
+  detail: 'common',
+};
+
 /** `inChassis`: the nodes of /v1/chassis/{chassis}/nodes (the chassis already checked). */
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean, inChassis?: ChassisRecord) {
   // Whose nodes first, as Ironic checks: a project without list_all sees its own (owned or leased).
   const project = listScope(req, 'node', req.query.get('project') ?? undefined);
   const names = inChassis ? FILTERS.filter((f) => f !== 'chassis_uuid') : FILTERS;
-  const allowed = detailPath ? [...names, ...PAGING] : [...names, ...PAGING, 'fields', 'detail'];
-  const args = req.queryArgs(allowed);
-  requireParamVersions(req, args, PARAM_VERSIONS);
-  const detailArg = queryBool(args, 'detail');
-  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
-  const detail = detailPath || detailArg === true;
-  if (!detailPath && args.detail !== undefined && args.fields !== undefined && detail)
-    throw badRequest('Can not specify ?detail=True and fields in the same request.');
-  const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
+  const path = inChassis ? `chassis/${inChassis.uuid}/nodes` : 'nodes';
+  const list = listRequest(req, NODES, path, detailPath, names, PARAM_VERSIONS);
+  const { args } = list;
   if (args.provision_state !== undefined && !(PROVISION_STATES as readonly string[]).includes(args.provision_state)) {
     throw badRequest(`Provision state "${args.provision_state}" is not valid`);
   }
@@ -170,8 +174,6 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   }
   const chassisUuid = queryUuid(args, 'chassis_uuid');
   const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await requireChassis(ctx.database, chassisUuid));
-  if (args.sort_key !== undefined && UNSORTABLE.includes(args.sort_key))
-    throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
   const filters: NodeFilters = {};
   if (chassis) filters.chassisId = chassis.id;
   const instanceUuid = queryUuid(args, 'instance_uuid');
@@ -200,19 +202,11 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
     const alive = await aliveConductors(ctx.database, ctx.config.heartbeatTimeout);
     if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
-  const page = parsePage(args, SORT_KEYS);
-  let after: { value: unknown; id: number } | undefined;
-  if (page.marker) {
-    const marker = await findRequired(ctx.database, page.marker);
-    after = { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id };
-  }
-  const nodes = await listNodes(ctx.database, filters, { ...page, ...(after ? { after } : {}) });
-  const shown = fields ?? (detail ? undefined : NODE_LIST_FIELDS);
-  const body: Record<string, unknown> = { nodes: nodes.map((n) => shownNode(req, ctx, n, shown)) };
-  const base = inChassis ? `chassis/${inChassis.uuid}/nodes` : 'nodes';
-  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, nodes.length, nodes[nodes.length - 1]?.uuid);
-  if (next) body.next = next;
-  return { body };
+  return listPage(req, NODES, list, view(req, ctx), {
+    marker: (uuid) => findRequired(ctx.database, uuid),
+    find: (page) => listNodes(ctx.database, filters, page),
+    view: (node, _context, fields) => shownNode(req, ctx, node, fields),
+  });
 }
 
 export const list: E = { handle: (req, ctx) => listing(req, ctx, false) };
@@ -294,14 +288,6 @@ function patchRules(ops: readonly PatchOp[]): string[] {
   return [...rules];
 }
 
-/** A new owner for a deployed node, or one whose allocation has an owner: a conflict (409), as Ironic answers. */
-async function checkOwnerChange(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord): Promise<void> {
-  if (node.provision_state === 'active' && !req.allows('baremetal:node:update_owner_provisioned', nodeTarget(node)))
-    throw ironicError(409, `Cannot update owner of node "${node.uuid}" while it is in state "active".`);
-  const allocation = node.allocation_uuid === null ? undefined : await findAllocation(ctx.database, node.allocation_uuid);
-  if (allocation?.owner) throw ironicError(409, `Cannot update owner of node "${node.uuid}" while it is allocated to an allocation with an  owner.`);
-}
-
 export const patch: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
@@ -316,14 +302,21 @@ export const patch: E = {
     // a node left its chassis only from 1.25 on
     if (before.chassis_uuid !== null && !req.mv.atLeast('1.25') && ops.some((op) => op.path === '/chassis_uuid' && (op.op === 'remove' || op.value === null)))
       throw notAcceptable();
-    if (ops.some((op) => op.path === '/owner' && op.op !== 'remove')) await checkOwnerChange(req, ctx, before);
+    // a class the patch sets is made known to the backend before the patch's transaction (for the
+    // placement backend: created in Placement); one longer than a node's resource_class may be
+    // (Ironic's 80 characters, schemas.node) is refused by the patch itself, so not created
     const newClass = ops.filter((op) => rootField(op) === 'resource_class').pop()?.value;
-    const edit = (before: Record<string, unknown>) => {
-      const after = applyPatch(before, ops);
-      checkSchema(schemas.node, after, 'patch');
-      return patchedFields(before, after, ident);
-    };
-    const node = await patchNode(ctx, ident, edit, typeof newClass === 'string' && newClass.length <= 80 ? newClass : null);
+    const node = await patchNode(ctx, ident, {
+      edit(before) {
+        const after = applyPatch(before, ops);
+        checkSchema(schemas.node, after, 'patch');
+        return patchedFields(before, after, ident);
+      },
+      resourceClass: typeof newClass === 'string' && newClass.length <= schemas.RESOURCE_CLASS_MAX_LENGTH ? newClass : null,
+      ...(ops.some((op) => op.path === '/owner' && op.op !== 'remove')
+        ? { setsOwner: { allowedWhileActive: (locked: NodeRecord) => req.allows('baremetal:node:update_owner_provisioned', nodeTarget(locked)) } }
+        : {}),
+    });
     return { body: shownNode(req, ctx, node) };
   },
 };

@@ -36,7 +36,8 @@ import {
 import { type NodeRecord, findNode, nodeNotFound } from '../store/nodes.js';
 import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
-import { type PageArgs, type ParamVersions, nextLink, nodeIdent, parsePage, queryBool, requireParamVersions } from './common.js';
+import { type ParamVersions, nodeIdent, requireParamVersions } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
 
 type E = Endpoint;
@@ -64,21 +65,9 @@ function checkVersions(table: readonly [string, string, unknown][], names: strin
   }
 }
 
-/** The common list arguments: fields/detail (1.8, 1.43), paging with a marker of the same kind. */
-function listArgs(req: IronicRequest, args: Record<string, string>, table: readonly [string, string, unknown][], sortKeys: string[], defaults: string[]) {
-  const detailArg = queryBool(args, 'detail');
-  if (detailArg !== undefined && !req.mv.atLeast('1.43')) throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
-  if (detailArg === true && args.fields !== undefined) throw badRequest('Can not specify ?detail=True and fields in the same request.');
-  const fields = parseFields(args.fields, table, req.mv);
-  if (args.sort_key !== undefined) checkVersions(table, [args.sort_key], req.mv);
-  if (args.sort_key !== undefined && table.some(([n]) => n === args.sort_key) && !sortKeys.includes(args.sort_key))
-    throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
-  const page = parsePage(args, sortKeys);
-  return { page, shown: fields ?? (detailArg === true ? undefined : defaults) };
-}
-
-const after = (marker: { id: number } | undefined, page: PageArgs) =>
-  marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {};
+/** A port's or port group's fields that are not its sort keys: Ironic refuses to sort by them. */
+const unsortable = (table: readonly [string, string, unknown][], sortKeys: readonly string[]) =>
+  table.map(([name]) => name).filter((name) => !sortKeys.includes(name));
 
 /** The node a list is filtered by (or that a path names), if the caller may see it; else not found. */
 async function visibleNode(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<NodeRecord> {
@@ -98,14 +87,24 @@ async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: s
 const PORT_PARAMS: ParamVersions = { fields: { since: '1.8' }, portgroup: { since: '1.24' }, shard: { since: '1.82' } };
 const PORT_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'pxe_enabled', 'physical_network', 'is_smartnic'];
 const PORT_PATCHABLE = ['address', 'extra', 'is_smartnic', 'local_link_connection', 'node_uuid', 'physical_network', 'portgroup_uuid', 'pxe_enabled'];
-const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
+
+/** The port collection: every field but the sort keys is unsortable; a sort key newer than the request is a 406. */
+const PORTS: Collection = {
+  key: 'ports',
+  table: PORT_FIELDS,
+  defaults: ['uuid', 'address'],
+  sortKeys: PORT_SORT_KEYS,
+  unsortable: unsortable(PORT_FIELDS, PORT_SORT_KEYS),
+  detail: 'common',
+  sortKeyVersions: true,
+};
 
 async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
   const project = listScope(req, 'port', undefined);
   const filters = [...(parent.node || parent.portgroup ? [] : ['node', 'node_uuid', 'portgroup']), 'address', 'shard'];
-  const args = req.queryArgs([...filters, ...PAGING, ...(detailPath ? [] : ['fields', 'detail'])]);
-  requireParamVersions(req, args, PORT_PARAMS);
-  const { page, shown } = listArgs(req, args, PORT_FIELDS, PORT_SORT_KEYS, detailPath ? [] : ['uuid', 'address']);
+  const path = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
+  const list = listRequest(req, PORTS, path, detailPath, filters, PORT_PARAMS);
+  const { args } = list;
   const f: InventoryFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parent.node ?? (args.node_uuid !== undefined ? uuidArg(args.node_uuid, 'node_uuid') : args.node);
@@ -121,13 +120,11 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   }
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
-  const marker = page.marker ? await requirePort(ctx.database, page.marker) : undefined;
-  const ports = await listPorts(ctx.database, f, { ...page, ...after(marker, page) });
-  const body: Record<string, unknown> = { ports: ports.map((p) => portView(p, view(req, ctx), detailPath ? undefined : shown)) };
-  const base = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
-  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, ports.length, ports[ports.length - 1]?.uuid);
-  if (next) body.next = next;
-  return { body };
+  return listPage(req, PORTS, list, view(req, ctx), {
+    marker: (uuid) => requirePort(ctx.database, uuid),
+    find: (page) => listPorts(ctx.database, f, page),
+    view: portView,
+  });
 }
 
 export const listPortsEndpoint: E = { handle: (req, ctx) => portListing(req, ctx, {}, false) };
@@ -242,11 +239,22 @@ const PORTGROUP_PATCHABLE = ['address', 'extra', 'mode', 'name', 'node_uuid', 'p
 /** Ironic's [DEFAULT]default_portgroup_mode */
 const DEFAULT_PORTGROUP_MODE = 'active-backup';
 
+/** The port group collection: as ports. */
+const PORTGROUPS: Collection = {
+  key: 'portgroups',
+  table: PORTGROUP_FIELDS,
+  defaults: ['uuid', 'address', 'name'],
+  sortKeys: PORTGROUP_SORT_KEYS,
+  unsortable: unsortable(PORTGROUP_FIELDS, PORTGROUP_SORT_KEYS),
+  detail: 'common',
+  sortKeyVersions: true,
+};
+
 async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
   const project = listScope(req, 'portgroup', undefined);
-  const args = req.queryArgs([...(parentNode ? [] : ['node']), 'address', 'shard', ...PAGING, ...(detailPath ? [] : ['fields', 'detail'])]);
-  requireParamVersions(req, args, PORTGROUP_PARAMS);
-  const { page, shown } = listArgs(req, args, PORTGROUP_FIELDS, PORTGROUP_SORT_KEYS, detailPath ? [] : ['uuid', 'address', 'name']);
+  const path = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
+  const list = listRequest(req, PORTGROUPS, path, detailPath, [...(parentNode ? [] : ['node']), 'address', 'shard'], PORTGROUP_PARAMS);
+  const { args } = list;
   const f: InventoryFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? args.node;
@@ -256,13 +264,11 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
   }
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
-  const marker = page.marker ? await requirePortgroup(ctx.database, page.marker) : undefined;
-  const groups = await listPortgroups(ctx.database, f, { ...page, ...after(marker, page) });
-  const body: Record<string, unknown> = { portgroups: groups.map((g) => portgroupView(g, view(req, ctx), detailPath ? undefined : shown)) };
-  const base = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
-  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, groups.length, groups[groups.length - 1]?.uuid);
-  if (next) body.next = next;
-  return { body };
+  return listPage(req, PORTGROUPS, list, view(req, ctx), {
+    marker: (uuid) => requirePortgroup(ctx.database, uuid),
+    find: (page) => listPortgroups(ctx.database, f, page),
+    view: portgroupView,
+  });
 }
 
 export const listPortgroupsEndpoint: E = { ...PORTGROUPS_SINCE, handle: (req, ctx) => portgroupListing(req, ctx, undefined, false) };

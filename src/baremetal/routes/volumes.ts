@@ -12,7 +12,8 @@ import { type ConnectorFields, type TargetFields, createConnector, createTarget,
 import { findNode, nodeNotFound } from '../store/nodes.js';
 import { type VolumeFilters, type VolumeKind, listVolumes, requireVolume, volumeNotFound } from '../store/volumes.js';
 import { CONNECTOR_FIELDS, TARGET_FIELDS, type ViewContext, connectorView, parseFields, targetView } from '../views.js';
-import { nextLink, nodeIdent, parsePage, queryBool } from './common.js';
+import { nodeIdent } from './common.js';
+import { type Collection, listPage, listRequest } from './listing.js';
 import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
 
 type E = Endpoint;
@@ -63,36 +64,31 @@ const SPEC = {
 const anyView = (kind: VolumeKind, r: unknown, c: ViewContext, fields?: readonly string[]) =>
   (SPEC[kind].view as (r: unknown, c: ViewContext, f?: readonly string[]) => Record<string, unknown>)(r, c, fields);
 
+/** The connector and target collections, as Ironic's volume controllers take their lists (their own `detail`). */
+const COLLECTIONS: Record<VolumeKind, Collection> = {
+  connector: { ...SPEC.connector, detail: 'volume' },
+  target: { ...SPEC.target, detail: 'volume' },
+};
+
 async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined, detailPath: boolean) {
-  const spec = SPEC[kind];
   const project = listScope(req, 'volume', undefined);
-  const args = req.queryArgs([...(parentNode ? [] : ['node']), 'limit', 'marker', 'sort_key', 'sort_dir', ...(detailPath ? [] : ['fields', 'detail'])]);
-  const detailArg = queryBool(args, 'detail');
-  if (detailArg === true && args.fields !== undefined) throw badRequest("Can't fetch a subset of fields with 'detail' set");
-  const fields = parseFields(args.fields, spec.table, req.mv);
-  if (args.sort_key !== undefined && (spec.unsortable as readonly string[]).includes(args.sort_key))
-    throw badRequest(`The sort_key value ${args.sort_key} is an invalid field for sorting`);
-  const page = parsePage(args, spec.sortKeys);
+  const collection = COLLECTIONS[kind];
+  const path = parentNode ? `nodes/${parentNode}/volume/${collection.key}` : `volume/${collection.key}`;
+  const list = listRequest(req, collection, path, detailPath, parentNode ? [] : ['node']);
   const f: VolumeFilters = {};
   if (project !== undefined) f.project = project;
-  const nodeArg = parentNode ?? args.node;
+  const nodeArg = parentNode ?? list.args.node;
   if (nodeArg !== undefined) {
     if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
     const node = await findNode(ctx.database, nodeArg);
     if (!node || !canSeeNode(req, node)) throw nodeNotFound(nodeArg);
     f.nodeId = node.id;
   }
-  const marker = page.marker ? await requireVolume(ctx.database, kind, page.marker) : undefined;
-  const items = await listVolumes(ctx.database, kind, f, {
-    ...page,
-    ...(marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {}),
+  return listPage(req, collection, list, view(req, ctx), {
+    marker: (uuid) => requireVolume(ctx.database, kind, uuid),
+    find: (page) => listVolumes(ctx.database, kind, f, page),
+    view: (r, c, fields) => anyView(kind, r, c, fields),
   });
-  const shown = detailPath || detailArg === true ? undefined : (fields ?? [...spec.defaults]);
-  const body: Record<string, unknown> = { [spec.key]: items.map((r) => anyView(kind, r, view(req, ctx), shown)) };
-  const base = parentNode ? `nodes/${parentNode}/volume/${spec.key}` : `volume/${spec.key}`;
-  const next = nextLink(req, detailPath ? `${base}/detail` : base, page, items.length, items[items.length - 1]?.uuid);
-  if (next) body.next = next;
-  return { body };
 }
 
 const lists = (kind: VolumeKind) => ({

@@ -53,26 +53,33 @@ export interface NewAllocation {
   traits: string[];
   /** nodes by uuid or name */
   candidateNodes: string[];
+  /** set: the candidates must be this project's nodes (owned or leased); others are "not found" */
+  candidatesOf?: string | null;
   extra: Record<string, unknown>;
   owner: string | null;
   /** backfill (1.58): the deployed node this allocation records */
   node: string | null;
 }
 
+const candidatesNotFound = (idents: string[]) => new DomainError('candidate_nodes_not_found', { idents }, `no nodes ${idents.join(', ')}`);
+const isProjects = (node: { owner: string | null; lessee: string | null }, project: string | null) => node.owner === project || node.lessee === project;
 const uuidTaken = (uuid: string) => new DomainError('allocation_uuid_taken', { uuid }, `an allocation has uuid ${uuid}`);
 const nameTaken = (name: string | null) => new DomainError('allocation_name_taken', { name }, `an allocation is named ${name}`);
 
 export async function createAllocation(ctx: BaremetalContext, input: NewAllocation): Promise<AllocationRecord> {
   const traits = [...new Set(input.traits)];
   await ensureRegistered(ctx);
-  if (input.node !== null) return backfill(ctx, input, input.node, traits);
-  const resourceClass = input.resourceClass ?? '';
-
   // candidate_nodes may name nodes by uuid or name; they are kept as uuids, in the given order
   const idents = input.candidateNodes;
   const resolved = await resolveNodes(ctx.database, idents);
+  // nodes the caller may not name are refused first, and as nodes that do not exist
+  const hidden = input.candidatesOf === undefined ? [] : idents.filter((i) => resolved.has(i) && !isProjects(resolved.get(i)!, input.candidatesOf!));
+  if (hidden.length) throw candidatesNotFound(hidden);
+  if (input.node !== null) return backfill(ctx, input, input.node, traits);
+  const resourceClass = input.resourceClass ?? '';
+
   const missing = idents.filter((i) => !resolved.has(i));
-  if (missing.length) throw new DomainError('candidate_nodes_not_found', { idents: missing }, `no nodes ${missing.join(', ')}`);
+  if (missing.length) throw candidatesNotFound(missing);
   const candidates = [...new Set(idents.map((i) => resolved.get(i)!.uuid))];
 
   const uuid = input.uuid ?? newUuid();

@@ -13,7 +13,7 @@ import { transaction } from '../../db/transaction.js';
 import { INTERFACES, MAX_TRAITS_PER_NODE } from '../core/rules.js';
 import { DELETE_ALLOWED_STATES, POWER_TARGETS, TEARS_DOWN, UPDATE_ALLOWED_STATES, provisionTransition } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
-import { deleteAllocationRow, allocationHolder } from '../store/allocations.js';
+import { allocationHolder, deleteAllocationRow, findAllocationById } from '../store/allocations.js';
 import { deleteNodeInventory, findChassis } from '../store/inventory.js';
 import { deleteNodeVolumes } from '../store/volumes.js';
 import {
@@ -237,21 +237,31 @@ export interface NodeEdit {
   changed(field: keyof NodeFields | string): boolean;
 }
 
+/** A node PATCH as the route parsed it. */
+export interface NodePatch {
+  /** the route's: apply the patch to the node's document and check the result */
+  edit(doc: Record<string, unknown>): NodeEdit;
+  /** a class the patch may set, made known to the backend first */
+  resourceClass: string | null;
+  /**
+   * The patch sets an owner (adds or replaces /owner, as Ironic checks): whether this caller may
+   * do so on this node while it is active (the policy's update_owner_provisioned).
+   */
+  setsOwner?: { allowedWhileActive(node: NodeRecord): boolean };
+}
+
 /**
- * PATCH: `edit` (the route's: apply the patch to the node's document and check the result) runs
- * on the node as locked in this transaction, so concurrent patches compose. `resourceClass`: a
- * class the patch may set, made known to the backend first.
+ * PATCH: the edit runs on the node as locked in this transaction, so concurrent patches compose,
+ * and the rules that refuse it (a new owner for an active node or for one whose allocation has an
+ * owner, …) read the node and its allocation under that same lock: an allocation that takes the
+ * node concurrently is either seen here or waits for this commit.
  */
-export async function patchNode(
-  ctx: BaremetalContext,
-  ident: string,
-  edit: (doc: Record<string, unknown>) => NodeEdit,
-  resourceClass: string | null,
-): Promise<NodeRecord> {
-  if (resourceClass !== null) await ctx.backend.prepare(ctx.database, { resourceClass });
+export async function patchNode(ctx: BaremetalContext, ident: string, patch: NodePatch): Promise<NodeRecord> {
+  if (patch.resourceClass !== null) await ctx.backend.prepare(ctx.database, { resourceClass: patch.resourceClass });
   return nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
-    const { fields: after, changed } = edit(nodeDocument(node));
+    if (patch.setsOwner) await checkOwnerChange(tx, node, patch.setsOwner.allowedWhileActive(node));
+    const { fields: after, changed } = patch.edit(nodeDocument(node));
     requireUnlocked(node);
     const changes: NodeChanges = {};
 
@@ -341,6 +351,20 @@ export async function patchNode(
     if (isUniqueViolation(err)) throw new DomainError('node_changed_concurrently', {}, 'a name or instance_uuid of the patch was taken concurrently');
     throw err;
   });
+}
+
+/**
+ * A new owner for a node, checked as Ironic checks it before any other part of the patch: refused
+ * (409) while the node is active unless the policy allows it, and while the node's allocation has
+ * an owner (the allocation was made for that project's node). The node is locked by the caller.
+ */
+async function checkOwnerChange(tx: Tx, node: NodeRecord, allowedWhileActive: boolean): Promise<void> {
+  if (node.provision_state === 'active' && !allowedWhileActive)
+    throw new DomainError('owner_change_active', { node: node.uuid }, `node ${node.uuid} is active`);
+  const allocation = node.allocation_id === null ? undefined : await findAllocationById(tx, node.allocation_id);
+  if (allocation?.owner) {
+    throw new DomainError('owner_change_allocated', { node: node.uuid, allocation: allocation.uuid }, `node ${node.uuid} is allocated to ${allocation.owner}`);
+  }
 }
 
 /**

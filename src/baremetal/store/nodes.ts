@@ -86,16 +86,26 @@ export async function lockNode(tx: Tx, ident: string | number): Promise<NodeReco
   return typeof ident === 'number' ? findNodeById(tx, ident) : findNode(tx, ident);
 }
 
-/** uuids (or names) → node id and uuid, for the idents that exist. */
-export async function resolveNodes(db: Db, idents: string[]): Promise<Map<string, { id: number; uuid: string }>> {
+/** A node an allocation's candidate_nodes name, and whose it is. */
+export interface ResolvedNode {
+  id: number;
+  uuid: string;
+  owner: string | null;
+  lessee: string | null;
+}
+
+/** uuids (or names) → the node, for the idents that exist. */
+export async function resolveNodes(db: Db, idents: string[]): Promise<Map<string, ResolvedNode>> {
   const uuids = idents.filter(isUuidLike).map(normalizeUuid);
   const names = idents.filter((i) => !isUuidLike(i));
-  const out = new Map<string, { id: number; uuid: string }>();
+  const out = new Map<string, ResolvedNode>();
   if (uuids.length) {
-    for (const r of await db.db.selectFrom('baremetal_nodes').select(['id', 'uuid']).where('uuid', 'in', uuids).execute()) out.set(r.uuid, r);
+    for (const r of await db.db.selectFrom('baremetal_nodes').select(['id', 'uuid', 'owner', 'lessee']).where('uuid', 'in', uuids).execute())
+      out.set(r.uuid, r);
   }
   if (names.length) {
-    for (const r of await db.db.selectFrom('baremetal_nodes').select(['id', 'uuid', 'name']).where('name', 'in', names).execute()) out.set(r.name!, r);
+    for (const r of await db.db.selectFrom('baremetal_nodes').select(['id', 'uuid', 'owner', 'lessee', 'name']).where('name', 'in', names).execute())
+      out.set(r.name!, r);
   }
   // uuids may have been given in another spelling
   for (const ident of idents) if (isUuidLike(ident) && !out.has(ident) && out.has(normalizeUuid(ident))) out.set(ident, out.get(normalizeUuid(ident))!);

@@ -1,4 +1,4 @@
-// Keyset pagination shared by the node and allocation lists: order by (sort column, id) in the
+// Keyset pagination shared by every Ironic list (routes/listing.ts): order by (sort column, id) in the
 // requested direction and continue after the marker row. NULLs sort first in ascending order on
 // both dialects (SQLite and PostgreSQL disagree by default), so pages never skip or repeat a row.
 import { type SelectQueryBuilder, sql } from 'kysely';

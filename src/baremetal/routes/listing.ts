@@ -1,0 +1,165 @@
+// The Ironic list logic, once for every collection (nodes, ports, port groups, chassis,
+// allocations, deploy templates, volume connectors and targets, conductors): which query
+// parameters a list takes, `detail` against `fields`, the sort key and direction, `limit` and the
+// marker (listRequest); then one page after the marker's row and the `next` link (listPage). Each
+// collection describes itself (its fields, defaults, sort keys, how it takes `detail`); its route
+// adds its own filters between the two.
+import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
+import { isLogicalName } from '../core/rules.js';
+import { badRequest, notAcceptable } from '../errors.js';
+import type { IronicRequest } from '../request.js';
+import type { Page, SortDir } from '../store/paging.js';
+import { type ViewContext, parseFields } from '../views.js';
+import { type ParamVersions, queryBool, requireParamVersions } from './common.js';
+
+/** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
+const MAX_LIMIT = 1000;
+const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
+
+/** A resource's fields as views.ts lists them: name, the version that brought it, its value. */
+type FieldTable = readonly [string, string, unknown][];
+
+/** One Ironic collection, as its list endpoints take their query. */
+export interface Collection {
+  /** the body's key: `{"nodes": [...], "next": ...}` */
+  key: string;
+  /** the resource's fields (what `fields` may name, from which version) */
+  table: FieldTable;
+  /** what a list shows without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS); none: every field */
+  defaults?: readonly string[];
+  sortKeys: readonly string[];
+  /** fields Ironic refuses to sort by (its invalid_sort_key_list), named so in the 400 */
+  unsortable: readonly string[];
+  /**
+   * How `detail` is taken: Ironic's common check (a 400 below 1.43; not with `fields`), the volume
+   * controllers' own (any version, their wording), or not at all (allocations have no `detail`).
+   */
+  detail: 'common' | 'volume' | 'none';
+  /** a sort key newer than the request is a 406, as `fields` (ports and port groups check it so) */
+  sortKeyVersions?: boolean;
+  /** the marker is a name, not a uuid (conductors: their hostname) */
+  namedMarker?: boolean;
+}
+
+export interface PageArgs {
+  limit: number;
+  sortKey: string;
+  sortDir: SortDir;
+  marker?: string;
+}
+
+export interface ListRequest {
+  /** the query's parameters by name */
+  args: Record<string, string>;
+  page: PageArgs;
+  /** the fields each item shows; undefined: all (detail) */
+  shown: readonly string[] | undefined;
+  /** the path of this list under /v1/ (with /detail), for the `next` link */
+  path: string;
+}
+
+/**
+ * The query of a list at `path` (e.g. `nodes`, `nodes/{node}/ports`): besides the collection's
+ * `filters`, the paging parameters, and on the list itself (not its `/detail`) `fields` and
+ * `detail`. `versions`: parameters newer than 1.1 (a 406 when the request is older).
+ */
+export function listRequest(
+  req: IronicRequest,
+  c: Collection,
+  path: string,
+  detailPath: boolean,
+  filters: readonly string[] = [],
+  versions: ParamVersions = {},
+): ListRequest {
+  const shaping = detailPath ? [] : c.detail === 'none' ? ['fields'] : ['fields', 'detail'];
+  const args = req.queryArgs([...filters, ...PAGING, ...shaping]);
+  requireParamVersions(req, args, versions);
+  const detailArg = queryBool(args, 'detail');
+  if (c.detail === 'common' && detailArg !== undefined && !req.mv.atLeast('1.43'))
+    throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
+  if (detailArg === true && args.fields !== undefined)
+    throw badRequest(
+      c.detail === 'volume' ? "Can't fetch a subset of fields with 'detail' set" : 'Can not specify ?detail=True and fields in the same request.',
+    );
+  const fields = parseFields(args.fields, c.table, req.mv);
+  const sortKey = args.sort_key;
+  if (sortKey !== undefined && c.sortKeyVersions) {
+    const since = c.table.find(([name]) => name === sortKey)?.[1];
+    if (since !== undefined && !req.mv.atLeast(since)) throw notAcceptable();
+  }
+  if (sortKey !== undefined && c.unsortable.includes(sortKey)) throw badRequest(`The sort_key value ${sortKey} is an invalid field for sorting`);
+  const page = parsePage(args, c);
+  const detail = detailPath || detailArg === true;
+  return { args, page, shown: fields ?? (detail ? undefined : c.defaults), path: detailPath ? `${path}/detail` : path };
+}
+
+function parsePage(args: Record<string, string>, c: Collection): PageArgs {
+  let limit = MAX_LIMIT;
+  if (args.limit !== undefined) {
+    if (!/^[+-]?\d+$/.test(args.limit.trim())) throw badRequest(`Expected an integer for limit: ${args.limit}`);
+    const n = Number(args.limit);
+    if (n <= 0) throw badRequest('Limit must be positive');
+    limit = Math.min(n, MAX_LIMIT);
+  }
+  const sortDir = (args.sort_dir ?? 'asc').toLowerCase();
+  if (sortDir !== 'asc' && sortDir !== 'desc') throw badRequest(`Invalid sort direction: ${args.sort_dir}. Acceptable values are 'asc' or 'desc'`);
+  const sortKey = args.sort_key ?? 'id';
+  if (!c.sortKeys.includes(sortKey)) throw badRequest(`The sort_key value "${sortKey}" is an invalid field for sorting`);
+  const page: PageArgs = { limit, sortKey, sortDir };
+  if (args.marker !== undefined) page.marker = c.namedMarker ? markerName(args.marker) : markerUuid(args.marker);
+  return page;
+}
+
+function markerUuid(raw: string): string {
+  if (!isUuidLike(raw)) throw badRequest(`Expected UUID for marker: ${raw}`);
+  return normalizeUuid(raw);
+}
+
+/** A marker that is a logical name: a conductor's hostname. */
+function markerName(raw: string): string {
+  if (!isLogicalName(raw)) throw badRequest(`Expected name for marker: ${raw}`);
+  return raw;
+}
+
+/** A collection's rows, as listPage reads them. */
+export interface Rows<R extends { id: number; uuid: string }> {
+  /** the marker's row (the collection's 404 when there is none) */
+  marker(uuid: string): Promise<R>;
+  /** a page of rows after `page.after` */
+  find(page: Page): Promise<R[]>;
+  view(row: R, context: ViewContext, fields?: readonly string[]): Record<string, unknown>;
+}
+
+/** One page of the list: the rows after the marker's, each shown with the request's fields, and the `next` link when the page is full. */
+export async function listPage<R extends { id: number; uuid: string }>(
+  req: IronicRequest,
+  c: Collection,
+  list: ListRequest,
+  context: ViewContext,
+  rows: Rows<R>,
+): Promise<{ body: Record<string, unknown> }> {
+  const { page } = list;
+  const marker = page.marker === undefined ? undefined : await rows.marker(page.marker);
+  const after = marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {};
+  const found = await rows.find({ sortKey: page.sortKey, sortDir: page.sortDir, limit: page.limit, ...after });
+  const body: Record<string, unknown> = { [c.key]: found.map((r) => rows.view(r, context, list.shown)) };
+  const next = nextLink(req, list, found.length, found[found.length - 1]?.uuid);
+  if (next) body.next = next;
+  return { body };
+}
+
+/**
+ * The link to the next page, when this page is full: the same query (filters, fields, detail)
+ * with sort_key, sort_dir, limit and the marker of the last item.
+ */
+export function nextLink(req: IronicRequest, list: ListRequest, count: number, lastMarker: string | undefined): string | undefined {
+  const { page } = list;
+  if (count < page.limit || lastMarker === undefined) return undefined;
+  const params = new URLSearchParams();
+  params.set('sort_key', page.sortKey);
+  params.set('sort_dir', page.sortDir);
+  for (const [k, v] of req.query.pairs) if (!PAGING.includes(k)) params.append(k, v);
+  params.set('limit', String(page.limit));
+  params.set('marker', lastMarker);
+  return `${req.baseUrl}/v1/${list.path}?${params.toString()}`;
+}
