@@ -210,15 +210,17 @@ export class ProviderIndex implements ProviderModel {
 
   /**
    * Load every provider, and what the search derives from them, now: at start, before the process
-   * says it is ready. `progress` hears how many providers are in so far.
+   * says it is ready. `progress` hears how many providers are in so far. `stop` ends the load at
+   * the next chunk (rejecting with its reason): a process told to stop does not read a million
+   * providers first; the index stays marked for a full load.
    */
-  async load(progress: (providers: number) => void): Promise<void> {
-    await this.current(progress);
+  async load(progress: (providers: number) => void, stop?: AbortSignal): Promise<void> {
+    await this.current(progress, stop);
     prepareSearch(this);
   }
 
   /** The index with every change committed before this call applied. */
-  async current(progress?: (providers: number) => void): Promise<ProviderIndex> {
+  async current(progress?: (providers: number) => void, stop?: AbortSignal): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
     if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.touchedDuringReload) this.reloadInBackground();
     if (this.database.dialect === 'sqlite') {
@@ -232,7 +234,7 @@ export class ProviderIndex implements ProviderModel {
     // is always a newer one, and waiting for those too could wait for ever.
     const wanted = this.marked;
     while (this.applied < wanted) {
-      this.refreshing ??= this.refresh(progress).finally(() => (this.refreshing = null));
+      this.refreshing ??= this.refresh(progress, stop).finally(() => (this.refreshing = null));
       await this.refreshing;
     }
     return this;
@@ -270,7 +272,7 @@ export class ProviderIndex implements ProviderModel {
     return this.byUuid.get(uuid);
   }
 
-  private async refresh(progress?: (providers: number) => void): Promise<void> {
+  private async refresh(progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
     const started = performance.now();
     const everything = this.everything;
     const ids = [...this.stale];
@@ -278,7 +280,7 @@ export class ProviderIndex implements ProviderModel {
     this.everything = false;
     this.stale = new Set();
     try {
-      if (everything) await this.reloadAll(undefined, progress);
+      if (everything) await this.reloadAll(undefined, progress, stop);
       else this.apply(await this.read({ ids }), ids);
     } catch (err) {
       this.invalidate('all'); // what was taken for this refresh must not be forgotten
@@ -322,7 +324,7 @@ export class ProviderIndex implements ProviderModel {
    * candidates tolerate: every claim re-checks under its locks). The event loop gets a turn between
    * chunks, so requests are answered meanwhile. Providers that are gone are dropped at the end.
    */
-  private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void): Promise<void> {
+  private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
     const load = ++this.loads;
     this.nameOf = await readNames(this.database);
     this.shared = new SharedValues();
@@ -343,6 +345,7 @@ export class ProviderIndex implements ProviderModel {
         // in the background: what changed since the reload began may be older in this chunk
         if (touched?.size) this.invalidate([...touched].filter((id) => id > chunk.after && id <= chunk.upTo));
         await new Promise((resolve) => setImmediate(resolve));
+        stop?.throwIfAborted();
       }
     } finally {
       await reader?.close();
