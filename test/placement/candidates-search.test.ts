@@ -16,6 +16,7 @@ import fc from 'fast-check';
 import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../../src/placement/candidates/model.js';
 import { type Candidate, searchCandidates } from '../../src/placement/candidates/search.js';
 import { CANDIDATE_STRATEGIES } from '../../src/config.js';
+import type { InventoryLimits } from '../../src/core/capacity.js';
 
 const CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'];
 const TRAITS = ['HW_A', 'HW_B', 'HW_C'];
@@ -25,13 +26,7 @@ const AGGREGATES = ['agg-1', 'agg-2', 'agg-3'];
 // ---- the brute force -------------------------------------------------------------------------
 
 /** One inventory as the brute force sees it (the model holds the same numbers packed: model.ts). */
-interface Inventory {
-  total: number;
-  reserved: number;
-  min_unit: number;
-  max_unit: number;
-  step_size: number;
-  allocation_ratio: number;
+interface Inventory extends InventoryLimits {
   used: number;
 }
 /** Each generated provider's inventories by class, kept beside the model so the brute force does not read the search's packing. */
