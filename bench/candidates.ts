@@ -180,6 +180,8 @@ interface Server {
   /** from spawn to listening, and to /readyz answering 200, ms */
   listeningMs: number;
   readyMs: number;
+  /** what the server logged as its first full provider index load ('placement provider index loaded'), ms */
+  indexLoadMs(): number | null;
   stop(): Promise<void>;
 }
 
@@ -214,6 +216,10 @@ async function serve(dbUrl: string, profileDir: string | null): Promise<Server> 
     proc,
     listeningMs,
     readyMs: Math.round(performance.now() - spawned),
+    indexLoadMs: () => {
+      const m = /"ms":(\d+)[^\n]*placement provider index loaded/.exec(out);
+      return m ? Number(m[1]) : null;
+    },
     stop: async () => {
       proc.kill('SIGTERM');
       await exited;
@@ -458,6 +464,7 @@ async function measureServing(dbUrl: string, setupMs: number | null): Promise<vo
       // spawn → listening; → /readyz 200; the first candidates request after that; the sum: how long a restarted process cannot answer
       startMs: server.listeningMs,
       readyMs: server.readyMs,
+      indexLoadMs: server.indexLoadMs(),
       firstRequestMs,
       untilFirstAnswerMs: server.readyMs + firstRequestMs,
       serverRssAtReadyMb: rssAtReady,
