@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
+import { dialectOf } from '../src/db/database.js';
 import { openDatabase } from '../src/db/open.js';
 import { migrate } from '../src/db/migrate.js';
 import { transaction } from '../src/db/transaction.js';
@@ -41,11 +42,18 @@ const { values: args } = parseArgs({
     requests: { type: 'string', default: '100' },
     'unlimited-requests': { type: 'string', default: '20' },
     profile: { type: 'boolean', default: false },
+    /** measure on these databases as they are (filled before, e.g. by an earlier --keep run) instead of filling new ones */
+    db: { type: 'string', multiple: true },
+    /** serve from this tree's dist/ (to measure another build against the same databases) */
+    root: { type: 'string' },
+    /** full index loads timed in this process per query (inProcess); 0 skips them */
+    'in-process-runs': { type: 'string', default: '10' },
     /** keep the databases and profiles (their directory is printed on stderr) */
     keep: { type: 'boolean', default: false },
   },
 });
 const sizes = args.sizes!.split(',').map(Number);
+const serveRoot = path.resolve(args.root ?? root);
 const dialects = args.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
 
 const QUERIES = {
@@ -169,32 +177,49 @@ async function populate(url: string, n: number): Promise<void> {
 interface Server {
   url: string;
   proc: ChildProcess;
+  /** from spawn to listening, and to /readyz answering 200, ms */
+  listeningMs: number;
+  readyMs: number;
+  /** what the server logged as its first full provider index load ('placement provider index loaded'), ms */
+  indexLoadMs(): number | null;
   stop(): Promise<void>;
 }
 
 async function serve(dbUrl: string, profileDir: string | null): Promise<Server> {
+  const spawned = performance.now();
   const node = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const proc = spawn(
     process.execPath,
-    [...node, path.join(root, 'dist/cli/main.js'), 'serve', '--db', dbUrl, '--port', '0', '--log-level', 'info', '--sqlite-sync', 'normal'],
+    [...node, path.join(serveRoot, 'dist/cli/main.js'), 'serve', '--db', dbUrl, '--port', '0', '--log-level', 'info', '--sqlite-sync', 'normal'],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   let out = '';
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
+  const main = await new Promise<string>((resolve, reject) => {
     proc.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /"api":"main".*?"port":(\d+)/.exec(out);
-      if (m) resolve(`http://127.0.0.1:${m[1]}/placement`);
+      if (m) resolve(`http://127.0.0.1:${m[1]}`);
     });
     proc.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     void exited.then(() => reject(new Error(`server exited:\n${out}`)));
   });
+  const listeningMs = Math.round(performance.now() - spawned);
+  // ready: as a load balancer sees it (a build that loads its index on first use says so at once)
+  while ((await send(fetch, { method: 'GET', url: `${main}/readyz`, headers: {} }).catch(() => null))?.status !== 200) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   return {
-    url,
+    url: `${main}/placement`,
     proc,
+    listeningMs,
+    readyMs: Math.round(performance.now() - spawned),
+    indexLoadMs: () => {
+      const m = /"ms":(\d+)[^\n]*placement provider index loaded/.exec(out);
+      return m ? Number(m[1]) : null;
+    },
     stop: async () => {
       proc.kill('SIGTERM');
       await exited;
@@ -300,9 +325,9 @@ function summarizeProfile(dir: string) {
   return { busyMs: Math.round(total / 1000), byModule: top(byModule, 12), topFunctions: top(byFunction, 15) };
 }
 
-function rssMb(pid: number): number | null {
+function rssMb(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number | null {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Math.round(Number(m[1]) / 1024) : null;
   } catch {
     return null;
@@ -373,57 +398,26 @@ const results: unknown[] = [];
 let embedded: Awaited<ReturnType<typeof startEmbeddedPostgres>> | null = null;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-candidates-'));
 try {
-  for (const dialect of dialects) {
-    for (const n of sizes) {
-      let dbUrl: string;
-      if (dialect === 'sqlite') dbUrl = `sqlite:${path.join(tmp, `bench-${n}.db`)}`;
-      else {
-        let admin = process.env.DATABASE_URL;
-        if (!admin) {
-          embedded ??= await startEmbeddedPostgres();
-          admin = embedded.adminUrl;
+  if (args.db) {
+    for (const dbUrl of args.db) await measureServing(dbUrl, null);
+  } else {
+    for (const dialect of dialects) {
+      for (const n of sizes) {
+        let dbUrl: string;
+        if (dialect === 'sqlite') dbUrl = `sqlite:${path.join(tmp, `bench-${n}.db`)}`;
+        else {
+          let admin = process.env.DATABASE_URL;
+          if (!admin) {
+            embedded ??= await startEmbeddedPostgres();
+            admin = embedded.adminUrl;
+          }
+          dbUrl = await createTestDatabase(admin, 'allot_bench');
         }
-        dbUrl = await createTestDatabase(admin, 'allot_bench');
+        const t0 = performance.now();
+        await populate(dbUrl, n);
+        await measureServing(dbUrl, Math.round(performance.now() - t0));
+        if (args.keep) console.error(`# kept ${dbUrl}`);
       }
-      const t0 = performance.now();
-      await populate(dbUrl, n);
-      const setupMs = Math.round(performance.now() - t0);
-      const local = await inProcess(dbUrl, Math.min(10, Number(args['unlimited-requests'])));
-      const profileDir = args.profile ? mkdtempSync(path.join(tmp, 'prof-')) : null;
-      // start-up: from spawn to listening; the first request then loads the provider index
-      const t1 = performance.now();
-      const server = await serve(dbUrl, profileDir);
-      const startMs = Math.round(performance.now() - t1);
-      const t2 = performance.now();
-      const first = await send(fetch, {
-        method: 'GET',
-        url: `${server.url}/allocation_candidates?${QUERIES.limit50}`,
-        headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' },
-      });
-      if (first.status !== 200) throw new Error(`first request: ${first.status} ${first.text.slice(0, 300)}`);
-      const firstRequestMs = Math.round(performance.now() - t2);
-      const queries: Record<string, unknown> = {};
-      try {
-        queries.limit50 = await measure(server.url, QUERIES.limit50, Number(args.requests));
-        queries.requiredTrait = await measure(server.url, QUERIES.requiredTrait, Number(args.requests));
-        queries.noLimit = await measure(server.url, QUERIES.noLimit, Number(args['unlimited-requests']));
-      } finally {
-        const rss = rssMb(server.proc.pid!);
-        await server.stop();
-        results.push({
-          dialect,
-          providers: n,
-          setupMs,
-          startMs,
-          firstRequestMs,
-          serverRssMb: rss,
-          queries,
-          inProcess: local,
-          profile: profileDir ? summarizeProfile(profileDir) : undefined,
-        });
-      }
-      // each result as it is made: a later failure (or a long run stopped) keeps the earlier ones
-      console.error(`# done: ${JSON.stringify(results.at(-1))}`);
     }
   }
 } finally {
@@ -431,6 +425,73 @@ try {
   if (args.keep) console.error(`# kept ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });
 }
+
+/**
+ * Start a server on a filled database and measure: the time to ready (spawn → /readyz 200) and to
+ * the first candidates answer, the three queries, the server's memory; and the load and search in
+ * this process.
+ */
+async function measureServing(dbUrl: string, setupMs: number | null): Promise<void> {
+  const dialect = dialectOf(dbUrl);
+  const providers = await countProviders(dbUrl);
+  const runs = Number(args['in-process-runs']);
+  const local = runs > 0 && !args.root ? await inProcess(dbUrl, Math.min(runs, Number(args['unlimited-requests']))) : undefined;
+  const profileDir = args.profile ? mkdtempSync(path.join(tmp, 'prof-')) : null;
+  const server = await serve(dbUrl, profileDir);
+  const t2 = performance.now();
+  const first = await send(fetch, {
+    method: 'GET',
+    url: `${server.url}/allocation_candidates?${QUERIES.limit50}`,
+    headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' },
+  });
+  if (first.status !== 200) throw new Error(`first request: ${first.status} ${first.text.slice(0, 300)}`);
+  const firstRequestMs = Math.round(performance.now() - t2);
+  const rssAtReady = rssMb(server.proc.pid!);
+  const queries: Record<string, unknown> = {};
+  try {
+    queries.limit50 = await measure(server.url, QUERIES.limit50, Number(args.requests));
+    queries.requiredTrait = await measure(server.url, QUERIES.requiredTrait, Number(args.requests));
+    queries.noLimit = await measure(server.url, QUERIES.noLimit, Number(args['unlimited-requests']));
+  } finally {
+    const rss = rssMb(server.proc.pid!);
+    const peak = rssMb(server.proc.pid!, 'VmHWM');
+    await server.stop();
+    results.push({
+      dialect,
+      providers,
+      served: serveRoot,
+      setupMs,
+      // spawn → listening; → /readyz 200; the first candidates request after that; the sum: how long a restarted process cannot answer
+      startMs: server.listeningMs,
+      readyMs: server.readyMs,
+      indexLoadMs: server.indexLoadMs(),
+      firstRequestMs,
+      untilFirstAnswerMs: server.readyMs + firstRequestMs,
+      serverRssAtReadyMb: rssAtReady,
+      serverRssMb: rss,
+      serverPeakRssMb: peak,
+      queries,
+      inProcess: local,
+      profile: profileDir ? summarizeProfile(profileDir) : undefined,
+    });
+  }
+  // each result as it is made: a later failure (or a long run stopped) keeps the earlier ones
+  console.error(`# done: ${JSON.stringify(results.at(-1))}`);
+}
+
+async function countProviders(dbUrl: string): Promise<number> {
+  const database = await openDatabase(dbUrl);
+  try {
+    const row = await database.db
+      .selectFrom('resource_providers')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  } finally {
+    await database.close();
+  }
+}
+
 // Other work on the machine shows in every latency: say how busy it was.
 console.log(
   JSON.stringify(

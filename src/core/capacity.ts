@@ -17,13 +17,23 @@ export const INVENTORY_DEFAULTS = { reserved: 0, min_unit: 1, max_unit: MAX_INT,
 
 /** How much can be allocated in all: (total - reserved) × allocation_ratio, rounded down. */
 export function capacity(inv: InventoryLimits): number {
-  return Math.floor((inv.total - inv.reserved) * inv.allocation_ratio);
+  return capacityOf(inv.total, inv.reserved, inv.allocation_ratio);
+}
+
+/** capacity() of the numbers themselves (the candidates index keeps no objects). */
+export function capacityOf(total: number, reserved: number, allocationRatio: number): number {
+  return Math.floor((total - reserved) * allocationRatio);
 }
 
 /** Why one allocation of `amount` does not fit the inventory's unit rules, or null when it does. */
 export function unitViolation(inv: InventoryLimits, amount: number): 'min_unit' | 'max_unit' | 'step_size' | null {
-  if (amount < inv.min_unit) return 'min_unit';
-  if (amount > inv.max_unit) return 'max_unit';
-  if (amount % inv.step_size !== 0) return 'step_size';
+  return unitViolationOf(inv.min_unit, inv.max_unit, inv.step_size, amount);
+}
+
+/** unitViolation() of the numbers themselves. */
+export function unitViolationOf(minUnit: number, maxUnit: number, stepSize: number, amount: number): 'min_unit' | 'max_unit' | 'step_size' | null {
+  if (amount < minUnit) return 'min_unit';
+  if (amount > maxUnit) return 'max_unit';
+  if (amount % stepSize !== 0) return 'step_size';
   return null;
 }

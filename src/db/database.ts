@@ -7,6 +7,7 @@
 // the work a `Tx` with the full builder. Everything a process keeps per database — the SQLite
 // group committer, the names of prepared statements, the retry policy, the clock — lives on this
 // handle, made once at start, not in module-level variables.
+import type { ThreadReader } from './thread-reader.js';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { ClockMeasurement } from './database-clock.js';
@@ -95,6 +96,11 @@ export interface Database extends Db {
    * the file already has while every other write fails; readiness looks at this too.)
    */
   freeBytes?(): Promise<number>;
+  /**
+   * SQLite in a file: a read-only connection on a worker thread (db/thread-reader.ts), for reads
+   * long enough to hold the event loop; the caller closes it.
+   */
+  openThreadReader?(): ThreadReader;
   /** who hears of retries and group commits (the process's metrics, set once at start; nothing by default) */
   observer: WriteObserver;
   /** PostgreSQL only: the connection pool's counts, read when metrics are scraped */

@@ -13,6 +13,7 @@ import { currentDeadline, deadlinePassed, msLeft, untilDeadline } from './deadli
 import { DatabaseFault, classifyFault } from './faults.js';
 import { sqliteAccessProblem } from './sqlite-access.js';
 import type { Schema } from './schema.js';
+import { openThreadReader } from './thread-reader.js';
 import { IGNORE_WRITES, directWriter, groupCommitter } from './transaction.js';
 
 // PostgreSQL returns int8 (COUNT, SUM) as strings to avoid precision loss; every count and
@@ -59,6 +60,7 @@ function openSqlite(path: string, options: DatabaseOptions): Database {
     connectTimeoutMs: busyTimeoutMs,
     ...(flusher && { flushCommits: flusher.flush }),
     ...(file !== ':memory:' && {
+      openThreadReader: () => openThreadReader(file, busyTimeoutMs),
       freeBytes: async () => {
         const fs = await statfs(dirname(file));
         return fs.bavail * fs.bsize;

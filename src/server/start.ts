@@ -146,6 +146,8 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
   const servers: FastifyInstance[] = [];
   let workers: BackgroundWorker[] = [];
   let stopping = false;
+  // a SIGTERM while the provider index loads ends the load at its next chunk, not after every provider
+  const stopLoading = new AbortController();
   try {
     const urls: Record<string, string> = {};
     const listen = async (name: Listener, mounts: Mount[], port: number, path: string) => {
@@ -189,11 +191,14 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
       loading(0);
       await untilDone(
         database,
-        () => context.placement.index.load(loading),
+        () => context.placement.index.load(loading, stopLoading.signal),
         log,
         giveUp,
         (reason) => readiness.waiting(reason),
-      );
+      ).catch((err) => {
+        if (!stopLoading.signal.aborted) throw err;
+        log.info('provider index load stopped: the process is stopping');
+      });
       if (stopping) return;
       workers = createWorkers(context);
       for (const w of workers) w.start();
@@ -210,6 +215,7 @@ export async function startAllot(config: Config, dependencies: Dependencies = {}
       close: () =>
         (closing ??= (async () => {
           stopping = true;
+          stopLoading.abort();
           if (config.shutdownDelay > 0 && readiness.isReady) {
             readiness.draining();
             log.info({ seconds: config.shutdownDelay / 1000 }, 'draining: /readyz answers 503, requests are still served');

@@ -13,16 +13,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import {
-  type CandidateRequest,
-  type GroupRequest,
-  type InventoryState as Inventory,
-  type ModelProvider,
-  NO_PROVIDER,
-  type ProviderModel,
-} from '../../src/placement/candidates/model.js';
+import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../../src/placement/candidates/model.js';
 import { type Candidate, searchCandidates } from '../../src/placement/candidates/search.js';
 import { CANDIDATE_STRATEGIES } from '../../src/config.js';
+import type { InventoryLimits } from '../../src/core/capacity.js';
 
 const CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'];
 const TRAITS = ['HW_A', 'HW_B', 'HW_C'];
@@ -30,6 +24,13 @@ const SHARING = 'MISC_SHARES_VIA_AGGREGATE';
 const AGGREGATES = ['agg-1', 'agg-2', 'agg-3'];
 
 // ---- the brute force -------------------------------------------------------------------------
+
+/** One inventory as the brute force sees it (the model holds the same numbers packed: model.ts). */
+interface Inventory extends InventoryLimits {
+  used: number;
+}
+/** Each generated provider's inventories by class, kept beside the model so the brute force does not read the search's packing. */
+const inventoriesOf = new WeakMap<ModelProvider, ReadonlyMap<string, Inventory>>();
 
 const capacityOf = (inv: Inventory) => Math.floor((inv.total - inv.reserved) * inv.allocation_ratio);
 /** One amount on its own: its units, and room for it. */
@@ -87,7 +88,7 @@ function bruteForce(model: ProviderModel, request: CandidateRequest): Set<string
     // What one slot allows of one provider on its own.
     const allows = (slot: Slot, p: ModelProvider): boolean => {
       const g = slot.group;
-      if (!slot.resources.every(([cls, amount]) => takesAlone(p.inventories.get(cls), amount))) return false;
+      if (!slot.resources.every(([cls, amount]) => takesAlone(inventoriesOf.get(p)!.get(cls), amount))) return false;
       if (g.suffix === '') {
         // the unsuffixed group: in_tree keeps it to that tree; its member_of is met by the provider or by
         // the root (all lists by one of them), a sharing provider being in them itself; no forbidden trait
@@ -132,7 +133,7 @@ function bruteForce(model: ProviderModel, request: CandidateRequest): Set<string
       });
       for (const [p, byClass] of totals) {
         for (const [cls, amount] of byClass) {
-          const inv = p.inventories.get(cls)!;
+          const inv = inventoriesOf.get(p)!.get(cls)!;
           if (amount > inv.max_unit || inv.used + amount > capacityOf(inv)) return false;
         }
       }
@@ -206,15 +207,19 @@ const model = fc
       for (const [i, shape] of tree.entries()) {
         const id = all.length + 1;
         const parent = i === 0 ? null : members[shape.parent % i]!;
+        const classes = Object.keys(shape.inventories);
+        const inventories = Object.values(shape.inventories);
         const p: ModelProvider = {
           id,
           uuid: `rp-${id}`,
           parentId: parent?.id ?? null,
           rootId: parent?.rootId ?? id,
-          inventories: new Map(Object.entries(shape.inventories)),
+          classes,
+          inventories: inventories.flatMap((i) => [i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used]),
           traits: new Set(shape.traits),
           aggregates: new Set(shape.aggregates),
         };
+        inventoriesOf.set(p, new Map(Object.entries(shape.inventories)));
         members.push(p);
         all.push(p);
       }

@@ -1,7 +1,9 @@
 // Ready means able to answer: a process loads its provider index (what allocation candidates are
 // searched in) before /readyz says 200, says meanwhile what it is loading, and answers a request
 // that arrives during the load within --ready-wait: 503 in Placement's format, never a wait as long
-// as the load. A real `allot serve` process on 200 000 providers filled straight into each database.
+// as the load. A process told to stop (SIGTERM) while it loads stops the load at its next chunk and
+// exits 0 at once, not after reading every provider. A real `allot serve` process on 200 000
+// providers filled straight into each database.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -17,6 +19,8 @@ const READY_WAIT_MS = 200;
 /** what the event loop may add to the wait: the longest synchronous step of the load, on a shared machine */
 const SLACK_MS = 2_000;
 const CANDIDATES = '/placement/allocation_candidates?resources=VCPU:8&limit=5';
+/** how long a SIGTERM during the load may take to end the process: a chunk of the load, closing, a shared machine */
+const STOP_WITHIN_MS = 5_000;
 const PLACEMENT = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
 
 for (const dialect of DIALECTS) {
@@ -78,6 +82,31 @@ for (const dialect of DIALECTS) {
         assert.ok(server.output().includes('allot ready'));
       } finally {
         await server.stop();
+      }
+    });
+
+    test('a SIGTERM while the index loads stops the load at its next chunk: the process exits 0 at once', async () => {
+      const server = await spawnServer(['--db', url], {}, { waitFor: 'listening' });
+      try {
+        // stopped early in the load: well before its last chunk
+        let loadedSoFar = -1;
+        while (loadedSoFar < 0) {
+          const ready = await request('GET', `${server.url}/readyz`);
+          assert.equal(ready.status, 503, `still loading when stopped: ${ready.text}`);
+          const m = /loading the placement provider index \((\d+) providers so far\)/.exec(ready.body.reason);
+          if (m && Number(m[1]) > 0) loadedSoFar = Number(m[1]);
+        }
+        assert.ok(loadedSoFar < PROVIDERS / 2, `stopped in the first half of the load (${loadedSoFar} providers in)`);
+        const signalled = performance.now();
+        const code = await server.stop();
+        const ms = performance.now() - signalled;
+        assert.equal(code, 0, server.output());
+        assert.ok(ms < STOP_WITHIN_MS, `exited ${Math.round(ms)} ms after SIGTERM, the bound is ${STOP_WITHIN_MS} ms`);
+        assert.ok(server.output().includes('provider index load stopped'), server.output());
+        assert.ok(!server.output().includes('placement provider index loaded'), 'the load did not run to its end');
+        assert.ok(!server.output().includes('allot ready'));
+      } finally {
+        await server.kill();
       }
     });
   });

@@ -2,20 +2,32 @@
 // it answers. Pure data: store/provider-index.ts keeps one per process, coherent with the database.
 // A model may hold more than a request needs (every trait, every aggregate, every inventory): the
 // search reads only what the request names.
-import { type InventoryLimits, capacity, unitViolation } from '../../core/capacity.js';
+import { capacityOf, unitViolationOf } from '../../core/capacity.js';
 
-/** An inventory and how much of it is allocated. */
-export interface InventoryState extends InventoryLimits {
-  used: number;
-}
+/**
+ * A provider's inventories are numbers in one array, INVENTORY_WIDTH per resource class (in the
+ * order of `classes`): at a million providers a Map of objects per provider was half of the
+ * index's memory (bench/candidates.ts, docs/performance.md).
+ */
+export const INVENTORY_WIDTH = 7;
+/** offsets within one inventory's numbers */
+export const TOTAL = 0;
+const RESERVED = 1;
+const MIN_UNIT = 2;
+export const MAX_UNIT = 3;
+const STEP_SIZE = 4;
+export const ALLOCATION_RATIO = 5;
+export const USED = 6;
 
 export interface ModelProvider {
   id: number;
   uuid: string;
   parentId: number | null;
   rootId: number;
-  /** class name → inventory; at least the classes the request asks for */
-  inventories: ReadonlyMap<string, InventoryState>;
+  /** the classes of its inventories (one array shared by every provider with the same classes); at least those the request asks for */
+  classes: readonly string[];
+  /** INVENTORY_WIDTH numbers per class of `classes`: total, reserved, min_unit, max_unit, step_size, allocation_ratio, used */
+  inventories: readonly number[];
   /** trait names; at least those the request names */
   traits: ReadonlySet<string>;
   /** aggregate uuids; at least those the request names */
@@ -27,6 +39,18 @@ export interface ModelProvider {
   revision?: number;
   /** its summary as the candidates answer writes it, kept while `revision` and the shape stay */
   renderedSummary?: { revision: number; shape: number; text: string };
+}
+
+/** Where the inventory of `cls` starts in `p.inventories`, or -1 when it has none. */
+export function inventoryAt(p: ModelProvider, cls: string): number {
+  const i = p.classes.indexOf(cls);
+  return i < 0 ? -1 : i * INVENTORY_WIDTH;
+}
+
+/** The capacity of the inventory at `at`. */
+export function capacityAt(p: ModelProvider, at: number): number {
+  const v = p.inventories;
+  return capacityOf(v[at + TOTAL]!, v[at + RESERVED]!, v[at + ALLOCATION_RATIO]!);
 }
 
 export interface ProviderModel {
@@ -83,9 +107,12 @@ export interface CandidateRequest {
   nestedAware: boolean;
 }
 
-/** Does one allocation of `amount` fit this inventory on its own (units and free capacity)? */
-export function fitsAlone(inv: InventoryState | undefined, amount: number): inv is InventoryState {
-  return inv !== undefined && unitViolation(inv, amount) === null && inv.used + amount <= capacity(inv);
+/** Does one allocation of `amount` of `cls` fit the provider on its own (units and free capacity)? */
+export function fitsAlone(p: ModelProvider, cls: string, amount: number): boolean {
+  const at = inventoryAt(p, cls);
+  if (at < 0) return false;
+  const v = p.inventories;
+  return unitViolationOf(v[at + MIN_UNIT]!, v[at + MAX_UNIT]!, v[at + STEP_SIZE]!, amount) === null && v[at + USED]! + amount <= capacityAt(p, at);
 }
 
 /** Every trait group satisfied (each any-of list meets `traits`), none of the forbidden ones present. */

@@ -23,13 +23,16 @@ import {
   type GroupRequest,
   type ModelProvider,
   type ProviderModel,
+  MAX_UNIT,
+  USED,
+  capacityAt,
   fitsAlone,
+  inventoryAt,
   inAllAggregateSets,
   inAnyAggregate,
   traitsMatch,
 } from './model.js';
 import type { Config } from '../../config.js';
-import { capacity } from '../../core/capacity.js';
 
 /** The order anchors (and the providers within them) are tried in (the names: config.ts's CANDIDATE_STRATEGIES). */
 export type Strategy = Config['candidateStrategy'];
@@ -205,6 +208,9 @@ function deriveAnchorIndex(model: ProviderModel): AnchorIndex {
       else sharedInto.set(anchor, [p]);
     }
   }
+  // (at a million roots a Set and a sort of them cost a second; the roots usually come sorted)
+  if (!sorted) roots.sort((a, b) => a - b);
+  if (sharedInto.size === 0) return { trees, sharedInto, anchors: roots };
   const anchors = new Set(roots);
   for (const id of sharedInto.keys()) anchors.add(id);
   return { trees, sharedInto, anchors: [...anchors].sort((a, b) => a - b) };
@@ -257,7 +263,7 @@ function groupOptions(
     memo(
       (p) =>
         (g.inTreeRoot === null || p.rootId === g.inTreeRoot) &&
-        [...g.resources].every(([cls, amount]) => fitsAlone(p.inventories.get(cls), amount)) &&
+        [...g.resources].every(([cls, amount]) => fitsAlone(p, cls, amount)) &&
         traitsMatch(p.traits, g.requiredTraits, g.forbiddenTraits) &&
         inAllAggregateSets(p.aggregates, g.memberOf) &&
         !inAnyAggregate(p.aggregates, g.forbiddenAggregates),
@@ -285,12 +291,12 @@ function groupOptions(
       for (const [cls, amount] of u.resources) {
         const list: ModelProvider[] = [];
         if (u.inTreeRoot === null || anchor === u.inTreeRoot) {
-          for (const p of tree) if (allowed(p) && fitsAlone(p.inventories.get(cls), amount) && aggregatesOk(p, anchor)) list.push(p);
+          for (const p of tree) if (allowed(p) && fitsAlone(p, cls, amount) && aggregatesOk(p, anchor)) list.push(p);
         }
         if (u.inTreeRoot === null) {
           for (const p of shared) {
             if (inAggs(p)) {
-              if (allowed(p) && fitsAlone(p.inventories.get(cls), amount) && aggregatesOk(p, anchor)) list.push(p);
+              if (allowed(p) && fitsAlone(p, cls, amount) && aggregatesOk(p, anchor)) list.push(p);
             }
           }
         }
@@ -361,8 +367,8 @@ function canSupply(specs: SlotSpec[], lists: ModelProvider[][], classes: string[
     });
     let supply = 0;
     for (const p of suppliers) {
-      const inv = p.inventories.get(cls)!;
-      supply += Math.max(0, Math.min(capacity(inv) - inv.used, inv.max_unit));
+      const at = inventoryAt(p, cls);
+      supply += Math.max(0, Math.min(capacityAt(p, at) - p.inventories[at + USED]!, p.inventories[at + MAX_UNIT]!));
     }
     if (supply < wanted) return false;
   }
@@ -397,11 +403,11 @@ function orderer(model: ProviderModel, index: AnchorIndex, request: CandidateReq
       let cap = 0;
       let free = 0;
       for (const p of ps) {
-        const inv = p.inventories.get(c);
-        if (!inv) continue;
-        const total = capacity(inv);
+        const at = inventoryAt(p, c);
+        if (at < 0) continue;
+        const total = capacityAt(p, at);
         cap += total;
-        free += Math.max(0, total - inv.used);
+        free += Math.max(0, total - p.inventories[at + USED]!);
       }
       if (cap > 0) {
         sum += free / cap;
@@ -487,8 +493,8 @@ class Rules {
         if (chosen[j] !== p) continue;
         for (const [c, a] of this.specs[j]!.resources) if (c === cls) total += a;
       }
-      const inv = p.inventories.get(cls)!;
-      if (total > inv.max_unit || inv.used + total > capacity(inv)) return false;
+      const at = inventoryAt(p, cls);
+      if (total > p.inventories[at + MAX_UNIT]! || p.inventories[at + USED]! + total > capacityAt(p, at)) return false;
     }
     return true;
   }

@@ -1,12 +1,20 @@
 // GET /allocation_candidates (1.10–1.39): parse and validate the request groups in Placement's
 // order and words, load the providers that can matter, search (candidates/search.ts), and answer
 // in the microversion's format.
-import { capacity } from '../../core/capacity.js';
 import { describeSchemaError, validate } from '../../core/json-schema.js';
 import { memo } from '../../core/memo.js';
 import type { Microversion } from '../../core/microversion.js';
 import { JsonText } from '../../http/pipeline.js';
-import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../candidates/model.js';
+import {
+  type CandidateRequest,
+  type GroupRequest,
+  INVENTORY_WIDTH,
+  type ModelProvider,
+  NO_PROVIDER,
+  type ProviderModel,
+  USED,
+  capacityAt,
+} from '../candidates/model.js';
 import { type Candidate, type Strategy, searchCandidates, treeOf } from '../candidates/search.js';
 import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
@@ -285,9 +293,11 @@ interface SummaryShape {
 
 function summaryJson(model: ProviderModel, p: ModelProvider, shape: SummaryShape, requestedClasses: ReadonlyMap<string, number>): string {
   let resources = '';
-  for (const [name, inv] of p.inventories) {
-    if (shape.allClasses || requestedClasses.has(name)) resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacity(inv)},"used":${inv.used}}`;
-  }
+  p.classes.forEach((name, i) => {
+    const at = i * INVENTORY_WIDTH;
+    if (shape.allClasses || requestedClasses.has(name))
+      resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacityAt(p, at)},"used":${p.inventories[at + USED]}}`;
+  });
   let summary = `${json(p.uuid)}:{"resources":{${resources}}`;
   if (shape.withTraits) summary += `,"traits":[${[...p.traits].map(json).join(',')}]`;
   if (shape.withTree) {

@@ -11,36 +11,55 @@
 // harmless, since candidates are a hint and every claim re-checks capacity under lock. When the
 // listening connection drops, or (SQLite) another process wrote to the file, or a minute has
 // passed, the whole index is re-read.
+//
+// Size: at a million providers, one object per provider, its inventories as one array of numbers
+// (model.ts), and shared copies of what many providers have alike — the list of their classes,
+// their set of traits, their set of aggregates. (A Map of inventory objects and a Set per
+// provider took 1.4 GB and most of a 15–50 s load in allocation and garbage collection.)
 type Logger = { info(details: object, message: string): void };
 import { randomUUID } from 'node:crypto';
 import type { CommitTopic, Database, Tx } from '../../db/database.js';
+import type { ThreadReader } from '../../db/thread-reader.js';
 import { onCommit } from '../../db/transaction.js';
 import { readStatement } from '../../db/statement.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
-import type { InventoryState, ModelProvider, ProviderModel } from '../candidates/model.js';
+import { ALLOCATION_RATIO, INVENTORY_WIDTH, type ModelProvider, type ProviderModel, USED, inventoryAt } from '../candidates/model.js';
 import { prepareSearch } from '../candidates/search.js';
 import type { NameCache } from './names.js';
+import { type Names, PackedLines, type PackedProviders, type ProviderSelection, chunkEnd, readNames, readProviders } from './provider-rows.js';
 
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
 /** NOTIFY payloads are limited to 8000 bytes; beyond this many ids say "everything". */
 const MAX_NOTIFY_IDS = 1000;
 
-interface IndexedProvider extends ModelProvider {
-  generation: number;
-  revision: number;
-  inventories: Map<string, InventoryState>;
-  /** NONE until the provider has one (most have no trait or aggregate: a set each cost ~100 bytes) */
-  traits: Set<string>;
-  aggregates: Set<string>;
+class IndexedProvider implements ModelProvider {
+  revision = 0;
+  renderedSummary?: ModelProvider['renderedSummary'];
+  /** the full load that last read it (a provider no full load read is gone) */
+  loadedIn = 0;
+  classes: readonly string[] = NO_CLASSES;
+  inventories: number[] = NO_NUMBERS;
+  /** NONE until the provider has one; sets are shared by every provider with the same members */
+  traits: ReadonlySet<string> = NONE;
+  aggregates: ReadonlySet<string> = NONE;
+  constructor(
+    readonly id: number,
+    readonly uuid: string,
+    public generation: number,
+    readonly parentId: number | null,
+    readonly rootId: number,
+  ) {}
 }
 
-/** The one empty set every provider without traits (or aggregates) shares; never added to. */
-const NONE: Set<string> = new Set();
+/** The one empty set every provider without traits (or aggregates) shares. */
+const NONE: ReadonlySet<string> = new Set();
+const NO_CLASSES: readonly string[] = [];
+const NO_NUMBERS: number[] = [];
 
-/** Providers read per statement when everything is loaded: bounds the memory of a load. */
-const LOAD_CHUNK = 20_000;
+/** Providers per statement of a full load: bounds its memory and how long one step holds the event loop. */
+const LOAD_CHUNK = 10_000;
 
 /** What one transaction changed, recorded on it by the stores and handed to the index after commit. */
 interface ProviderChanges {
@@ -82,6 +101,12 @@ export class ProviderIndex implements ProviderModel {
   readonly sharingAnchors = new Map<number, number[]>();
   private readonly byUuid = new Map<string, number>();
   private readonly members = new Map<string, Set<number>>(); // aggregate uuid → provider ids
+  /** resource class and trait names by id, read with every full load (and when a row names one not known) */
+  private nameOf: Names = { classes: new Map(), traits: new Map(), maxClassId: 0, maxTraitId: 0 };
+  /** the shared copies (class lists, trait and aggregate sets), by what they hold; made anew with every full load */
+  private shared = new SharedValues();
+  /** full loads so far (IndexedProvider.loadedIn) */
+  private loads = 0;
   private stale = new Set<number>();
   private everything = true;
   /** invalidations so far, and how many of them finished refreshes have applied */
@@ -185,15 +210,17 @@ export class ProviderIndex implements ProviderModel {
 
   /**
    * Load every provider, and what the search derives from them, now: at start, before the process
-   * says it is ready. `progress` hears how many providers are in so far.
+   * says it is ready. `progress` hears how many providers are in so far. `stop` ends the load at
+   * the next chunk (rejecting with its reason): a process told to stop does not read a million
+   * providers first; the index stays marked for a full load.
    */
-  async load(progress: (providers: number) => void): Promise<void> {
-    await this.current(progress);
+  async load(progress: (providers: number) => void, stop?: AbortSignal): Promise<void> {
+    await this.current(progress, stop);
     prepareSearch(this);
   }
 
   /** The index with every change committed before this call applied. */
-  async current(progress?: (providers: number) => void): Promise<ProviderIndex> {
+  async current(progress?: (providers: number) => void, stop?: AbortSignal): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
     if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.touchedDuringReload) this.reloadInBackground();
     if (this.database.dialect === 'sqlite') {
@@ -207,7 +234,7 @@ export class ProviderIndex implements ProviderModel {
     // is always a newer one, and waiting for those too could wait for ever.
     const wanted = this.marked;
     while (this.applied < wanted) {
-      this.refreshing ??= this.refresh(progress).finally(() => (this.refreshing = null));
+      this.refreshing ??= this.refresh(progress, stop).finally(() => (this.refreshing = null));
       await this.refreshing;
     }
     return this;
@@ -229,14 +256,13 @@ export class ProviderIndex implements ProviderModel {
       this.invalidate([id]);
       return;
     }
-    for (const [cls, n] of used) {
-      const inventory = p.inventories.get(cls);
-      if (!inventory) {
-        this.invalidate([id]);
-        return;
-      }
-      inventory.used = n;
+    const at = [...used.keys()].map((cls) => inventoryAt(p, cls));
+    if (at.includes(-1)) {
+      this.invalidate([id]);
+      return;
     }
+    let k = 0;
+    for (const n of used.values()) p.inventories[at[k++]! + USED] = n;
     p.generation = generation;
     p.revision++;
   }
@@ -246,7 +272,7 @@ export class ProviderIndex implements ProviderModel {
     return this.byUuid.get(uuid);
   }
 
-  private async refresh(progress?: (providers: number) => void): Promise<void> {
+  private async refresh(progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
     const started = performance.now();
     const everything = this.everything;
     const ids = [...this.stale];
@@ -254,8 +280,8 @@ export class ProviderIndex implements ProviderModel {
     this.everything = false;
     this.stale = new Set();
     try {
-      if (everything) await this.reloadAll(undefined, progress);
-      else this.apply(await readProviders(this.database, { ids }), ids);
+      if (everything) await this.reloadAll(undefined, progress, stop);
+      else this.apply(await this.read({ ids }), ids);
     } catch (err) {
       this.invalidate('all'); // what was taken for this refresh must not be forgotten
       throw err;
@@ -274,11 +300,10 @@ export class ProviderIndex implements ProviderModel {
   }
 
   /**
-   * The safety net: every provider read again while searches go on with what the index holds (at
-   * a million providers a reload takes tens of seconds, and no search may wait for that). A chunk
-   * read before a change it then overwrites is made good at once: the providers invalidated since
-   * the reload began are marked stale again as their chunk is applied, so the next search re-reads
-   * them, as it would without the reload.
+   * The safety net: every provider read again while searches go on with what the index holds (no
+   * search may wait for a full load). A chunk read before a change it then overwrites is made good
+   * at once: the providers invalidated since the reload began are marked stale again as their
+   * chunk is applied, so the next search re-reads them, as it would without the reload.
    */
   private reloadInBackground(): void {
     const touched = new Set<number>();
@@ -293,76 +318,90 @@ export class ProviderIndex implements ProviderModel {
   }
 
   /**
-   * Every provider, read in chunks of ids so that memory stays bounded at a million providers,
-   * each chunk applied in place as it arrives (a search in between sees some providers a little
-   * older than others, which candidates tolerate: every claim re-checks under its locks). The
-   * event loop gets a turn between chunks (SQLite reads without one), so requests are answered
-   * meanwhile. Providers that are gone are dropped at the end.
+   * Every provider, read in chunks of LOAD_CHUNK ids (the next chunk's statement runs while this
+   * one is applied: in PostgreSQL, or on SQLite on a thread of its own), each chunk applied in place
+   * as it arrives (a search in between sees some providers a little older than others, which
+   * candidates tolerate: every claim re-checks under its locks). The event loop gets a turn between
+   * chunks, so requests are answered meanwhile. Providers that are gone are dropped at the end.
    */
-  private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void): Promise<void> {
-    const seen = new Set<number>();
-    let after = 0;
-    for (;;) {
-      const rows = await readProviders(this.database, { after, limit: LOAD_CHUNK });
-      if (rows.providers.length === 0) break;
-      for (const r of rows.providers) seen.add(Number(r.id));
-      this.apply(rows, []);
-      // in the background: what changed since the reload began may be older in this chunk
-      if (touched?.size) this.invalidate(rows.providers.map((r) => Number(r.id)).filter((id) => touched.has(id)));
-      after = Number(rows.providers[rows.providers.length - 1]!.id);
-      progress?.(this.providers.size);
-      if (rows.providers.length < LOAD_CHUNK) break;
-      await new Promise((resolve) => setImmediate(resolve));
+  private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
+    const load = ++this.loads;
+    this.nameOf = await readNames(this.database);
+    this.shared = new SharedValues();
+    // the next chunk's end and rows are asked for while this one is applied
+    type Chunk = { after: number; upTo: number; rows: PackedProviders };
+    const reader = this.database.openThreadReader?.();
+    const nextChunk = async (after: number): Promise<Chunk> => {
+      const upTo = (await chunkEnd(this.database, after, LOAD_CHUNK)) ?? Number.MAX_SAFE_INTEGER;
+      return { after, upTo, rows: await this.read({ after, upTo }, reader) };
+    };
+    try {
+      for (let next: Promise<Chunk> | null = nextChunk(0); next; ) {
+        const chunk: Chunk = await next;
+        next = chunk.upTo === Number.MAX_SAFE_INTEGER ? null : nextChunk(chunk.upTo);
+        next?.catch(() => {}); // awaited (and thrown) at its turn
+        this.apply(chunk.rows, [], load);
+        progress?.(this.providers.size);
+        // in the background: what changed since the reload began may be older in this chunk
+        if (touched?.size) this.invalidate([...touched].filter((id) => id > chunk.after && id <= chunk.upTo));
+        await new Promise((resolve) => setImmediate(resolve));
+        stop?.throwIfAborted();
+      }
+    } finally {
+      await reader?.close();
     }
     // A provider made after its chunk was read is not gone: it is re-read as the change it is.
-    const gone = [...this.providers.keys()].filter((id) => !seen.has(id) && !touched?.has(id));
-    for (const id of gone) this.remove(id);
+    const gone = [...this.providers.values()].filter((p) => p.loadedIn !== load && !touched?.has(p.id));
+    for (const p of gone) this.remove(p.id);
     if (touched?.size) this.invalidate(touched);
     this.computeSharingAnchors();
     this.structureVersion++;
+  }
+
+  /** Rows of some providers, with every class and trait they name known by name. */
+  private async read(which: ProviderSelection, reader?: ThreadReader): Promise<PackedProviders> {
+    const rows = await readProviders(this.database, which, reader);
+    if (rows.maxClassId > this.nameOf.maxClassId || rows.maxTraitId > this.nameOf.maxTraitId) this.nameOf = await readNames(this.database);
+    return rows;
   }
 
   /**
    * Apply rows read for some providers, synchronously: no search sees a half-applied provider. A
    * provider that keeps its place in its tree is updated in place, so what a search derived from
    * the trees (structureVersion) stays valid; a claim changes only `used`. `asked`: ids read that
-   * may have been deleted.
+   * may have been deleted. `load`: part of this full load, which works out the trees' structure
+   * once at its end.
    */
-  private apply(rows: ProviderRows, asked: number[]): void {
+  private apply(rows: PackedProviders, asked: number[], load?: number): void {
     let structureChanged = false;
     let sharingChanged = false;
     const before = new Map<number, string>(); // id → what sharing depends on, before this refresh
     const present = new Set<number>();
-    for (const r of rows.providers) {
-      const id = Number(r.id);
-      present.add(id);
-      const parentId = r.parent === null ? null : Number(r.parent);
-      const rootId = r.root === null ? id : Number(r.root);
-      const old = this.providers.get(id);
-      if (old && old.parentId === parentId && old.rootId === rootId) {
-        before.set(id, sharingKey(old));
-        old.generation = Number(r.generation);
-        old.revision++;
-        for (const uuid of old.aggregates) this.members.get(uuid)?.delete(id);
-        old.inventories.clear();
-        old.traits = NONE;
-        old.aggregates = NONE;
-        continue;
+    for (const lines = new PackedLines(rows.providers); !lines.done; ) {
+      const id = lines.int();
+      const generation = lines.int();
+      const parentId = lines.int() || null;
+      const rootId = lines.int();
+      const uuid = lines.text();
+      if (load === undefined) present.add(id);
+      let p = this.providers.get(id);
+      if (p && p.parentId === parentId && p.rootId === rootId) {
+        if (p.aggregates !== NONE || p.traits.has(SHARING_TRAIT)) before.set(id, sharingKey(p));
+        p.generation = generation;
+        p.revision++;
+        for (const uuid of p.aggregates) this.members.get(uuid)?.delete(id);
+      } else {
+        if (p) this.remove(id);
+        structureChanged = true;
+        p = new IndexedProvider(id, uuid, generation, parentId, rootId);
+        this.providers.set(id, p);
+        this.byUuid.set(uuid, id);
       }
-      if (old) this.remove(id);
-      structureChanged = true;
-      this.providers.set(id, {
-        id,
-        uuid: r.uuid,
-        generation: Number(r.generation),
-        revision: 0,
-        parentId,
-        rootId,
-        inventories: new Map(),
-        traits: NONE,
-        aggregates: NONE,
-      });
-      this.byUuid.set(r.uuid, id);
+      p.classes = NO_CLASSES;
+      p.inventories = NO_NUMBERS;
+      p.traits = NONE;
+      p.aggregates = NONE;
+      if (load !== undefined) p.loadedIn = load;
     }
     for (const id of asked) {
       if (!present.has(id) && this.providers.has(id)) {
@@ -370,36 +409,93 @@ export class ProviderIndex implements ProviderModel {
         structureChanged = true;
       }
     }
-    for (const r of rows.inventories) {
-      this.providers.get(Number(r.pid))?.inventories.set(r.name, {
-        total: Number(r.total),
-        reserved: Number(r.reserved),
-        min_unit: Number(r.min_unit),
-        max_unit: Number(r.max_unit),
-        step_size: Number(r.step_size),
-        allocation_ratio: Number(r.allocation_ratio),
-        used: Number(r.used),
-      });
-    }
-    for (const r of rows.traits) {
-      const p = this.providers.get(Number(r.pid));
-      if (p) (p.traits === NONE ? (p.traits = new Set()) : p.traits).add(r.name);
-    }
-    for (const r of rows.aggregates) {
-      const pid = Number(r.pid);
+    this.applyInventories(rows.inventories);
+    this.applyTraits(rows.traits);
+    for (const lines = new PackedLines(rows.aggregates); !lines.done; ) {
+      const pid = lines.int();
+      const members = [lines.text()];
+      while (!lines.done && lines.peekInt() === pid) {
+        lines.int(); // the same provider
+        members.push(lines.text());
+      }
       const p = this.providers.get(pid);
       if (!p) continue;
-      (p.aggregates === NONE ? (p.aggregates = new Set()) : p.aggregates).add(r.uuid);
-      let set = this.members.get(r.uuid);
-      if (!set) this.members.set(r.uuid, (set = new Set()));
-      set.add(pid);
+      p.aggregates = this.shared.set([...p.aggregates, ...members].sort());
+      for (const uuid of members) {
+        let set = this.members.get(uuid);
+        if (!set) this.members.set(uuid, (set = new Set()));
+        set.add(pid);
+      }
+      if (!before.has(pid)) sharingChanged = true; // it had no aggregates: its trees may now be shared into
     }
     for (const [id, key] of before) {
       if (sharingKey(this.providers.get(id)!) !== key) sharingChanged = true;
     }
-    if (structureChanged || sharingChanged) {
+    if (load === undefined && (structureChanged || sharingChanged)) {
       this.computeSharingAnchors();
       this.structureVersion++;
+    }
+  }
+
+  /**
+   * Each provider's inventories, ordered by class id, as one array of numbers. Rows come grouped
+   * by provider and ordered by class when the scan read them through the (provider, class) index;
+   * otherwise a provider's groups are put together and ordered here.
+   */
+  private applyInventories(text: string): void {
+    const ids: number[] = [];
+    const read: number[] = [];
+    for (const lines = new PackedLines(text); !lines.done; ) {
+      const pid = lines.int();
+      ids.length = 0;
+      read.length = 0;
+      let ordered = true;
+      for (;;) {
+        const cls = lines.int();
+        if (ids.length > 0 && cls < ids[ids.length - 1]!) ordered = false;
+        ids.push(cls);
+        for (let f = 0; f < INVENTORY_WIDTH; f++) read.push(f === ALLOCATION_RATIO ? lines.real() : lines.int());
+        if (lines.done || lines.peekInt() !== pid) break;
+        lines.int();
+      }
+      const p = this.providers.get(pid);
+      if (!p) continue;
+      let numbers = read.slice(); // exactly as long as it needs (an array grown by push holds up to half again as much)
+      if (p.classes !== NO_CLASSES) {
+        // another group of this provider's rows, read earlier
+        const earlier = p.classes.map((name) => [...this.nameOf.classes].find(([, n]) => n === name)![0]);
+        ids.unshift(...earlier);
+        numbers = [...p.inventories, ...numbers];
+        ordered = false;
+      }
+      if (!ordered) {
+        const order = ids.map((_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
+        numbers = order.flatMap((i) => numbers.slice(i * INVENTORY_WIDTH, (i + 1) * INVENTORY_WIDTH));
+        const sorted = order.map((i) => ids[i]!);
+        ids.length = 0;
+        ids.push(...sorted);
+      }
+      p.classes = this.shared.list(ids, this.nameOf.classes);
+      p.inventories = numbers;
+    }
+  }
+
+  /** Each provider's traits, in trait id order (a provider's groups put together, as for inventories). */
+  private applyTraits(text: string): void {
+    const ids: number[] = [];
+    for (const lines = new PackedLines(text); !lines.done; ) {
+      const pid = lines.int();
+      ids.length = 0;
+      ids.push(lines.int());
+      while (!lines.done && lines.peekInt() === pid) {
+        lines.int(); // the same provider
+        ids.push(lines.int());
+      }
+      const p = this.providers.get(pid);
+      if (!p) continue;
+      if (p.traits !== NONE) for (const name of p.traits) ids.push([...this.nameOf.traits].find(([, n]) => n === name)![0]);
+      ids.sort((a, b) => a - b);
+      p.traits = this.shared.set(ids.map((id) => this.nameOf.traits.get(id)!));
     }
   }
 
@@ -418,7 +514,7 @@ export class ProviderIndex implements ProviderModel {
   private computeSharingAnchors(): void {
     this.sharingAnchors.clear();
     for (const p of this.providers.values()) {
-      if (!p.traits.has(SHARING_TRAIT)) continue;
+      if (p.aggregates === NONE || !p.traits.has(SHARING_TRAIT)) continue;
       const roots = new Set<number>();
       for (const uuid of p.aggregates) {
         for (const member of this.members.get(uuid) ?? []) {
@@ -437,47 +533,34 @@ function sharingKey(p: IndexedProvider): string {
   return `${p.traits.has(SHARING_TRAIT)}:${[...p.aggregates].sort().join(',')}`;
 }
 
-type ProviderRows = Awaited<ReturnType<typeof readProviders>>;
+/**
+ * One copy of each class list and each set of names that providers have: most providers of a
+ * cloud have the same classes and the same traits, and a Set per provider cost ~100 bytes. Copies
+ * are never changed (a provider's change takes another copy).
+ */
+class SharedValues {
+  private readonly lists = new Map<string, readonly string[]>();
+  private readonly sets = new Map<string, ReadonlySet<string>>();
+  /** the last copy handed out, checked first: neighbours are often alike */
+  private lastList: { ids: number[]; list: readonly string[] } | null = null;
 
-/** The rows of some providers — these ids, or the next `limit` after an id — in four statements. */
-async function readProviders(database: Database, which: { ids: number[] } | { after: number; limit: number }) {
-  const pg = database.dialect === 'postgres';
-  let only: (column: string) => string;
-  let params: unknown[];
-  let providerQuery: string;
-  const providerColumns = 'select id, uuid, generation, parent_provider_id as parent, root_provider_id as root from resource_providers';
-  if ('ids' in which) {
-    // The ids go as one parameter (an array on PostgreSQL, a JSON array on SQLite): thousands of
-    // stale providers cost one bind, not thousands.
-    only = (column) => (pg ? `where ${column} = any(cast(? as integer[]))` : `where ${column} in (select value from json_each(?))`);
-    params = [pg ? which.ids : JSON.stringify(which.ids)];
-    providerQuery = `${providerColumns} ${only('id')}`;
-  } else {
-    // A chunk: the next providers by id, and the rows of exactly those (by their id range).
-    const ids = await readStatement<{ id: number }>('select id from resource_providers where id > ? order by id limit ?').all(database, [
-      which.after,
-      which.limit,
-    ]);
-    if (ids.length === 0) return { providers: [], inventories: [], traits: [], aggregates: [] };
-    only = (column) => `where ${column} between ? and ?`;
-    params = [Number(ids[0]!.id), Number(ids[ids.length - 1]!.id)];
-    providerQuery = `${providerColumns} ${only('id')} order by id`;
+  /** The names of these ids (their order kept), shared. */
+  list(ids: readonly number[], names: ReadonlyMap<number, string>): readonly string[] {
+    const last = this.lastList;
+    if (last && last.ids.length === ids.length && last.ids.every((id, i) => id === ids[i])) return last.list;
+    const key = ids.join(',');
+    let list = this.lists.get(key);
+    if (!list) this.lists.set(key, (list = ids.map((id) => names.get(id)!)));
+    this.lastList = { ids: [...ids], list };
+    return list;
   }
-  const [providers, inventories, traits, aggregates] = await Promise.all([
-    readStatement<{ id: number; uuid: string; generation: number; parent: number | null; root: number | null }>(providerQuery).all(database, params),
-    readStatement<InventoryState & { pid: number; name: string }>(
-      `select i.resource_provider_id as pid, rc.name, i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used
-       from inventories i join resource_classes rc on rc.id = i.resource_class_id
-       ${only('i.resource_provider_id')} order by i.resource_provider_id, i.resource_class_id`,
-    ).all(database, params),
-    readStatement<{ pid: number; name: string }>(
-      `select pt.resource_provider_id as pid, t.name from resource_provider_traits pt join traits t on t.id = pt.trait_id
-       ${only('pt.resource_provider_id')} order by pt.resource_provider_id, pt.trait_id`,
-    ).all(database, params),
-    readStatement<{ pid: number; uuid: string }>(
-      `select pa.resource_provider_id as pid, a.uuid from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id
-       ${only('pa.resource_provider_id')}`,
-    ).all(database, params),
-  ]);
-  return { providers, inventories, traits, aggregates };
+
+  /** A set of these names, shared. */
+  set(names: readonly string[]): ReadonlySet<string> {
+    if (names.length === 0) return NONE;
+    const key = names.join(',');
+    let set = this.sets.get(key);
+    if (!set) this.sets.set(key, (set = new Set(names)));
+    return set;
+  }
 }

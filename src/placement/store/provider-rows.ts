@@ -1,0 +1,159 @@
+// The rows the candidates index (provider-index.ts) is built from, read in bulk: a chunk of
+// providers — an id range, or a list of ids — with their inventories, traits and aggregates in ONE
+// statement, each of the four as one text the database packs ("f,f,f;f,f,f"), which the index
+// reads field by field as it applies it. At a million providers the rows as driver objects (one per
+// row, a property per column) cost more than everything else in a load: with node-postgres their
+// parsing and garbage collection, with better-sqlite3 a JavaScript value per column. Names come
+// as ids, resolved with the name tables (`readNames`).
+import type { Database } from '../../db/database.js';
+import { readStatement } from '../../db/statement.js';
+import type { ThreadReader } from '../../db/thread-reader.js';
+
+/**
+ * Some providers and their rows, each part packed by the database as one text: fields separated
+ * by ',' and rows by ';' (read with PackedLines).
+ */
+export interface PackedProviders {
+  /** id, generation, parent id (0: none), root id, uuid; in any order */
+  providers: string;
+  /** provider id, class id, then total, reserved, min_unit, max_unit, step_size, allocation_ratio, used; in any order */
+  inventories: string;
+  /** provider id, trait id; in any order */
+  traits: string;
+  /** provider id, aggregate uuid; in any order */
+  aggregates: string;
+  /** the largest resource class and trait ids these rows name (0: none): whether the name tables know them all */
+  maxClassId: number;
+  maxTraitId: number;
+}
+
+/** Which providers: those with ids in (after, upTo], or these ids. */
+export type ProviderSelection = { after: number; upTo: number } | { ids: readonly number[] };
+
+const packedText = (dialect: Database['dialect'], where: (column: string) => string) => {
+  // PostgreSQL: concat_ws writes integers and (shortest exact) doubles as text. SQLite: format(),
+  // 17 significant digits so that a ratio reads back as the same double. Rows come in the order of
+  // the scan (by id, through the primary key or the (provider, class) index) and their reader copes
+  // with any (an ORDER BY inside the aggregate cost a sort per chunk, a quarter of the statement).
+  const pg = dialect === 'postgres';
+  const pack = (fields: string[], format: string) =>
+    pg ? `string_agg(concat_ws(',', ${fields.join(', ')}), ';')` : `group_concat(format('${format}', ${fields.join(', ')}), ';')`;
+  const inventoryColumns = ['resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio', 'used'];
+  const providerColumns = ['id', 'generation', 'coalesce(parent_provider_id, 0)', 'coalesce(root_provider_id, id)', 'uuid'];
+  return `select p.providers, i.inventories, i.max_class, t.traits, t.max_trait, a.aggregates from
+    (select ${pack(providerColumns, '%d,%d,%d,%d,%s')} as providers from resource_providers where ${where('id')}) as p,
+    (select ${pack(inventoryColumns, '%d,%d,%d,%d,%d,%d,%d,%!.17g,%d')} as inventories, max(resource_class_id) as max_class
+      from inventories where ${where('resource_provider_id')}) as i,
+    (select ${pack(['resource_provider_id', 'trait_id'], '%d,%d')} as traits, max(trait_id) as max_trait
+      from resource_provider_traits where ${where('resource_provider_id')}) as t,
+    (select ${pack(['pa.resource_provider_id', 'a.uuid'], '%d,%s')} as aggregates
+      from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id where ${where('pa.resource_provider_id')}) as a`;
+};
+
+type Packed = {
+  providers: string | null;
+  inventories: string | null;
+  max_class: number | null;
+  traits: string | null;
+  max_trait: number | null;
+  aggregates: string | null;
+};
+const SQLITE_RANGE = packedText('sqlite', (c) => `${c} > ? and ${c} <= ?`);
+const STATEMENTS = {
+  range: {
+    postgres: readStatement<Packed>(packedText('postgres', (c) => `${c} > cast(? as bigint) and ${c} <= cast(? as bigint)`)),
+    sqlite: readStatement<Packed>(SQLITE_RANGE),
+  },
+  // The ids go as one parameter (an array on PostgreSQL, a JSON array on SQLite): thousands of
+  // stale providers cost one bind, not thousands.
+  ids: {
+    postgres: readStatement<Packed>(packedText('postgres', (c) => `${c} = any(cast(? as integer[]))`)),
+    sqlite: readStatement<Packed>(packedText('sqlite', (c) => `${c} in (select value from json_each(?))`)),
+  },
+};
+
+/** The rows of some providers, in one statement; a range on SQLite through `reader` when given (another thread). */
+export async function readProviders(database: Database, which: ProviderSelection, reader?: ThreadReader): Promise<PackedProviders> {
+  const dialect = database.dialect;
+  const params = 'ids' in which ? [dialect === 'postgres' ? which.ids : JSON.stringify(which.ids)] : [which.after, which.upTo];
+  // the same selection for each of the four parts
+  const all = [...params, ...params, ...params, ...params];
+  const row =
+    reader && dialect === 'sqlite' && !('ids' in which)
+      ? await reader.one<Packed>(SQLITE_RANGE, all)
+      : await STATEMENTS['ids' in which ? 'ids' : 'range'][dialect].one(database, all);
+  return {
+    providers: row?.providers ?? '',
+    inventories: row?.inventories ?? '',
+    traits: row?.traits ?? '',
+    aggregates: row?.aggregates ?? '',
+    maxClassId: Number(row?.max_class ?? 0),
+    maxTraitId: Number(row?.max_trait ?? 0),
+  };
+}
+
+/** The id of the `size`-th provider after `after` (the end of the chunk a full load reads next), or null when fewer are left. */
+export async function chunkEnd(database: Database, after: number, size: number): Promise<number | null> {
+  const row = await CHUNK_END.one(database, [after, size - 1]);
+  return row ? Number(row.id) : null;
+}
+const CHUNK_END = readStatement<{ id: number }>('select id from resource_providers where id > ? order by id limit 1 offset ?');
+
+/** Resource class and trait names by id, and the largest id of each. */
+export async function readNames(database: Database): Promise<Names> {
+  const [classes, traits] = await Promise.all([CLASS_NAMES.all(database, []), TRAIT_NAMES.all(database, [])]);
+  const byId = (rows: Array<{ id: number; name: string }>) => new Map(rows.map((r) => [Number(r.id), r.name]));
+  const maxId = (rows: Array<{ id: number }>) => Math.max(0, ...rows.map((r) => Number(r.id)));
+  return { classes: byId(classes), traits: byId(traits), maxClassId: maxId(classes), maxTraitId: maxId(traits) };
+}
+
+export interface Names {
+  classes: Map<number, string>;
+  traits: Map<number, string>;
+  maxClassId: number;
+  maxTraitId: number;
+}
+const CLASS_NAMES = readStatement<{ id: number; name: string }>('select id, name from resource_classes');
+const TRAIT_NAMES = readStatement<{ id: number; name: string }>('select id, name from traits');
+
+/** Reads "f,f,f;f,f,f" field by field: integers as digits, everything else as text. */
+export class PackedLines {
+  private at = 0;
+  constructor(private readonly source: string) {}
+
+  get done(): boolean {
+    return this.at >= this.source.length;
+  }
+
+  /** the next integer, left to be read again */
+  peekInt(): number {
+    const at = this.at;
+    const n = this.int();
+    this.at = at;
+    return n;
+  }
+
+  int(): number {
+    const t = this.source;
+    let i = this.at;
+    const negative = t.charCodeAt(i) === 45; // '-'
+    if (negative) i++;
+    let n = 0;
+    for (let c = t.charCodeAt(i); c >= 48 && c <= 57; c = t.charCodeAt(++i)) n = n * 10 + (c - 48);
+    this.at = i + 1; // past the ',' or ';'
+    return negative ? -n : n;
+  }
+
+  real(): number {
+    return Number(this.text());
+  }
+
+  text(): string {
+    const t = this.source;
+    let end = this.at;
+    for (let c = t.charCodeAt(end); end < t.length && c !== 44 && c !== 59; c = t.charCodeAt(++end));
+    const value = t.slice(this.at, end);
+    this.at = end + 1;
+    return value;
+  }
+}
