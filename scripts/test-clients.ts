@@ -404,20 +404,7 @@ try {
     const keystoneServer = async (name: string): Promise<SpawnedServer> => {
       const spawned = await spawnServer(
         // a token check waits up to 30 s for Keystone (5 s by default): the suites keep the machine busy
-        [
-          '--db',
-          await database(name),
-          '--auth',
-          'keystone',
-          '--keystone-url',
-          ks.url,
-          '--keystone-username',
-          'allot',
-          '--keystone-project',
-          'service',
-          '--keystone-timeout',
-          '30',
-        ],
+        ['--db', await database(name), ...ks.serveArgs],
         { ALLOT_KEYSTONE_PASSWORD: ks.users.allot!.password },
       );
       servers.push(spawned);

@@ -467,25 +467,7 @@ describe('Keystone unreachable, silent or refusing allot: 503, never "allow"', (
 
   test("wrong service credentials: 503 saying so, and allot's password appears in no log line", async () => {
     const wrong = 'not-the-allot-password-4f1c';
-    const bad = await spawnServer(
-      [
-        '--db',
-        'sqlite::memory:',
-        '--log-level',
-        'debug',
-        '--auth',
-        'keystone',
-        '--keystone-url',
-        ks.url,
-        '--keystone-username',
-        'allot',
-        '--keystone-project',
-        'service',
-        '--keystone-timeout',
-        '30',
-      ],
-      { ALLOT_KEYSTONE_PASSWORD: wrong },
-    );
+    const bad = await spawnServer(['--db', 'sqlite::memory:', '--log-level', 'debug', ...ks.serveArgs], { ALLOT_KEYSTONE_PASSWORD: wrong });
     const good = await spawnServer([
       '--db',
       'sqlite::memory:',

@@ -91,6 +91,8 @@ export interface RealKeystone {
    * generous timeout, because on a loaded test machine Keystone can take seconds to answer.
    */
   allotConfig(overrides?: Partial<Config>): Partial<Config>;
+  /** The same as `allot serve` options, for a spawned allot (its password goes in ALLOT_KEYSTONE_PASSWORD). */
+  serveArgs: string[];
 }
 
 const files = (stateDir: string) => ({
@@ -455,6 +457,18 @@ export async function realKeystone(): Promise<RealKeystone & { stop(): Promise<v
       keystoneTimeout: 30_000,
       ...overrides,
     }),
+    serveArgs: [
+      '--auth',
+      'keystone',
+      '--keystone-url',
+      state.keystone_url,
+      '--keystone-username',
+      'allot',
+      '--keystone-project',
+      'service',
+      '--keystone-timeout',
+      '30',
+    ],
     catalog: (placementUrl, baremetalUrl) => setCatalog(state, placementUrl, baremetalUrl),
     stop,
   };
