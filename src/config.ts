@@ -406,8 +406,11 @@ const DECLARED = {
     flag: '--http-keepalive-timeout <seconds>',
     env: 'ALLOT_HTTP_KEEPALIVE_TIMEOUT',
     parse: seconds('http keep-alive timeout', 0.1, 3600),
-    default: 5_000,
-    doc: 'seconds an idle keep-alive connection stays open',
+    // Longer than the 60 s idle timeouts of load balancers and of clients' periodic calls, so that
+    // the client closes an idle connection first: a request sent on a connection the server is
+    // closing at that moment fails as a connection error that most clients do not retry.
+    default: 65_000,
+    doc: 'seconds an idle keep-alive connection stays open (longer than the clients and load balancers in front, so they close it first)',
   }),
   httpIdleTimeout: option({
     flag: '--http-idle-timeout <seconds>',
