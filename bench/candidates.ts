@@ -48,6 +48,8 @@ const { values: args } = parseArgs({
     root: { type: 'string' },
     /** full index loads timed in this process per query (inProcess); 0 skips them */
     'in-process-runs': { type: 'string', default: '10' },
+    /** seconds a started server has to answer /readyz 200 (a 1 000 000-provider index load takes tens of seconds) */
+    'ready-timeout': { type: 'string', default: '600' },
     /** keep the databases and profiles (their directory is printed on stderr) */
     keep: { type: 'boolean', default: false },
   },
@@ -207,8 +209,18 @@ async function serve(dbUrl: string, profileDir: string | null): Promise<Server> 
     void exited.then(() => reject(new Error(`server exited:\n${out}`)));
   });
   const listeningMs = Math.round(performance.now() - spawned);
-  // ready: as a load balancer sees it (a build that loads its index on first use says so at once)
+  // ready: as a load balancer sees it (a build that loads its index on first use says so at once);
+  // a server that exits meanwhile ends the wait, one that never gets ready is stopped
+  let exitedEarly = false;
+  void exited.then(() => (exitedEarly = true));
+  const readyBy = performance.now() + Number(args['ready-timeout']) * 1000;
   while ((await send(fetch, { method: 'GET', url: `${main}/readyz`, headers: {} }).catch(() => null))?.status !== 200) {
+    if (exitedEarly) throw new Error(`server exited before it was ready:\n${out}`);
+    if (performance.now() > readyBy) {
+      proc.kill('SIGKILL');
+      await exited;
+      throw new Error(`server not ready within ${args['ready-timeout']} s:\n${out.slice(-2000)}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return {
@@ -438,24 +450,24 @@ async function measureServing(dbUrl: string, setupMs: number | null): Promise<vo
   const local = runs > 0 && !args.root ? await inProcess(dbUrl, Math.min(runs, Number(args['unlimited-requests']))) : undefined;
   const profileDir = args.profile ? mkdtempSync(path.join(tmp, 'prof-')) : null;
   const server = await serve(dbUrl, profileDir);
-  const t2 = performance.now();
-  const first = await send(fetch, {
-    method: 'GET',
-    url: `${server.url}/allocation_candidates?${QUERIES.limit50}`,
-    headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' },
-  });
-  if (first.status !== 200) throw new Error(`first request: ${first.status} ${first.text.slice(0, 300)}`);
-  const firstRequestMs = Math.round(performance.now() - t2);
-  const rssAtReady = rssMb(server.proc.pid!);
-  const queries: Record<string, unknown> = {};
+  // stopped however the measuring ends: a failed first request leaves no server behind
   try {
+    const t2 = performance.now();
+    const first = await send(fetch, {
+      method: 'GET',
+      url: `${server.url}/allocation_candidates?${QUERIES.limit50}`,
+      headers: { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' },
+    });
+    if (first.status !== 200) throw new Error(`first request: ${first.status} ${first.text.slice(0, 300)}`);
+    const firstRequestMs = Math.round(performance.now() - t2);
+    const rssAtReady = rssMb(server.proc.pid!);
+    const queries: Record<string, unknown> = {};
     queries.limit50 = await measure(server.url, QUERIES.limit50, Number(args.requests));
     queries.requiredTrait = await measure(server.url, QUERIES.requiredTrait, Number(args.requests));
     queries.noLimit = await measure(server.url, QUERIES.noLimit, Number(args['unlimited-requests']));
-  } finally {
     const rss = rssMb(server.proc.pid!);
     const peak = rssMb(server.proc.pid!, 'VmHWM');
-    await server.stop();
+    await server.stop(); // before the profile is read: the server writes it as it exits
     results.push({
       dialect,
       providers,
@@ -474,6 +486,8 @@ async function measureServing(dbUrl: string, setupMs: number | null): Promise<vo
       inProcess: local,
       profile: profileDir ? summarizeProfile(profileDir) : undefined,
     });
+  } finally {
+    await server.stop();
   }
   // each result as it is made: a later failure (or a long run stopped) keeps the earlier ones
   console.error(`# done: ${JSON.stringify(results.at(-1))}`);
