@@ -74,7 +74,11 @@ export function registerDatabaseGauges(metrics: Metrics, database: Database, log
 }
 
 /** `GET /metrics`: the exposition, to whoever the rule above lets in. */
-export async function serveMetrics(app: { config: Config; access: AccessControl; metrics: Metrics }, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function serveMetrics(
+  app: { config: Pick<Config, 'metricsPublic' | 'auth'>; access: AccessControl; metrics: Metrics },
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   try {
     if (!app.config.metricsPublic) {
       app.access.admit(req.headers, req.method);
