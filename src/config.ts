@@ -9,14 +9,8 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { YAMLParseError, parse as parseYaml } from 'yaml';
+import { CANDIDATE_STRATEGIES } from './core/candidate-strategies.js';
 import { DATABASE_TIMEOUT_DEFAULTS, type DatabaseOptions, type SqliteSync, dialectOf, maskUrl } from './db/database.js';
-
-/**
- * The orders allocation candidates can be generated in (`--candidate-strategy`, Placement's
- * `allot_strategy`); placement/candidates/search.ts implements each. Here, not in Placement,
- * because the option table is read by Placement and must not read Placement.
- */
-export const CANDIDATE_STRATEGIES = ['stable', 'pack', 'spread', 'random'] as const;
 
 const int = (name: string, min: number, max: number) => (raw: string) => {
   const n = Number(raw);

@@ -3,14 +3,16 @@
 // `detail` is laid out as Placement's WSGI stack lays it out ("<explanation>\n\n <message>  "),
 // because some clients look for substrings in it.
 //
-// The stores and services raise domain errors (a stable code and the facts); `translate` below is
-// the one table that gives each its status, Placement's error code and Placement's words — which,
-// as in Placement's own handlers, may differ with the operation that met the error.
+// The stores and services raise domain errors (core/domain-errors.ts: a stable code and the
+// facts); DOMAIN below is the one table that gives each its status, Placement's error code and
+// Placement's words — which, as in Placement's own handlers, may differ with the operation that met
+// the error. Its type lists every code, so a code left out or misspelt does not compile.
 import { STATUS_CODES } from 'node:http';
 import { DomainError } from '../core/errors.js';
 import { accepts } from '../http/accept.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
 import type { ErrorContext, RenderedError } from '../http/pipeline.js';
+import type { ParentProblem, PlacementDomainErrors, PlacementErrorCode } from './core/domain-errors.js';
 
 /** Error codes published in the Placement API reference; never change them. */
 export const CODES = {
@@ -25,6 +27,9 @@ export const CODES = {
   badValue: 'placement.query.bad_value',
   missingValue: 'placement.query.missing_value',
 } as const;
+
+/** An error code Placement answers with (1.23+). */
+type PlacementCode = (typeof CODES)[keyof typeof CODES];
 
 const EXPLANATIONS: Record<number, string> = {
   400: 'The server could not comply with the request since it is either malformed or otherwise incorrect.',
@@ -43,17 +48,17 @@ const EXPLANATIONS: Record<number, string> = {
   507: 'There was not enough space to save the resource',
 };
 
-export const placementError = (status: HttpStatus, message: string, code: string = CODES.undefined) => new ApiError(status, code, message);
+export const placementError = (status: HttpStatus, message: string, code: PlacementCode = CODES.undefined) => new ApiError(status, code, message);
 
 /** What a domain error becomes: status, Placement's code, message. */
-type Wording = [HttpStatus, string, string];
-// biome-ignore lint/suspicious/noExplicitAny: each entry reads the params its code carries
-type Params = Record<string, any>;
+type Wording = [HttpStatus, PlacementCode, string];
+/** The operation that met the error: Placement words some errors per handler. */
+type Operation = Pick<ErrorContext, 'method' | 'route'>;
 
-const inUse = (p: Params) => `Inventory for '${p.classes.join(', ')}' on resource provider '${p.provider}' in use.`;
+const inUse = (p: PlacementDomainErrors['inventory_in_use']) => `Inventory for '${p.classes.join(', ')}' on resource provider '${p.provider}' in use.`;
 
 /** Each domain code Placement can meet, worded as Placement's handler for that operation words it. */
-const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | null }) => Wording> = {
+const DOMAIN: { [C in PlacementErrorCode]: (p: PlacementDomainErrors[C], op: Operation) => Wording } = {
   // providers
   provider_not_found: (p, op) => [
     404,
@@ -66,8 +71,8 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
     400,
     CODES.undefined,
     op.method === 'POST'
-      ? `Unable to create resource provider "${p.name}", ${p.uuid}: ${PARENT_PROBLEMS[p.problem as string]}`
-      : `Unable to save resource provider ${p.uuid}: Object action update failed because: ${PARENT_PROBLEMS[p.problem as string]}`,
+      ? `Unable to create resource provider "${p.name}", ${p.uuid}: ${PARENT_PROBLEMS[p.problem]}`
+      : `Unable to save resource provider ${p.uuid}: Object action update failed because: ${PARENT_PROBLEMS[p.problem]}`,
   ],
   provider_generation_mismatch: (p, op) => [
     409,
@@ -156,7 +161,7 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
   provider_owned: (p) => [
     409,
     CODES.undefined,
-    `Unable to allocate inventory: resource provider(s) ${p.providers.map((u: string) => `'${u}'`).join(', ')} belong to ${p.owner}; allocations on them are made through that service.`,
+    `Unable to allocate inventory: resource provider(s) ${p.providers.map((u) => `'${u}'`).join(', ')} belong to ${p.owner}; allocations on them are made through that service.`,
   ],
   // allot: a consumer a service instance of the identifier API holds (docs/ids.md)
   consumer_held: (p) => [
@@ -166,7 +171,7 @@ const DOMAIN: Record<string, (p: Params, op: { method: string; route: string | n
   ],
 };
 
-const PARENT_PROBLEMS: Record<string, string> = {
+const PARENT_PROBLEMS: Record<ParentProblem, string> = {
   self: 'parent provider UUID cannot be same as UUID. Please set parent provider UUID to None.',
   missing: 'parent provider UUID does not exist.',
   unparent: 'un-parenting a provider is not currently allowed.',
@@ -176,9 +181,9 @@ const PARENT_PROBLEMS: Record<string, string> = {
 
 /** A domain error as Placement answers it; null for anything else. */
 export function translate(err: unknown, context: ErrorContext): ApiError | null {
-  if (!(err instanceof DomainError)) return null;
-  const word = DOMAIN[err.code];
-  if (!word) return null;
+  if (!(err instanceof DomainError) || !Object.hasOwn(DOMAIN, err.code)) return null;
+  // the table's type ties each code to its params; the raiser (placementDomainError) did the same
+  const word = DOMAIN[err.code as PlacementErrorCode] as (p: Record<string, unknown>, op: Operation) => Wording;
   const [status, code, message] = word(err.params, context);
   return new ApiError(status, code, message);
 }

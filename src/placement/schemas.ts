@@ -6,7 +6,7 @@
 // clients read the text of a validation error, which prints the failing schema and is chosen by
 // walking the keywords in order (core/json-schema.ts). scripts/schema-differential.py checks
 // every one against Placement's validator.
-import { CANDIDATE_STRATEGIES } from '../config.js';
+import { CANDIDATE_STRATEGIES } from '../core/candidate-strategies.js';
 import { MAX_FLOAT, MAX_INT } from '../core/capacity.js';
 import type { JsonSchema } from '../core/json-schema.js';
 

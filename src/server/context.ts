@@ -42,7 +42,6 @@ export async function createContext(config: Config, log: Logger, database: Datab
     retried: (reason) => metrics.transactionRetries.inc({ reason }),
     batchCommitted: (size) => metrics.commitBatchSize.observe(size),
   };
-  registerDatabaseGauges(metrics, database, log);
   const placement = createPlacementContext(database, config, log, metrics);
   // the bare-metal node providers of the placement backend are the bare-metal service's alone
   if (config.baremetalBackend === 'placement') placement.owners.push(nodeProviderOwner);
@@ -52,6 +51,7 @@ export async function createContext(config: Config, log: Logger, database: Datab
   const holders = engineHolders();
   baremetal.allocationHolder = holders.allocations;
   placement.consumerHolder = holders.consumers;
+  registerDatabaseGauges(metrics, { database, baremetal, ids }, log);
   return {
     config,
     log,

@@ -7,23 +7,28 @@
 //   --auth keystone         a valid X-Auth-Token whose roles include `admin` (401 without one,
 //                           403 for other roles, 503 while Keystone is unreachable)
 //
-// Every scrape-time query is bounded: grouped counts over small sets (allocation states, outbox
-// inventories) and at most MAX_POOLS identifier pools; a query that fails leaves its gauge empty
-// for that scrape rather than failing the others.
+// The gauges read at scrape time ask each domain's services (bare-metal allocations by state,
+// identifier pools' use, the outbox backlog), never its tables. Every such read is bounded: grouped
+// counts over small sets (allocation states, outbox inventories) and at most MAX_POOLS identifier
+// pools; a read that fails leaves its gauge empty for that scrape rather than failing the others.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { BaremetalContext } from '../baremetal/context.js';
+import { allocationCountsByState } from '../baremetal/services/allocations.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
 import { ApiError } from '../http/errors.js';
-import { outboxCounts } from '../ids/store/outbox.js';
+import type { IdsContext } from '../ids/context.js';
+import { outboxCounts } from '../ids/services/outbox.js';
+import { poolUsage } from '../ids/services/pools.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 /** Pools whose utilization a scrape reports (by name); past this many, the rest are left out. */
 export const MAX_POOLS = 1_000;
 
-/** The gauges a scrape reads from the database and the pool. */
-export function registerDatabaseGauges(metrics: Metrics, database: Database, log: Logger): void {
+/** The gauges a scrape reads through the domains, and from the database's connection pool. */
+export function registerDatabaseGauges(metrics: Metrics, app: { database: Database; baremetal: BaremetalContext; ids: IdsContext }, log: Logger): void {
   const safely = (what: string, collect: () => Promise<void>) => async () => {
     try {
       await collect();
@@ -33,37 +38,32 @@ export function registerDatabaseGauges(metrics: Metrics, database: Database, log
   };
   metrics.gauge('allot_baremetal_allocations', 'bare-metal allocations by state (allocating, active, error)', ['state'], (g) =>
     safely('allot_baremetal_allocations', async () => {
-      const rows = await database.db
-        .selectFrom('baremetal_allocations')
-        .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
-        .groupBy('state')
-        .execute();
-      for (const r of rows) g.set({ state: r.state }, Number(r.n));
+      for (const [state, n] of await allocationCountsByState(app.baremetal)) g.set({ state }, n);
     })(),
   );
-  const poolRows = () => database.db.selectFrom('ids_pools').select(['name', 'total_count', 'used_count']).orderBy('name').limit(MAX_POOLS).execute();
+  const pools = () => poolUsage(app.ids, MAX_POOLS);
   metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (IPv6 pools: as a float)', ['pool'], (g) =>
     safely('allot_ids_pool_values', async () => {
-      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.total_count));
+      for (const p of await pools()) g.set({ pool: p.name }, p.total);
     })(),
   );
   metrics.gauge('allot_ids_pool_used_values', 'values of an identifier pool that are allocated', ['pool'], (g) =>
     safely('allot_ids_pool_used_values', async () => {
-      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.used_count));
+      for (const p of await pools()) g.set({ pool: p.name }, p.used);
     })(),
   );
   metrics.gauge('allot_ids_pool_utilization_ratio', 'used / total of an identifier pool (0–1)', ['pool'], (g) =>
     safely('allot_ids_pool_utilization_ratio', async () => {
-      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.total_count) > 0 ? Number(p.used_count) / Number(p.total_count) : 0);
+      for (const p of await pools()) g.set({ pool: p.name }, p.total > 0 ? p.used / p.total : 0);
     })(),
   );
   metrics.gauge('allot_ids_outbox_pending', 'outbox entries not yet delivered to their external inventory (the backlog)', ['inventory'], (g) =>
     safely('allot_ids_outbox_pending', async () => {
-      for (const [inventory, counts] of await outboxCounts(database)) g.set({ inventory }, counts.pending);
+      for (const [inventory, counts] of await outboxCounts(app.ids)) g.set({ inventory }, counts.pending);
     })(),
   );
-  if (database.poolStats) {
-    const stats = database.poolStats;
+  if (app.database.poolStats) {
+    const stats = app.database.poolStats;
     metrics.gauge('allot_db_pool_connections', 'PostgreSQL connections of this process (state: total, idle)', ['state'], (g) => {
       const s = stats();
       g.set({ state: 'total' }, s.total);
@@ -74,7 +74,11 @@ export function registerDatabaseGauges(metrics: Metrics, database: Database, log
 }
 
 /** `GET /metrics`: the exposition, to whoever the rule above lets in. */
-export async function serveMetrics(app: { config: Config; access: AccessControl; metrics: Metrics }, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function serveMetrics(
+  app: { config: Pick<Config, 'metricsPublic' | 'auth'>; access: AccessControl; metrics: Metrics },
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
   try {
     if (!app.config.metricsPublic) {
       app.access.admit(req.headers, req.method);

@@ -15,7 +15,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../../src/placement/candidates/model.js';
 import { type Candidate, searchCandidates } from '../../src/placement/candidates/search.js';
-import { CANDIDATE_STRATEGIES } from '../../src/config.js';
+import { CANDIDATE_STRATEGIES } from '../../src/core/candidate-strategies.js';
 import type { InventoryLimits } from '../../src/core/capacity.js';
 
 const CLASSES = ['VCPU', 'MEMORY_MB', 'DISK_GB'];

@@ -29,6 +29,7 @@ import type { BaremetalContext } from '../context.js';
 import {
   type AllocationRecord,
   allocationNotFound,
+  countAllocationsByState,
   deleteAllocationRow,
   findAllocation,
   findAllocationById,
@@ -416,3 +417,6 @@ export async function awaitAllocation(ctx: BaremetalContext, id: number, ms: num
     }
   }
 }
+
+/** How many allocations are in each state, for the metrics. */
+export const allocationCountsByState = (ctx: BaremetalContext) => countAllocationsByState(ctx.database);

@@ -218,3 +218,13 @@ export async function takeOverAllocation(db: Tx, id: number, dead: string | null
   const result = await (dead === null ? q.where('conductor_affinity', 'is', null) : q.where('conductor_affinity', '=', dead)).executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** How many allocations are in each state (the metrics' gauge, read at scrape time). */
+export async function countAllocationsByState(db: Db): Promise<Map<string, number>> {
+  const rows = await db.db
+    .selectFrom('baremetal_allocations')
+    .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+    .groupBy('state')
+    .execute();
+  return new Map(rows.map((r) => [r.state, Number(r.n)]));
+}

@@ -182,3 +182,6 @@ export async function freeRanges(
   const rows = await listFree(ctx.database, row.id, band, after, limit + 1);
   return { space: deserializeSpace(row.definition), items: rows.slice(0, limit), next: rows.length > limit ? rows[limit - 1]!.first : null };
 }
+
+/** The size and use of the first `limit` pools by name, for the metrics. */
+export const poolUsage = (ctx: IdsContext, limit: number) => store.poolUsage(ctx.database, limit);

@@ -230,3 +230,10 @@ export async function deletePoolRows(tx: Tx, poolId: number): Promise<void> {
   await tx.db.deleteFrom('ids_free_ranges').where('pool_id', '=', poolId).execute();
   await tx.db.deleteFrom('ids_pools').where('id', '=', poolId).execute();
 }
+
+/** The values of the first `limit` pools by name, and how many are allocated (the metrics' gauges). */
+export async function poolUsage(db: Db, limit: number): Promise<Array<{ name: string; total: number; used: number }>> {
+  const rows = await db.db.selectFrom('ids_pools').select(['name', 'total_count', 'used_count']).orderBy('name').limit(limit).execute();
+  // IPv6 pools count beyond 2^53: a float is precise enough for a gauge
+  return rows.map((r) => ({ name: r.name, total: Number(r.total_count), used: Number(r.used_count) }));
+}

@@ -32,10 +32,10 @@ import {
   inAnyAggregate,
   traitsMatch,
 } from './model.js';
-import type { Config } from '../../config.js';
+import type { CandidateStrategy } from '../../core/candidate-strategies.js';
 
-/** The order anchors (and the providers within them) are tried in (the names: config.ts's CANDIDATE_STRATEGIES). */
-export type Strategy = Config['candidateStrategy'];
+/** The order anchors (and the providers within them) are tried in. */
+export type Strategy = CandidateStrategy;
 
 export interface SearchOptions {
   /** stop after this many distinct candidates */

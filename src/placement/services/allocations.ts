@@ -7,7 +7,7 @@ import type { Tx } from '../../db/database.js';
 import { transaction, tryFastPath } from '../../db/transaction.js';
 import { claimOutcome } from '../../metrics/metrics.js';
 import type { PlacementContext } from '../context.js';
-import { DomainError } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
 import { oneStatementDelete, oneStatementWrite } from '../store/one-statement-writes.js';
 
@@ -61,6 +61,6 @@ export async function refuseOwnedProviders(ctx: PlacementContext, consumerUuids:
   for (const owner of ctx.owners) {
     const owned = await owner.owned(ctx.database, touched);
     if (owned.length)
-      throw new DomainError('provider_owned', { providers: owned.sort(), owner: owner.name }, `providers ${owned.join(', ')} belong to ${owner.name}`);
+      throw placementDomainError('provider_owned', { providers: owned.sort(), owner: owner.name }, `providers ${owned.join(', ')} belong to ${owner.name}`);
   }
 }

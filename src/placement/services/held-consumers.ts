@@ -6,9 +6,9 @@
 // holder's transaction, so its capacity is reserved or released with the rest of what it holds.
 import type { Db, Tx } from '../../db/database.js';
 import { savepoint } from '../../db/transaction.js';
-import { DomainError } from '../../core/errors.js';
 import type { GroupRequest } from '../candidates/model.js';
 import { searchCandidates } from '../candidates/search.js';
+import { type PlacementErrorCode, isPlacementError } from '../core/domain-errors.js';
 import type { PlacementContext } from '../context.js';
 import { deleteConsumer, readConsumer, writeAllocations } from '../store/allocations.js';
 
@@ -106,14 +106,14 @@ export async function reserveCapacity(
       return { ok: true, allocations: chosen };
     } catch (err) {
       // full by now, or gone: the next candidate
-      if (!(err instanceof DomainError && REFUSED.includes(err.code))) throw err;
+      if (!isPlacementError(err, REFUSED)) throw err;
     }
   }
   return { ok: false, reason: `no resource provider has room for ${wanted} now` };
 }
 
 /** What a claim refuses when a candidate cannot take it after all (the index was behind). */
-const REFUSED: readonly string[] = ['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing'];
+const REFUSED: readonly PlacementErrorCode[] = ['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing'];
 
 /**
  * Make the held consumer's allocations exactly `allocations` (none: the consumer goes), as its

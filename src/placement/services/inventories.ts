@@ -1,5 +1,5 @@
 // Writes to a provider's inventories: each change one transaction under the provider's lock.
-import { DomainError } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
@@ -12,7 +12,7 @@ export async function change(ctx: PlacementContext, uuid: string, what: Inventor
     return await transaction(ctx.database, async (tx) => changeInventories(tx, await lockProvider(tx, uuid), what, clientGeneration));
   } catch (err) {
     // Two writers added the same class at once: the loser hits the unique key.
-    if (isUniqueViolation(err)) throw new DomainError('inventory_changed_concurrently', { provider: uuid }, 'inventory changed concurrently');
+    if (isUniqueViolation(err)) throw placementDomainError('inventory_changed_concurrently', { provider: uuid }, 'inventory changed concurrently');
     throw err;
   }
 }

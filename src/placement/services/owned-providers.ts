@@ -6,7 +6,7 @@
 import type { Db, Tx } from '../../db/database.js';
 import type { EmbeddedWrite } from '../../db/statement.js';
 import { isAssertRefusal } from '../../db/sql-helpers.js';
-import { DomainError } from '../../core/errors.js';
+import { type PlacementErrorCode, isPlacementError } from '../core/domain-errors.js';
 import type { PlacementContext } from '../context.js';
 import { readConsumer, writeAllocations } from '../store/allocations.js';
 import { changeInventories, currentInventories } from '../store/inventories.js';
@@ -43,7 +43,7 @@ export async function removeProvider(tx: Tx, uuid: string): Promise<void> {
 }
 
 /** What a claim refuses when the provider cannot take it now. */
-const NOT_CLAIMABLE: readonly string[] = [
+const NOT_CLAIMABLE: readonly PlacementErrorCode[] = [
   'capacity_exceeded',
   'inventory_invalid',
   'inventory_constraint_violated',
@@ -76,7 +76,7 @@ export async function claimOn(tx: Tx, ctx: PlacementContext, consumer: ClaimCons
     await writeAllocations(tx, ctx.names, writes);
     return true;
   } catch (err) {
-    if (err instanceof DomainError && NOT_CLAIMABLE.includes(err.code)) return false;
+    if (isPlacementError(err, NOT_CLAIMABLE)) return false;
     throw err;
   }
 }

@@ -12,7 +12,8 @@
 // Either every consumer's allocations change or none do. A claim for a new consumer is six
 // statements with BEGIN and COMMIT; on PostgreSQL it is first tried as one (one-statement-writes.ts).
 import { type InventoryLimits, MAX_INT, capacity, unitViolation } from '../../core/capacity.js';
-import { DomainError, RetryableConflict } from '../../core/errors.js';
+import { RetryableConflict } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import { placeholders, readStatement, writeStatement } from '../../db/statement.js';
@@ -67,7 +68,7 @@ interface ConsumerRow {
 
 /** The consumer's generation is not the one the client said (null: the client expected no consumer). */
 const consumerConflict = (expected: number | null, got: number | null | undefined) =>
-  new DomainError('consumer_generation_conflict', { expected, got }, `consumer at generation ${expected}, not ${got}`);
+  placementDomainError('consumer_generation_conflict', { expected, got }, `consumer at generation ${expected}, not ${got}`);
 
 /**
  * An existing consumer is written only by whoever holds it: a holder its own consumers, a
@@ -78,10 +79,10 @@ function refuseHeld(w: ConsumerAllocations, heldBy: string | null): void {
 }
 
 const consumerHeld = (consumer: string, heldBy: string | null) =>
-  new DomainError('consumer_held', { consumer, held_by: heldBy ?? "Placement's clients" }, `consumer ${consumer} is held by ${heldBy}`);
+  placementDomainError('consumer_held', { consumer, held_by: heldBy ?? "Placement's clients" }, `consumer ${consumer} is held by ${heldBy}`);
 
-const amountError = (code: string, resourceClass: string, provider: string) =>
-  new DomainError(code, { class: resourceClass, provider }, `${code}: ${resourceClass} on ${provider}`);
+const amountError = (code: 'inventory_constraint_violated' | 'inventory_invalid' | 'capacity_exceeded', resourceClass: string, provider: string) =>
+  placementDomainError(code, { class: resourceClass, provider }, `${code}: ${resourceClass} on ${provider}`);
 
 /**
  * Write the consumers' allocations (see the top of this file). A consumer that a holder holds
@@ -102,7 +103,7 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
   for (const w of writes) {
     for (const resources of w.allocations.values()) {
       for (const rc of resources.keys()) {
-        if (!classIds.has(rc)) throw new DomainError('unknown_resource_class', { consumer: w.consumerUuid, name: rc }, `no resource class ${rc}`);
+        if (!classIds.has(rc)) throw placementDomainError('unknown_resource_class', { consumer: w.consumerUuid, name: rc }, `no resource class ${rc}`);
       }
     }
   }
@@ -165,7 +166,7 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
   const providers = await lockAndBumpProviders(tx, [...providerUuids], now);
   for (const uuid of providerUuids) {
     if (!providers.has(uuid)) {
-      throw new DomainError('allocation_provider_missing', { uuid }, `no resource provider ${uuid}`);
+      throw placementDomainError('allocation_provider_missing', { uuid }, `no resource provider ${uuid}`);
     }
   }
 
@@ -242,9 +243,8 @@ function checkInventories(
     const inv = inventories.get(key);
     if (inv ? inv.class_name !== c.wanted.rc : cachedClasses.has(c.wanted.rc)) {
       names.forget();
-      throw new RetryableConflict(
-        `resource class ${c.wanted.rc} was renamed or recreated`,
-        () => new DomainError('resource_classes_changed', {}, 'resource classes changed concurrently'),
+      throw new RetryableConflict(`resource class ${c.wanted.rc} was renamed or recreated`, () =>
+        placementDomainError('resource_classes_changed', {}, 'resource classes changed concurrently'),
       );
     }
   }
@@ -440,7 +440,7 @@ async function insertAllocations(tx: Tx, rows: Array<[providerId: number, consum
 /** Remove every allocation of a consumer, and the consumer (DELETE /allocations/{c}); a held one only by its holder. */
 export async function deleteConsumer(tx: Tx, consumerUuid: string, holder?: string): Promise<void> {
   const consumer = (await lockConsumers(tx, [consumerUuid])).get(consumerUuid);
-  if (!consumer) throw new DomainError('consumer_not_found', { uuid: consumerUuid }, `no consumer ${consumerUuid}`);
+  if (!consumer) throw placementDomainError('consumer_not_found', { uuid: consumerUuid }, `no consumer ${consumerUuid}`);
   if (consumer.held_by !== (holder ?? null)) throw consumerHeld(consumerUuid, consumer.held_by);
   // Like Placement, removing allocations does not bump provider generations: it only frees room.
   const usage = await changeUsage(

@@ -4,7 +4,7 @@
 // `allocation_ratio` on a full host must be able to; the provider is then over capacity until
 // consumers leave, and new claims on it fail.
 import type { InventoryLimits } from '../../core/capacity.js';
-import { DomainError } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import type { Db, Tx } from '../../db/database.js';
 
 import { idsByName } from './names.js';
@@ -60,7 +60,7 @@ export type InventoryChange =
 type CurrentInventory = Map<string, InventoryRecord & { resource_class_id: number; used: number }>;
 
 const notFound = (provider: ProviderView, resourceClass: string) =>
-  new DomainError('inventory_not_found', { provider: provider.uuid, class: resourceClass }, `provider ${provider.uuid} has no ${resourceClass} inventory`);
+  placementDomainError('inventory_not_found', { provider: provider.uuid, class: resourceClass }, `provider ${provider.uuid} has no ${resourceClass} inventory`);
 
 export async function currentInventories(db: Db, providerId: number): Promise<CurrentInventory> {
   return new Map((await inventoryRows(db, providerId)).map((r) => [r.name, { ...record(r), resource_class_id: r.resource_class_id, used: r.used }]));
@@ -74,7 +74,7 @@ function desiredAfter(provider: ProviderView, current: CurrentInventory, change:
       return new Map(change.inventories);
     case 'add':
       if (current.has(change.resourceClass)) {
-        throw new DomainError(
+        throw placementDomainError(
           'inventory_exists',
           { provider: provider.uuid, class: change.resourceClass },
           `provider ${provider.uuid} has ${change.resourceClass} inventory`,
@@ -100,7 +100,7 @@ export async function resolveInventoryClasses(db: Db, provider: ProviderView, de
   const classIds = await idsByName(db, 'resource_classes', [...desired.keys()]);
   const unknown = [...desired.keys()].filter((n) => !classIds.has(n));
   if (unknown.length) {
-    throw new DomainError('unknown_inventory_class', { provider: provider.uuid, names: unknown.sort() }, `no resource classes ${unknown.join(', ')}`);
+    throw placementDomainError('unknown_inventory_class', { provider: provider.uuid, names: unknown.sort() }, `no resource classes ${unknown.join(', ')}`);
   }
   return classIds;
 }
@@ -115,7 +115,7 @@ export function checkRemovalsUnused(provider: ProviderView, current: CurrentInve
     .sort(([, a], [, b]) => a.resource_class_id - b.resource_class_id)
     .map(([name]) => name);
   if (removedInUse.length) {
-    throw new DomainError(
+    throw placementDomainError(
       'inventory_in_use',
       { provider: provider.uuid, classes: removedInUse },
       `provider ${provider.uuid} has allocations of ${removedInUse.join(', ')}`,

@@ -1,7 +1,8 @@
 // Resource providers and their trees: reading, listing with filters, creating, renaming,
 // re-parenting and deleting. Every change to what a provider offers bumps its generation here.
 import { sql } from 'kysely';
-import { DomainError, RetryableConflict } from '../../core/errors.js';
+import { RetryableConflict } from '../../core/errors.js';
+import { type ParentProblem, placementDomainError } from '../core/domain-errors.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
 import { lockRows } from '../../db/sql-helpers.js';
@@ -44,7 +45,7 @@ export async function findProvider(db: Db, uuid: string): Promise<ProviderView |
   return row as ProviderView | undefined;
 }
 
-export const providerNotFound = (uuid: string) => new DomainError('provider_not_found', { uuid }, `no resource provider ${uuid}`);
+export const providerNotFound = (uuid: string) => placementDomainError('provider_not_found', { uuid }, `no resource provider ${uuid}`);
 
 export async function requireProvider(db: Db, uuid: string): Promise<ProviderView> {
   const provider = await findProvider(db, uuid);
@@ -73,10 +74,10 @@ export async function findAndLockProvider(tx: Tx, uuid: string): Promise<Provide
 
 /** The generation a client sent is not the provider's. */
 export const generationMismatch = (uuid: string, actual: number, given: number) =>
-  new DomainError('provider_generation_mismatch', { uuid, actual, given }, `provider ${uuid} is at generation ${actual}, not ${given}`);
+  placementDomainError('provider_generation_mismatch', { uuid, actual, given }, `provider ${uuid} is at generation ${actual}, not ${given}`);
 
 /** The client's generation was right when read, and another writer moved it before the bump. */
-const changedConcurrently = (uuid: string) => new DomainError('provider_changed_concurrently', { uuid }, `provider ${uuid} changed concurrently`);
+const changedConcurrently = (uuid: string) => placementDomainError('provider_changed_concurrently', { uuid }, `provider ${uuid} changed concurrently`);
 
 /** The client's generation, checked against a provider it locked. */
 export function checkGeneration(provider: ProviderView, clientGeneration: number | undefined): void {
@@ -164,11 +165,10 @@ export interface NewProvider {
   parentUuid: string | null;
 }
 
-export const nameTaken = (name: string) => new DomainError('provider_name_taken', { name }, `a provider named ${name} exists`);
-export const uuidTaken = (uuid: string) => new DomainError('provider_uuid_taken', { uuid }, `a provider ${uuid} exists`);
-/** `problem`: self, missing, unparent, reparent or loop. */
-const invalidParent = (uuid: string, name: string, problem: string) =>
-  new DomainError('invalid_parent', { uuid, name, problem }, `provider ${uuid}: parent not acceptable (${problem})`);
+export const nameTaken = (name: string) => placementDomainError('provider_name_taken', { name }, `a provider named ${name} exists`);
+export const uuidTaken = (uuid: string) => placementDomainError('provider_uuid_taken', { uuid }, `a provider ${uuid} exists`);
+const invalidParent = (uuid: string, name: string, problem: ParentProblem) =>
+  placementDomainError('invalid_parent', { uuid, name, problem }, `provider ${uuid}: parent not acceptable (${problem})`);
 
 /** Create a provider inside a caller's transaction (createProvider, and the bare-metal node mirror). */
 export async function insertProvider(tx: Tx, input: NewProvider): Promise<ProviderView> {
@@ -264,9 +264,9 @@ export async function deleteProvider(tx: Tx, uuid: string): Promise<void> {
   const provider = await findAndLockProvider(tx, uuid);
   if (!provider) throw providerNotFound(uuid);
   const allocation = await tx.db.selectFrom('allocations').select('id').where('resource_provider_id', '=', provider.id).limit(1).executeTakeFirst();
-  if (allocation) throw new DomainError('provider_has_allocations', { uuid }, `provider ${uuid} has allocations`);
+  if (allocation) throw placementDomainError('provider_has_allocations', { uuid }, `provider ${uuid} has allocations`);
   const child = await tx.db.selectFrom('resource_providers').select('id').where('parent_provider_id', '=', provider.id).limit(1).executeTakeFirst();
-  if (child) throw new DomainError('provider_has_children', { uuid }, `provider ${uuid} has children`);
+  if (child) throw placementDomainError('provider_has_children', { uuid }, `provider ${uuid} has children`);
   await tx.db.deleteFrom('inventories').where('resource_provider_id', '=', provider.id).execute();
   await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
   await tx.db.deleteFrom('resource_provider_aggregates').where('resource_provider_id', '=', provider.id).execute();

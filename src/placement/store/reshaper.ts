@@ -5,7 +5,7 @@
 //   2. the allocations are replaced as by POST /allocations, capacity checked;
 //   3. each provider is cut down to exactly the desired inventories, which must fit what is now
 //      allocated on them.
-import { DomainError } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import { lockRows } from '../../db/sql-helpers.js';
 import type { Tx } from '../../db/database.js';
 import { type ConsumerAllocations, type HeldConsumerChange, writeAllocations } from './allocations.js';
@@ -29,7 +29,7 @@ export async function reshape(tx: Tx, names: NameCache, providers: ProviderResha
   const found = [];
   for (const p of providers) {
     const provider = await findProvider(tx, p.providerUuid);
-    if (!provider) throw new DomainError('reshape_provider_missing', { uuid: p.providerUuid }, `no resource provider ${p.providerUuid}`);
+    if (!provider) throw placementDomainError('reshape_provider_missing', { uuid: p.providerUuid }, `no resource provider ${p.providerUuid}`);
     found.push({ ...p, provider });
   }
   await lockRows(

@@ -1,5 +1,5 @@
 // Resource classes: the standard ones (read-only) and CUSTOM_* ones users create, rename and delete.
-import { DomainError } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import type { Db, Tx } from '../../db/database.js';
 
 import { noteProvidersChanged } from './provider-index.js';
@@ -19,9 +19,9 @@ export async function findResourceClass(db: Db, name: string): Promise<ResourceC
   return db.db.selectFrom('resource_classes').select(['id', 'name', 'is_standard', 'updated_at']).where('name', '=', name).executeTakeFirst();
 }
 
-export const classNotFound = (name: string) => new DomainError('resource_class_not_found', { name }, `no resource class ${name}`);
-export const classExists = (name: string) => new DomainError('resource_class_exists', { name }, `resource class ${name} exists`);
-const isStandard = (name: string) => new DomainError('resource_class_is_standard', { name }, `${name} is a standard resource class`);
+export const classNotFound = (name: string) => placementDomainError('resource_class_not_found', { name }, `no resource class ${name}`);
+export const classExists = (name: string) => placementDomainError('resource_class_exists', { name }, `resource class ${name} exists`);
+const isStandard = (name: string) => placementDomainError('resource_class_is_standard', { name }, `${name} is a standard resource class`);
 
 export async function requireResourceClass(db: Db, name: string): Promise<ResourceClassRow> {
   const rc = await findResourceClass(db, name);
@@ -57,7 +57,7 @@ export async function deleteResourceClass(tx: Tx, name: string): Promise<void> {
   const used =
     (await tx.db.selectFrom('inventories').select('id').where('resource_class_id', '=', rc.id).limit(1).executeTakeFirst()) ??
     (await tx.db.selectFrom('allocations').select('id').where('resource_class_id', '=', rc.id).limit(1).executeTakeFirst());
-  if (used) throw new DomainError('resource_class_in_use', { name }, `resource class ${name} is in use`);
+  if (used) throw placementDomainError('resource_class_in_use', { name }, `resource class ${name} is in use`);
   await tx.db.deleteFrom('resource_classes').where('id', '=', rc.id).execute();
   noteProvidersChanged(tx, 'all'); // every process forgets the names it knew
 }

@@ -1,6 +1,6 @@
 // Traits: standard (os-traits) and CUSTOM_*; a provider's set of traits changes as a whole and
 // bumps its generation.
-import { DomainError } from '../../core/errors.js';
+import { placementDomainError } from '../core/domain-errors.js';
 import type { Db, Tx } from '../../db/database.js';
 
 import { idsByName } from './names.js';
@@ -43,15 +43,15 @@ export async function insertTrait(tx: Tx, name: string): Promise<boolean> {
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-export const traitNotFound = (name: string) => new DomainError('trait_not_found', { name }, `no trait ${name}`);
+export const traitNotFound = (name: string) => placementDomainError('trait_not_found', { name }, `no trait ${name}`);
 
 /** Delete a custom trait no provider has. */
 export async function deleteTrait(tx: Tx, name: string): Promise<void> {
   const trait = await tx.db.selectFrom('traits').select(['id', 'is_standard']).where('name', '=', name).executeTakeFirst();
   if (!trait) throw traitNotFound(name);
-  if (trait.is_standard) throw new DomainError('trait_is_standard', { name }, `${name} is a standard trait`);
+  if (trait.is_standard) throw placementDomainError('trait_is_standard', { name }, `${name} is a standard trait`);
   const used = await tx.db.selectFrom('resource_provider_traits').select('resource_provider_id').where('trait_id', '=', trait.id).limit(1).executeTakeFirst();
-  if (used) throw new DomainError('trait_in_use', { name }, `trait ${name} is in use`);
+  if (used) throw placementDomainError('trait_in_use', { name }, `trait ${name} is in use`);
   await tx.db.deleteFrom('traits').where('id', '=', trait.id).execute();
   noteProvidersChanged(tx, 'all'); // every process forgets the names it knew
 }
@@ -76,7 +76,7 @@ export async function readProviderTraits(db: Db, uuid: string): Promise<{ provid
 export async function replaceProviderTraits(tx: Tx, provider: ProviderView, names: string[]): Promise<number> {
   const ids = await idsByName(tx, 'traits', names);
   const missing = [...new Set(names)].filter((n) => !ids.has(n));
-  if (missing.length) throw new DomainError('unknown_traits', { names: missing }, `no traits ${missing.join(', ')}`);
+  if (missing.length) throw placementDomainError('unknown_traits', { names: missing }, `no traits ${missing.join(', ')}`);
   await tx.db.deleteFrom('resource_provider_traits').where('resource_provider_id', '=', provider.id).execute();
   const rows = [...new Set(ids.values())].map((trait_id) => ({ resource_provider_id: provider.id, trait_id }));
   if (rows.length) await tx.db.insertInto('resource_provider_traits').values(rows).execute();
