@@ -8,14 +8,16 @@
 //                           403 for other roles, 503 while Keystone is unreachable)
 //
 // Every scrape-time query is bounded: grouped counts over small sets (allocation states, outbox
-// inventories) and at most MAX_POOLS identifier pools; a query that fails leaves its gauge empty
-// for that scrape rather than failing the others.
+// inventories) and at most MAX_POOLS identifier pools (for a prefix pool, also its allocations
+// smaller than one of its child prefixes: services/pools.ts countsOfPool); a query that fails
+// leaves its gauge empty for that scrape rather than failing the others.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { AccessControl } from '../http/pipeline.js';
 import { ApiError } from '../http/errors.js';
+import { countsOfPool } from '../ids/services/pools.js';
 import { outboxCounts } from '../ids/store/outbox.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -41,20 +43,29 @@ export function registerDatabaseGauges(metrics: Metrics, database: Database, log
       for (const r of rows) g.set({ state: r.state }, Number(r.n));
     })(),
   );
-  const poolRows = () => database.db.selectFrom('ids_pools').select(['name', 'total_count', 'used_count']).orderBy('name').limit(MAX_POOLS).execute();
-  metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (IPv6 pools: as a float)', ['pool'], (g) =>
+  // total and used of each pool in its unit: values, or a prefix pool's child prefixes (core/utilization.ts)
+  const poolCounts = async () => {
+    const rows = await database.db.selectFrom('ids_pools').selectAll().orderBy('name').limit(MAX_POOLS).execute();
+    const counts: Array<{ pool: string; total: number; used: number }> = [];
+    for (const row of rows) {
+      const c = await countsOfPool(database, row, { largestFreeBlock: false });
+      counts.push({ pool: row.name, total: Number(c.total), used: Number(c.used) });
+    }
+    return counts;
+  };
+  metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (prefix pools: child prefixes of its prefix_length; IPv6: as a float)', ['pool'], (g) =>
     safely('allot_ids_pool_values', async () => {
-      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.total_count));
+      for (const p of await poolCounts()) g.set({ pool: p.pool }, p.total);
     })(),
   );
-  metrics.gauge('allot_ids_pool_used_values', 'values of an identifier pool that are allocated', ['pool'], (g) =>
+  metrics.gauge('allot_ids_pool_used_values', 'values of an identifier pool that are allocated (prefix pools: child prefixes)', ['pool'], (g) =>
     safely('allot_ids_pool_used_values', async () => {
-      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.used_count));
+      for (const p of await poolCounts()) g.set({ pool: p.pool }, p.used);
     })(),
   );
   metrics.gauge('allot_ids_pool_utilization_ratio', 'used / total of an identifier pool (0–1)', ['pool'], (g) =>
     safely('allot_ids_pool_utilization_ratio', async () => {
-      for (const p of await poolRows()) g.set({ pool: p.name }, Number(p.total_count) > 0 ? Number(p.used_count) / Number(p.total_count) : 0);
+      for (const p of await poolCounts()) g.set({ pool: p.pool }, p.total > 0 ? p.used / p.total : 0);
     })(),
   );
   metrics.gauge('allot_ids_outbox_pending', 'outbox entries not yet delivered to their external inventory (the backlog)', ['inventory'], (g) =>
