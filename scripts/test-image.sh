@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `npm run test:image`: build deploy/Dockerfile with podman, as written, then start the image, ask
-# it /readyz, the Placement root and a write, run its HEALTHCHECK, and stop it (exit 0 on
-# SIGTERM). Optional: not part of npm test nor of CI (20 minutes and more on 2 cores; it needs
-# podman, buildah and mmdebstrap from Debian, the npm registry and Debian's mirrors).
+# it /readyz, the Placement root and a write, check its dependencies are the locked versions, run
+# its HEALTHCHECK, and stop it (exit 0 on SIGTERM). Optional: not part of npm test nor of CI (20
+# minutes and more on 2 cores; it needs podman, buildah and mmdebstrap from Debian, the npm
+# registry and Debian's mirrors).
 #
 # Where containers cannot be created (this project's machines are VMs whose cgroups crun refuses,
 # and where setrlimit is not permitted), the build's RUN steps and the run use chroot isolation
@@ -96,6 +97,18 @@ const created = await fetch(url + '/ids/v1/pools', { method: 'POST', headers: { 
 console.log('# the image answers: /readyz ' + ready.status + ', GET /placement/ ' + root.status + ', POST /ids/v1/pools ' + created.status);
 process.exit(ready.status === 200 && root.status === 200 && created.status === 201 ? 0 : 1);
 " || { tail -n 30 "${work}/allot.log" >&2; exit 1; }
+# the dependencies installed are the ones the package's npm-shrinkwrap.json (the repository's lock) names
+buildah run --isolation=chroot "${container}" -- node -e "
+const fs = require('fs');
+const lock = JSON.parse(fs.readFileSync('/opt/allot/npm-shrinkwrap.json', 'utf8'));
+const wrong = Object.entries(lock.packages).filter(([p, e]) => p && !e.dev).flatMap(([p, e]) => {
+  const file = '/opt/allot/' + p + '/package.json';
+  const got = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')).version : 'missing';
+  return got === e.version ? [] : [p + ': ' + got + ', locked ' + e.version];
+});
+console.log('# dependencies as locked: ' + (wrong.length ? wrong.join('; ') : 'all'));
+process.exit(wrong.length ? 1 : 0);
+"
 # the default database, in the volume, owned by the image's user
 buildah run --isolation=chroot "${container}" -- sh -c 'ls -l /var/lib/allot/allot.db; id'
 # the image's HEALTHCHECK command, as the image gives it

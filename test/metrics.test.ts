@@ -68,6 +68,14 @@ for (const dialect of DIALECTS) {
       );
       await availableNode(ironic, { name: 'metrics-node', resource_class: 'metrics-gold' });
       assert.equal((await ids.post('/pools', { name: 'metrics-vlan', kind: 'integer', ranges: ['1-100'] })).status, 201);
+      // a prefix pool counts its /30s (64 in the /24): a /29 holds two, a /31 and a /32 share one
+      assert.equal((await ids.post('/pools', { name: 'metrics-p2p', kind: 'prefix', ranges: ['10.0.0.0/24'], prefix_length: 30 })).status, 201);
+      for (const [value, length] of [
+        ['10.0.0.8/29', 29],
+        ['10.0.0.20/31', 31],
+        ['10.0.0.23/32', 32],
+      ] as const)
+        assert.equal((await ids.post('/pools/metrics-p2p/allocations', { owner: `p${length}`, value, prefix_length: length })).status, 201);
 
       const before = await scrape(server);
 
@@ -160,6 +168,10 @@ for (const dialect of DIALECTS) {
       assert.equal(moved(before, after, 'allot_baremetal_takeovers_total', { kind: 'allocation' }), 0);
 
       assert.equal(value(before, 'allot_ids_pool_values', { pool: 'metrics-vlan' }), 100);
+      assert.deepEqual(
+        ['allot_ids_pool_values', 'allot_ids_pool_used_values', 'allot_ids_pool_utilization_ratio'].map((m) => value(after, m, { pool: 'metrics-p2p' })),
+        [64, 3, 3 / 64],
+      );
       assert.equal(moved(before, after, 'allot_ids_pool_used_values', { pool: 'metrics-vlan' }), ID_ALLOCATIONS);
       assert.equal(
         value(after, 'allot_ids_pool_utilization_ratio', { pool: 'metrics-vlan' }),

@@ -36,15 +36,22 @@ export interface PoolCreate {
 
 export type PoolUpdate = Partial<Omit<PoolCreate, 'name' | 'kind' | 'exclude_network_and_broadcast' | 'project_id'>>;
 
+/**
+ * A count of a pool's utilization: a number while the pool's total is at most 2^53 − 1, a decimal
+ * string for a larger pool (an IPv6 address pool of a /75 or more); every count of one pool has
+ * the same type.
+ */
+export type Count = number | string;
+
+/** What a pool holds, in values (integer and address pools) or child prefixes of its prefix_length (prefix pools). */
 export interface Utilization {
-  /** counts are decimal strings: an IPv6 pool exceeds 2^53 */
-  total: string;
-  used: string;
-  free: string;
+  total: Count;
+  used: Count;
+  free: Count;
   allocations: number;
-  largest_free_block: string;
+  largest_free_block: Count;
   used_percent: number;
-  static_total: string;
+  static_total: Count;
 }
 
 export interface Pool {

@@ -423,6 +423,13 @@ const page = (item: string) => ({
 });
 
 const wireValue = { type: ['integer', 'string'] };
+/** a utilization count: an integer, or decimal text when the pool's total exceeds 2^53 − 1 */
+const utilizationCount = {
+  oneOf: [
+    { type: 'integer', minimum: 0 },
+    { type: 'string', pattern: '^[0-9]+$' },
+  ],
+};
 /** The responses' schemas, as components of the OpenAPI document. */
 export const RESPONSE_SCHEMAS: Record<string, unknown> = {
   Problem: {
@@ -458,15 +465,18 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       generation: { type: 'integer' },
       utilization: {
         type: 'object',
-        description: 'counts are decimal strings (an IPv6 pool exceeds 2^53)',
+        description:
+          'what the pool holds, counted in values (integer and address pools) or in child prefixes of its prefix_length (prefix pools). ' +
+          'Counts are JSON integers while the total of the pool is at most 2^53 − 1 (Number.MAX_SAFE_INTEGER) and decimal strings for a larger pool ' +
+          '(an IPv6 address pool of a /75 or more); every count of one pool has the same type',
         properties: {
-          total: { type: 'string' },
-          used: { type: 'string' },
-          free: { type: 'string' },
+          total: utilizationCount,
+          used: utilizationCount,
+          free: utilizationCount,
           allocations: { type: 'integer' },
-          largest_free_block: { type: 'string' },
+          largest_free_block: utilizationCount,
           used_percent: { type: 'number' },
-          static_total: { type: 'string' },
+          static_total: utilizationCount,
         },
       },
       created_at: { type: 'string', format: 'date-time' },

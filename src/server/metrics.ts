@@ -10,7 +10,9 @@
 // The gauges read at scrape time ask each domain's services (bare-metal allocations by state,
 // identifier pools' use, the outbox backlog), never its tables. Every such read is bounded: grouped
 // counts over small sets (allocation states, outbox inventories) and at most MAX_POOLS identifier
-// pools; a read that fails leaves its gauge empty for that scrape rather than failing the others.
+// pools (for a prefix pool, also its allocations smaller than one of its child prefixes:
+// ids/services/pools.ts countsOfPool); a read that fails leaves its gauge empty for that scrape
+// rather than failing the others.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { BaremetalContext } from '../baremetal/context.js';
@@ -42,12 +44,12 @@ export function registerDatabaseGauges(metrics: Metrics, app: { database: Databa
     })(),
   );
   const pools = () => poolUsage(app.ids, MAX_POOLS);
-  metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (IPv6 pools: as a float)', ['pool'], (g) =>
+  metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (prefix pools: child prefixes of its prefix_length; IPv6: as a float)', ['pool'], (g) =>
     safely('allot_ids_pool_values', async () => {
       for (const p of await pools()) g.set({ pool: p.name }, p.total);
     })(),
   );
-  metrics.gauge('allot_ids_pool_used_values', 'values of an identifier pool that are allocated', ['pool'], (g) =>
+  metrics.gauge('allot_ids_pool_used_values', 'values of an identifier pool that are allocated (prefix pools: child prefixes)', ['pool'], (g) =>
     safely('allot_ids_pool_used_values', async () => {
       for (const p of await pools()) g.set({ pool: p.name }, p.used);
     })(),

@@ -21,7 +21,7 @@ for (const dialect of DIALECTS) {
 
     test('pools and allocations: create, allocate (idempotent), batch, reserve and confirm, release, import', async () => {
       const pool = await ids.createPool({ name: 'vlan', kind: 'integer', ranges: ['1-4094'], excluded: [1], static: ['2-9'] });
-      assert.equal(pool.utilization.total, '4093');
+      assert.equal(pool.utilization.total, 4093);
 
       const a = await ids.allocate('vlan', { owner: 'svc-1', purpose: 'a' });
       assert.deepEqual([a.value, a.created], [10, true]);

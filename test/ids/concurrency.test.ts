@@ -74,7 +74,7 @@ async function raceForTheLastValues(clients: IdsClient[], pool: string): Promise
   const held = new Map((await api.all(`/pools/${pool}/allocations`)).map((a) => [a.value as number, a.owner as string]));
   assert.equal(held.size, 64);
   for (const a of won) assert.equal(held.get(a.body.value), a.owner, `${a.body.value} is held by the owner it was answered to`);
-  assert.equal((await api.get(`/pools/${pool}`)).body.utilization.free, '0');
+  assert.equal((await api.get(`/pools/${pool}`)).body.utilization.free, 0);
 }
 
 /**
@@ -129,7 +129,7 @@ describe('concurrent clients on SQLite', () => {
       checkNoDoubleHandout(outcomes, 100, 150);
       const held = await api.all(`/pools/race-${strategy}/allocations`);
       assert.equal(held.length, 100);
-      assert.equal((await api.get(`/pools/race-${strategy}`)).body.utilization.free, '0');
+      assert.equal((await api.get(`/pools/race-${strategy}`)).body.utilization.free, 0);
     });
   }
 

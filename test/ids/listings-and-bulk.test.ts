@@ -185,7 +185,7 @@ for (const dialect of DIALECTS) {
       });
       problem(repeated, 409, 'ids.import_conflicts');
       const pool = (await api.get('/pools/bulk')).body;
-      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [1, '1']);
+      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [1, 1]);
       assert.deepEqual(
         (await api.all('/pools/bulk/free-ranges')).map((r) => [r.first, r.last]),
         [
@@ -198,7 +198,7 @@ for (const dialect of DIALECTS) {
       assert.equal(ok.status, 200);
       assert.equal(ok.body.imported, 1999);
       const after = (await api.get('/pools/bulk')).body;
-      assert.deepEqual([after.utilization.allocations, after.utilization.used], [2000, '2000']);
+      assert.deepEqual([after.utilization.allocations, after.utilization.used], [2000, 2000]);
       assert.deepEqual(
         (await api.all('/pools/bulk/free-ranges')).map((r) => [r.first, r.last]),
         [[2001, 100000]],
@@ -221,7 +221,7 @@ for (const dialect of DIALECTS) {
       const ok = await api.post('/pools/scatter/imports', { items });
       assert.equal(ok.body.imported, 12_000);
       const pool = (await api.get('/pools/scatter')).body;
-      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [12_000, '12000']);
+      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [12_000, 12_000]);
       const free = await api.all('/pools/scatter/free-ranges?limit=1000');
       assert.equal(free.length, 12_001);
       assert.equal(
@@ -298,7 +298,7 @@ for (const dialect of DIALECTS) {
       problem(await api.post('/pools/blocks/allocations', { owner: 'a', count: 8 }), 409, 'ids.idempotency_mismatch');
       problem(await api.post('/pools/blocks/allocations', { owner: 'h', count: 32 }), 409, 'ids.pool_exhausted');
       const pool = (await api.get('/pools/blocks')).body;
-      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [7, '46']);
+      assert.deepEqual([pool.utilization.allocations, pool.utilization.used], [7, 46]);
     });
   });
 }

@@ -32,7 +32,7 @@ for (const dialect of DIALECTS) {
       assert.equal(created.status, 201);
       assert.equal(created.headers.get('etag'), '"0"');
       assert.equal(created.headers.get('location'), '/ids/v1/pools/vlan');
-      assert.equal(created.body.utilization.total, '4091');
+      assert.equal(created.body.utilization.total, 4091);
 
       const values = [];
       for (const owner of ['a', 'b', 'c']) values.push((await api.post('/pools/vlan/allocations', { owner })).body.value);
@@ -50,7 +50,7 @@ for (const dialect of DIALECTS) {
       assert.equal(del.status, 204);
       assert.equal((await api.post('/pools/vlan/allocations', { owner: 'd' })).body.value, 7);
       const pool = (await api.get('/pools/vlan')).body;
-      assert.equal(pool.utilization.used, '4');
+      assert.equal(pool.utilization.used, 4);
       assert.equal(pool.utilization.allocations, 4);
     });
 
@@ -119,11 +119,68 @@ for (const dialect of DIALECTS) {
       const explicit = await api.post('/pools/v6/allocations', { owner: 'd', value: '2001:db8:0:1::/64' });
       problem(explicit, 409, 'ids.value_in_use');
       const pool = (await api.get('/pools/v6')).body;
-      assert.equal(pool.utilization.total, (2n ** 80n).toString());
+      // counted in /64s: 2^16 of them in the /48; the /56 holds 256, each /64 one
+      assert.deepEqual([pool.utilization.total, pool.utilization.used, pool.utilization.free], [65536, 258, 65278]);
       assert.equal(pool.family, 'ipv6');
       const free = (await api.get('/pools/v6/free-ranges?limit=1')).body;
       assert.equal(free.items[0].first, '2001:db8:0:2::');
       assert.ok(free.next_cursor);
+    });
+
+    test('a prefix pool counts child prefixes of its prefix_length, only those it can hand out whole', async () => {
+      // four /24s; 10.0.3.7 excluded cuts the last, so three count; the third is the static band
+      const created = await api.post('/pools', {
+        name: 'util-p',
+        kind: 'prefix',
+        ranges: ['10.0.0.0/22'],
+        prefix_length: 24,
+        excluded: ['10.0.3.7'],
+        static: ['10.0.2.0/24'],
+      });
+      assert.equal(created.status, 201, created.text);
+      const counts = async () => {
+        const u = (await api.get('/pools/util-p')).body.utilization;
+        return [u.total, u.used, u.free, u.allocations, u.largest_free_block, u.static_total, u.used_percent];
+      };
+      assert.deepEqual(await counts(), [3, 0, 3, 0, 2, 1, 0]);
+      const take = async (owner: string, body: object) => {
+        const res = await api.post('/pools/util-p/allocations', { owner, ...body });
+        assert.equal(res.status, 201, res.text);
+        return res.body.id as string;
+      };
+      await take('whole', {});
+      // two /26s in one /24 use that /24 once; a /28 in the cut /24 uses nothing the total counts
+      const quarters = [await take('q1', { value: '10.0.1.64/26', prefix_length: 26 }), await take('q2', { value: '10.0.1.128/26', prefix_length: 26 })];
+      await take('cut', { value: '10.0.3.16/28', prefix_length: 28 });
+      // the largest free span of the automatic band is 10.0.3.32–255 (224 addresses): no whole /24
+      assert.deepEqual(await counts(), [3, 2, 1, 4, 0, 1, 66.66]);
+      assert.equal((await api.delete(`/allocations/${quarters[0]}`)).status, 204);
+      assert.deepEqual((await counts()).slice(0, 3), [3, 2, 1], 'the other /26 still holds its /24');
+      assert.equal((await api.delete(`/allocations/${quarters[1]}`)).status, 204);
+      assert.deepEqual(await counts(), [3, 1, 2, 2, 1, 1, 33.33]);
+      // counted again in the new length: seven whole /25s (10.0.3.0/25 holds the excluded address)
+      const etag = (await api.get('/pools/util-p')).headers.get('etag')!;
+      assert.equal((await api.patch('/pools/util-p', { prefix_length: 25 }, { headers: { 'if-match': etag } })).status, 200);
+      assert.deepEqual((await counts()).slice(0, 3), [7, 2, 5]);
+    });
+
+    test('utilization counts are numbers up to 2^53 − 1, decimal strings for a larger pool', async () => {
+      const utilization = async (body: object) => {
+        const res = await api.post('/pools', body);
+        assert.equal(res.status, 201, res.text);
+        return res.body.utilization;
+      };
+      const v6 = await utilization({ name: 'count-v6', kind: 'address', ranges: ['2001:db8::/64'] });
+      assert.deepEqual(
+        [v6.total, v6.used, v6.free, v6.largest_free_block, v6.static_total, v6.allocations],
+        [(2n ** 64n).toString(), '0', (2n ** 64n).toString(), (2n ** 64n).toString(), '0', 0],
+      );
+      const small6 = await utilization({ name: 'count-v6-small', kind: 'address', ranges: ['2001:db8::1-2001:db8::ff'] });
+      assert.deepEqual([small6.total, small6.free], [255, 255]);
+      const widest = await utilization({ name: 'count-widest', kind: 'integer', ranges: ['1-9007199254740991'] });
+      assert.equal(widest.total, Number.MAX_SAFE_INTEGER);
+      const over = await utilization({ name: 'count-over', kind: 'integer', ranges: ['0-9007199254740991'] });
+      assert.deepEqual([over.total, over.used], ['9007199254740992', '0']);
     });
 
     test('atomic multi-allocation: all or nothing across pools', async () => {
@@ -150,7 +207,7 @@ for (const dialect of DIALECTS) {
       problem(failed, 409, 'ids.pool_exhausted');
       assert.equal(failed.body.index, 1);
       assert.equal((await api.get('/allocations?owner=wire-2')).body.items.length, 0);
-      assert.equal((await api.get('/pools/m-vni')).body.utilization.used, '1');
+      assert.equal((await api.get('/pools/m-vni')).body.utilization.used, 1);
       problem(await api.post('/allocations', { allocations: [{ pool: 'nope', owner: 'x' }] }), 404, 'ids.not_found');
     });
 
@@ -160,7 +217,7 @@ for (const dialect of DIALECTS) {
       assert.equal(preview.status, 200);
       assert.equal(preview.body.dry_run, true);
       assert.equal(preview.body.value, 1);
-      assert.equal((await api.get('/pools/dry')).body.utilization.used, '0');
+      assert.equal((await api.get('/pools/dry')).body.utilization.used, 0);
       assert.equal((await api.post('/pools/dry/allocations', { owner: 'q' })).body.value, 1);
       const batch = await api.post('/allocations', { dry_run: true, allocations: [{ pool: 'dry', owner: 'r' }] });
       assert.equal(batch.status, 200);
@@ -226,7 +283,7 @@ for (const dialect of DIALECTS) {
       await api.post('/pools/lease-import/allocations', { owner: 'keeps', value: 1 });
       await api.post('/pools/lease-import/allocations', { owner: 'forgets', ttl_seconds: 5 });
       const before = await api.get('/pools/lease-import');
-      assert.deepEqual([before.body.utilization.used, before.body.utilization.allocations], ['2', 2]);
+      assert.deepEqual([before.body.utilization.used, before.body.utilization.allocations], [2, 2]);
       clock.advance(6_000);
       // Nothing is accepted: one item is already held identically, the other is outside the pool.
       const outcome = await api.post('/pools/lease-import/imports', {
@@ -239,7 +296,7 @@ for (const dialect of DIALECTS) {
       assert.equal(outcome.status, 200, outcome.text);
       assert.deepEqual([outcome.body.imported, outcome.body.unchanged, outcome.body.conflicts.length], [0, 1, 1]);
       const after = await api.get('/pools/lease-import');
-      assert.deepEqual([after.body.utilization.used, after.body.utilization.free, after.body.utilization.allocations], ['1', '9', 1]);
+      assert.deepEqual([after.body.utilization.used, after.body.utilization.free, after.body.utilization.allocations], [1, 9, 1]);
       assert.deepEqual(
         (await api.all('/pools/lease-import/allocations')).map((a) => a.owner),
         ['keeps'],
@@ -324,7 +381,7 @@ for (const dialect of DIALECTS) {
       const etag = (await api.get('/pools/chg')).headers.get('etag')!;
       const changed = await api.patch('/pools/chg', { excluded: ['2-3'], description: 'lab' }, { headers: { 'if-match': etag } });
       assert.equal(changed.status, 200);
-      assert.equal(changed.body.utilization.total, '8');
+      assert.equal(changed.body.utilization.total, 8);
       assert.equal((await api.post('/pools/chg/allocations', { owner: 'b' })).body.value, 4);
       problem(await api.delete('/pools/chg'), 409, 'ids.pool_in_use');
       for (const al of await api.all('/pools/chg/allocations')) await api.delete(`/allocations/${al.id}`);
@@ -426,11 +483,11 @@ for (const dialect of DIALECTS) {
       await api.post('/pools', { name: 'lw', kind: 'integer', ranges: ['1-5'] });
       await api.post('/pools/lw/allocations', { owner: 'keeps' });
       await api.post('/pools/lw/allocations', { owner: 'forgets', ttl_seconds: 5 });
-      assert.equal((await api.get('/pools/lw')).body.utilization.used, '2');
+      assert.equal((await api.get('/pools/lw')).body.utilization.used, 2);
       clock.advance(6_000);
-      for (let i = 0; i < 200 && (await api.get('/pools/lw')).body.utilization.used !== '1'; i++) await new Promise((r) => setTimeout(r, 25));
+      for (let i = 0; i < 200 && (await api.get('/pools/lw')).body.utilization.used !== 1; i++) await new Promise((r) => setTimeout(r, 25));
       const pool = (await api.get('/pools/lw')).body;
-      assert.equal(pool.utilization.used, '1');
+      assert.equal(pool.utilization.used, 1);
       assert.equal(pool.utilization.allocations, 1);
       assert.deepEqual(
         (await api.all('/allocations?pool=lw')).map((a) => a.owner),

@@ -8,9 +8,9 @@ export function count(n: number | bigint): string {
   return integer.format(n);
 }
 
-/** A big decimal string (identifier pools count past 2^53): separated, or as a power of two. */
-export function bigCount(s: string): string {
-  const n = BigInt(s);
+/** A count that may pass 2^53 (identifier pools give those as decimal text): separated, or as a power of two. */
+export function bigCount(c: number | string): string {
+  const n = BigInt(c);
   if (n < 10n ** 15n) return integer.format(n);
   const bits = n.toString(2).length - 1;
   return n === 1n << BigInt(bits) ? `2^${bits}` : `≈2^${bits}`;

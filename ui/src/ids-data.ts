@@ -19,8 +19,11 @@ export interface Pool {
   strategy: string;
   description: string;
   generation: number;
-  utilization: { total: string; used: string; free: string; allocations: number; largest_free_block: string; used_percent: number; static_total: string };
+  utilization: { total: Count; used: Count; free: Count; allocations: number; largest_free_block: Count; used_percent: number; static_total: Count };
 }
+
+/** A pool's count (values, or a prefix pool's child prefixes): a number, or decimal text past 2^53 − 1. */
+type Count = number | string;
 
 export interface FreeRange extends FreeSpan {
   size: string;

@@ -1,7 +1,7 @@
 // How the identifier API shows its resources: pure functions from what the services return to
 // the JSON bodies (docs/ids.md, openapi.ts).
-import { type WireValue, deserializeSpace, formatPoint, formatValue, usable } from '../core/pool-space.js';
-import { intersect, totalSize } from '../core/ranges.js';
+import { type WireValue, deserializeSpace, formatPoint, formatValue } from '../core/pool-space.js';
+import { wireUtilization } from '../core/utilization.js';
 import { type ForcedRelease, forcedReleasesOf, isPoolRelease } from '../core/instance-values.js';
 import { type Span, fromKey } from '../core/values.js';
 import type { PooledAllocation } from '../services/allocations.js';
@@ -10,11 +10,9 @@ import type { PoolDetails } from '../services/pools.js';
 import { type InstanceDetails, attributeSet } from '../services/service-instances.js';
 import type { Spec } from '../store/specs.js';
 
-export function poolView({ row, largestFreeBlock }: PoolDetails) {
+export function poolView({ row, counts }: PoolDetails) {
   const space = deserializeSpace(row.definition);
   const spans = (list: Span[]) => list.map((s) => ({ lower: formatPoint(space, s.first), upper: formatPoint(space, s.last) }));
-  const total = BigInt(row.total_count);
-  const used = BigInt(row.used_count);
   return {
     name: row.name,
     kind: row.kind,
@@ -28,15 +26,7 @@ export function poolView({ row, largestFreeBlock }: PoolDetails) {
     description: row.description,
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     generation: row.generation,
-    utilization: {
-      total: total.toString(),
-      used: used.toString(),
-      free: (total - used).toString(),
-      allocations: row.allocation_count,
-      largest_free_block: largestFreeBlock.toString(),
-      used_percent: total === 0n ? 0 : Number((used * 10000n) / total) / 100,
-      static_total: totalSize(intersect(usable(space), space.staticBand)).toString(),
-    },
+    utilization: wireUtilization(counts, row.allocation_count),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

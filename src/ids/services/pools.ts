@@ -1,5 +1,6 @@
 // Pools: creating, reading, changing and deleting them, and reading their free spans. Writes are
 // one transaction each, with the pool's row locked.
+import type { Db } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
@@ -18,8 +19,9 @@ import {
   usable,
 } from '../core/pool-space.js';
 import { type Band, covers, normalize, splitByBand, subtract, totalSize } from '../core/ranges.js';
-import { type Span, fromKey } from '../core/values.js';
-import { allocationsOfPool } from '../store/allocations.js';
+import { type PoolCounts, countUnit, poolCounts } from '../core/utilization.js';
+import { type Span, fromKey, log2Exact } from '../core/values.js';
+import { allocationsOfPool, blocksSmallerThan } from '../store/allocations.js';
 import { type FreeRow, insertFree, largestFree, listFree, replaceAllFree } from '../store/free-ranges.js';
 import * as store from '../store/pools.js';
 
@@ -32,16 +34,25 @@ export interface PoolInput extends PoolDefinitionInput {
   metadata?: Record<string, unknown>;
 }
 
-/** A pool as its view shows it: the row and the largest block automatic allocation can still get. */
+/** A pool as its view shows it: the row and its utilization's counts. */
 export interface PoolDetails {
   row: store.PoolRow;
-  largestFreeBlock: bigint;
+  counts: PoolCounts;
 }
 
-const details = async (ctx: IdsContext, row: store.PoolRow): Promise<PoolDetails> => ({
-  row,
-  largestFreeBlock: await largestFree(ctx.database, row.id, 'auto'),
-});
+/**
+ * A pool's utilization in its unit (core/utilization.ts): values, or a prefix pool's child
+ * prefixes — which also reads the pool's allocations smaller than a child. Without
+ * `largestFreeBlock` (a scrape's gauges), integer and address pools need no query.
+ */
+export async function countsOfPool(db: Db, row: store.PoolRow, { largestFreeBlock = true } = {}): Promise<PoolCounts> {
+  const space = deserializeSpace(row.definition);
+  const unitLog2 = log2Exact(countUnit(space));
+  const smaller = unitLog2 > 0 ? await blocksSmallerThan(db, row.id, unitLog2) : [];
+  return poolCounts(space, BigInt(row.used_count), smaller, largestFreeBlock ? await largestFree(db, row.id, 'auto') : null);
+}
+
+const details = async (ctx: IdsContext, row: store.PoolRow): Promise<PoolDetails> => ({ row, counts: await countsOfPool(ctx.database, row) });
 
 /** The pool of this name, if the scope reaches it (else `pool_not_found`, as for a pool that does not exist). */
 export async function getPoolRow(ctx: IdsContext, name: string, scope: PoolScope): Promise<store.PoolRow> {
@@ -184,4 +195,15 @@ export async function freeRanges(
 }
 
 /** The size and use of the first `limit` pools by name, for the metrics. */
-export const poolUsage = (ctx: IdsContext, limit: number) => store.poolUsage(ctx.database, limit);
+/**
+ * Total and used of the first `limit` pools by name, each in its unit (values, or a prefix pool's
+ * child prefixes): the metrics' gauges. IPv6 counts beyond 2^53 become floats, precise enough there.
+ */
+export async function poolUsage(ctx: IdsContext, limit: number): Promise<Array<{ name: string; total: number; used: number }>> {
+  const usage = [];
+  for (const row of await store.firstPools(ctx.database, limit)) {
+    const c = await countsOfPool(ctx.database, row, { largestFreeBlock: false });
+    usage.push({ name: row.name, total: Number(c.total), used: Number(c.used) });
+  }
+  return usage;
+}

@@ -10,6 +10,7 @@ import { rawRead, writeStatement } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 import type { PoolScope } from '../core/scope.js';
+import { type Span, fromKey } from '../core/values.js';
 import type { AllocationRow } from './allocate.js';
 import { heldByQuery } from './free-ranges.js';
 
@@ -177,6 +178,22 @@ export async function allocationsOfPool(db: Db, poolId: number) {
     .where('pool_id', '=', poolId)
     .orderBy('first_key')
     .execute();
+}
+
+/**
+ * A pool's allocations of fewer than 2^log2 values, in value order: a prefix pool's blocks longer
+ * than its prefix_length, which its utilization counts apart (core/utilization.ts). A walk of the
+ * pool's (pool_id, first_key) index that returns only those.
+ */
+export async function blocksSmallerThan(db: Db, poolId: number, log2: number): Promise<Span[]> {
+  const rows = await db.db
+    .selectFrom('ids_allocations')
+    .select(['first_key', 'last_key'])
+    .where('pool_id', '=', poolId)
+    .where('block_log2', '<', log2)
+    .orderBy('first_key')
+    .execute();
+  return rows.map((r) => ({ first: fromKey(r.first_key), last: fromKey(r.last_key) }));
 }
 
 /** The pools holding a reservation whose lease ran out by `now`. */

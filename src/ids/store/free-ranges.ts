@@ -300,17 +300,17 @@ async function freeSpansHoldingPg(db: Db, poolId: number, bands: readonly Band[]
   });
 }
 
-/** The size of the largest free span of a band (what a contiguous request could still get). */
-export async function largestFree(db: Db, poolId: number, band: Band): Promise<bigint> {
+/** The largest free span of a band (what a contiguous request could still get), if any. */
+export async function largestFree(db: Db, poolId: number, band: Band): Promise<Span | null> {
   const r = await db.db
     .selectFrom('ids_free_ranges')
-    .select('size_key')
+    .select(['first_key', 'last_key'])
     .where('pool_id', '=', poolId)
     .where('band', '=', band)
     .orderBy('size_key', 'desc')
     .limit(1)
     .executeTakeFirst();
-  return r ? fromKey(r.size_key) : 0n;
+  return r ? { first: fromKey(r.first_key), last: fromKey(r.last_key) } : null;
 }
 
 /**

@@ -231,9 +231,7 @@ export async function deletePoolRows(tx: Tx, poolId: number): Promise<void> {
   await tx.db.deleteFrom('ids_pools').where('id', '=', poolId).execute();
 }
 
-/** The values of the first `limit` pools by name, and how many are allocated (the metrics' gauges). */
-export async function poolUsage(db: Db, limit: number): Promise<Array<{ name: string; total: number; used: number }>> {
-  const rows = await db.db.selectFrom('ids_pools').select(['name', 'total_count', 'used_count']).orderBy('name').limit(limit).execute();
-  // IPv6 pools count beyond 2^53: a float is precise enough for a gauge
-  return rows.map((r) => ({ name: r.name, total: Number(r.total_count), used: Number(r.used_count) }));
+/** The first `limit` pools by name (the metrics' gauges). */
+export async function firstPools(db: Db, limit: number): Promise<PoolRow[]> {
+  return db.db.selectFrom('ids_pools').selectAll().orderBy('name').limit(limit).execute();
 }

@@ -91,7 +91,8 @@ function PoolRow(props: { view: PoolView; selected: boolean; onSelect: () => voi
           </div>
           <Meter fraction={u.used_percent / 100} label={`${pool.name}: ${u.used} of ${u.total} used`} />
           <div class="small">
-            <span data-field="used">{bigCount(u.used)}</span> of {bigCount(u.total)} {pool.kind === 'integer' ? 'values' : 'addresses'} taken
+            <span data-field="used">{bigCount(u.used)}</span> of {bigCount(u.total)}{' '}
+            {pool.kind === 'integer' ? 'values' : pool.kind === 'address' ? 'addresses' : `/${pool.prefix_length} prefixes`} taken
           </div>
           <div class="small muted">
             <span data-field="allocations">{count(u.allocations)}</span> allocations · largest free block {bigCount(u.largest_free_block)}
