@@ -8,8 +8,8 @@
 // namespace — the clients, and this process with them — for M minutes while a seeded schedule of
 // faults (schedule.ts) hits them; then every fault is healed, bare-metal allocations are left to
 // finish, the final state is read, and the checker (checker.ts) judges the history. Exit 0 when it
-// found nothing, 1 when it did or when a fault could not be injected (a run without its faults
-// proves nothing: a missing kernel module, a tool that refused); the run, the fault schedule and the verdict are saved, with the
+// found nothing, 1 when it did, 3 when it found nothing but a fault could not be injected (a run
+// without its faults proves nothing: a missing kernel module, a tool that refused); the run, the fault schedule and the verdict are saved, with the
 // history and every log when anything was found (or with --keep): `--replay` that run.json runs the
 // same schedule again.
 //
@@ -353,7 +353,7 @@ async function inner(options: Options, dir: string): Promise<number> {
   console.log(
     `# saved in ${out}${failed || options.keep ? ' (with the history and the logs)' : ''}; run it again: npm run test:chaos -- --replay ${path.join(out, 'run.json')}`,
   );
-  return failed ? 1 : 0;
+  return verdict.anomalies.length > 0 ? 1 : notInjected > 0 ? 3 : 0;
 }
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
