@@ -12,10 +12,20 @@
 // failover to a primary on another host, is followed. SQLite is one host: its process clock is
 // the database's, and tests hand either dialect a clock they move instead.
 import { performance } from 'node:perf_hooks';
+import type { Logger } from 'pino';
+import { periodic } from '../background/periodic.js';
 import type { Clock } from '../core/clock.js';
 
 /** How often a process measures the database's clock again. */
 export const DATABASE_CLOCK_REFRESH_MS = 60_000;
+
+/** This host's two clocks: the monotonic one "now" is read on, and the wall clock the skew is reported against. */
+export interface HostClocks {
+  monotonicMs(): number;
+  wallMs(): number;
+}
+
+const HOST_CLOCKS: HostClocks = { monotonicMs: () => performance.now(), wallMs: () => Date.now() };
 
 /** Samples per measurement; the one with the shortest round trip is kept. */
 const SAMPLES = 3;
@@ -31,12 +41,18 @@ export class DatabaseClock implements Clock {
   /** the database's time (epoch ms) minus performance.now(), and half the round trip it was measured in; null until measured */
   private kept: { offsetMs: number; uncertaintyMs: number } | null = null;
 
-  /** @param readMs reads the database's clock, epoch ms */
-  constructor(private readonly readMs: () => Promise<number>) {}
+  /**
+   * @param readMs reads the database's clock, epoch ms
+   * @param host this host's clocks (tests hand in clocks they move)
+   */
+  constructor(
+    private readonly readMs: () => Promise<number>,
+    private readonly host: HostClocks = HOST_CLOCKS,
+  ) {}
 
   nowMs(): number {
     if (this.kept === null) throw new Error("the database's clock has not been measured yet");
-    return Math.floor(performance.now() + this.kept.offsetMs);
+    return Math.floor(this.host.monotonicMs() + this.kept.offsetMs);
   }
 
   nowIso(): string {
@@ -52,15 +68,20 @@ export class DatabaseClock implements Clock {
   async measure(): Promise<ClockMeasurement> {
     let best: { offsetMs: number; uncertaintyMs: number } | null = null;
     for (let i = 0; i < SAMPLES; i++) {
-      const sent = performance.now();
+      const sent = this.host.monotonicMs();
       const databaseMs = await this.readMs();
-      const received = performance.now();
+      const received = this.host.monotonicMs();
       const uncertaintyMs = (received - sent) / 2;
       if (!best || uncertaintyMs < best.uncertaintyMs) best = { offsetMs: databaseMs - (sent + received) / 2, uncertaintyMs };
     }
     const kept = this.kept;
     if (!kept || best!.uncertaintyMs <= kept.uncertaintyMs || Math.abs(best!.offsetMs - kept.offsetMs) > best!.uncertaintyMs + kept.uncertaintyMs)
       this.kept = best;
-    return { skewMs: Math.round(this.nowMs() - Date.now()), uncertaintyMs: Math.ceil(this.kept!.uncertaintyMs) };
+    return { skewMs: Math.round(this.nowMs() - this.host.wallMs()), uncertaintyMs: Math.ceil(this.kept!.uncertaintyMs) };
   }
+}
+
+/** The db-clock worker: `measure` again DATABASE_CLOCK_REFRESH_MS after the last measurement ended; a failed one is logged, and the kept offset stays until one succeeds. */
+export function databaseClockWorker(measure: () => Promise<ClockMeasurement>, log: Logger) {
+  return periodic({ name: 'db-clock', intervalMs: DATABASE_CLOCK_REFRESH_MS, log }, async () => void (await measure()));
 }

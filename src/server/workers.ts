@@ -4,7 +4,7 @@
 import { periodic } from '../background/periodic.js';
 import type { BackgroundWorker } from '../background/worker.js';
 import { createBaremetalWorker } from '../baremetal/workers/index.js';
-import { DATABASE_CLOCK_REFRESH_MS } from '../db/database-clock.js';
+import { databaseClockWorker } from '../db/database-clock.js';
 import { refreshStaleStatistics } from '../db/sql-helpers.js';
 import { createIdsWorkers } from '../ids/workers.js';
 import type { AppContext } from './context.js';
@@ -15,6 +15,5 @@ export function createWorkers(app: AppContext): BackgroundWorker[] {
   const statistics = periodic({ name: 'db-statistics', intervalMs: app.config.statisticsInterval, log: app.log }, () => refreshStaleStatistics(app.database));
   const measureClock = app.database.measureClock;
   if (!measureClock) return [...workers, statistics];
-  const clock = periodic({ name: 'db-clock', intervalMs: DATABASE_CLOCK_REFRESH_MS, log: app.log }, async () => void (await measureClock()));
-  return [...workers, statistics, clock];
+  return [...workers, statistics, databaseClockWorker(measureClock, app.log)];
 }

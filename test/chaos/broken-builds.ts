@@ -27,7 +27,7 @@ const BREAKAGES: Record<string, Breakage> = {
     what: 'a Placement write does not compare the consumer generation the client sent (both the one-statement path and the general one)',
     edits: {
       'placement/store/one-statement-writes.js': [
-        ['where c.uuid = v.uuid and c.generation = v.generation\n       returning c.id, c.uuid', 'where c.uuid = v.uuid\n       returning c.id, c.uuid'],
+        ['where c.uuid = v.uuid and c.generation = v.generation and c.held_by is null', 'where c.uuid = v.uuid and c.held_by is null'],
       ],
       'placement/store/allocations.js': [['existing?.generation !== w.generation', 'existing === undefined']],
     },
@@ -36,7 +36,7 @@ const BREAKAGES: Record<string, Breakage> = {
     what: 'a Placement claim does not check the provider’s capacity (both paths)',
     edits: {
       'placement/store/one-statement-writes.js': [['floor((i.total - i.reserved) * i.allocation_ratio)', '1000000000']],
-      'core/capacity.js': [['Math.floor((inv.total - inv.reserved) * inv.allocation_ratio)', '1e9']],
+      'core/capacity.js': [['return capacityOf(inv.total, inv.reserved, inv.allocation_ratio);', 'return 1e9;']],
     },
   },
   'unfenced-conductor': {

@@ -8,7 +8,8 @@
 // namespace — the clients, and this process with them — for M minutes while a seeded schedule of
 // faults (schedule.ts) hits them; then every fault is healed, bare-metal allocations are left to
 // finish, the final state is read, and the checker (checker.ts) judges the history. Exit 0 when it
-// found nothing, 1 when it did; the run, the fault schedule and the verdict are saved, with the
+// found nothing, 1 when it did, 3 when it found nothing but a fault could not be injected (a run
+// without its faults proves nothing: a missing kernel module, a tool that refused); the run, the fault schedule and the verdict are saved, with the
 // history and every log when anything was found (or with --keep): `--replay` that run.json runs the
 // same schedule again.
 //
@@ -106,7 +107,7 @@ interface RunRecord {
   timing: typeof TIMING;
   slowLink?: string;
   /** what was done, when (ms after the load started) */
-  faultLog?: Array<Fault & { injectedAt: number; healedAt: number | null; error?: string }>;
+  faultLog?: Array<Fault & { injectedAt: number; healedAt: number | null; error?: string; notInjected?: boolean }>;
   startedAt?: string;
 }
 
@@ -338,7 +339,9 @@ async function inner(options: Options, dir: string): Promise<number> {
 
   const verdict = check(history);
   report(verdict, record, exits);
-  const failed = verdict.anomalies.length > 0;
+  const notInjected = record.faultLog!.filter((f) => f.notInjected).length;
+  if (notInjected) console.log(`# FAULTS NOT INJECTED: ${notInjected} of ${record.faultLog!.length}: this run does not show what its schedule claims`);
+  const failed = verdict.anomalies.length > 0 || notInjected > 0;
   const out = path.join(options.out, `${new Date().toISOString().replace(/[:.]/g, '-')}-seed${seed}${failed ? '-FAILED' : ''}`);
   mkdirSync(out, { recursive: true });
   writeFileSync(path.join(out, 'run.json'), JSON.stringify(record, null, 1));
@@ -350,7 +353,7 @@ async function inner(options: Options, dir: string): Promise<number> {
   console.log(
     `# saved in ${out}${failed || options.keep ? ' (with the history and the logs)' : ''}; run it again: npm run test:chaos -- --replay ${path.join(out, 'run.json')}`,
   );
-  return failed ? 1 : 0;
+  return verdict.anomalies.length > 0 ? 1 : notInjected > 0 ? 3 : 0;
 }
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -428,14 +431,17 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
   };
   const [start, heal] = actions[fault.kind];
   const what = `${fault.kind} ${fault.target >= 0 ? `allot ${fault.target}` : 'PostgreSQL'}${fault.amount !== undefined ? ` (${fault.amount})` : ''} for ${fault.duration} s`;
+  let injected = false;
   try {
     await start();
+    injected = true;
     log(what);
     await sleep(fault.duration * 1000);
     await heal();
     entry.healedAt = now();
   } catch (err) {
     entry.error = (err as Error).message.slice(0, 500);
+    if (!injected) entry.notInjected = true;
     log(`${what}: ${entry.error}`);
   }
 }
@@ -452,17 +458,20 @@ async function healEverything(network: ChaosNetwork, postgres: ChaosPostgres, al
 }
 
 function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
-  const byKind = new Map<string, { n: number; seconds: number; errors: number }>();
+  const byKind = new Map<string, { n: number; seconds: number; errors: number; notInjected: number }>();
   for (const f of record.faultLog ?? []) {
-    const k = byKind.get(f.kind) ?? { n: 0, seconds: 0, errors: 0 };
+    const k = byKind.get(f.kind) ?? { n: 0, seconds: 0, errors: 0, notInjected: 0 };
     k.n++;
     k.seconds += f.duration;
-    if (f.error) k.errors++;
+    if (f.notInjected) k.notInjected++;
+    else if (f.error) k.errors++;
     byKind.set(f.kind, k);
   }
   console.log('\n# faults injected:');
   for (const [kind, k] of byKind)
-    console.log(`#   ${kind.padEnd(17)} ${String(k.n).padStart(3)}  (${k.seconds.toFixed(0)} s in all${k.errors ? `, ${k.errors} failed to inject` : ''})`);
+    console.log(
+      `#   ${kind.padEnd(17)} ${String(k.n).padStart(3)}  (${k.seconds.toFixed(0)} s in all${k.notInjected ? `, ${k.notInjected} NOT INJECTED` : ''}${k.errors ? `, ${k.errors} failed to heal` : ''})`,
+    );
   console.log(
     `# operations: ${verdict.counts.ops} (${Object.entries(verdict.counts.byOutcome)
       .map(([o, n]) => `${o} ${n}`)

@@ -19,6 +19,7 @@ import { canonicalJson } from '../../core/canonical-json.js';
 import { DomainError } from '../../core/errors.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
+import { DatabaseFault, classifyFault } from '../../db/faults.js';
 import { transaction } from '../../db/transaction.js';
 
 import type { IdsContext } from '../context.js';
@@ -78,16 +79,28 @@ async function details(db: Db, row: store.InstanceRow, spec?: Spec, fresh = fals
  * The view of an instance as its transaction left it, read after the commit: a reservation's
  * transaction holds rows every other reservation waits for (a capacity provider's, a pool's) until
  * it commits, and these reads need none of them. A change another request made meanwhile (a newer
- * version) is read whole, so the answer is one state of the instance, never half of two.
+ * version) is read whole, so the answer is one state of the instance, never half of two. A database
+ * fault in these reads (the request's deadline, a lost connection) comes after the change was
+ * committed: it is answered `commit_unknown`, never as a fault that says nothing was done.
  */
 async function detailsAfterCommit(db: Db, row: store.InstanceRow, spec: Spec, fresh: boolean): Promise<InstanceDetails> {
-  let view = await details(db, row, spec, fresh);
-  for (let reads = 1; reads < MAX_VIEW_READS; reads++) {
-    const now = await store.findInstance(db, row.id);
-    if (!now || now.version === view.row.version) break;
-    view = await details(db, now, spec);
+  try {
+    let view = await details(db, row, spec, fresh);
+    for (let reads = 1; reads < MAX_VIEW_READS; reads++) {
+      const now = await store.findInstance(db, row.id);
+      if (!now || now.version === view.row.version) break;
+      view = await details(db, now, spec);
+    }
+    return view;
+  } catch (err) {
+    const fault = classifyFault(err);
+    if (!fault) throw err;
+    throw new DatabaseFault(
+      'commit_unknown',
+      'The change was committed, but reading its result from the database failed; read it back before retrying.',
+      fault,
+    );
   }
-  return view;
 }
 
 /** Reads of an instance's view after its commit, should other requests keep changing it. */
