@@ -104,7 +104,12 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
     else void reply.code(err.status).send({ error: err.message });
   }
 
+  // Connections answered by the error below. The answer closes the connection, but bytes already
+  // on their way (a request sent on a connection that timed out while this process was paused)
+  // are still parsed: such a request must not run, since its client reads the error as its answer.
+  const answeredWithError = new WeakSet<Socket>();
   function answerMalformed(err: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
+    answeredWithError.add(socket);
     if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
     const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
     const lineEnd = head.indexOf('\r\n');
@@ -131,7 +136,12 @@ export function buildServer(app: AppContext, mounts: Mount[]): FastifyInstance {
   server.removeAllContentTypeParsers();
   server.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  server.addHook('onRequest', async (req) => {
+  server.addHook('onRequest', async (req, reply) => {
+    if (answeredWithError.has(req.raw.socket)) {
+      reply.hijack();
+      req.raw.socket.destroy();
+      return;
+    }
     if (app.readiness.serves) admitted.add(req);
     if (req.url.length > MAX_URL_LENGTH) throw httpError(414, HTTP.uriTooLong, `The URL is longer than ${MAX_URL_LENGTH} characters.`);
     // A blank Content-Type says nothing: treat it as absent so that each API applies its own rule
