@@ -156,6 +156,7 @@ const NODES: Collection = {
   sortKeys: SORT_KEYS,
   unsortable: UNSORTABLE,
   detail: 'common',
+  sortKeyVersions: NODE_FIELDS,
 };
 
 /** `inChassis`: the nodes of /v1/chassis/{chassis}/nodes (the chassis already checked). */

@@ -96,7 +96,7 @@ const PORTS: Collection = {
   sortKeys: PORT_SORT_KEYS,
   unsortable: unsortable(PORT_FIELDS, PORT_SORT_KEYS),
   detail: 'common',
-  sortKeyVersions: true,
+  sortKeyVersions: PORT_FIELDS,
 };
 
 async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
@@ -247,7 +247,7 @@ const PORTGROUPS: Collection = {
   sortKeys: PORTGROUP_SORT_KEYS,
   unsortable: unsortable(PORTGROUP_FIELDS, PORTGROUP_SORT_KEYS),
   detail: 'common',
-  sortKeyVersions: true,
+  sortKeyVersions: PORTGROUP_FIELDS,
 };
 
 async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
