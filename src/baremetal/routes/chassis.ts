@@ -8,7 +8,7 @@ import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, patchChassis } from '../services/inventory.js';
-import { listChassis, requireChassis } from '../store/inventory.js';
+import { listChassis, requireChassis } from '../store/chassis.js';
 import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
 import { type ParamVersions, requireParamVersions } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';

@@ -9,7 +9,7 @@ import { badRequest, ironicError } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { type DeployTemplateFields, createDeployTemplate, deleteDeployTemplate, patchDeployTemplate } from '../services/inventory.js';
-import { listDeployTemplates, requireDeployTemplate } from '../store/inventory.js';
+import { listDeployTemplates, requireDeployTemplate } from '../store/deploy-templates.js';
 import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 

@@ -23,7 +23,7 @@ import {
   patchPortgroup,
 } from '../services/inventory.js';
 import {
-  type InventoryFilters,
+  type PortFilters,
   type PortgroupRecord,
   findPortgroup,
   listPorts,
@@ -32,7 +32,7 @@ import {
   portgroupNotFound,
   requirePort,
   requirePortgroup,
-} from '../store/inventory.js';
+} from '../store/ports.js';
 import { type NodeRecord, findNode, nodeNotFound } from '../store/nodes.js';
 import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
@@ -105,7 +105,7 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   const path = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
   const list = listRequest(req, PORTS, path, detailPath, filters, PORT_PARAMS);
   const { args } = list;
-  const f: InventoryFilters = {};
+  const f: PortFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parent.node ?? (args.node_uuid !== undefined ? uuidArg(args.node_uuid, 'node_uuid') : args.node);
   if (nodeArg !== undefined) {
@@ -255,7 +255,7 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
   const path = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
   const list = listRequest(req, PORTGROUPS, path, detailPath, [...(parentNode ? [] : ['node']), 'address', 'shard'], PORTGROUP_PARAMS);
   const { args } = list;
-  const f: InventoryFilters = {};
+  const f: PortFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? args.node;
   if (nodeArg !== undefined) {

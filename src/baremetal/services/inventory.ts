@@ -9,26 +9,23 @@ import type { Tx } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
+import { type ChassisRecord, chassisHasNodes, chassisNotFound, deleteChassisRow, findChassis, insertChassis, updateChassis } from '../store/chassis.js';
 import {
-  type ChassisRecord,
-  type PortRecord,
-  type PortgroupRecord,
-  chassisHasNodes,
-  chassisNotFound,
-  deleteChassisRow,
-  deletePortRow,
-  deletePortgroupRow,
-  findChassis,
-  findPort,
-  findPortByAddress,
-  findPortgroup,
   type DeployTemplateRecord,
   deleteDeployTemplateRow,
   deployTemplateNotFound,
   findDeployTemplate,
   insertDeployTemplate,
   updateDeployTemplate,
-  insertChassis,
+} from '../store/deploy-templates.js';
+import {
+  type PortRecord,
+  type PortgroupRecord,
+  deletePortRow,
+  deletePortgroupRow,
+  findPort,
+  findPortByAddress,
+  findPortgroup,
   listPorts,
   listPortgroups,
   insertPort,
@@ -37,10 +34,9 @@ import {
   portgroupHasPorts,
   portgroupPhysnets,
   portgroupNotFound,
-  updateChassis,
   updatePort,
   updatePortgroup,
-} from '../store/inventory.js';
+} from '../store/ports.js';
 import { type NodeRecord, lockNode, nodeNotFound } from '../store/nodes.js';
 
 const asJson = (v: unknown) => JSON.stringify(v ?? {});
