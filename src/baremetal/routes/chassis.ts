@@ -7,7 +7,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { type ChassisFields, createChassis, deleteChassis, patchChassis } from '../services/inventory.js';
+import { type ChassisFields, createChassis, deleteChassis, patchChassis } from '../services/chassis.js';
 import { listChassis, requireChassis } from '../store/chassis.js';
 import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
 import { type ParamVersions, requireParamVersions } from './common.js';

@@ -12,7 +12,6 @@ import { badRequest, notAcceptable } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import {
-  type Edit,
   type PortFields,
   type PortgroupFields,
   createPort,
@@ -21,7 +20,8 @@ import {
   deletePortgroup,
   patchPort,
   patchPortgroup,
-} from '../services/inventory.js';
+} from '../services/ports.js';
+import type { Edit } from '../services/resource-writes.js';
 import {
   type PortFilters,
   type PortgroupRecord,
