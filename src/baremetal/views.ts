@@ -5,7 +5,9 @@ import type { Microversion } from '../core/microversion.js';
 import { INTERFACES } from './core/rules.js';
 import { badRequest, notAcceptable } from './errors.js';
 import type { AllocationRecord } from './store/allocations.js';
-import type { ChassisRecord, DeployTemplateRecord, PortRecord, PortgroupRecord } from './store/inventory.js';
+import type { ChassisRecord } from './store/chassis.js';
+import type { DeployTemplateRecord } from './store/deploy-templates.js';
+import type { PortRecord, PortgroupRecord } from './store/ports.js';
 import type { NodeRecord } from './store/nodes.js';
 import type { ConnectorRecord, TargetRecord } from './store/volumes.js';
 

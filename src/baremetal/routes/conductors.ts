@@ -3,7 +3,7 @@ import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { CONDUCTOR_SORT_COLUMNS, type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
-import { ironicTime } from '../views.js';
+import { NODE_FIELDS, ironicTime } from '../views.js';
 import { type Collection, listRequest, nextLink } from './listing.js';
 
 type E = Endpoint;
@@ -24,6 +24,7 @@ const CONDUCTORS: Collection = {
   sortKeys: Object.keys(CONDUCTOR_SORT_COLUMNS),
   unsortable: ['alive', 'drivers'],
   detail: 'common',
+  sortKeyVersions: NODE_FIELDS,
   namedMarker: true,
 };
 

@@ -8,9 +8,9 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest, ironicError } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { type DeployTemplateFields, createDeployTemplate, deleteDeployTemplate, patchDeployTemplate } from '../services/inventory.js';
-import { listDeployTemplates, requireDeployTemplate } from '../store/inventory.js';
-import { DEPLOY_TEMPLATE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
+import { type DeployTemplateFields, createDeployTemplate, deleteDeployTemplate, patchDeployTemplate } from '../services/deploy-templates.js';
+import { listDeployTemplates, requireDeployTemplate } from '../store/deploy-templates.js';
+import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
@@ -52,6 +52,7 @@ const TEMPLATES: Collection = {
   sortKeys: SORT_KEYS,
   unsortable: ['extra', 'steps'],
   detail: 'common',
+  sortKeyVersions: NODE_FIELDS,
 };
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {

@@ -35,8 +35,12 @@ export interface Collection {
    * controllers' own (any version, their wording), or not at all (allocations have no `detail`).
    */
   detail: 'common' | 'volume' | 'none';
-  /** a sort key newer than the request is a 406, as `fields` (ports and port groups check it so) */
-  sortKeyVersions?: boolean;
+  /**
+   * The fields whose versions a sort key is checked against: a sort key newer than the request is a
+   * 406, as in `fields`. Nodes, ports and port groups check their own fields; Ironic checks the
+   * conductors' and deploy templates' sort key against the node's fields; the others not at all.
+   */
+  sortKeyVersions?: FieldTable;
   /** the marker is a name, not a uuid (conductors: their hostname) */
   namedMarker?: boolean;
 }
@@ -84,7 +88,7 @@ export function listRequest(
   const fields = parseFields(args.fields, c.table, req.mv);
   const sortKey = args.sort_key;
   if (sortKey !== undefined && c.sortKeyVersions) {
-    const since = c.table.find(([name]) => name === sortKey)?.[1];
+    const since = c.sortKeyVersions.find(([name]) => name === sortKey)?.[1];
     if (since !== undefined && !req.mv.atLeast(since)) throw notAcceptable();
   }
   if (sortKey !== undefined && c.unsortable.includes(sortKey)) throw badRequest(`The sort_key value ${sortKey} is an invalid field for sorting`);

@@ -7,7 +7,7 @@ import { INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import * as schemas from '../schemas.js';
-import { attachVif, detachVif, listVifs } from '../services/inventory.js';
+import { attachVif, detachVif, listVifs } from '../services/ports.js';
 import { recordOnNode } from '../services/nodes.js';
 import type { NodeRecord } from '../store/nodes.js';
 import { nodeIdent } from './common.js';

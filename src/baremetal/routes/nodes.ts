@@ -25,7 +25,7 @@ import {
 import { findAllocation } from '../store/allocations.js';
 import { aliveConductors } from '../store/conductors.js';
 import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
-import { type ChassisRecord, requireChassis } from '../store/inventory.js';
+import { type ChassisRecord, requireChassis } from '../store/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
 import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
 import { parseBool } from '../core/rules.js';
@@ -156,6 +156,7 @@ const NODES: Collection = {
   sortKeys: SORT_KEYS,
   unsortable: UNSORTABLE,
   detail: 'common',
+  sortKeyVersions: NODE_FIELDS,
 };
 
 /** `inChassis`: the nodes of /v1/chassis/{chassis}/nodes (the chassis already checked). */

@@ -12,7 +12,6 @@ import { badRequest, notAcceptable } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import {
-  type Edit,
   type PortFields,
   type PortgroupFields,
   createPort,
@@ -21,9 +20,10 @@ import {
   deletePortgroup,
   patchPort,
   patchPortgroup,
-} from '../services/inventory.js';
+} from '../services/ports.js';
+import type { Edit } from '../services/resource-writes.js';
 import {
-  type InventoryFilters,
+  type PortFilters,
   type PortgroupRecord,
   findPortgroup,
   listPorts,
@@ -32,7 +32,7 @@ import {
   portgroupNotFound,
   requirePort,
   requirePortgroup,
-} from '../store/inventory.js';
+} from '../store/ports.js';
 import { type NodeRecord, findNode, nodeNotFound } from '../store/nodes.js';
 import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
@@ -96,7 +96,7 @@ const PORTS: Collection = {
   sortKeys: PORT_SORT_KEYS,
   unsortable: unsortable(PORT_FIELDS, PORT_SORT_KEYS),
   detail: 'common',
-  sortKeyVersions: true,
+  sortKeyVersions: PORT_FIELDS,
 };
 
 async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
@@ -105,7 +105,7 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   const path = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
   const list = listRequest(req, PORTS, path, detailPath, filters, PORT_PARAMS);
   const { args } = list;
-  const f: InventoryFilters = {};
+  const f: PortFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parent.node ?? (args.node_uuid !== undefined ? uuidArg(args.node_uuid, 'node_uuid') : args.node);
   if (nodeArg !== undefined) {
@@ -247,7 +247,7 @@ const PORTGROUPS: Collection = {
   sortKeys: PORTGROUP_SORT_KEYS,
   unsortable: unsortable(PORTGROUP_FIELDS, PORTGROUP_SORT_KEYS),
   detail: 'common',
-  sortKeyVersions: true,
+  sortKeyVersions: PORTGROUP_FIELDS,
 };
 
 async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
@@ -255,7 +255,7 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
   const path = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
   const list = listRequest(req, PORTGROUPS, path, detailPath, [...(parentNode ? [] : ['node']), 'address', 'shard'], PORTGROUP_PARAMS);
   const { args } = list;
-  const f: InventoryFilters = {};
+  const f: PortFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? args.node;
   if (nodeArg !== undefined) {

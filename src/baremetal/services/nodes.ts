@@ -14,7 +14,8 @@ import { INTERFACES, MAX_TRAITS_PER_NODE } from '../core/rules.js';
 import { DELETE_ALLOWED_STATES, POWER_TARGETS, TEARS_DOWN, UPDATE_ALLOWED_STATES, provisionTransition } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
 import { allocationHolder, deleteAllocationRow, findAllocationById } from '../store/allocations.js';
-import { deleteNodeInventory, findChassis } from '../store/inventory.js';
+import { findChassis } from '../store/chassis.js';
+import { deleteNodeInventory } from '../store/ports.js';
 import { deleteNodeVolumes } from '../store/volumes.js';
 import {
   type NodeChanges,

@@ -5,7 +5,7 @@ import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalVolumeConnectorTable, BaremetalVolumeTargetTable } from '../../db/schema.js';
-import type { OfNode } from './inventory.js';
+import type { OfNode } from './ports.js';
 import { type Page, applyPage } from './paging.js';
 
 export type ConnectorRecord = Selectable<BaremetalVolumeConnectorTable> & OfNode;

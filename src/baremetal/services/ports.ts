@@ -1,34 +1,21 @@
-// Chassis, port groups and ports: create, patch, delete, each one transaction. A port or port
+// Port groups, ports and their VIFs: create, patch, delete, each one transaction. A port or port
 // group is written under its node's row lock (the lock order of node operations: node first), so
 // it cannot be added to a node being deleted. The route parsed and checked the values; what is
-// refused here are the facts (a uuid, name or MAC address taken, a chassis or port group in use),
+// refused here are the facts (a uuid, name or MAC address taken, a port group in use),
 // as DomainErrors that errors.ts words.
 import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
-import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import {
-  type ChassisRecord,
   type PortRecord,
   type PortgroupRecord,
-  chassisHasNodes,
-  chassisNotFound,
-  deleteChassisRow,
   deletePortRow,
   deletePortgroupRow,
-  findChassis,
   findPort,
   findPortByAddress,
   findPortgroup,
-  type DeployTemplateRecord,
-  deleteDeployTemplateRow,
-  deployTemplateNotFound,
-  findDeployTemplate,
-  insertDeployTemplate,
-  updateDeployTemplate,
-  insertChassis,
   listPorts,
   listPortgroups,
   insertPort,
@@ -37,86 +24,11 @@ import {
   portgroupHasPorts,
   portgroupPhysnets,
   portgroupNotFound,
-  updateChassis,
   updatePort,
   updatePortgroup,
-} from '../store/inventory.js';
+} from '../store/ports.js';
 import { type NodeRecord, lockNode, nodeNotFound } from '../store/nodes.js';
-
-const asJson = (v: unknown) => JSON.stringify(v ?? {});
-const flag = (b: boolean) => (b ? 1 : 0);
-
-/** What the route makes of a document after a patch: the checked values, and which fields changed. */
-export interface Edit<T> {
-  fields: T;
-  changed(field: keyof T & string): boolean;
-}
-
-/**
- * A write whose unique columns may have been taken by a concurrent one between the check and the
- * insert: the loser reports what it collided with, found by `collision` after the fact.
- */
-async function uniquely<T>(work: () => Promise<T>, collision: () => Promise<DomainError>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw await collision();
-    throw err;
-  }
-}
-
-// ---- chassis ---------------------------------------------------------------------------------
-
-export interface ChassisFields {
-  description: string | null;
-  extra: unknown;
-}
-
-const chassisTaken = (uuid: string) => new DomainError('chassis_uuid_taken', { uuid }, `a chassis has uuid ${uuid}`);
-
-export async function createChassis(ctx: BaremetalContext, uuid: string | null, f: ChassisFields): Promise<ChassisRecord> {
-  const chassisUuid = uuid ?? newUuid();
-  return uniquely(
-    () =>
-      transaction(ctx.database, async (tx) => {
-        if (await findChassis(tx, chassisUuid)) throw chassisTaken(chassisUuid);
-        await insertChassis(tx, { uuid: chassisUuid, description: f.description, extra: asJson(f.extra), created_at: tx.clock.nowIso(), updated_at: null });
-        return (await findChassis(tx, chassisUuid))!;
-      }),
-    async () => chassisTaken(chassisUuid),
-  );
-}
-
-export function chassisDocument(c: ChassisRecord): Record<string, unknown> {
-  return { uuid: c.uuid, description: c.description, extra: JSON.parse(c.extra) };
-}
-
-export async function patchChassis(ctx: BaremetalContext, uuid: string, edit: (doc: Record<string, unknown>) => Edit<ChassisFields>): Promise<ChassisRecord> {
-  return transaction(ctx.database, async (tx) => {
-    const chassis = await findChassis(tx, uuid);
-    if (!chassis) throw chassisNotFound(uuid);
-    const { fields, changed } = edit(chassisDocument(chassis));
-    await updateChassis(tx, chassis.id, {
-      ...(changed('description') ? { description: fields.description } : {}),
-      ...(changed('extra') ? { extra: asJson(fields.extra) } : {}),
-      updated_at: tx.clock.nowIso(),
-    });
-    return (await findChassis(tx, uuid))!;
-  });
-}
-
-export async function deleteChassis(ctx: BaremetalContext, uuid: string): Promise<void> {
-  await transaction(ctx.database, async (tx) => {
-    const chassis = await findChassis(tx, uuid);
-    if (!chassis) throw chassisNotFound(uuid);
-    if (await chassisHasNodes(tx, chassis.id)) throw new DomainError('chassis_not_empty', { chassis: chassis.uuid }, `chassis ${chassis.uuid} has nodes`);
-    await deleteChassisRow(tx, chassis.id);
-  }).catch((err) => {
-    // a node put in the chassis concurrently (the foreign key refused the delete)
-    if (/foreign key/i.test(String((err as Error).message))) throw new DomainError('chassis_not_empty', { chassis: uuid }, `chassis ${uuid} has nodes`);
-    throw err;
-  });
-}
+import { type Edit, asJson, flag, uniquely } from './resource-writes.js';
 
 // ---- the node a port or port group is on -----------------------------------------------------
 
@@ -452,70 +364,5 @@ export async function detachVif(ctx: BaremetalContext, ident: string, vif: strin
     };
     for (const g of groups) if (vifOf(g) === vif) await updatePortgroup(tx, g.id, forget(g));
     for (const p of ports) if (vifOf(p) === vif) await updatePort(tx, p.id, forget(p));
-  });
-}
-
-// ---- deploy templates ------------------------------------------------------------------------
-
-export interface DeployTemplateFields {
-  /** a trait */
-  name: string;
-  /** checked deploy steps, priorities as numbers */
-  steps: unknown[];
-  extra: unknown;
-}
-
-const templateUuidTaken = (uuid: string) => new DomainError('deploy_template_uuid_taken', { uuid }, `a deploy template has uuid ${uuid}`);
-const templateNameTaken = (name: string) => new DomainError('deploy_template_name_taken', { name }, `a deploy template is named ${name}`);
-
-export async function createDeployTemplate(ctx: BaremetalContext, uuid: string | null, f: DeployTemplateFields): Promise<DeployTemplateRecord> {
-  const templateUuid = uuid ?? newUuid();
-  return uniquely(
-    () =>
-      transaction(ctx.database, async (tx) => {
-        if (await findDeployTemplate(tx, templateUuid)) throw templateUuidTaken(templateUuid);
-        if (await findDeployTemplate(tx, f.name)) throw templateNameTaken(f.name);
-        await insertDeployTemplate(tx, {
-          uuid: templateUuid,
-          name: f.name,
-          steps: JSON.stringify(f.steps),
-          extra: asJson(f.extra),
-          created_at: tx.clock.nowIso(),
-          updated_at: null,
-        });
-        return (await findDeployTemplate(tx, templateUuid))!;
-      }),
-    async () => ((await findDeployTemplate(ctx.database, templateUuid)) ? templateUuidTaken(templateUuid) : templateNameTaken(f.name)),
-  );
-}
-
-export function deployTemplateDocument(t: DeployTemplateRecord): Record<string, unknown> {
-  return { uuid: t.uuid, name: t.name, steps: JSON.parse(t.steps), extra: JSON.parse(t.extra) };
-}
-
-export async function patchDeployTemplate(
-  ctx: BaremetalContext,
-  ident: string,
-  edit: (doc: Record<string, unknown>) => DeployTemplateFields,
-): Promise<DeployTemplateRecord> {
-  return uniquely(
-    () =>
-      transaction(ctx.database, async (tx) => {
-        const template = await findDeployTemplate(tx, ident);
-        if (!template) throw deployTemplateNotFound(ident);
-        const f = edit(deployTemplateDocument(template));
-        if (f.name !== template.name && (await findDeployTemplate(tx, f.name))) throw templateNameTaken(f.name);
-        await updateDeployTemplate(tx, template.id, { name: f.name, steps: JSON.stringify(f.steps), extra: asJson(f.extra), updated_at: tx.clock.nowIso() });
-        return (await findDeployTemplate(tx, template.uuid))!;
-      }),
-    async () => new DomainError('deploy_template_changed_concurrently', {}, 'the name of the patch was taken concurrently'),
-  );
-}
-
-export async function deleteDeployTemplate(ctx: BaremetalContext, ident: string): Promise<void> {
-  await transaction(ctx.database, async (tx) => {
-    const template = await findDeployTemplate(tx, ident);
-    if (!template) throw deployTemplateNotFound(ident);
-    await deleteDeployTemplateRow(tx, template.id);
   });
 }

@@ -1,14 +1,11 @@
-// SQL for the inventory around nodes: chassis, port groups, ports and deploy templates. A port or port group is read
-// with its node's uuid, owner and lessee (what the API shows and what policy scopes it by) and a
-// port with its port group's uuid.
+// SQL for port groups and ports. A port or port group is read with its node's uuid, owner and
+// lessee (what the API shows and what policy scopes it by) and a port with its port group's uuid.
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
-import type { BaremetalChassisTable, BaremetalDeployTemplateTable, BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
+import type { BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
 import { type Page, applyPage } from './paging.js';
-
-export type ChassisRecord = Selectable<BaremetalChassisTable>;
 
 /** The node a port, port group or volume belongs to, as policy and the API see it. */
 export interface OfNode {
@@ -21,12 +18,11 @@ export type PortgroupRecord = Selectable<BaremetalPortgroupTable> & OfNode;
 
 export type PortRecord = Selectable<BaremetalPortTable> & { portgroup_uuid: string | null } & OfNode;
 
-export const chassisNotFound = (ident: string) => new DomainError('chassis_not_found', { ident }, `no chassis ${ident}`);
 export const portNotFound = (ident: string) => new DomainError('port_not_found', { ident }, `no port ${ident}`);
 export const portgroupNotFound = (ident: string) => new DomainError('portgroup_not_found', { ident }, `no port group ${ident}`);
 
 /** Filters of the port and port group lists. */
-export interface InventoryFilters {
+export interface PortFilters {
   nodeId?: number;
   portgroupId?: number;
   address?: string;
@@ -34,39 +30,6 @@ export interface InventoryFilters {
   project?: string;
   /** of nodes in these shards */
   shards?: string[];
-}
-
-// ---- chassis ---------------------------------------------------------------------------------
-
-export async function findChassis(db: Db, uuid: string): Promise<ChassisRecord | undefined> {
-  if (!isUuidLike(uuid)) return undefined;
-  return db.db.selectFrom('baremetal_chassis').selectAll().where('uuid', '=', normalizeUuid(uuid)).executeTakeFirst();
-}
-
-export async function requireChassis(db: Db, uuid: string): Promise<ChassisRecord> {
-  const found = await findChassis(db, uuid);
-  if (!found) throw chassisNotFound(uuid);
-  return found;
-}
-
-export async function listChassis(db: Db, page: Page): Promise<ChassisRecord[]> {
-  return applyPage(db.db.selectFrom('baremetal_chassis as t').selectAll('t'), page).execute();
-}
-
-export async function insertChassis(tx: Tx, values: Insertable<BaremetalChassisTable>): Promise<void> {
-  await tx.db.insertInto('baremetal_chassis').values(values).execute();
-}
-
-export async function updateChassis(tx: Tx, id: number, changes: Updateable<BaremetalChassisTable>): Promise<void> {
-  await tx.db.updateTable('baremetal_chassis').set(changes).where('id', '=', id).execute();
-}
-
-export async function chassisHasNodes(db: Db, id: number): Promise<boolean> {
-  return (await db.db.selectFrom('baremetal_nodes').select('id').where('chassis_id', '=', id).limit(1).executeTakeFirst()) !== undefined;
-}
-
-export async function deleteChassisRow(tx: Tx, id: number): Promise<void> {
-  await tx.db.deleteFrom('baremetal_chassis').where('id', '=', id).execute();
 }
 
 // ---- port groups -----------------------------------------------------------------------------
@@ -91,7 +54,7 @@ export async function requirePortgroup(db: Db, ident: string): Promise<Portgroup
   return found;
 }
 
-export async function listPortgroups(db: Db, f: InventoryFilters, page: Page): Promise<PortgroupRecord[]> {
+export async function listPortgroups(db: Db, f: PortFilters, page: Page): Promise<PortgroupRecord[]> {
   let q = selectPortgroups(db.db);
   if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
   if (f.address !== undefined) q = q.where('t.address', '=', f.address);
@@ -152,7 +115,7 @@ export async function findPortByAddress(db: Db, address: string): Promise<PortRe
   return selectPorts(db.db).where('t.address', '=', address).executeTakeFirst();
 }
 
-export async function listPorts(db: Db, f: InventoryFilters, page: Page): Promise<PortRecord[]> {
+export async function listPorts(db: Db, f: PortFilters, page: Page): Promise<PortRecord[]> {
   let q = selectPorts(db.db);
   if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
   if (f.portgroupId !== undefined) q = q.where('t.portgroup_id', '=', f.portgroupId);
@@ -181,38 +144,4 @@ export async function deletePortRow(tx: Tx, id: number): Promise<void> {
 export async function deleteNodeInventory(tx: Tx, nodeId: number): Promise<void> {
   await tx.db.deleteFrom('baremetal_ports').where('node_id', '=', nodeId).execute();
   await tx.db.deleteFrom('baremetal_portgroups').where('node_id', '=', nodeId).execute();
-}
-
-// ---- deploy templates ------------------------------------------------------------------------
-
-export type DeployTemplateRecord = { id: number; uuid: string; name: string; steps: string; extra: string; created_at: string; updated_at: string | null };
-
-export const deployTemplateNotFound = (ident: string) => new DomainError('deploy_template_not_found', { ident }, `no deploy template ${ident}`);
-
-/** A deploy template by uuid or name. */
-export async function findDeployTemplate(db: Db, ident: string): Promise<DeployTemplateRecord | undefined> {
-  const q = db.db.selectFrom('baremetal_deploy_templates').selectAll();
-  return (isUuidLike(ident) ? q.where('uuid', '=', normalizeUuid(ident)) : q.where('name', '=', ident)).executeTakeFirst();
-}
-
-export async function requireDeployTemplate(db: Db, ident: string): Promise<DeployTemplateRecord> {
-  const found = await findDeployTemplate(db, ident);
-  if (!found) throw deployTemplateNotFound(ident);
-  return found;
-}
-
-export async function listDeployTemplates(db: Db, page: Page): Promise<DeployTemplateRecord[]> {
-  return applyPage(db.db.selectFrom('baremetal_deploy_templates as t').selectAll('t'), page).execute();
-}
-
-export async function insertDeployTemplate(tx: Tx, values: Insertable<BaremetalDeployTemplateTable>): Promise<void> {
-  await tx.db.insertInto('baremetal_deploy_templates').values(values).execute();
-}
-
-export async function updateDeployTemplate(tx: Tx, id: number, changes: Updateable<BaremetalDeployTemplateTable>): Promise<void> {
-  await tx.db.updateTable('baremetal_deploy_templates').set(changes).where('id', '=', id).execute();
-}
-
-export async function deleteDeployTemplateRow(tx: Tx, id: number): Promise<void> {
-  await tx.db.deleteFrom('baremetal_deploy_templates').where('id', '=', id).execute();
 }

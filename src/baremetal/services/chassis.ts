@@ -1,0 +1,58 @@
+// Chassis: create, patch, delete, each one transaction; a chassis with nodes is not deleted.
+import { DomainError } from '../../core/errors.js';
+import { newUuid } from '../../core/uuid.js';
+import { transaction } from '../../db/transaction.js';
+import type { BaremetalContext } from '../context.js';
+import { type ChassisRecord, chassisHasNodes, chassisNotFound, deleteChassisRow, findChassis, insertChassis, updateChassis } from '../store/chassis.js';
+import { type Edit, asJson, uniquely } from './resource-writes.js';
+
+export interface ChassisFields {
+  description: string | null;
+  extra: unknown;
+}
+
+const chassisTaken = (uuid: string) => new DomainError('chassis_uuid_taken', { uuid }, `a chassis has uuid ${uuid}`);
+
+export async function createChassis(ctx: BaremetalContext, uuid: string | null, f: ChassisFields): Promise<ChassisRecord> {
+  const chassisUuid = uuid ?? newUuid();
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        if (await findChassis(tx, chassisUuid)) throw chassisTaken(chassisUuid);
+        await insertChassis(tx, { uuid: chassisUuid, description: f.description, extra: asJson(f.extra), created_at: tx.clock.nowIso(), updated_at: null });
+        return (await findChassis(tx, chassisUuid))!;
+      }),
+    async () => chassisTaken(chassisUuid),
+  );
+}
+
+export function chassisDocument(c: ChassisRecord): Record<string, unknown> {
+  return { uuid: c.uuid, description: c.description, extra: JSON.parse(c.extra) };
+}
+
+export async function patchChassis(ctx: BaremetalContext, uuid: string, edit: (doc: Record<string, unknown>) => Edit<ChassisFields>): Promise<ChassisRecord> {
+  return transaction(ctx.database, async (tx) => {
+    const chassis = await findChassis(tx, uuid);
+    if (!chassis) throw chassisNotFound(uuid);
+    const { fields, changed } = edit(chassisDocument(chassis));
+    await updateChassis(tx, chassis.id, {
+      ...(changed('description') ? { description: fields.description } : {}),
+      ...(changed('extra') ? { extra: asJson(fields.extra) } : {}),
+      updated_at: tx.clock.nowIso(),
+    });
+    return (await findChassis(tx, uuid))!;
+  });
+}
+
+export async function deleteChassis(ctx: BaremetalContext, uuid: string): Promise<void> {
+  await transaction(ctx.database, async (tx) => {
+    const chassis = await findChassis(tx, uuid);
+    if (!chassis) throw chassisNotFound(uuid);
+    if (await chassisHasNodes(tx, chassis.id)) throw new DomainError('chassis_not_empty', { chassis: chassis.uuid }, `chassis ${chassis.uuid} has nodes`);
+    await deleteChassisRow(tx, chassis.id);
+  }).catch((err) => {
+    // a node put in the chassis concurrently (the foreign key refused the delete)
+    if (/foreign key/i.test(String((err as Error).message))) throw new DomainError('chassis_not_empty', { chassis: uuid }, `chassis ${uuid} has nodes`);
+    throw err;
+  });
+}

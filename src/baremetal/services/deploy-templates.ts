@@ -1,0 +1,77 @@
+// Deploy templates: create, patch, delete, each one transaction; a name or uuid taken is refused.
+import { DomainError } from '../../core/errors.js';
+import { newUuid } from '../../core/uuid.js';
+import { transaction } from '../../db/transaction.js';
+import type { BaremetalContext } from '../context.js';
+import {
+  type DeployTemplateRecord,
+  deleteDeployTemplateRow,
+  deployTemplateNotFound,
+  findDeployTemplate,
+  insertDeployTemplate,
+  updateDeployTemplate,
+} from '../store/deploy-templates.js';
+import { asJson, uniquely } from './resource-writes.js';
+
+export interface DeployTemplateFields {
+  /** a trait */
+  name: string;
+  /** checked deploy steps, priorities as numbers */
+  steps: unknown[];
+  extra: unknown;
+}
+
+const templateUuidTaken = (uuid: string) => new DomainError('deploy_template_uuid_taken', { uuid }, `a deploy template has uuid ${uuid}`);
+const templateNameTaken = (name: string) => new DomainError('deploy_template_name_taken', { name }, `a deploy template is named ${name}`);
+
+export async function createDeployTemplate(ctx: BaremetalContext, uuid: string | null, f: DeployTemplateFields): Promise<DeployTemplateRecord> {
+  const templateUuid = uuid ?? newUuid();
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        if (await findDeployTemplate(tx, templateUuid)) throw templateUuidTaken(templateUuid);
+        if (await findDeployTemplate(tx, f.name)) throw templateNameTaken(f.name);
+        await insertDeployTemplate(tx, {
+          uuid: templateUuid,
+          name: f.name,
+          steps: JSON.stringify(f.steps),
+          extra: asJson(f.extra),
+          created_at: tx.clock.nowIso(),
+          updated_at: null,
+        });
+        return (await findDeployTemplate(tx, templateUuid))!;
+      }),
+    async () => ((await findDeployTemplate(ctx.database, templateUuid)) ? templateUuidTaken(templateUuid) : templateNameTaken(f.name)),
+  );
+}
+
+export function deployTemplateDocument(t: DeployTemplateRecord): Record<string, unknown> {
+  return { uuid: t.uuid, name: t.name, steps: JSON.parse(t.steps), extra: JSON.parse(t.extra) };
+}
+
+export async function patchDeployTemplate(
+  ctx: BaremetalContext,
+  ident: string,
+  edit: (doc: Record<string, unknown>) => DeployTemplateFields,
+): Promise<DeployTemplateRecord> {
+  return uniquely(
+    () =>
+      transaction(ctx.database, async (tx) => {
+        const template = await findDeployTemplate(tx, ident);
+        if (!template) throw deployTemplateNotFound(ident);
+        const f = edit(deployTemplateDocument(template));
+        if (f.name !== template.name && (await findDeployTemplate(tx, f.name))) throw templateNameTaken(f.name);
+        await updateDeployTemplate(tx, template.id, { name: f.name, steps: JSON.stringify(f.steps), extra: asJson(f.extra), updated_at: tx.clock.nowIso() });
+        return (await findDeployTemplate(tx, template.uuid))!;
+      }),
+    async () => new DomainError('deploy_template_changed_concurrently', {}, 'the name of the patch was taken concurrently'),
+  );
+}
+
+export async function deleteDeployTemplate(ctx: BaremetalContext, ident: string): Promise<void> {
+  await transaction(ctx.database, async (tx) => {
+    const template = await findDeployTemplate(tx, ident);
+    if (!template) throw deployTemplateNotFound(ident);
+    await deleteDeployTemplateRow(tx, template.id);
+  });
+}
