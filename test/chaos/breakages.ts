@@ -1,0 +1,38 @@
+// The deliberately broken builds of `npm run test:chaos:broken` (broken-builds.ts): each one
+// guarantee taken out of the compiled JavaScript by text replacement. breakages.test.ts checks in
+// every `npm test` that each replaced text is still in dist/, so a breakage cannot silently stop
+// applying as the code moves on.
+
+export interface Breakage {
+  what: string;
+  /** file under dist/ → [text, replacement] pairs */
+  edits: Record<string, Array<[string, string]>>;
+}
+
+export const BREAKAGES: Record<string, Breakage> = {
+  'no-consumer-generation-compare': {
+    what: 'a Placement write does not compare the consumer generation the client sent (both the one-statement path and the general one)',
+    edits: {
+      'placement/store/one-statement-writes.js': [
+        ['where c.uuid = v.uuid and c.generation = v.generation and c.held_by is null', 'where c.uuid = v.uuid and c.held_by is null'],
+      ],
+      'placement/store/allocations.js': [['existing?.generation !== w.generation', 'existing === undefined']],
+    },
+  },
+  'no-capacity-check': {
+    what: 'a Placement claim does not check the provider’s capacity (both paths)',
+    edits: {
+      'placement/store/one-statement-writes.js': [['floor((i.total - i.reserved) * i.allocation_ratio)', '1000000000']],
+      'core/capacity.js': [['return capacityOf(inv.total, inv.reserved, inv.allocation_ratio);', 'return 1e9;']],
+    },
+  },
+  'unfenced-conductor': {
+    what: 'a conductor finishes an allocation without checking it still owns it (no `conductor_affinity = <me>` and no `state = allocating` in its final write), and its worker goes on with an allocation taken over from it',
+    edits: {
+      'baremetal/store/allocations.js': [[".where('conductor_affinity', '=', conductor)\n        .where('state', '=', 'allocating')", '']],
+      'baremetal/services/allocations.js': [
+        ["if (allocation?.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId)", 'if (!allocation)'],
+      ],
+    },
+  },
+};
