@@ -43,7 +43,10 @@ export function registerDatabaseGauges(metrics: Metrics, app: { database: Databa
       for (const [state, n] of await allocationCountsByState(app.baremetal)) g.set({ state }, n);
     })(),
   );
-  const pools = () => poolUsage(app.ids, MAX_POOLS);
+  // One read of the pools per scrape, shared by its three gauges (a scrape collects them at once;
+  // a prefix pool's counts read its allocations).
+  let poolsRead: ReturnType<typeof poolUsage> | null = null;
+  const pools = () => (poolsRead ??= poolUsage(app.ids, MAX_POOLS).finally(() => (poolsRead = null)));
   metrics.gauge('allot_ids_pool_values', 'values in an identifier pool (prefix pools: child prefixes of its prefix_length; IPv6: as a float)', ['pool'], (g) =>
     safely('allot_ids_pool_values', async () => {
       for (const p of await pools()) g.set({ pool: p.name }, p.total);
