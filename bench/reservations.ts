@@ -9,6 +9,7 @@
 //
 //   npm run bench:reservations
 //   npx tsx bench/reservations.ts --reservations 500 --concurrency 1,16 --dialects sqlite
+//   npx tsx bench/reservations.ts --dialects sqlite --concurrency 16 --allot-cpu-prof /tmp/prof
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     /** the allot tree whose dist/ is served (`npm run build` there first) */
     root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
     out: { type: 'string' },
+    /** run the servers with node --cpu-prof, profiles written here (npx tsx bench/cpu-profile.ts DIR) */
+    'allot-cpu-prof': { type: 'string' },
   },
 });
 const RESERVATIONS = Number(values.reservations);
@@ -52,7 +55,7 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
     db,
     logDir: workDir,
     mainPort: port,
-    nodeArgs: ['--import', counter],
+    nodeArgs: ['--import', counter, ...(values['allot-cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['allot-cpu-prof'])}`] : [])],
     env: { ALLOT_BENCH_QUERY_COUNT_FILE: countFile },
     extraArgs: ['--baremetal-backend', backend, '--transition-time', '0', '--pool-size', String(Math.max(10, concurrency + 8))],
   });

@@ -50,6 +50,7 @@ const PG_UNAVAILABLE = new Set([
 const PG_READ_ONLY = new Set(['25006']); // read_only_sql_transaction: a standby or demoted primary
 const PG_TIMEOUT = new Set(['57014']); // query_canceled: statement_timeout reached
 const PG_STORAGE_FULL = new Set(['53100']); // disk_full
+const PG_STALE_PREPARED = { code: '0A000', message: /cached plan must not change result type/ };
 // Node's socket errors, and the texts node-postgres and its pool use for a dead or unreachable server.
 // `timeout expired` is node-postgres's Client giving up a connection attempt after
 // connectionTimeoutMillis (no code): what a client sees through a proxy such as HAProxy that
@@ -74,6 +75,12 @@ export function classifyFault(err: unknown): DatabaseFault | null {
   if (typeof code === 'string') {
     if (PG_READ_ONLY.has(code)) return new DatabaseFault('read_only', 'The database is read-only at the moment (a failover may be under way).', err);
     if (PG_TIMEOUT.has(code)) return new DatabaseFault('timeout', 'The database did not finish the statement in time.', err);
+    // A prepared statement whose table changed shape since it was prepared (a newer process's
+    // migration, in a rolling upgrade): this connection's statements are stale; a new one
+    // prepares them again, so the transaction is retried there.
+    if (code === PG_STALE_PREPARED.code && PG_STALE_PREPARED.message.test(message)) {
+      return new DatabaseFault('unavailable', 'The database schema changed under a prepared statement.', err);
+    }
     if (PG_STORAGE_FULL.has(code) || code === 'SQLITE_FULL') return new DatabaseFault('storage_full', 'The database cannot write: its disk is full.', err);
     if (PG_UNAVAILABLE.has(code) || PG_UNAVAILABLE_CLASSES.includes(code.slice(0, 2)) || NET_CODES.has(code)) {
       return new DatabaseFault('unavailable', 'The database is unreachable at the moment.', err);

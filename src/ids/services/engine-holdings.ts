@@ -15,7 +15,14 @@ import type { AllocationHolder } from '../../baremetal/context.js';
 import { type HeldNode, nodesHeldBy, prepareNodeReservations, releaseNode, reserveNode } from '../../baremetal/services/held-allocations.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { ConsumerHolder } from '../../placement/context.js';
-import { type CapacityIndex, capacityIndex, heldAllocations, reserveCapacity, setHeldAllocations } from '../../placement/services/held-consumers.js';
+import {
+  type CapacityIndex,
+  NoCapacity,
+  capacityIndex,
+  heldAllocations,
+  reserveCapacity,
+  setHeldAllocations,
+} from '../../placement/services/held-consumers.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
 import {
@@ -115,16 +122,17 @@ export async function reserveEngineAttributes(
       if (!isNodeValue(node)) throw inAttribute(attr, idsDomainError('capacity_unavailable', { reason: `attribute ${s.in_tree_of} holds no node` }));
       inTree = node.node;
     }
-    const outcome = await reserveCapacity(tx, ctx.placement, prepared.index!, consumer, keep, {
+    const allocations = await reserveCapacity(tx, ctx.placement, prepared.index!, consumer, keep, {
       resources: new Map(Object.entries(s.resources)),
       required: terms.required,
       forbidden: terms.forbidden,
       memberOf: aggregates.memberOf,
       forbiddenAggregates: aggregates.forbidden,
       inTree,
+    }).catch((err: unknown) => {
+      throw err instanceof NoCapacity ? inAttribute(attr, idsDomainError('capacity_unavailable', { reason: err.reason })) : err;
     });
-    if (!outcome.ok) throw inAttribute(attr, idsDomainError('capacity_unavailable', { reason: outcome.reason }));
-    next[attr] = capacityValue(who.id, outcome.allocations);
+    next[attr] = capacityValue(who.id, allocations);
   }
 }
 

@@ -40,7 +40,15 @@ export interface HeldConsumer {
   holder: string;
 }
 
-export type CapacityOutcome = { ok: true; allocations: ProviderAmounts } | { ok: false; reason: string };
+/**
+ * Why a reservation found no room. Thrown, never returned: after a refused last try the holder's
+ * transaction holds a half-written claim, and only failing it as a whole gives that back.
+ */
+export class NoCapacity extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
 
 /** Candidates tried in one reservation before giving up: each refused one was full when written. */
 const MAX_TRIES = 10;
@@ -58,8 +66,10 @@ export type CapacityIndex = Awaited<ReturnType<typeof capacityIndex>>;
  * `GET /allocation_candidates` would choose them (the process's candidate strategy), from the
  * index; each candidate is written (consumer allocations = keep + candidate, capacity checked
  * under the providers' locks, as every claim) in a savepoint, and one the index thought had room
- * but the database found full is taken back and the next one tried. The chosen allocations, or
- * why there are none.
+ * but the database found full is taken back and the next one tried. The last try has no
+ * savepoint: its refusal fails the holder's transaction anyway, and the savepoint's release would
+ * be one more round trip while the providers' rows are locked — the rows every concurrent
+ * reservation of them waits for. The chosen allocations; NoCapacity when there are none.
  */
 export async function reserveCapacity(
   tx: Tx,
@@ -68,19 +78,19 @@ export async function reserveCapacity(
   consumer: HeldConsumer,
   keep: ProviderAmounts,
   request: CapacityRequest,
-): Promise<CapacityOutcome> {
+): Promise<ProviderAmounts> {
   const { ids: classes } = await ctx.names.forTx(tx, 'resource_classes', [...request.resources.keys()]);
   const missingClass = [...request.resources.keys()].find((c) => !classes.has(c));
-  if (missingClass !== undefined) return { ok: false, reason: `no resource class ${missingClass}` };
+  if (missingClass !== undefined) throw new NoCapacity(`no resource class ${missingClass}`);
   const traitNames = [...new Set([...request.required.flat(), ...request.forbidden])];
   const { ids: traits } = await ctx.names.forTx(tx, 'traits', traitNames);
   const missingTraits = traitNames.filter((t) => !traits.has(t));
-  if (missingTraits.length) return { ok: false, reason: `no trait ${missingTraits.sort().join(', ')}` };
+  if (missingTraits.length) throw new NoCapacity(`no trait ${missingTraits.sort().join(', ')}`);
 
   let inTreeRoot: number | null = null;
   if (request.inTree !== null) {
     const id = model.idOf(request.inTree);
-    if (id === undefined) return { ok: false, reason: `no resource provider ${request.inTree} to search the tree of` };
+    if (id === undefined) throw new NoCapacity(`no resource provider ${request.inTree} to search the tree of`);
     inTreeRoot = model.providers.get(id)!.rootId;
   }
   const group: GroupRequest = {
@@ -98,18 +108,19 @@ export async function reserveCapacity(
     { maxCandidates: MAX_TRIES, strategy: ctx.config.candidateStrategy },
   );
   const wanted = describe(request);
-  if (!candidates.length) return { ok: false, reason: `no resource provider has room for ${wanted}` };
-  for (const candidate of candidates) {
+  if (!candidates.length) throw new NoCapacity(`no resource provider has room for ${wanted}`);
+  for (const [i, candidate] of candidates.entries()) {
     const chosen: ProviderAmounts = new Map([...candidate.allocations].map(([id, amounts]) => [model.providers.get(id)!.uuid, new Map(amounts)]));
+    const write = () => setHeldAllocations(tx, ctx, consumer, sum(keep, chosen));
     try {
-      await savepoint(tx, () => setHeldAllocations(tx, ctx, consumer, sum(keep, chosen)));
-      return { ok: true, allocations: chosen };
+      await (i === candidates.length - 1 ? write() : savepoint(tx, write));
+      return chosen;
     } catch (err) {
       // full by now, or gone: the next candidate
       if (!isPlacementError(err, REFUSED)) throw err;
     }
   }
-  return { ok: false, reason: `no resource provider has room for ${wanted} now` };
+  throw new NoCapacity(`no resource provider has room for ${wanted} now`);
 }
 
 /** What a claim refuses when a candidate cannot take it after all (the index was behind). */
