@@ -5,8 +5,7 @@ import { RetryableConflict } from '../../core/errors.js';
 import { type ParentProblem, placementDomainError } from '../core/domain-errors.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
-import { lockRows } from '../../db/sql-helpers.js';
-import { rawRead } from '../../db/statement.js';
+import { rawRead, writeStatement } from '../../db/statement.js';
 
 import { noteProvidersChanged } from './provider-index.js';
 
@@ -65,12 +64,15 @@ export async function lockProvider(tx: Tx, uuid: string): Promise<ProviderView> 
 
 /** The provider locked until commit, or undefined when it does not exist (any more). */
 export async function findAndLockProvider(tx: Tx, uuid: string): Promise<ProviderView | undefined> {
-  const provider = await findProvider(tx, uuid);
-  if (!provider || tx.dialect === 'sqlite') return provider;
-  await lockRows(tx, 'resource_providers', [provider.id]);
-  // Re-read: it may have changed (or gone) while we waited for the lock.
+  if (tx.dialect === 'sqlite') return findProvider(tx, uuid);
+  // Lock first, then read: the read, a statement of its own, sees the provider as the writer before
+  // us left it. (One statement locking the joined read would not: a parent changed meanwhile
+  // makes PostgreSQL's recheck of the join drop the row.)
+  if (!(await LOCK_BY_UUID.one(tx, [uuid]))) return undefined;
   return findProvider(tx, uuid);
 }
+
+const LOCK_BY_UUID = writeStatement<{ id: number }>('select id from resource_providers where uuid = ? for update');
 
 /** The generation a client sent is not the provider's. */
 export const generationMismatch = (uuid: string, actual: number, given: number) =>
