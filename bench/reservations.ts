@@ -10,6 +10,7 @@
 //   npm run bench:reservations
 //   npx tsx bench/reservations.ts --reservations 500 --concurrency 1,16 --dialects sqlite
 //   npx tsx bench/reservations.ts --dialects sqlite --concurrency 16 --allot-cpu-prof /tmp/prof
+//   npx tsx bench/reservations.ts --uplink per-node --backends placement   # bandwidth on each node's NIC
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +32,12 @@ const { values } = parseArgs({
     /** the allot tree whose dist/ is served (`npm run build` there first) */
     root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
     out: { type: 'string' },
+    /**
+     * shared: one fabric provider every reservation takes its bandwidth from (the worst case: one
+     * row all of them write); per-node: a NIC provider under each node, the uplink `in_tree_of`
+     * the node (docs/ids.md's worked example; needs the placement backend, whose nodes are providers)
+     */
+    uplink: { type: 'string', default: 'shared' },
     /** run the servers with node --cpu-prof, profiles written here (npx tsx bench/cpu-profile.ts DIR) */
     'allot-cpu-prof': { type: 'string' },
   },
@@ -40,6 +47,9 @@ const CONCURRENCY = values.concurrency!.split(',').map(Number);
 const DIALECTS = values.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
 const BACKENDS = values.backends!.split(',') as Array<'database' | 'placement'>;
 const BW = 'NET_BW_EGR_KILOBIT_PER_SEC';
+const PER_NODE = values.uplink === 'per-node';
+if (!PER_NODE && values.uplink !== 'shared') throw new Error('--uplink is shared or per-node');
+if (PER_NODE && BACKENDS.includes('database')) throw new Error('--uplink per-node needs --backends placement (its nodes are providers)');
 
 const counter = pathToFileURL(path.join(import.meta.dirname, 'lib/count-queries.mjs')).href;
 
@@ -63,11 +73,8 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
   try {
     const rc = `bench-${concurrency}`;
     await makeNodes(call, `${main}/baremetal`, rc, RESERVATIONS);
-    const fabric = (await call(`${main}/placement`, 'POST', '/resource_providers', { name: `fabric-${concurrency}` })).body;
-    await call(`${main}/placement`, 'PUT', `/resource_providers/${fabric.uuid}/inventories`, {
-      resource_provider_generation: fabric.generation,
-      inventories: { [BW]: { total: RESERVATIONS * 1000 } },
-    });
+    if (PER_NODE) await makeNics(`${main}/placement`, `${main}/baremetal`, rc);
+    else await makeUplink(`${main}/placement`, `fabric-${concurrency}`, null, RESERVATIONS * 1000);
     const ids = `${main}/ids/v1`;
     await call(ids, 'POST', '/pools', { name: `vlan-${concurrency}`, kind: 'integer', ranges: [`1-${RESERVATIONS}`] });
     await call(ids, 'POST', '/pools', { name: `addr-${concurrency}`, kind: 'address', ranges: ['10.0.0.0/16'] });
@@ -76,7 +83,7 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
       name: spec,
       attributes: {
         server: { from: 'node', resource_class: rc },
-        uplink: { from: 'capacity', resources: { [BW]: 1000 } },
+        uplink: { from: 'capacity', resources: { [BW]: 1000 }, ...(PER_NODE && { in_tree_of: 'server' }) },
         vlan: { from: 'pool', pool: `vlan-${concurrency}` },
         addr: { from: 'pool', pool: `addr-${concurrency}` },
       },
@@ -117,6 +124,31 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
   }
 }
 
+/** A provider of `total` bandwidth (under `parent`, or a root). */
+async function makeUplink(placement: string, name: string, parent: string | null, total: number) {
+  const rp = (await call(placement, 'POST', '/resource_providers', { name, ...(parent && { parent_provider_uuid: parent }) })).body;
+  const res = await call(placement, 'PUT', `/resource_providers/${rp.uuid}/inventories`, {
+    resource_provider_generation: rp.generation,
+    inventories: { [BW]: { total } },
+  });
+  if (res.status !== 200) throw new Error(`uplink setup failed: ${JSON.stringify(res.body)}`);
+}
+
+/** A NIC of 1 000 bandwidth under each node of `rc` (the placement backend mirrors nodes as providers). */
+async function makeNics(placement: string, baremetal: string, rc: string) {
+  const nodes: Array<{ uuid: string }> = (await call(baremetal, 'GET', `/v1/nodes?resource_class=${rc}&limit=1000`)).body.nodes;
+  if (nodes.length < RESERVATIONS) throw new Error(`expected ${RESERVATIONS} nodes, found ${nodes.length}`);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < nodes.length) {
+        const node = nodes[next++]!;
+        await makeUplink(placement, `nic-${node.uuid}`, node.uuid, 1000);
+      }
+    }),
+  );
+}
+
 const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-reservations-'));
 const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
 const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
@@ -139,7 +171,8 @@ try {
 
 const document = {
   benchmark: 'reservations',
-  what: 'each client: POST /ids/v1/service-instances {validate, promote} reserving a bare-metal node, 1 Mbit/s on a fabric provider and two identifiers (a VLAN, an address) in one transaction; one allot serve process of its own per database × backend × concurrency, fresh nodes, the lean keep-alive client',
+  what: 'each client: POST /ids/v1/service-instances {validate, promote} reserving a bare-metal node, 1 Mbit/s (on one fabric provider, or with --uplink per-node on each node’s NIC) and two identifiers (a VLAN, an address) in one transaction; one allot serve process of its own per database × backend × concurrency, fresh nodes, the lean keep-alive client',
+  uplink: values.uplink,
   loadAverage: os.loadavg().map(round1),
   machine: { cpus: os.cpus().length, node: process.version },
   results,
