@@ -260,9 +260,13 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
     if (err instanceof ApiError) return err;
     const translated = api.translate?.(err, context);
     if (translated) return translated;
-    // the client went away (or was timed out) before its body arrived: its failure, not the database's
-    if (req.raw.readableAborted) return httpError(408, HTTP.requestTimeout, 'The request body was not received in full.');
     const fault = classifyFault(err);
+    // The client went away (or was timed out) before its body arrived: its failure, not the
+    // database's — unless a commit was sent, whose outcome is then unknown: that is said whoever
+    // hears it (the log, the metrics), never hidden as a request that did not arrive.
+    if (req.raw.readableAborted && fault?.kind !== 'commit_unknown') {
+      return httpError(408, HTTP.requestTimeout, 'The request body was not received in full.');
+    }
     if (fault) {
       reply.header('retry-after', String(fault.retryAfter));
       req.log.warn({ fault: fault.kind, err: (fault.cause as Error | undefined)?.message ?? fault.message }, 'database fault');

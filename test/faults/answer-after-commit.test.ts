@@ -9,6 +9,7 @@
 // `503 timeout`. (PostgreSQL only: SQLite's readers do not wait on a lock.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import http from 'node:http';
 import pg from 'pg';
 import { freshDatabaseUrl } from '../helpers/databases.js';
 import type { HttpResponse } from '../helpers/http.js';
@@ -58,4 +59,59 @@ describe('a fault in the reads of the answer after a committed change (postgres)
     const vni = read.body.candidate_attributes.vni;
     assert.ok(Number.isInteger(vni) && vni >= 1 && vni <= 10, read.text);
   });
+
+  // The same fault when the client has gone away meanwhile (its socket closed: a timeout, a
+  // partition). Nobody reads the answer, but the log and the request metrics must still say the
+  // write may have happened — not a 408 "the request did not arrive in full", which a bodyless
+  // request whose client left used to get. (Found reading the chaos run's logs.)
+  test('is still commit_unknown (a 5xx) when the client went away before the answer', async () => {
+    const created = await api.post('/service-instances', { allocation_spec: 'wire', attributes: {} });
+    assert.equal(created.status, 201, created.text);
+    const id = created.body.id;
+    const before = await answeredByClass();
+
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table ids_outbox in access exclusive mode');
+      await leaveAfterSending(`/ids/v1/service-instances/${id}/validate`, 300);
+      // the server answers (to nobody) once its deadline passes
+      await new Promise((r) => setTimeout(r, DEADLINE_MS + 1_000));
+    } finally {
+      await locker.query('rollback');
+      await locker.end();
+    }
+    const after = await answeredByClass();
+    assert.equal(after['5xx'] - before['5xx'], 1, `answers by class before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
+    assert.equal(after['4xx'] - before['4xx'], 0, `answers by class before ${JSON.stringify(before)}, after ${JSON.stringify(after)}`);
+    const read = await api.get(`/service-instances/${id}`);
+    assert.equal(read.body.candidate_validated, true, read.text);
+  });
+
+  /** The identifier API's answers so far by status class, from GET /metrics. */
+  async function answeredByClass(): Promise<Record<'4xx' | '5xx', number>> {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const out = { '4xx': 0, '5xx': 0 };
+    for (const line of text.split('\n')) {
+      const m = /^allot_http_requests_total\{(.*)\} (\d+)$/.exec(line);
+      if (!m || !m[1]!.includes('api="ids"')) continue;
+      const cls = /status_class="(\dxx)"/.exec(m[1]!)?.[1];
+      if (cls === '4xx' || cls === '5xx') out[cls] += Number(m[2]);
+    }
+    return out;
+  }
+
+  /** POST `path` with no body and close the connection `ms` later, before any answer. */
+  function leaveAfterSending(path: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const req = http.request(`${server.url}${path}`, { method: 'POST', headers: { 'content-length': '0' } });
+      req.on('error', () => {}); // destroyed on purpose
+      req.end();
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, ms);
+    });
+  }
 });
