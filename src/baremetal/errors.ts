@@ -12,6 +12,7 @@
 // the helpers here directly.
 import { STATUS_CODES } from 'node:http';
 import { DomainError } from '../core/errors.js';
+import type { BaremetalDomainErrors, BaremetalErrorCode } from './core/domain-errors.js';
 import { pyRepr } from '../core/json-schema.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
 import type { ErrorContext, RenderedError } from '../http/pipeline.js';
@@ -41,15 +42,13 @@ export const frameworkError = (status: HttpStatus, description: string, extra: {
 
 // ---- domain errors ---------------------------------------------------------------------------
 
-// biome-ignore lint/suspicious/noExplicitAny: each entry reads the params its code carries
-type Params = Record<string, any>;
 type Wording = [HttpStatus, string];
 
-const allowedStates = (p: Params) => (p.allowed as string[]).join(', ');
-const backfill = (p: Params, reason: string) => `Cannot backfill an allocation for node ${p.node}: ${reason}`;
+const allowedStates = (p: { allowed: readonly string[] }) => p.allowed.join(', ');
+const backfill = (p: { node: string }, reason: string) => `Cannot backfill an allocation for node ${p.node}: ${reason}`;
 
-/** Each domain code of the bare-metal services, worded as Ironic words it. */
-const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
+/** Each domain code of the bare-metal services (core/domain-errors.ts), worded as Ironic words it. */
+const DOMAIN: { [C in BaremetalErrorCode]: (p: BaremetalDomainErrors[C], op: ErrorContext) => Wording } = {
   // nodes
   // a node named in an allocation's body or filter is the request's fault (400), elsewhere a 404
   node_not_found: (p, op) => [op.route === '/v1/allocations' || op.route === '/allocations' ? 400 : 404, `Node ${p.ident} could not be found.`],
@@ -177,9 +176,9 @@ const DOMAIN: Record<string, (p: Params, op: ErrorContext) => Wording> = {
 
 /** A domain error as Ironic answers it; null for anything else. */
 export function translate(err: unknown, context: ErrorContext): ApiError | null {
-  if (!(err instanceof DomainError)) return null;
-  const word = DOMAIN[err.code];
-  if (!word) return null;
+  if (!(err instanceof DomainError) || !Object.hasOwn(DOMAIN, err.code)) return null;
+  // the code is one of bare metal's, raised with its facts (baremetalDomainError checks them)
+  const word = DOMAIN[err.code as BaremetalErrorCode] as (p: Record<string, unknown>, op: ErrorContext) => Wording;
   const [status, message] = word(err.params, context);
   return new ApiError(status, `baremetal.${err.code}`, message);
 }

@@ -2,8 +2,8 @@
 // remove; paths of word characters and dashes; a patch is applied to the resource's API document
 // and the result is then validated like a create. Removing a top-level field sets it to null
 // (the caller turns null into the field's default: {} for documents). Pure; no I/O.
-import { DomainError } from '../../core/errors.js';
 import { pyRepr } from '../../core/json-schema.js';
+import { baremetalDomainError } from './domain-errors.js';
 
 export interface PatchOp {
   op: 'add' | 'replace' | 'remove';
@@ -18,9 +18,9 @@ export const rootField = (op: PatchOp): string => op.path.split('/')[1]!;
 export function applyPatch(doc: Record<string, unknown>, ops: PatchOp[]): Record<string, unknown> {
   const out = structuredClone(doc);
   for (const op of ops) {
-    const fail = (reason: string) => new DomainError('patch_failed', { op, reason }, `couldn't apply patch ${pyRepr(op)}: ${reason}`);
+    const fail = (reason: string) => baremetalDomainError('patch_failed', { op, reason }, `couldn't apply patch ${pyRepr(op)}: ${reason}`);
     if ((op.op === 'add' || op.op === 'replace') && !('value' in op))
-      throw new DomainError('patch_value_missing', { op }, `'add' and 'replace' operations need a value: ${pyRepr(op)}`);
+      throw baremetalDomainError('patch_value_missing', { op }, `'add' and 'replace' operations need a value: ${pyRepr(op)}`);
     const segments = op.path.split('/').slice(1);
     if (segments.length === 1) {
       // top level: every patchable field is in the document (null when unset)

@@ -1,6 +1,5 @@
 // /v1/nodes and its sub-resources: list (and detail), create, show, JSON-patch, delete; states
 // (show, provision, power), maintenance, traits, and the node's allocation.
-import { DomainError } from '../../core/errors.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { POWER_TARGETS, PROVISION_STATES, VERB_SINCE } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
@@ -44,6 +43,7 @@ import {
 import { type ParamVersions, emptyBody, nodeIdent, queryBool, queryUuid, requireParamVersions } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 type E = Endpoint;
 
@@ -509,7 +509,7 @@ export const removeTrait: E = {
 
 // ---- the node's allocation -------------------------------------------------------------------
 
-const noAllocation = (ident: string) => new DomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
+const noAllocation = (ident: string) => baremetalDomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
 
 /** Before 1.52 the node has no allocation sub-resource: the framework's bare 404. */
 const ALLOCATIONS_SINCE = { since: '1.52' } as const;

@@ -18,7 +18,7 @@
 // their own commits): the lock only guards the binding that follows it, and here both commit
 // together, so the lock is the compare-and-set itself. That saves commits per allocation
 // (SQLite synchronous=FULL is bound by fsyncs) and leaves no stale lock behind a crash.
-import { DomainError, RetryableConflict } from '../../core/errors.js';
+import { type DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 import type { Tx } from '../../db/database.js';
@@ -44,6 +44,7 @@ import { type AllocationValues, allocateOnFreeNode } from '../store/one-statemen
 import { instanceUuidTaken, lockNode, nodeNotFound, requireNode, resolveNodes, updateNode } from '../store/nodes.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate, instanceAssociated, nodeAssociated } from './nodes.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 /** A new allocation, its values already checked by the route. */
 export interface NewAllocation {
@@ -62,10 +63,10 @@ export interface NewAllocation {
   node: string | null;
 }
 
-const candidatesNotFound = (idents: string[]) => new DomainError('candidate_nodes_not_found', { idents }, `no nodes ${idents.join(', ')}`);
+const candidatesNotFound = (idents: string[]) => baremetalDomainError('candidate_nodes_not_found', { idents }, `no nodes ${idents.join(', ')}`);
 const isProjects = (node: { owner: string | null; lessee: string | null }, project: string | null) => node.owner === project || node.lessee === project;
-const uuidTaken = (uuid: string) => new DomainError('allocation_uuid_taken', { uuid }, `an allocation has uuid ${uuid}`);
-const nameTaken = (name: string | null) => new DomainError('allocation_name_taken', { name }, `an allocation is named ${name}`);
+const uuidTaken = (uuid: string) => baremetalDomainError('allocation_uuid_taken', { uuid }, `an allocation has uuid ${uuid}`);
+const nameTaken = (name: string | null) => baremetalDomainError('allocation_name_taken', { name }, `an allocation is named ${name}`);
 
 export async function createAllocation(ctx: BaremetalContext, input: NewAllocation): Promise<AllocationRecord> {
   const traits = [...new Set(input.traits)];
@@ -114,7 +115,7 @@ export async function createAllocation(ctx: BaremetalContext, input: NewAllocati
     insertChecked(ctx, uuid, input.name, async (tx) => {
       created = await insertNewAllocation(tx, row, traits);
       // the allocation's uuid becomes a node's instance_uuid: one already in use is a conflict
-      if (!created) throw new DomainError('allocation_uuid_is_instance', { uuid }, `a node has instance ${uuid}`);
+      if (!created) throw baremetalDomainError('allocation_uuid_is_instance', { uuid }, `a node has instance ${uuid}`);
       if (claim) {
         const node = await reserveFreeNode(tx, nodeWanted(created), created);
         if (node) created = await takeNode(tx, ctx, created, node);
@@ -211,11 +212,11 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
     if (!node) throw nodeNotFound(ident);
     const uuid = input.uuid ?? node.instance_uuid ?? newUuid();
     if (node.allocation_id !== null)
-      throw new DomainError('backfill_node_allocated', { node: node.uuid, allocation: node.allocation_uuid }, `node ${node.uuid} is allocated`);
+      throw baremetalDomainError('backfill_node_allocated', { node: node.uuid, allocation: node.allocation_uuid }, `node ${node.uuid} is allocated`);
     if (node.instance_uuid !== null && node.instance_uuid !== uuid) throw nodeAssociated(node.uuid, node.instance_uuid);
     if (node.instance_uuid === null && (await instanceUuidTaken(tx, uuid))) throw instanceAssociated(uuid, node.uuid);
     if (node.provision_state !== 'active')
-      throw new DomainError('backfill_node_not_active', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} is not active`);
+      throw baremetalDomainError('backfill_node_not_active', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} is not active`);
     const mismatch: { resourceClass?: [string | null, string]; traits?: [string[], string[]]; candidates?: string[] } = {};
     if (input.resourceClass && input.resourceClass !== node.resource_class) mismatch.resourceClass = [node.resource_class, input.resourceClass];
     if (traits.some((t) => !node.traits.includes(t))) mismatch.traits = [node.traits, traits];
@@ -225,7 +226,7 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
       if (![...resolved.values()].some((r) => r.id === node.id)) mismatch.candidates = candidates;
     }
     if (Object.keys(mismatch).length)
-      throw new DomainError('backfill_mismatch', { node: node.uuid, ...mismatch }, `the request does not match node ${node.uuid}`);
+      throw baremetalDomainError('backfill_mismatch', { node: node.uuid, ...mismatch }, `the request does not match node ${node.uuid}`);
     if (await findAllocation(tx, uuid)) throw uuidTaken(uuid);
     if (input.name !== null && (await findAllocation(tx, input.name))) throw nameTaken(input.name);
     const { id: allocationId } = await insertAllocation(
@@ -248,11 +249,11 @@ async function backfill(ctx: BaremetalContext, input: NewAllocation, ident: stri
     );
     const allocation = (await findAllocationById(tx, allocationId))!;
     if (!(await ctx.backend.claim(tx, allocation, node)))
-      throw new DomainError('backfill_no_room', { node: node.uuid }, `node ${node.uuid}'s provider is full`);
+      throw baremetalDomainError('backfill_no_room', { node: node.uuid }, `node ${node.uuid}'s provider is full`);
     await updateNode(tx, node.id, { instance_uuid: uuid, allocation_id: allocationId, updated_at: now });
     created = await findAllocationById(tx, allocationId);
   }).catch((err) => {
-    if (isUniqueViolation(err)) throw new DomainError('backfill_changed_concurrently', { node: ident }, `node ${ident} changed concurrently`);
+    if (isUniqueViolation(err)) throw baremetalDomainError('backfill_changed_concurrently', { node: ident }, `node ${ident} changed concurrently`);
     throw err;
   });
   return created!;
@@ -292,18 +293,17 @@ export async function deleteAllocation(ctx: BaremetalContext, ident: string): Pr
     if (!allocation) throw allocationNotFound(ident);
     if (allocation.node_id !== seen.node_id) {
       // the worker bound it to a node between our read and our lock: start over in lock order
-      throw new RetryableConflict(
-        'allocation changed while deleting',
-        () => new DomainError('allocation_changed_concurrently', {}, 'the allocation changed concurrently'),
+      throw new RetryableConflict('allocation changed while deleting', () =>
+        baremetalDomainError('allocation_changed_concurrently', {}, 'the allocation changed concurrently'),
       );
     }
     // a service instance's allocation is released by the instance (docs/ids.md)
     if (allocation.held_by !== null)
-      throw new DomainError('allocation_held', { allocation: allocation.uuid, held_by: allocation.held_by }, `allocation ${allocation.uuid} is held`);
+      throw baremetalDomainError('allocation_held', { allocation: allocation.uuid, held_by: allocation.held_by }, `allocation ${allocation.uuid} is held`);
     if (node && node.allocation_id === allocation.id) {
       const refusal = deallocationRefusal(node);
       if (refusal) {
-        throw new DomainError(
+        throw baremetalDomainError(
           'deallocation_refused',
           { allocation: allocation.uuid, node: node.uuid, state: node.provision_state, reason: refusal },
           `node ${node.uuid} is ${refusal}`,
@@ -320,7 +320,7 @@ export async function deleteAllocation(ctx: BaremetalContext, ident: string): Pr
 /** DELETE /v1/nodes/{node}/allocation */
 export async function deleteNodeAllocation(ctx: BaremetalContext, nodeIdent: string): Promise<void> {
   const node = await requireNode(ctx.database, nodeIdent);
-  if (node.allocation_uuid === null) throw new DomainError('node_allocation_not_found', { ident: nodeIdent }, `node ${nodeIdent} has no allocation`);
+  if (node.allocation_uuid === null) throw baremetalDomainError('node_allocation_not_found', { ident: nodeIdent }, `node ${nodeIdent} has no allocation`);
   await deleteAllocation(ctx, node.allocation_uuid);
 }
 

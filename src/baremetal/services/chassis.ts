@@ -1,17 +1,17 @@
 // Chassis: create, patch, delete, each one transaction; a chassis with nodes is not deleted.
-import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import { type ChassisRecord, chassisHasNodes, chassisNotFound, deleteChassisRow, findChassis, insertChassis, updateChassis } from '../store/chassis.js';
 import { type Edit, asJson, uniquely } from './resource-writes.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export interface ChassisFields {
   description: string | null;
   extra: unknown;
 }
 
-const chassisTaken = (uuid: string) => new DomainError('chassis_uuid_taken', { uuid }, `a chassis has uuid ${uuid}`);
+const chassisTaken = (uuid: string) => baremetalDomainError('chassis_uuid_taken', { uuid }, `a chassis has uuid ${uuid}`);
 
 export async function createChassis(ctx: BaremetalContext, uuid: string | null, f: ChassisFields): Promise<ChassisRecord> {
   const chassisUuid = uuid ?? newUuid();
@@ -48,11 +48,11 @@ export async function deleteChassis(ctx: BaremetalContext, uuid: string): Promis
   await transaction(ctx.database, async (tx) => {
     const chassis = await findChassis(tx, uuid);
     if (!chassis) throw chassisNotFound(uuid);
-    if (await chassisHasNodes(tx, chassis.id)) throw new DomainError('chassis_not_empty', { chassis: chassis.uuid }, `chassis ${chassis.uuid} has nodes`);
+    if (await chassisHasNodes(tx, chassis.id)) throw baremetalDomainError('chassis_not_empty', { chassis: chassis.uuid }, `chassis ${chassis.uuid} has nodes`);
     await deleteChassisRow(tx, chassis.id);
   }).catch((err) => {
     // a node put in the chassis concurrently (the foreign key refused the delete)
-    if (/foreign key/i.test(String((err as Error).message))) throw new DomainError('chassis_not_empty', { chassis: uuid }, `chassis ${uuid} has nodes`);
+    if (/foreign key/i.test(String((err as Error).message))) throw baremetalDomainError('chassis_not_empty', { chassis: uuid }, `chassis ${uuid} has nodes`);
     throw err;
   });
 }

@@ -1,5 +1,4 @@
 // Deploy templates: create, patch, delete, each one transaction; a name or uuid taken is refused.
-import { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
@@ -12,6 +11,7 @@ import {
   updateDeployTemplate,
 } from '../store/deploy-templates.js';
 import { asJson, uniquely } from './resource-writes.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export interface DeployTemplateFields {
   /** a trait */
@@ -21,8 +21,8 @@ export interface DeployTemplateFields {
   extra: unknown;
 }
 
-const templateUuidTaken = (uuid: string) => new DomainError('deploy_template_uuid_taken', { uuid }, `a deploy template has uuid ${uuid}`);
-const templateNameTaken = (name: string) => new DomainError('deploy_template_name_taken', { name }, `a deploy template is named ${name}`);
+const templateUuidTaken = (uuid: string) => baremetalDomainError('deploy_template_uuid_taken', { uuid }, `a deploy template has uuid ${uuid}`);
+const templateNameTaken = (name: string) => baremetalDomainError('deploy_template_name_taken', { name }, `a deploy template is named ${name}`);
 
 export async function createDeployTemplate(ctx: BaremetalContext, uuid: string | null, f: DeployTemplateFields): Promise<DeployTemplateRecord> {
   const templateUuid = uuid ?? newUuid();
@@ -64,7 +64,7 @@ export async function patchDeployTemplate(
         await updateDeployTemplate(tx, template.id, { name: f.name, steps: JSON.stringify(f.steps), extra: asJson(f.extra), updated_at: tx.clock.nowIso() });
         return (await findDeployTemplate(tx, template.uuid))!;
       }),
-    async () => new DomainError('deploy_template_changed_concurrently', {}, 'the name of the patch was taken concurrently'),
+    async () => baremetalDomainError('deploy_template_changed_concurrently', {}, 'the name of the patch was taken concurrently'),
   );
 }
 

@@ -30,6 +30,7 @@ import {
   replaceNodeTraits,
   updateNode,
 } from '../store/nodes.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 /** The fields of a node a client sets (on create, or by PATCH), their values already checked. */
 export interface NodeFields {
@@ -69,26 +70,26 @@ const asJson = (v: unknown) => JSON.stringify(v ?? {});
 // ---- domain errors ---------------------------------------------------------------------------
 
 const nodeLocked = (node: NodeRecord) =>
-  new DomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
-const nameTaken = (name: string) => new DomainError('node_name_taken', { name }, `a node is named ${name}`);
-const uuidTaken = (uuid: string) => new DomainError('node_uuid_taken', { uuid }, `a node has uuid ${uuid}`);
+  baremetalDomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
+const nameTaken = (name: string) => baremetalDomainError('node_name_taken', { name }, `a node is named ${name}`);
+const uuidTaken = (uuid: string) => baremetalDomainError('node_uuid_taken', { uuid }, `a node has uuid ${uuid}`);
 export const instanceAssociated = (instance: string, node: string) =>
-  new DomainError('instance_associated', { instance, node }, `instance ${instance} is on another node than ${node}`);
+  baremetalDomainError('instance_associated', { instance, node }, `instance ${instance} is on another node than ${node}`);
 export const nodeAssociated = (node: string, instance: string) =>
-  new DomainError('node_associated', { node, instance }, `node ${node} has instance ${instance}`);
+  baremetalDomainError('node_associated', { node, instance }, `node ${node} has instance ${instance}`);
 const notInAllowedState = (node: NodeRecord, what: 'interfaces' | 'resource_class' | 'instance_uuid_removal', fields: string[] = []) =>
-  new DomainError(
+  baremetalDomainError(
     'update_not_allowed',
     { node: node.uuid, what, fields, allowed: UPDATE_ALLOWED_STATES },
     `node ${node.uuid} cannot change ${what} in state ${node.provision_state}`,
   );
-const nodeProtected = (node: NodeRecord) => new DomainError('node_protected', { node: node.uuid }, `node ${node.uuid} is protected`);
+const nodeProtected = (node: NodeRecord) => baremetalDomainError('node_protected', { node: node.uuid }, `node ${node.uuid} is protected`);
 
 /** The id of the chassis a node is put in; a chassis that does not exist is the request's fault (400). */
 async function chassisId(tx: Tx, uuid: string | null): Promise<number | null> {
   if (uuid === null) return null;
   const chassis = await findChassis(tx, uuid);
-  if (!chassis) throw new DomainError('node_chassis_not_found', { ident: uuid }, `no chassis ${uuid}`);
+  if (!chassis) throw baremetalDomainError('node_chassis_not_found', { ident: uuid }, `no chassis ${uuid}`);
   return chassis.id;
 }
 
@@ -291,7 +292,7 @@ export async function patchNode(ctx: BaremetalContext, ident: string, patch: Nod
 
     if (changed('protected') || changed('protected_reason')) {
       if (changed('protected') && after.protected && !['active', 'rescue'].includes(node.provision_state)) {
-        throw new DomainError(
+        throw baremetalDomainError(
           'protect_not_allowed',
           { node: node.uuid, state: node.provision_state },
           `node ${node.uuid} cannot be protected in ${node.provision_state}`,
@@ -299,17 +300,21 @@ export async function patchNode(ctx: BaremetalContext, ident: string, patch: Nod
       }
       // un-protecting clears the reason, even one the request names (Ironic's _check_update_protected)
       const reason = changed('protected') && !after.protected ? null : after.protected_reason;
-      if (reason && !after.protected) throw new DomainError('reason_without_flag', { flag: 'protected' }, 'protected_reason needs protected');
+      if (reason && !after.protected) throw baremetalDomainError('reason_without_flag', { flag: 'protected' }, 'protected_reason needs protected');
       changes.protected = after.protected ? 1 : 0;
       changes.protected_reason = reason;
     }
     if (changed('retired') || changed('retired_reason')) {
       if (changed('retired') && after.retired && node.provision_state === 'available') {
-        throw new DomainError('retire_not_allowed', { node: node.uuid, state: node.provision_state }, `node ${node.uuid} cannot be retired while available`);
+        throw baremetalDomainError(
+          'retire_not_allowed',
+          { node: node.uuid, state: node.provision_state },
+          `node ${node.uuid} cannot be retired while available`,
+        );
       }
       // un-retiring clears the reason, even one the request names (Ironic's _check_update_retired)
       const reason = changed('retired') && !after.retired ? null : after.retired_reason;
-      if (reason && !after.retired) throw new DomainError('reason_without_flag', { flag: 'retired' }, 'retired_reason needs retired');
+      if (reason && !after.retired) throw baremetalDomainError('reason_without_flag', { flag: 'retired' }, 'retired_reason needs retired');
       changes.retired = after.retired ? 1 : 0;
       changes.retired_reason = reason;
     }
@@ -319,7 +324,7 @@ export async function patchNode(ctx: BaremetalContext, ident: string, patch: Nod
       // allot: the class an allocation was made for stays true while it lasts (and in the
       // placement backend the claim is on the old class's inventory)
       if (node.allocation_id !== null) {
-        throw new DomainError(
+        throw baremetalDomainError(
           'resource_class_allocated',
           { node: node.uuid, allocation: node.allocation_uuid },
           `node ${node.uuid} has allocation ${node.allocation_uuid}`,
@@ -349,7 +354,7 @@ export async function patchNode(ctx: BaremetalContext, ident: string, patch: Nod
     // transaction is that lock; it is released at commit, so the row itself never shows it.
     return { ...updated, reservation: ctx.conductorId };
   }).catch((err) => {
-    if (isUniqueViolation(err)) throw new DomainError('node_changed_concurrently', {}, 'a name or instance_uuid of the patch was taken concurrently');
+    if (isUniqueViolation(err)) throw baremetalDomainError('node_changed_concurrently', {}, 'a name or instance_uuid of the patch was taken concurrently');
     throw err;
   });
 }
@@ -361,10 +366,14 @@ export async function patchNode(ctx: BaremetalContext, ident: string, patch: Nod
  */
 async function checkOwnerChange(tx: Tx, node: NodeRecord, allowedWhileActive: boolean): Promise<void> {
   if (node.provision_state === 'active' && !allowedWhileActive)
-    throw new DomainError('owner_change_active', { node: node.uuid }, `node ${node.uuid} is active`);
+    throw baremetalDomainError('owner_change_active', { node: node.uuid }, `node ${node.uuid} is active`);
   const allocation = node.allocation_id === null ? undefined : await findAllocationById(tx, node.allocation_id);
   if (allocation?.owner) {
-    throw new DomainError('owner_change_allocated', { node: node.uuid, allocation: allocation.uuid }, `node ${node.uuid} is allocated to ${allocation.owner}`);
+    throw baremetalDomainError(
+      'owner_change_allocated',
+      { node: node.uuid, allocation: allocation.uuid },
+      `node ${node.uuid} is allocated to ${allocation.owner}`,
+    );
   }
 }
 
@@ -395,7 +404,7 @@ export async function deleteNode(ctx: BaremetalContext, ident: string): Promise<
     if (node.maintenance !== 1 && node.instance_uuid !== null) throw nodeAssociated(node.uuid, node.instance_uuid);
     if (node.protected === 1) throw nodeProtected(node);
     if (node.maintenance !== 1 && !DELETE_ALLOWED_STATES.includes(node.provision_state)) {
-      throw new DomainError(
+      throw baremetalDomainError(
         'delete_not_allowed',
         { node: node.uuid, state: node.provision_state, allowed: DELETE_ALLOWED_STATES },
         `node ${node.uuid} cannot be deleted in ${node.provision_state}`,
@@ -422,7 +431,7 @@ async function changeTraits(ctx: BaremetalContext, ident: string, added: string[
     requireUnlocked(node);
     const traits = [...new Set(change(node.traits, node))];
     if (traits.length > MAX_TRAITS_PER_NODE) {
-      throw new DomainError(
+      throw baremetalDomainError(
         'too_many_traits',
         { node: node.uuid, count: traits.length, max: MAX_TRAITS_PER_NODE },
         `node ${node.uuid} would have ${traits.length} traits`,
@@ -439,7 +448,7 @@ export const addNodeTrait = (ctx: BaremetalContext, ident: string, trait: string
 export const removeAllNodeTraits = (ctx: BaremetalContext, ident: string) => changeTraits(ctx, ident, [], () => []);
 export const removeNodeTrait = (ctx: BaremetalContext, ident: string, trait: string) =>
   changeTraits(ctx, ident, [], (current, node) => {
-    if (!current.includes(trait)) throw new DomainError('node_trait_not_found', { node: node.uuid, trait }, `node ${node.uuid} has no trait ${trait}`);
+    if (!current.includes(trait)) throw baremetalDomainError('node_trait_not_found', { node: node.uuid, trait }, `node ${node.uuid} has no trait ${trait}`);
     return current.filter((t) => t !== trait);
   });
 
@@ -450,13 +459,13 @@ export async function setProvisionState(ctx: BaremetalContext, ident: string, ta
   const scheduled = await nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
     if (['active', 'deploy', 'rebuild'].includes(target) && node.maintenance === 1) {
-      throw new DomainError('node_in_maintenance', { node: node.uuid }, `node ${node.uuid} is in maintenance`);
+      throw baremetalDomainError('node_in_maintenance', { node: node.uuid }, `node ${node.uuid} is in maintenance`);
     }
     const transition = provisionTransition(target, node.provision_state);
     if (!transition) {
       // a node busy in a transition is "locked" (409), as Ironic answers, not a bad request
       requireUnlocked(node);
-      throw new DomainError(
+      throw baremetalDomainError(
         'invalid_provision_action',
         { action: target, node: node.uuid, state: node.provision_state },
         `${target} is not possible in ${node.provision_state}`,
@@ -498,9 +507,9 @@ export async function setPowerState(ctx: BaremetalContext, ident: string, target
   const spec = POWER_TARGETS[target];
   const nodeId = await nodeTransaction(ctx, async (tx) => {
     const node = await requireLockedNode(tx, ident);
-    if (spec && !allowed) throw new DomainError('power_target_too_new', { target, since: spec.since }, `${target} needs ${spec.since}`);
+    if (spec && !allowed) throw baremetalDomainError('power_target_too_new', { target, since: spec.since }, `${target} needs ${spec.since}`);
     if (!spec) {
-      throw new DomainError('invalid_power_action', { action: target, node: ident, state: node.power_state }, `${target} is not a power target`);
+      throw baremetalDomainError('invalid_power_action', { action: target, node: ident, state: node.power_state }, `${target} is not a power target`);
     }
     requireUnlocked(node);
     await updateNode(tx, node.id, { target_power_state: spec.result, reservation: ctx.conductorId, last_error: null, updated_at: tx.clock.nowIso() });

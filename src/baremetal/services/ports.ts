@@ -3,7 +3,7 @@
 // it cannot be added to a node being deleted. The route parsed and checked the values; what is
 // refused here are the facts (a uuid, name or MAC address taken, a port group in use),
 // as DomainErrors that errors.ts words.
-import { DomainError } from '../../core/errors.js';
+import type { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
@@ -29,13 +29,14 @@ import {
 } from '../store/ports.js';
 import { type NodeRecord, lockNode, nodeNotFound } from '../store/nodes.js';
 import { type Edit, asJson, flag, uniquely } from './resource-writes.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 // ---- the node a port or port group is on -----------------------------------------------------
 
 /** The node a body names, locked; one that does not exist is the request's fault (400). */
 async function lockedParent(tx: Tx, nodeUuid: string): Promise<NodeRecord> {
   const node = await lockNode(tx, nodeUuid);
-  if (!node) throw new DomainError('parent_node_not_found', { ident: nodeUuid }, `no node ${nodeUuid}`);
+  if (!node) throw baremetalDomainError('parent_node_not_found', { ident: nodeUuid }, `no node ${nodeUuid}`);
   return node;
 }
 
@@ -52,9 +53,9 @@ export interface PortgroupFields {
   extra: unknown;
 }
 
-const portgroupUuidTaken = (uuid: string) => new DomainError('portgroup_uuid_taken', { uuid }, `a port group has uuid ${uuid}`);
-const portgroupNameTaken = (name: string) => new DomainError('portgroup_name_taken', { name }, `a port group is named ${name}`);
-const portgroupAddressTaken = (mac: string) => new DomainError('portgroup_address_taken', { mac }, `a port group has address ${mac}`);
+const portgroupUuidTaken = (uuid: string) => baremetalDomainError('portgroup_uuid_taken', { uuid }, `a port group has uuid ${uuid}`);
+const portgroupNameTaken = (name: string) => baremetalDomainError('portgroup_name_taken', { name }, `a port group is named ${name}`);
+const portgroupAddressTaken = (mac: string) => baremetalDomainError('portgroup_address_taken', { mac }, `a port group has address ${mac}`);
 
 async function checkPortgroupUnique(tx: Tx, f: Pick<PortgroupFields, 'name' | 'address'>, exceptId: number | null): Promise<void> {
   if (f.name !== null) {
@@ -131,7 +132,7 @@ export async function patchPortgroup(
         let nodeId = pg.node_id;
         if (changed('node_uuid')) {
           nodeId = (await lockedParent(tx, fields.node_uuid)).id;
-          if (await portgroupHasPorts(tx, pg.id)) throw new DomainError('portgroup_not_empty', { portgroup: pg.uuid }, `port group ${pg.uuid} has ports`);
+          if (await portgroupHasPorts(tx, pg.id)) throw baremetalDomainError('portgroup_not_empty', { portgroup: pg.uuid }, `port group ${pg.uuid} has ports`);
         }
         await updatePortgroup(tx, pg.id, {
           node_id: nodeId,
@@ -145,7 +146,7 @@ export async function patchPortgroup(
         });
         return (await findPortgroup(tx, pg.uuid))!;
       }),
-    async () => new DomainError('portgroup_changed_concurrently', {}, 'a name or address of the patch was taken concurrently'),
+    async () => baremetalDomainError('portgroup_changed_concurrently', {}, 'a name or address of the patch was taken concurrently'),
   );
 }
 
@@ -156,7 +157,7 @@ export async function deletePortgroup(ctx: BaremetalContext, ident: string): Pro
     await lockNode(tx, found.node_id);
     const pg = await findPortgroup(tx, found.uuid);
     if (!pg) throw portgroupNotFound(ident);
-    if (await portgroupHasPorts(tx, pg.id)) throw new DomainError('portgroup_not_empty', { portgroup: pg.uuid }, `port group ${pg.uuid} has ports`);
+    if (await portgroupHasPorts(tx, pg.id)) throw baremetalDomainError('portgroup_not_empty', { portgroup: pg.uuid }, `port group ${pg.uuid} has ports`);
     await deletePortgroupRow(tx, pg.id);
   });
 }
@@ -175,16 +176,17 @@ export interface PortFields {
   extra: unknown;
 }
 
-const portUuidTaken = (uuid: string) => new DomainError('port_uuid_taken', { uuid }, `a port has uuid ${uuid}`);
-const portAddressTaken = (mac: string) => new DomainError('port_address_taken', { mac }, `a port has address ${mac}`);
+const portUuidTaken = (uuid: string) => baremetalDomainError('port_uuid_taken', { uuid }, `a port has uuid ${uuid}`);
+const portAddressTaken = (mac: string) => baremetalDomainError('port_address_taken', { mac }, `a port has address ${mac}`);
 
 /** The port group a port joins: it exists (else 400), is on the port's node and takes PXE ports if the port is one. */
 async function portgroupFor(tx: Tx, f: PortFields, nodeId: number): Promise<number | null> {
   if (f.portgroup_uuid === null) return null;
   const pg = await findPortgroup(tx, f.portgroup_uuid);
-  if (!pg) throw new DomainError('port_portgroup_not_found', { ident: f.portgroup_uuid }, `no port group ${f.portgroup_uuid}`);
-  if (pg.node_id !== nodeId) throw new DomainError('portgroup_of_other_node', {}, 'the port group is on another node');
-  if (f.pxe_enabled && pg.standalone_ports_supported !== 1) throw new DomainError('portgroup_no_standalone', { portgroup: pg.uuid }, 'no standalone ports');
+  if (!pg) throw baremetalDomainError('port_portgroup_not_found', { ident: f.portgroup_uuid }, `no port group ${f.portgroup_uuid}`);
+  if (pg.node_id !== nodeId) throw baremetalDomainError('portgroup_of_other_node', {}, 'the port group is on another node');
+  if (f.pxe_enabled && pg.standalone_ports_supported !== 1)
+    throw baremetalDomainError('portgroup_no_standalone', { portgroup: pg.uuid }, 'no standalone ports');
   return pg.id;
 }
 
@@ -195,7 +197,7 @@ async function portgroupFor(tx: Tx, f: PortFields, nodeId: number): Promise<numb
 async function checkPhysnet(tx: Tx, portgroupId: number, portgroupUuid: string, physnet: string | null, portId: number | null): Promise<void> {
   const [groupPhysnet] = await portgroupPhysnets(tx, portgroupId, portId);
   if (groupPhysnet === undefined || groupPhysnet === physnet) return;
-  throw new DomainError(
+  throw baremetalDomainError(
     'port_physnet_mismatch',
     { physnet, portgroup: portgroupUuid, portgroupPhysnet: groupPhysnet },
     `port group ${portgroupUuid} is on physical network ${groupPhysnet}`,
@@ -278,7 +280,7 @@ export async function patchPort(ctx: BaremetalContext, uuid: string, edit: (doc:
         });
         return (await findPort(tx, uuid))!;
       }),
-    async () => new DomainError('port_changed_concurrently', {}, 'the address of the patch was taken concurrently'),
+    async () => baremetalDomainError('port_changed_concurrently', {}, 'the address of the patch was taken concurrently'),
   );
 }
 
@@ -331,7 +333,7 @@ export async function attachVif(ctx: BaremetalContext, ident: string, vif: strin
     const holder = [...groups, ...ports].find((r) => vifOf(r) === vif);
     if (holder) {
       const kind = groups.includes(holder as PortgroupRecord) ? 'Portgroup' : 'Port';
-      throw new DomainError('vif_already_attached', { vif, kind, uuid: holder.uuid }, `VIF ${vif} is on ${kind} ${holder.uuid}`);
+      throw baremetalDomainError('vif_already_attached', { vif, kind, uuid: holder.uuid }, `VIF ${vif} is on ${kind} ${holder.uuid}`);
     }
     const record = (r: { internal_info: string }) => JSON.stringify({ ...JSON.parse(r.internal_info), [VIF_KEY]: vif });
     // 1.67: the port or port group asked for, which must be the node's and free
@@ -339,7 +341,7 @@ export async function attachVif(ctx: BaremetalContext, ident: string, vif: strin
     if (asked !== undefined) {
       const target = (on.port ? ports : groups).find((r) => r.uuid === asked || ('name' in r && r.name === asked));
       if (!target) throw (on.port ? portNotFound : portgroupNotFound)(asked);
-      if (vifOf(target) !== null) throw new DomainError('vif_no_free_port', { vif }, `${asked} has a VIF`);
+      if (vifOf(target) !== null) throw baremetalDomainError('vif_no_free_port', { vif }, `${asked} has a VIF`);
       const changes = { internal_info: record(target), updated_at: tx.clock.nowIso() };
       return on.port ? updatePort(tx, target.id, changes) : updatePortgroup(tx, target.id, changes);
     }

@@ -2,7 +2,7 @@
 // lock. As in Ironic, changing or deleting one needs its node unlocked (no transition running:
 // 409 NodeLocked) and powered off; a connector's type and
 // id, and a target's boot index on its node, are unique (409).
-import { DomainError } from '../../core/errors.js';
+import type { DomainError } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
@@ -24,6 +24,7 @@ import {
   updateTarget,
   volumeNotFound,
 } from '../store/volumes.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 const asJson = (v: unknown) => JSON.stringify(v ?? {});
 
@@ -44,20 +45,20 @@ export interface TargetFields {
 }
 
 const connectorTakenError = (f: ConnectorFields) =>
-  new DomainError('volume_connector_taken', { type: f.type, connectorId: f.connector_id }, `a connector is ${f.type} ${f.connector_id}`);
-const bootIndexTakenError = (bootIndex: number) => new DomainError('volume_target_boot_index_taken', { bootIndex }, `boot index ${bootIndex} is taken`);
-const uuidTaken = (kind: VolumeKind, uuid: string) => new DomainError(`volume_${kind}_uuid_taken`, { uuid }, `a volume ${kind} has uuid ${uuid}`);
+  baremetalDomainError('volume_connector_taken', { type: f.type, connectorId: f.connector_id }, `a connector is ${f.type} ${f.connector_id}`);
+const bootIndexTakenError = (bootIndex: number) => baremetalDomainError('volume_target_boot_index_taken', { bootIndex }, `boot index ${bootIndex} is taken`);
+const uuidTaken = (kind: VolumeKind, uuid: string) => baremetalDomainError(`volume_${kind}_uuid_taken`, { uuid }, `a volume ${kind} has uuid ${uuid}`);
 
 async function lockedParent(tx: Tx, nodeUuid: string): Promise<NodeRecord> {
   const node = await lockNode(tx, nodeUuid);
-  if (!node) throw new DomainError('parent_node_not_found', { ident: nodeUuid }, `no node ${nodeUuid}`);
+  if (!node) throw baremetalDomainError('parent_node_not_found', { ident: nodeUuid }, `no node ${nodeUuid}`);
   return node;
 }
 
 /** Changing or deleting a node's volume configuration needs the node powered off (Ironic's InvalidStateRequested). */
 function requirePoweredOff(node: NodeRecord, action: string): void {
   if (node.power_state !== 'power off') {
-    throw new DomainError('invalid_state_requested', { action, node: node.uuid, state: node.power_state }, `${action} needs ${node.uuid} powered off`);
+    throw baremetalDomainError('invalid_state_requested', { action, node: node.uuid, state: node.power_state }, `${action} needs ${node.uuid} powered off`);
   }
 }
 
@@ -143,7 +144,7 @@ async function lockedForChange<K extends VolumeKind>(tx: Tx, kind: K, uuid: stri
   // a transition (a power change) holds the node's lock: Ironic's NodeLocked 409 once
   // --node-lock-wait is over (nodeTransaction)
   if (node.reservation !== null) {
-    throw new DomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
+    throw baremetalDomainError('node_locked', { node: node.uuid, host: node.reservation }, `node ${node.uuid} is locked by ${node.reservation}`);
   }
   requirePoweredOff(node, action);
   return (await findVolume(tx, kind, uuid))!;

@@ -2,12 +2,12 @@
 // allocation is guarded by `conductor_affinity = <me>` (the spec's "HA and take over"), so a
 // conductor that lost the allocation to a take-over can never overwrite the new owner's work.
 import { type Insertable, sql } from 'kysely';
-import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
 
 import { type Page, applyPage } from './paging.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type AllocationState = 'allocating' | 'active' | 'error';
 export const ALLOCATION_STATES: readonly AllocationState[] = ['allocating', 'active', 'error'];
@@ -44,7 +44,7 @@ export async function findAllocation(db: Db, ident: string): Promise<AllocationR
   return row ? (await withTraits(db, [row]))[0] : undefined;
 }
 
-export const allocationNotFound = (ident: string) => new DomainError('allocation_not_found', { ident }, `no allocation ${ident}`);
+export const allocationNotFound = (ident: string) => baremetalDomainError('allocation_not_found', { ident }, `no allocation ${ident}`);
 
 /** An allocation that exists; `allocation_not_found` otherwise. */
 export async function requireAllocation(db: Db, ident: string): Promise<AllocationRecord> {

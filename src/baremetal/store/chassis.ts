@@ -1,14 +1,14 @@
 // SQL for chassis (and whether nodes are in one).
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalChassisTable } from '../../db/schema.js';
 import { type Page, applyPage } from './paging.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type ChassisRecord = Selectable<BaremetalChassisTable>;
 
-export const chassisNotFound = (ident: string) => new DomainError('chassis_not_found', { ident }, `no chassis ${ident}`);
+export const chassisNotFound = (ident: string) => baremetalDomainError('chassis_not_found', { ident }, `no chassis ${ident}`);
 
 export async function findChassis(db: Db, uuid: string): Promise<ChassisRecord | undefined> {
   if (!isUuidLike(uuid)) return undefined;

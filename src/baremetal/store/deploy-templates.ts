@@ -1,14 +1,14 @@
 // SQL for deploy templates.
 import type { Insertable, Updateable } from 'kysely';
-import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalDeployTemplateTable } from '../../db/schema.js';
 import { type Page, applyPage } from './paging.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type DeployTemplateRecord = { id: number; uuid: string; name: string; steps: string; extra: string; created_at: string; updated_at: string | null };
 
-export const deployTemplateNotFound = (ident: string) => new DomainError('deploy_template_not_found', { ident }, `no deploy template ${ident}`);
+export const deployTemplateNotFound = (ident: string) => baremetalDomainError('deploy_template_not_found', { ident }, `no deploy template ${ident}`);
 
 /** A deploy template by uuid or name. */
 export async function findDeployTemplate(db: Db, ident: string): Promise<DeployTemplateRecord | undefined> {

@@ -1,12 +1,12 @@
 // SQL for bare-metal nodes and their traits. A node is read with its traits and the uuid of its
 // allocation (the API shows `allocation_uuid`, the table holds `allocation_id`).
 import { type Insertable, type Updateable, sql } from 'kysely';
-import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalNodeRow, BaremetalNodeTable } from '../../db/schema.js';
 
 import { type Page, applyPage } from './paging.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export interface NodeRecord extends BaremetalNodeRow {
   traits: string[];
@@ -57,7 +57,7 @@ export async function findNode(db: Db, ident: string): Promise<NodeRecord | unde
   return row ? (await withTraits(db, [row]))[0] : undefined;
 }
 
-export const nodeNotFound = (ident: string) => new DomainError('node_not_found', { ident }, `no node ${ident}`);
+export const nodeNotFound = (ident: string) => baremetalDomainError('node_not_found', { ident }, `no node ${ident}`);
 
 /** A node that exists; `node_not_found` otherwise. */
 export async function requireNode(db: Db, ident: string): Promise<NodeRecord> {

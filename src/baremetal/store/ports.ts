@@ -1,11 +1,11 @@
 // SQL for port groups and ports. A port or port group is read with its node's uuid, owner and
 // lessee (what the API shows and what policy scopes it by) and a port with its port group's uuid.
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
 import { type Page, applyPage } from './paging.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 /** The node a port, port group or volume belongs to, as policy and the API see it. */
 export interface OfNode {
@@ -18,8 +18,8 @@ export type PortgroupRecord = Selectable<BaremetalPortgroupTable> & OfNode;
 
 export type PortRecord = Selectable<BaremetalPortTable> & { portgroup_uuid: string | null } & OfNode;
 
-export const portNotFound = (ident: string) => new DomainError('port_not_found', { ident }, `no port ${ident}`);
-export const portgroupNotFound = (ident: string) => new DomainError('portgroup_not_found', { ident }, `no port group ${ident}`);
+export const portNotFound = (ident: string) => baremetalDomainError('port_not_found', { ident }, `no port ${ident}`);
+export const portgroupNotFound = (ident: string) => baremetalDomainError('portgroup_not_found', { ident }, `no port group ${ident}`);
 
 /** Filters of the port and port group lists. */
 export interface PortFilters {

@@ -1,12 +1,12 @@
 // SQL for a node's volume connectors and volume targets (boot from volume), each read with its
 // node's uuid, owner and lessee (what the API shows and what policy scopes it by).
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { DomainError } from '../../core/errors.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalVolumeConnectorTable, BaremetalVolumeTargetTable } from '../../db/schema.js';
 import type { OfNode } from './ports.js';
 import { type Page, applyPage } from './paging.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type ConnectorRecord = Selectable<BaremetalVolumeConnectorTable> & OfNode;
 
@@ -15,7 +15,7 @@ export type TargetRecord = Selectable<BaremetalVolumeTargetTable> & OfNode;
 export type VolumeKind = 'connector' | 'target';
 const TABLE = { connector: 'baremetal_volume_connectors', target: 'baremetal_volume_targets' } as const;
 
-export const volumeNotFound = (kind: VolumeKind, ident: string) => new DomainError(`volume_${kind}_not_found`, { ident }, `no volume ${kind} ${ident}`);
+export const volumeNotFound = (kind: VolumeKind, ident: string) => baremetalDomainError(`volume_${kind}_not_found`, { ident }, `no volume ${kind} ${ident}`);
 
 export interface VolumeFilters {
   nodeId?: number;
