@@ -79,18 +79,21 @@ export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source
   );
   for (const pool of pools.values()) if (!inScope(scope, pool.project)) throw idsDomainError('pool_not_found', { pool: pool.name });
   for (const pool of pools.values()) await expireLeasesInPool(tx, pool);
+  // Each pool's last request stores the pool's counters with its own writes: one round trip less
+  // per pool under the pools' locks (a reservation's VLAN and address: two).
+  const lastOfPool = new Map(requests.map((r, i) => [r.pool, i]));
   const results: AllocationResult[] = [];
   for (const [index, req] of requests.entries()) {
     const pool = pools.get(req.pool)!;
     try {
-      // One request (the common case) stores the pool's counters with its own writes.
-      const { row, created } = await allocateInPool(tx, pool, req, source, requests.length === 1);
+      const { row, created } = await allocateInPool(tx, pool, req, source, lastOfPool.get(req.pool) === index);
       results.push({ pool, row, created });
     } catch (err) {
       if (err instanceof DomainError && requests.length > 1) throw idsDomainError('in_batch', { index, error: err });
       throw err;
     }
   }
+  // pools whose last request wrote nothing (it was a repeat) and lease expiries
   for (const pool of pools.values()) await flushPool(tx, pool);
   return results;
 }
