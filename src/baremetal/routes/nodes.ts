@@ -21,9 +21,9 @@ import {
   setPowerState,
   setProvisionState,
 } from '../services/nodes.js';
-import { findAllocation } from '../store/allocations.js';
+import { lookupAllocation } from '../services/allocation-reads.js';
 import { aliveConductorHosts } from '../services/conductors.js';
-import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
+import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
 import { type ChassisRecord, getChassis } from '../services/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
 import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
@@ -204,8 +204,8 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
     if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
   return listPage(req, NODES, list, view(req, ctx), {
-    marker: (uuid) => findRequired(ctx.database, uuid),
-    find: (page) => listNodes(ctx.database, filters, page),
+    marker: (uuid) => getNode(ctx, uuid),
+    find: (page) => listNodePage(ctx, filters, page),
     view: (node, _context, fields) => shownNode(req, ctx, node, fields),
   });
 }
@@ -523,12 +523,12 @@ export const allocation: E = {
     const node = await authorizedNode(req, ctx, ident);
     if (node.allocation_uuid === null) {
       // an instance_uuid set directly (without an allocation) is the spec's 400
-      if (node.instance_uuid !== null && !(await findAllocation(ctx.database, node.instance_uuid))) {
+      if (node.instance_uuid !== null && !(await lookupAllocation(ctx, node.instance_uuid))) {
         throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
       }
       throw noAllocation(ident);
     }
-    const found = await findAllocation(ctx.database, node.allocation_uuid);
+    const found = await lookupAllocation(ctx, node.allocation_uuid);
     if (!found) throw noAllocation(ident);
     req.authorize('baremetal:allocation:get', allocationTarget(found));
     return { body: allocationView(found, view(req, ctx), fields) };
@@ -541,7 +541,7 @@ export const removeAllocation: E = {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     const node = await authorizedNode(req, ctx, ident);
-    const found = node.allocation_uuid === null ? undefined : await findAllocation(ctx.database, node.allocation_uuid);
+    const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
     if (found) req.authorize('baremetal:allocation:delete', allocationTarget(found));
     await deleteNodeAllocation(ctx, ident);
     return {};
