@@ -9,8 +9,8 @@ import { badRequest, frameworkError, ironicError, notAcceptable } from '../error
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
-import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, listAllocations, requireAllocation } from '../store/allocations.js';
-import { nodeNotFound, requireNode } from '../store/nodes.js';
+import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, getAllocation, listAllocationPage } from '../services/allocation-reads.js';
+import { getNode, nodeNotFound } from '../services/node-reads.js';
 import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
 import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
@@ -53,7 +53,7 @@ export const create: E = {
     const owner = allocationOwner(req, ctx, body.owner ?? null);
     if (body.node) {
       // a backfilled node the caller may not see is, as one that does not exist, the request's fault (400)
-      const node = await requireNode(ctx.database, body.node);
+      const node = await getNode(ctx, body.node);
       if (!canSeeNode(req, node)) throw nodeNotFound(body.node);
     }
     if (!body.node && !body.resource_class) throw badRequest('The resource_class field is mandatory when not backfilling');
@@ -170,15 +170,15 @@ export const list: E = {
     // a node that does not exist is the request's fault here (errors.ts words it as a 400)
     if (args.node !== undefined && !isUuidOrName(args.node)) throw badRequest(`Expected UUID or name for node: ${args.node}`);
     if (args.node !== undefined) {
-      const node = await requireNode(ctx.database, args.node);
+      const node = await getNode(ctx, args.node);
       if (!canSeeNode(req, node)) throw ironicError(404, 'Resource could not be found.');
       filters.nodeId = node.id;
     }
     if (owner !== undefined) filters.owner = owner;
     return listPage(req, ALLOCATIONS, list, view(req, ctx), {
-      marker: (uuid) => requireAllocation(ctx.database, uuid),
+      marker: (uuid) => getAllocation(ctx, uuid),
       async find(page) {
-        const allocations = await listAllocations(ctx.database, filters, page);
+        const allocations = await listAllocationPage(ctx, filters, page);
         for (const a of allocations) req.authorize('baremetal:allocation:get', allocationTarget(a));
         return allocations;
       },

@@ -7,8 +7,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { type ChassisFields, createChassis, deleteChassis, patchChassis } from '../services/chassis.js';
-import { listChassis, requireChassis } from '../store/chassis.js';
+import { type ChassisFields, createChassis, deleteChassis, getChassis, listChassisPage, patchChassis } from '../services/chassis.js';
 import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
 import { type ParamVersions, requireParamVersions } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
@@ -45,8 +44,8 @@ const CHASSIS: Collection = {
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const list = listRequest(req, CHASSIS, 'chassis', detailPath, [], FIELDS_SINCE);
   return listPage(req, CHASSIS, list, view(req, ctx), {
-    marker: (uuid) => requireChassis(ctx.database, uuid),
-    find: (page) => listChassis(ctx.database, page),
+    marker: (uuid) => getChassis(ctx, uuid),
+    find: (page) => listChassisPage(ctx, page),
     view: chassisView,
   });
 }
@@ -60,7 +59,7 @@ export const show: E = {
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, FIELDS_SINCE);
     const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
-    return { body: chassisView(await requireChassis(ctx.database, uuid), view(req, ctx), fields) };
+    return { body: chassisView(await getChassis(ctx, uuid), view(req, ctx), fields) };
   },
 };
 

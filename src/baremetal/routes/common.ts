@@ -3,7 +3,7 @@
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { BOOL_WORDS, isHostnameSafe, isUuidOrName, parseBool } from '../core/rules.js';
 import { badRequest, frameworkError, notAcceptable } from '../errors.js';
-import { nodeNotFound } from '../store/nodes.js';
+import { nodeNotFound } from '../services/node-reads.js';
 import type { IronicRequest } from '../request.js';
 
 export function queryBool(args: Record<string, string>, name: string): boolean | undefined {

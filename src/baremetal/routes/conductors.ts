@@ -2,7 +2,7 @@
 import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
-import { CONDUCTOR_SORT_COLUMNS, type ConductorRow, findConductor, listConductors } from '../store/conductors.js';
+import { CONDUCTOR_SORT_COLUMNS, type ConductorRow, getConductor, listConductorPage } from '../services/conductors.js';
 import { NODE_FIELDS, ironicTime } from '../views.js';
 import { type Collection, listRequest, nextLink } from './listing.js';
 
@@ -58,9 +58,9 @@ export const list: E = {
     const list = listRequest(req, CONDUCTORS, 'conductors', false);
     const { page } = list;
     const marker = page.marker;
-    const after = marker === undefined ? undefined : await findConductor(ctx.database, marker);
+    const after = marker === undefined ? undefined : await getConductor(ctx, marker);
     if (marker !== undefined && !after) throw ironicError(404, `Conductor ${marker} could not be found.`);
-    const conductors = await listConductors(ctx.database, {
+    const conductors = await listConductorPage(ctx, {
       sortKey: page.sortKey as keyof typeof CONDUCTOR_SORT_COLUMNS,
       sortDir: page.sortDir,
       limit: page.limit,
@@ -77,7 +77,7 @@ export const show: E = {
   ...SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    const c = await findConductor(ctx.database, req.param('hostname'));
+    const c = await getConductor(ctx, req.param('hostname'));
     if (!c) throw ironicError(404, `Conductor ${req.param('hostname')} could not be found.`);
     return { body: view(c, req, ctx) };
   },

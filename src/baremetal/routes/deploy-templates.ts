@@ -8,8 +8,14 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest, ironicError } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { type DeployTemplateFields, createDeployTemplate, deleteDeployTemplate, patchDeployTemplate } from '../services/deploy-templates.js';
-import { listDeployTemplates, requireDeployTemplate } from '../store/deploy-templates.js';
+import {
+  type DeployTemplateFields,
+  createDeployTemplate,
+  deleteDeployTemplate,
+  getDeployTemplate,
+  listDeployTemplatePage,
+  patchDeployTemplate,
+} from '../services/deploy-templates.js';
 import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
@@ -58,8 +64,8 @@ const TEMPLATES: Collection = {
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const list = listRequest(req, TEMPLATES, 'deploy_templates', detailPath);
   return listPage(req, TEMPLATES, list, view(req, ctx), {
-    marker: (uuid) => requireDeployTemplate(ctx.database, uuid),
-    find: (page) => listDeployTemplates(ctx.database, page),
+    marker: (uuid) => getDeployTemplate(ctx, uuid),
+    find: (page) => listDeployTemplatePage(ctx, page),
     view: deployTemplateView,
   });
 }
@@ -72,7 +78,7 @@ export const show: E = {
   async handle(req, ctx) {
     const args = req.queryArgs(['fields']);
     const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
-    return { body: deployTemplateView(await requireDeployTemplate(ctx.database, templateIdent(req)), view(req, ctx), fields) };
+    return { body: deployTemplateView(await getDeployTemplate(ctx, templateIdent(req)), view(req, ctx), fields) };
   },
 };
 

@@ -5,7 +5,7 @@ import type { BaremetalContext } from '../context.js';
 import { DRIVER, INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
-import { aliveConductors } from '../store/conductors.js';
+import { aliveConductorHosts } from '../services/conductors.js';
 import { queryBool } from './common.js';
 
 type E = Endpoint;
@@ -42,7 +42,7 @@ const links = (base: string, sub: string) => [
 ];
 
 async function hosts(ctx: BaremetalContext): Promise<string[]> {
-  const alive = await aliveConductors(ctx.database, ctx.config.heartbeatTimeout);
+  const alive = await aliveConductorHosts(ctx);
   return [...new Set([ctx.conductorId, ...alive])].sort();
 }
 

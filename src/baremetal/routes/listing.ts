@@ -8,7 +8,7 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { isLogicalName } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { IronicRequest } from '../request.js';
-import type { Page, SortDir } from '../store/paging.js';
+import type { Page, SortDir } from '../core/paging.js';
 import { type ViewContext, parseFields } from '../views.js';
 import { type ParamVersions, queryBool, requireParamVersions } from './common.js';
 

@@ -9,7 +9,7 @@ import type { Endpoint, IronicRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 import { attachVif, detachVif, listVifs } from '../services/ports.js';
 import { recordOnNode } from '../services/nodes.js';
-import type { NodeRecord } from '../store/nodes.js';
+import type { NodeRecord } from '../services/node-reads.js';
 import { nodeIdent } from './common.js';
 import { boolField } from './node-fields.js';
 import { authorizedNode } from './scope.js';

@@ -21,10 +21,10 @@ import {
   setPowerState,
   setProvisionState,
 } from '../services/nodes.js';
-import { findAllocation } from '../store/allocations.js';
-import { aliveConductors } from '../store/conductors.js';
-import { type NodeFilters, type NodeRecord, listNodes, requireNode as findRequired } from '../store/nodes.js';
-import { type ChassisRecord, requireChassis } from '../store/chassis.js';
+import { lookupAllocation } from '../services/allocation-reads.js';
+import { aliveConductorHosts } from '../services/conductors.js';
+import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
+import { type ChassisRecord, getChassis } from '../services/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
 import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
 import { parseBool } from '../core/rules.js';
@@ -174,7 +174,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
     throw badRequest(`Unrecognized fault "${args.fault}" is specified, allowed faults are (${FAULTS.map((f) => `'${f}'`).join(', ')})`);
   }
   const chassisUuid = queryUuid(args, 'chassis_uuid');
-  const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await requireChassis(ctx.database, chassisUuid));
+  const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await getChassis(ctx, chassisUuid));
   const filters: NodeFilters = {};
   if (chassis) filters.chassisId = chassis.id;
   const instanceUuid = queryUuid(args, 'instance_uuid');
@@ -200,12 +200,12 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
     // every live conductor services every node in allot; a dead or unknown one services none
-    const alive = await aliveConductors(ctx.database, ctx.config.heartbeatTimeout);
+    const alive = await aliveConductorHosts(ctx);
     if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
   return listPage(req, NODES, list, view(req, ctx), {
-    marker: (uuid) => findRequired(ctx.database, uuid),
-    find: (page) => listNodes(ctx.database, filters, page),
+    marker: (uuid) => getNode(ctx, uuid),
+    find: (page) => listNodePage(ctx, filters, page),
     view: (node, _context, fields) => shownNode(req, ctx, node, fields),
   });
 }
@@ -217,7 +217,7 @@ export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
 async function pathChassis(req: IronicRequest, ctx: BaremetalContext): Promise<ChassisRecord> {
   const ident = req.param('chassis');
   if (!isUuidLike(ident)) throw badRequest(`Expected UUID for chassis_uuid: ${ident}`);
-  return requireChassis(ctx.database, ident);
+  return getChassis(ctx, ident);
 }
 export const inChassis: E = { handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)) };
 export const inChassisDetail: E = { handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)) };
@@ -523,12 +523,12 @@ export const allocation: E = {
     const node = await authorizedNode(req, ctx, ident);
     if (node.allocation_uuid === null) {
       // an instance_uuid set directly (without an allocation) is the spec's 400
-      if (node.instance_uuid !== null && !(await findAllocation(ctx.database, node.instance_uuid))) {
+      if (node.instance_uuid !== null && !(await lookupAllocation(ctx, node.instance_uuid))) {
         throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
       }
       throw noAllocation(ident);
     }
-    const found = await findAllocation(ctx.database, node.allocation_uuid);
+    const found = await lookupAllocation(ctx, node.allocation_uuid);
     if (!found) throw noAllocation(ident);
     req.authorize('baremetal:allocation:get', allocationTarget(found));
     return { body: allocationView(found, view(req, ctx), fields) };
@@ -541,7 +541,7 @@ export const removeAllocation: E = {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     const node = await authorizedNode(req, ctx, ident);
-    const found = node.allocation_uuid === null ? undefined : await findAllocation(ctx.database, node.allocation_uuid);
+    const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
     if (found) req.authorize('baremetal:allocation:delete', allocationTarget(found));
     await deleteNodeAllocation(ctx, ident);
     return {};

@@ -18,22 +18,20 @@ import {
   createPortgroup,
   deletePort,
   deletePortgroup,
-  patchPort,
-  patchPortgroup,
-} from '../services/ports.js';
-import type { Edit } from '../services/resource-writes.js';
-import {
   type PortFilters,
   type PortgroupRecord,
-  findPortgroup,
-  listPorts,
-  listPortgroups,
+  getPort,
+  getPortgroup,
+  listPortPage,
+  listPortgroupPage,
+  lookupPortgroup,
+  patchPort,
+  patchPortgroup,
   portNotFound,
   portgroupNotFound,
-  requirePort,
-  requirePortgroup,
-} from '../store/ports.js';
-import { type NodeRecord, findNode, nodeNotFound } from '../store/nodes.js';
+} from '../services/ports.js';
+import type { Edit } from '../services/resource-writes.js';
+import { type NodeRecord, lookupNode, nodeNotFound } from '../services/node-reads.js';
 import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
 import { type ParamVersions, nodeIdent, requireParamVersions } from './common.js';
@@ -71,14 +69,14 @@ const unsortable = (table: readonly [string, string, unknown][], sortKeys: reado
 
 /** The node a list is filtered by (or that a path names), if the caller may see it; else not found. */
 async function visibleNode(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<NodeRecord> {
-  const node = await findNode(ctx.database, ident);
+  const node = await lookupNode(ctx, ident);
   if (!node || !canSeeNode(req, node)) throw nodeNotFound(ident);
   return node;
 }
 
 /** The node a create or patch names: one that does not exist is the request's 400, checked after the policy (as Ironic). */
 async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: string, rule: string): Promise<void> {
-  const node = await findNode(ctx.database, nodeUuid);
+  const node = await lookupNode(ctx, nodeUuid);
   req.authorize(rule, node ? nodeTarget(node) : {});
 }
 
@@ -114,15 +112,15 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   }
   const pgArg = parent.portgroup ?? args.portgroup;
   if (pgArg !== undefined) {
-    const pg = await findPortgroup(ctx.database, pgArg);
+    const pg = await lookupPortgroup(ctx, pgArg);
     if (!pg || !req.allows('baremetal:portgroup:get', partTarget(pg))) throw portgroupNotFound(pgArg);
     f.portgroupId = pg.id;
   }
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
   return listPage(req, PORTS, list, view(req, ctx), {
-    marker: (uuid) => requirePort(ctx.database, uuid),
-    find: (page) => listPorts(ctx.database, f, page),
+    marker: (uuid) => getPort(ctx, uuid),
+    find: (page) => listPortPage(ctx, f, page),
     view: portView,
   });
 }
@@ -171,7 +169,7 @@ function portIdent(req: IronicRequest): string {
 
 /** The port a path names, if the caller may see it (else 404) and `rule` allows the caller on it (else 403). */
 async function authorizedPort(req: IronicRequest, ctx: BaremetalContext, uuid: string, rule: string) {
-  const port = await requirePort(ctx.database, uuid);
+  const port = await getPort(ctx, uuid);
   if (!req.allows('baremetal:port:get', partTarget(port))) throw portNotFound(uuid);
   req.authorize(rule, partTarget(port));
   return port;
@@ -265,8 +263,8 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
   return listPage(req, PORTGROUPS, list, view(req, ctx), {
-    marker: (uuid) => requirePortgroup(ctx.database, uuid),
-    find: (page) => listPortgroups(ctx.database, f, page),
+    marker: (uuid) => getPortgroup(ctx, uuid),
+    find: (page) => listPortgroupPage(ctx, f, page),
     view: portgroupView,
   });
 }
@@ -296,7 +294,7 @@ function portgroupIdent(req: IronicRequest): string {
 }
 
 async function authorizedPortgroup(req: IronicRequest, ctx: BaremetalContext, ident: string, rule: string): Promise<PortgroupRecord> {
-  const pg = await requirePortgroup(ctx.database, ident);
+  const pg = await getPortgroup(ctx, ident);
   if (!req.allows('baremetal:portgroup:get', partTarget(pg))) throw portgroupNotFound(ident);
   req.authorize(rule, partTarget(pg));
   return pg;

@@ -5,8 +5,8 @@
 // (`node.owner`, `node.lessee`, `allocation.owner`); the default rules are in auth/rules/baremetal.ts.
 import type { IronicRequest } from '../request.js';
 import type { BaremetalContext } from '../context.js';
-import { type AllocationRecord, allocationNotFound, requireAllocation } from '../store/allocations.js';
-import { type NodeRecord, nodeNotFound, requireNode } from '../store/nodes.js';
+import { type AllocationRecord, allocationNotFound, getAllocation } from '../services/allocation-reads.js';
+import { type NodeRecord, getNode, nodeNotFound } from '../services/node-reads.js';
 
 /**
  * The node as policy sees it. An empty owner or lessee is left out, as Ironic leaves it out: a
@@ -33,7 +33,7 @@ export const canSeeNode = (req: IronicRequest, node: Pick<NodeRecord, 'owner' | 
  * node that does not exist) and each of `rules` allows the caller on it (else 403).
  */
 export async function authorizedNode(req: IronicRequest, ctx: BaremetalContext, ident: string, ...rules: string[]): Promise<NodeRecord> {
-  const node = await requireNode(ctx.database, ident);
+  const node = await getNode(ctx, ident);
   if (!canSeeNode(req, node)) throw nodeNotFound(ident);
   for (const rule of rules) req.authorize(rule, nodeTarget(node));
   return node;
@@ -41,7 +41,7 @@ export async function authorizedNode(req: IronicRequest, ctx: BaremetalContext, 
 
 /** The allocation a request names, if the caller may see it (else 404) and `rule` allows the caller on it (else 403). */
 export async function authorizedAllocation(req: IronicRequest, ctx: BaremetalContext, ident: string, rule: string): Promise<AllocationRecord> {
-  const allocation = await requireAllocation(ctx.database, ident);
+  const allocation = await getAllocation(ctx, ident);
   if (!req.allows('baremetal:allocation:get', allocationTarget(allocation))) throw allocationNotFound(ident);
   req.authorize(rule, allocationTarget(allocation));
   return allocation;

@@ -8,9 +8,21 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { type ConnectorFields, type TargetFields, createConnector, createTarget, deleteVolume, patchConnector, patchTarget } from '../services/volumes.js';
-import { findNode, nodeNotFound } from '../store/nodes.js';
-import { type VolumeFilters, type VolumeKind, listVolumes, requireVolume, volumeNotFound } from '../store/volumes.js';
+import {
+  type ConnectorFields,
+  type TargetFields,
+  type VolumeFilters,
+  type VolumeKind,
+  createConnector,
+  createTarget,
+  deleteVolume,
+  getVolume,
+  listVolumePage,
+  patchConnector,
+  patchTarget,
+  volumeNotFound,
+} from '../services/volumes.js';
+import { lookupNode, nodeNotFound } from '../services/node-reads.js';
 import { CONNECTOR_FIELDS, TARGET_FIELDS, type ViewContext, connectorView, parseFields, targetView } from '../views.js';
 import { nodeIdent } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
@@ -30,7 +42,7 @@ async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: stri
   req.queryArgs([]);
   const base = node ? `nodes/${node}/volume` : 'volume';
   if (node) {
-    const found = await findNode(ctx.database, node);
+    const found = await lookupNode(ctx, node);
     if (!found || !canSeeNode(req, found)) throw nodeNotFound(node);
   }
   return {
@@ -80,13 +92,13 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
   const nodeArg = parentNode ?? list.args.node;
   if (nodeArg !== undefined) {
     if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
-    const node = await findNode(ctx.database, nodeArg);
+    const node = await lookupNode(ctx, nodeArg);
     if (!node || !canSeeNode(req, node)) throw nodeNotFound(nodeArg);
     f.nodeId = node.id;
   }
   return listPage(req, collection, list, view(req, ctx), {
-    marker: (uuid) => requireVolume(ctx.database, kind, uuid),
-    find: (page) => listVolumes(ctx.database, kind, f, page),
+    marker: (uuid) => getVolume(ctx, kind, uuid),
+    find: (page) => listVolumePage(ctx, kind, f, page),
     view: (r, c, fields) => anyView(kind, r, c, fields),
   });
 }
@@ -108,7 +120,7 @@ function uuidArg(value: unknown, field: string): string {
 /** The resource a path names, if the caller may see it (else 404) and `rule` allows the caller on it (else 403). */
 async function authorized(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, rule: string) {
   const uuid = uuidArg(req.param('volume'), `${kind}_uuid`);
-  const found = await requireVolume(ctx.database, kind, uuid);
+  const found = await getVolume(ctx, kind, uuid);
   if (!req.allows('baremetal:volume:get', partTarget(found))) throw volumeNotFound(kind, uuid);
   req.authorize(rule, partTarget(found));
   return found;
@@ -116,7 +128,7 @@ async function authorized(req: IronicRequest, ctx: BaremetalContext, kind: Volum
 
 /** The node a create or patch names: the policy on it first, then (service) one that does not exist is the request's 400. */
 async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: string, rule: string): Promise<void> {
-  const node = await findNode(ctx.database, nodeUuid);
+  const node = await lookupNode(ctx, nodeUuid);
   req.authorize(rule, node ? nodeTarget(node) : {});
 }
 

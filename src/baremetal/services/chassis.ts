@@ -1,8 +1,19 @@
-// Chassis: create, patch, delete, each one transaction; a chassis with nodes is not deleted.
+// Chassis: read, create, patch, delete, each write one transaction; a chassis with nodes is not deleted.
 import { newUuid } from '../../core/uuid.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
-import { type ChassisRecord, chassisHasNodes, chassisNotFound, deleteChassisRow, findChassis, insertChassis, updateChassis } from '../store/chassis.js';
+import type { Page } from '../core/paging.js';
+import {
+  type ChassisRecord,
+  chassisHasNodes,
+  chassisNotFound,
+  deleteChassisRow,
+  findChassis,
+  insertChassis,
+  listChassis,
+  requireChassis,
+  updateChassis,
+} from '../store/chassis.js';
 import { type Edit, asJson, uniquely } from './resource-writes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
@@ -10,6 +21,8 @@ export interface ChassisFields {
   description: string | null;
   extra: unknown;
 }
+
+export type { ChassisRecord } from '../store/chassis.js';
 
 const chassisTaken = (uuid: string) => baremetalDomainError('chassis_uuid_taken', { uuid }, `a chassis has uuid ${uuid}`);
 
@@ -24,6 +37,15 @@ export async function createChassis(ctx: BaremetalContext, uuid: string | null, 
       }),
     async () => chassisTaken(chassisUuid),
   );
+}
+
+/** The chassis with this uuid, or chassis_not_found. */
+export function getChassis(ctx: BaremetalContext, uuid: string): Promise<ChassisRecord> {
+  return requireChassis(ctx.database, uuid);
+}
+
+export function listChassisPage(ctx: BaremetalContext, page: Page): Promise<ChassisRecord[]> {
+  return listChassis(ctx.database, page);
 }
 
 export function chassisDocument(c: ChassisRecord): Record<string, unknown> {

@@ -1,10 +1,23 @@
 // This process as a conductor, in the database: registering (once, before it takes work under
 // its name), beating its heartbeat, saying goodbye, and taking over a dead conductor's work with
-// one compare-and-set per item (store/allocations.ts, store/conductors.ts).
+// one compare-and-set per item (store/allocations.ts, store/conductors.ts); and reading them for
+// /v1/conductors, /v1/drivers and the nodes' `conductor` filter.
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import { takeOverAllocation } from '../store/allocations.js';
-import { heartbeat, registerConductor, takeOverReservation, unregisterConductor } from '../store/conductors.js';
+import {
+  type ConductorPage,
+  type ConductorRow,
+  aliveConductors,
+  findConductor,
+  heartbeat,
+  listConductors,
+  registerConductor,
+  takeOverReservation,
+  unregisterConductor,
+} from '../store/conductors.js';
+
+export { CONDUCTOR_SORT_COLUMNS, type ConductorRow } from '../store/conductors.js';
 
 /** Register as a conductor (once per process) before accepting work under our name. */
 export function ensureRegistered(ctx: BaremetalContext): Promise<void> {
@@ -32,4 +45,18 @@ export function takeOverAllocationOf(ctx: BaremetalContext, allocationId: number
 /** Take a node's lock over from a dead conductor; false when another conductor was faster. */
 export function takeOverNodeOf(ctx: BaremetalContext, nodeId: number, dead: string): Promise<boolean> {
   return transaction(ctx.database, (tx) => takeOverReservation(tx, nodeId, dead, ctx.conductorId));
+}
+
+/** The hostnames of the conductors whose heartbeat is within the timeout. */
+export function aliveConductorHosts(ctx: BaremetalContext): Promise<string[]> {
+  return aliveConductors(ctx.database, ctx.config.heartbeatTimeout);
+}
+
+export function getConductor(ctx: BaremetalContext, hostname: string): Promise<ConductorRow | undefined> {
+  return findConductor(ctx.database, hostname);
+}
+
+/** Every conductor, alive or not, one page in the requested order. */
+export function listConductorPage(ctx: BaremetalContext, page: ConductorPage): Promise<ConductorRow[]> {
+  return listConductors(ctx.database, page);
 }

@@ -1,4 +1,4 @@
-// Deploy templates: create, patch, delete, each one transaction; a name or uuid taken is refused.
+// Deploy templates: read, create, patch, delete, each write one transaction; a name or uuid taken is refused.
 import { newUuid } from '../../core/uuid.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
@@ -8,8 +8,11 @@ import {
   deployTemplateNotFound,
   findDeployTemplate,
   insertDeployTemplate,
+  listDeployTemplates,
+  requireDeployTemplate,
   updateDeployTemplate,
 } from '../store/deploy-templates.js';
+import type { Page } from '../core/paging.js';
 import { asJson, uniquely } from './resource-writes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
@@ -43,6 +46,15 @@ export async function createDeployTemplate(ctx: BaremetalContext, uuid: string |
       }),
     async () => ((await findDeployTemplate(ctx.database, templateUuid)) ? templateUuidTaken(templateUuid) : templateNameTaken(f.name)),
   );
+}
+
+/** The deploy template with this uuid or name, or deploy_template_not_found. */
+export function getDeployTemplate(ctx: BaremetalContext, ident: string): Promise<DeployTemplateRecord> {
+  return requireDeployTemplate(ctx.database, ident);
+}
+
+export function listDeployTemplatePage(ctx: BaremetalContext, page: Page): Promise<DeployTemplateRecord[]> {
+  return listDeployTemplates(ctx.database, page);
 }
 
 export function deployTemplateDocument(t: DeployTemplateRecord): Record<string, unknown> {

@@ -8,7 +8,9 @@ import { newUuid } from '../../core/uuid.js';
 import type { Tx } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
+import type { Page } from '../core/paging.js';
 import {
+  type PortFilters,
   type PortRecord,
   type PortgroupRecord,
   deletePortRow,
@@ -24,12 +26,41 @@ import {
   portgroupHasPorts,
   portgroupPhysnets,
   portgroupNotFound,
+  requirePort,
+  requirePortgroup,
   updatePort,
   updatePortgroup,
 } from '../store/ports.js';
 import { type NodeRecord, lockNode, nodeNotFound } from '../store/nodes.js';
 import { type Edit, asJson, flag, uniquely } from './resource-writes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
+
+export { type PortFilters, type PortgroupRecord, portNotFound, portgroupNotFound } from '../store/ports.js';
+
+// ---- reads for the routes --------------------------------------------------------------------
+
+/** The port group with this uuid or name, or portgroup_not_found. */
+export function getPortgroup(ctx: BaremetalContext, ident: string): Promise<PortgroupRecord> {
+  return requirePortgroup(ctx.database, ident);
+}
+
+/** The port group with this uuid or name, if there is one. */
+export function lookupPortgroup(ctx: BaremetalContext, ident: string): Promise<PortgroupRecord | undefined> {
+  return findPortgroup(ctx.database, ident);
+}
+
+export function listPortgroupPage(ctx: BaremetalContext, filters: PortFilters, page: Page): Promise<PortgroupRecord[]> {
+  return listPortgroups(ctx.database, filters, page);
+}
+
+/** The port with this uuid, or port_not_found. */
+export function getPort(ctx: BaremetalContext, uuid: string): Promise<PortRecord> {
+  return requirePort(ctx.database, uuid);
+}
+
+export function listPortPage(ctx: BaremetalContext, filters: PortFilters, page: Page): Promise<PortRecord[]> {
+  return listPorts(ctx.database, filters, page);
+}
 
 // ---- the node a port or port group is on -----------------------------------------------------
 

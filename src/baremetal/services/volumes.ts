@@ -13,6 +13,7 @@ import { nodeTransaction } from './nodes.js';
 import {
   type ConnectorRecord,
   type TargetRecord,
+  type VolumeFilters,
   type VolumeKind,
   bootIndexTaken,
   connectorTaken,
@@ -20,11 +21,25 @@ import {
   findVolume,
   insertConnector,
   insertTarget,
+  listVolumes,
+  requireVolume,
   updateConnector,
   updateTarget,
   volumeNotFound,
 } from '../store/volumes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
+import type { Page } from '../core/paging.js';
+
+export { type VolumeFilters, type VolumeKind, volumeNotFound } from '../store/volumes.js';
+
+/** The connector or target with this uuid, or volume_<kind>_not_found. */
+export function getVolume<K extends VolumeKind>(ctx: BaremetalContext, kind: K, uuid: string) {
+  return requireVolume(ctx.database, kind, uuid);
+}
+
+export function listVolumePage<K extends VolumeKind>(ctx: BaremetalContext, kind: K, filters: VolumeFilters, page: Page) {
+  return listVolumes(ctx.database, kind, filters, page);
+}
 
 const asJson = (v: unknown) => JSON.stringify(v ?? {});
 

@@ -6,7 +6,8 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
 
-import { type Page, applyPage } from './paging.js';
+import type { Page } from '../core/paging.js';
+import { applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type AllocationState = 'allocating' | 'active' | 'error';

@@ -3,7 +3,8 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalChassisTable } from '../../db/schema.js';
-import { type Page, applyPage } from './paging.js';
+import type { Page } from '../core/paging.js';
+import { applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type ChassisRecord = Selectable<BaremetalChassisTable>;

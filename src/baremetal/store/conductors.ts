@@ -1,7 +1,8 @@
 // SQL for conductors: every allot process registers itself and writes a heartbeat; a conductor
 // that is offline or whose heartbeat is older than the timeout is dead, and its work is taken over.
 import type { Db, Tx } from '../../db/database.js';
-import { type Page, type SortDir, applyPage } from './paging.js';
+import type { Page, SortDir } from '../core/paging.js';
+import { applyPage } from './paging.js';
 
 export interface ConductorRow {
   id: number;

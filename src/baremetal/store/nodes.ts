@@ -5,7 +5,8 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalNodeRow, BaremetalNodeTable } from '../../db/schema.js';
 
-import { type Page, applyPage } from './paging.js';
+import type { Page } from '../core/paging.js';
+import { applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 export interface NodeRecord extends BaremetalNodeRow {

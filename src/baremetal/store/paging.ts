@@ -3,16 +3,7 @@
 // both dialects (SQLite and PostgreSQL disagree by default), so pages never skip or repeat a row.
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Schema } from '../../db/schema.js';
-
-export type SortDir = 'asc' | 'desc';
-
-export interface Page {
-  sortKey: string;
-  sortDir: SortDir;
-  limit: number;
-  /** the row the previous page ended with: its sort value and id */
-  after?: { value: unknown; id: number };
-}
+import type { Page } from '../core/paging.js';
 
 /** Order and cut a query whose main table is aliased `t`. */
 export function applyPage<DB extends Schema, TB extends keyof DB, O>(q: SelectQueryBuilder<DB, TB, O>, page: Page): SelectQueryBuilder<DB, TB, O> {

@@ -4,7 +4,8 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
-import { type Page, applyPage } from './paging.js';
+import type { Page } from '../core/paging.js';
+import { applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 /** The node a port, port group or volume belongs to, as policy and the API see it. */

@@ -5,7 +5,8 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { BaremetalVolumeConnectorTable, BaremetalVolumeTargetTable } from '../../db/schema.js';
 import type { OfNode } from './ports.js';
-import { type Page, applyPage } from './paging.js';
+import type { Page } from '../core/paging.js';
+import { applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type ConnectorRecord = Selectable<BaremetalVolumeConnectorTable> & OfNode;
