@@ -47,6 +47,8 @@ const TIMING = {
 };
 /** the client gives up this long after a statement's own bound (statement timeout + allot's 2 s grace) */
 const STATEMENT_BOUND_S = TIMING.statementTimeoutS + 2;
+/** --allocation-delay of each process: one finishes allocations in their request, the others a moment later in their worker */
+const ALLOCATION_DELAYS_S = [0, 0.5, 1];
 const PROVIDERS = 3;
 const PROVIDER_VCPU = 8;
 const NODES = 3;
@@ -54,6 +56,8 @@ const POOL_SIZE = 12;
 const SNAPSHOT_EVERY_MS = 1_500;
 /** once the faults are healed, how long bare-metal allocations get to finish */
 const SETTLE_MS = 180_000;
+/** pause-allocating: how long it waits for its target to hold an allocation before pausing it anyway */
+const HOLD_WAIT_MS = 5_000;
 
 interface Options {
   seed: number;
@@ -107,7 +111,17 @@ interface RunRecord {
   timing: typeof TIMING;
   slowLink?: string;
   /** what was done, when (ms after the load started) */
-  faultLog?: Array<Fault & { injectedAt: number; healedAt: number | null; error?: string; notInjected?: boolean }>;
+  faultLog?: Array<
+    Fault & {
+      injectedAt: number;
+      healedAt: number | null;
+      error?: string;
+      notInjected?: boolean;
+      /** pause-allocating: the allocation the paused process's worker held, and whether another conductor took it over meanwhile */
+      held?: string | null;
+      takenOver?: boolean;
+    }
+  >;
   startedAt?: string;
 }
 
@@ -172,7 +186,13 @@ async function inner(options: Options, dir: string): Promise<number> {
   const rng = new Rng(seed);
   const schedule =
     replayed?.schedule ??
-    makeSchedule(rng.fork(1), { seconds, processes: PROCESSES, heartbeatTimeoutS: TIMING.heartbeatTimeoutS, statementBoundS: STATEMENT_BOUND_S });
+    makeSchedule(rng.fork(1), {
+      seconds,
+      processes: PROCESSES,
+      heartbeatTimeoutS: TIMING.heartbeatTimeoutS,
+      statementBoundS: STATEMENT_BOUND_S,
+      delayedWorkers: ALLOCATION_DELAYS_S.flatMap((delay, i) => (delay > 0 ? [i] : [])),
+    });
   const record: RunRecord = { seed, seconds, schedule, timing: TIMING, slowLink: network.slowKind, faultLog: [], startedAt: new Date().toISOString() };
   const t0 = performance.now();
   const now = () => performance.now() - t0;
@@ -237,9 +257,8 @@ async function inner(options: Options, dir: string): Promise<number> {
       '2',
       '--transition-time',
       '0.05',
-      // one process finishes allocations in their request, the others a moment later in their worker
       '--allocation-delay',
-      String([0, 0.5, 1][i % 3]),
+      String(ALLOCATION_DELAYS_S[i]),
       '--ids-worker-interval-ms',
       '500',
     ];
@@ -424,6 +443,13 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
     loss: [() => network.loss(name, 'pg', fault.amount!), () => network.heal(name, 'pg')],
     slow: [() => network.slow(name, fault.amount!), () => network.unslow(name)],
     'pause-allot': [() => a!.pause(true), () => a!.pause(false)],
+    'pause-allocating': [
+      async () => {
+        entry.held = await heldAllocation(postgres, fault.target, HOLD_WAIT_MS);
+        a!.pause(true);
+      },
+      () => a!.pause(false),
+    ],
     'pause-postgres': [() => postgres.freeze(true), () => postgres.freeze(false)],
     'kill-allot': [() => a!.kill(), () => a!.start()],
     'kill-postgres': [() => postgres.kill(), () => postgres.start()],
@@ -435,8 +461,13 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
   try {
     await start();
     injected = true;
-    log(what);
-    await sleep(fault.duration * 1000);
+    if (fault.kind === 'pause-allocating') {
+      entry.takenOver = entry.held ? await takenOver(postgres, fault.target, entry.held, fault.duration * 1000) : false;
+      log(`${what}: ${entry.held ? `held allocation ${entry.held}, ${entry.takenOver ? 'taken over' : 'NOT taken over'}` : 'held no allocation'}`);
+    } else {
+      log(what);
+      await sleep(fault.duration * 1000);
+    }
     await heal();
     entry.healedAt = now();
   } catch (err) {
@@ -444,6 +475,41 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
     if (!injected) entry.notInjected = true;
     log(`${what}: ${entry.error}`);
   }
+}
+
+/** Bounded reads of the allot database by the harness (PostgreSQL may be frozen meanwhile). */
+async function queryAllot(postgres: ChaosPostgres, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+  const client = new pg.Client({ connectionString: postgres.url('allot'), connectionTimeoutMillis: 1_000, query_timeout: 1_000 });
+  try {
+    await client.connect();
+    return (await client.query(sql, params)).rows;
+  } catch {
+    return [];
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Waits (at most `ms`) until allot process `target`'s worker holds an `allocating` allocation: its uuid, or null. */
+async function heldAllocation(postgres: ChaosPostgres, target: number, ms: number): Promise<string | null> {
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(50)) {
+    const rows = await queryAllot(
+      postgres,
+      "select uuid from baremetal_allocations where state = 'allocating' and conductor_affinity = $1 order by id limit 1",
+      [`chaos-${target}`],
+    );
+    if (rows[0]) return String(rows[0].uuid);
+  }
+  return null;
+}
+
+/** Waits (at most `ms`) until allocation `uuid` has left allot process `target` (another conductor took it over, or it is gone). */
+async function takenOver(postgres: ChaosPostgres, target: number, uuid: string, ms: number): Promise<boolean> {
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
+    const rows = await queryAllot(postgres, 'select conductor_affinity from baremetal_allocations where uuid = $1', [uuid]);
+    if (rows[0] && rows[0].conductor_affinity !== `chaos-${target}`) return true;
+  }
+  return false;
 }
 
 async function healEverything(network: ChaosNetwork, postgres: ChaosPostgres, allots: ChaosAllot[], log: (line: string) => void): Promise<void> {
@@ -471,6 +537,11 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
   for (const [kind, k] of byKind)
     console.log(
       `#   ${kind.padEnd(17)} ${String(k.n).padStart(3)}  (${k.seconds.toFixed(0)} s in all${k.notInjected ? `, ${k.notInjected} NOT INJECTED` : ''}${k.errors ? `, ${k.errors} failed to heal` : ''})`,
+    );
+  const zombies = record.faultLog!.filter((f) => f.kind === 'pause-allocating');
+  if (zombies.length)
+    console.log(
+      `#   (pause-allocating: ${zombies.filter((f) => f.held).length} paused holding an allocation, ${zombies.filter((f) => f.takenOver).length} resumed after its take-over)`,
     );
   console.log(
     `# operations: ${verdict.counts.ops} (${Object.entries(verdict.counts.byOutcome)

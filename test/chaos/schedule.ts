@@ -69,6 +69,11 @@ export type FaultKind =
   | 'slow'
   /** SIGSTOP an allot process, SIGCONT after the duration (longer than --heartbeat-timeout) */
   | 'pause-allot'
+  /**
+   * SIGSTOP the allot process while its worker holds an `allocating` allocation (read from the
+   * database), SIGCONT as soon as another conductor has taken it over: the zombie resumes with it in hand
+   */
+  | 'pause-allocating'
   /** SIGSTOP PostgreSQL (every process of it), SIGCONT after the duration */
   | 'pause-postgres'
   /** SIGKILL an allot process, start it again after the duration */
@@ -84,6 +89,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'loss',
   'slow',
   'pause-allot',
+  'pause-allocating',
   'pause-postgres',
   'kill-allot',
   'kill-postgres',
@@ -109,6 +115,8 @@ export interface ScheduleSettings {
   heartbeatTimeoutS: number;
   /** the longest an allot process waits on PostgreSQL for one statement (statement timeout + grace), s */
   statementBoundS: number;
+  /** the allot processes whose allocations wait in their worker for a while (--allocation-delay): pause-allocating's targets */
+  delayedWorkers: readonly number[];
 }
 
 /**
@@ -126,7 +134,7 @@ export function makeSchedule(rng: Rng, s: ScheduleSettings): Fault[] {
     if (deck.length === 0) deck = shuffle(rng, [...FAULT_KINDS]);
     const kind = deck.pop()!;
     const onPostgres = kind === 'pause-postgres' || kind === 'kill-postgres';
-    const free = onPostgres ? [-1] : Array.from({ length: s.processes }, (_, i) => i);
+    const free = onPostgres ? [-1] : kind === 'pause-allocating' ? [...s.delayedWorkers] : Array.from({ length: s.processes }, (_, i) => i);
     // one allot process is left alone at any moment: somebody must be able to take work over
     const allotBusy = [...busyUntil].filter(([t, until]) => t >= 0 && until > at).length;
     const candidates = free.filter((t) => (busyUntil.get(t) ?? 0) <= at && (onPostgres || allotBusy < s.processes - 1));
@@ -154,6 +162,9 @@ function duration(rng: Rng, kind: FaultKind, s: ScheduleSettings): number {
       return rng.between(3, 15);
     case 'pause-allot':
       return rng.between(s.heartbeatTimeoutS + 1, s.heartbeatTimeoutS * 2.5);
+    case 'pause-allocating':
+      // the most it may last: a take-over comes a heartbeat timeout plus a take-over interval after the pause
+      return rng.between(s.heartbeatTimeoutS * 2, s.heartbeatTimeoutS * 3);
     case 'pause-postgres':
       return rng.between(1, s.statementBoundS * 2);
     case 'kill-allot':
