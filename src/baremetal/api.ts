@@ -16,6 +16,9 @@ import * as deployTemplates from './routes/deploy-templates.js';
 import * as drivers from './routes/drivers.js';
 import * as hardware from './routes/node-hardware.js';
 import * as nodes from './routes/nodes.js';
+import * as nodeStates from './routes/node-states.js';
+import * as nodeTraits from './routes/node-traits.js';
+import * as nodeAllocation from './routes/node-allocation.js';
 import * as ports from './routes/ports.js';
 import { root, v1 } from './routes/root.js';
 import * as volumes from './routes/volumes.js';
@@ -37,21 +40,21 @@ const v1Routes: RouteTable<Endpoint> = {
     PATCH: { ...nodes.patch, ...scoped('baremetal:node:update') },
     DELETE: { ...nodes.remove, ...scoped('baremetal:node:delete') },
   },
-  '/v1/nodes/:node/states': { GET: { ...nodes.states, ...scoped('baremetal:node:get_states') } },
-  '/v1/nodes/:node/states/provision': { PUT: { ...nodes.provision, ...scoped('baremetal:node:set_provision_state') } },
-  '/v1/nodes/:node/states/power': { PUT: { ...nodes.power, ...scoped('baremetal:node:set_power_state') } },
+  '/v1/nodes/:node/states': { GET: { ...nodeStates.states, ...scoped('baremetal:node:get_states') } },
+  '/v1/nodes/:node/states/provision': { PUT: { ...nodeStates.provision, ...scoped('baremetal:node:set_provision_state') } },
+  '/v1/nodes/:node/states/power': { PUT: { ...nodeStates.power, ...scoped('baremetal:node:set_power_state') } },
   '/v1/nodes/:node/maintenance': {
-    PUT: { ...nodes.maintenanceOn, ...scoped('baremetal:node:set_maintenance') },
-    DELETE: { ...nodes.maintenanceOff, ...scoped('baremetal:node:clear_maintenance') },
+    PUT: { ...nodeStates.maintenanceOn, ...scoped('baremetal:node:set_maintenance') },
+    DELETE: { ...nodeStates.maintenanceOff, ...scoped('baremetal:node:clear_maintenance') },
   },
   '/v1/nodes/:node/traits': {
-    GET: { ...nodes.traits, ...scoped('baremetal:node:traits:list') },
-    PUT: { ...nodes.setTraits, ...scoped('baremetal:node:traits:set') },
-    DELETE: { ...nodes.removeTraits, ...scoped('baremetal:node:traits:delete') },
+    GET: { ...nodeTraits.traits, ...scoped('baremetal:node:traits:list') },
+    PUT: { ...nodeTraits.setTraits, ...scoped('baremetal:node:traits:set') },
+    DELETE: { ...nodeTraits.removeTraits, ...scoped('baremetal:node:traits:delete') },
   },
   '/v1/nodes/:node/traits/:trait': {
-    PUT: { ...nodes.addTrait, ...scoped('baremetal:node:traits:set') },
-    DELETE: { ...nodes.removeTrait, ...scoped('baremetal:node:traits:delete') },
+    PUT: { ...nodeTraits.addTrait, ...scoped('baremetal:node:traits:set') },
+    DELETE: { ...nodeTraits.removeTrait, ...scoped('baremetal:node:traits:delete') },
   },
   '/v1/nodes/:node/validate': { GET: { ...hardware.validateNode, ...scoped('baremetal:node:validate') } },
   '/v1/nodes/:node/vifs': {
@@ -77,8 +80,8 @@ const v1Routes: RouteTable<Endpoint> = {
   '/v1/nodes/:node/volume/connectors': { GET: { ...volumes.connectorLists.ofNode, ...scoped('baremetal:volume:list') } },
   '/v1/nodes/:node/volume/targets': { GET: { ...volumes.targetLists.ofNode, ...scoped('baremetal:volume:list') } },
   '/v1/nodes/:node/allocation': {
-    GET: { ...nodes.allocation, ...scoped('baremetal:allocation:get') },
-    DELETE: { ...nodes.removeAllocation, ...scoped('baremetal:allocation:delete') },
+    GET: { ...nodeAllocation.allocation, ...scoped('baremetal:allocation:get') },
+    DELETE: { ...nodeAllocation.removeAllocation, ...scoped('baremetal:allocation:delete') },
   },
   '/v1/allocations': {
     GET: { ...allocations.list, ...scoped('baremetal:allocation:list_all') },

@@ -4,12 +4,12 @@
 import type { Microversion } from '../core/microversion.js';
 import { INTERFACES } from './core/rules.js';
 import { badRequest, notAcceptable } from './errors.js';
-import type { AllocationRecord } from './store/allocations.js';
-import type { ChassisRecord } from './store/chassis.js';
-import type { DeployTemplateRecord } from './store/deploy-templates.js';
-import type { PortRecord, PortgroupRecord } from './store/ports.js';
-import type { NodeRecord } from './store/nodes.js';
-import type { ConnectorRecord, TargetRecord } from './store/volumes.js';
+import type { AllocationRecord } from './services/allocation-reads.js';
+import type { ChassisRecord } from './services/chassis.js';
+import type { DeployTemplateRecord } from './services/deploy-templates.js';
+import type { PortRecord, PortgroupRecord } from './services/ports.js';
+import type { NodeRecord } from './services/node-reads.js';
+import type { ConnectorRecord, TargetRecord } from './services/volumes.js';
 
 const json = (text: string): unknown => JSON.parse(text);
 /** Timestamps as Ironic writes them: microseconds and an explicit UTC offset. */

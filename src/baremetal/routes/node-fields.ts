@@ -6,7 +6,7 @@ import type { Microversion } from '../../core/microversion.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { DRIVER, INTERFACES, MAX_DESCRIPTION, isValidConductorGroup, isValidName, parseBool } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
-import { DOCUMENTS, type NodeEdit, type NodeFields } from '../services/nodes.js';
+import { DOCUMENTS, type NodeEdit, type NodeFields } from '../services/node-fields.js';
 import { nodeFieldSince } from '../views.js';
 
 /** What PATCH may change, in the order Ironic lists it. */

@@ -8,7 +8,7 @@ import { badRequest, ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 import { attachVif, detachVif, listVifs } from '../services/ports.js';
-import { recordOnNode } from '../services/nodes.js';
+import { recordOnNode } from '../services/node-states.js';
 import type { NodeRecord } from '../services/node-reads.js';
 import { nodeIdent } from './common.js';
 import { boolField } from './node-fields.js';

@@ -1,49 +1,26 @@
-// /v1/nodes and its sub-resources: list (and detail), create, show, JSON-patch, delete; states
-// (show, provision, power), maintenance, traits, and the node's allocation.
+// /v1/nodes: list (and detail, and the nodes of a chassis), create, show, JSON-patch, delete. A
+// node's states and state verbs are node-states.ts, its traits node-traits.ts, its allocation
+// node-allocation.ts, its fake hardware node-hardware.ts; the fields it is created and patched
+// with node-fields.ts.
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
-import { POWER_TARGETS, PROVISION_STATES, VERB_SINCE } from '../core/states.js';
+import { PROVISION_STATES } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
-import { ApiError } from '../../http/errors.js';
-import { CODES, badRequest, ironicError, notAcceptable } from '../errors.js';
+import { badRequest, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
-import { deleteNodeAllocation } from '../services/allocations.js';
-import {
-  addNodeTrait,
-  createNode,
-  deleteNode,
-  patchNode,
-  removeAllNodeTraits,
-  removeNodeTrait,
-  setMaintenance,
-  setNodeTraits,
-  setPowerState,
-  setProvisionState,
-} from '../services/nodes.js';
-import { lookupAllocation } from '../services/allocation-reads.js';
+import { createNode, deleteNode, patchNode } from '../services/nodes.js';
 import { aliveConductorHosts } from '../services/conductors.js';
 import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
 import { type ChassisRecord, getChassis } from '../services/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
-import { allocationTarget, authorizedNode, listScope, nodeTarget } from './scope.js';
+import { authorizedNode, listScope, nodeTarget } from './scope.js';
 import { parseBool } from '../core/rules.js';
 import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
-import {
-  ALLOCATION_FIELDS,
-  NODE_FIELDS,
-  NODE_LIST_FIELDS,
-  type ViewContext,
-  allocationView,
-  ironicTime,
-  nodeView,
-  parseFields,
-  provisionStateAt,
-} from '../views.js';
-import { type ParamVersions, emptyBody, nodeIdent, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, nodeView, parseFields } from '../views.js';
+import { type ParamVersions, nodeIdent, queryBool, queryUuid, requireParamVersions } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
-import { baremetalDomainError } from '../core/domain-errors.js';
 
 type E = Endpoint;
 
@@ -330,220 +307,6 @@ export const remove: E = {
     const node = await authorizedNode(req, ctx, ident);
     if (!req.allows('baremetal:node:delete', nodeTarget(node))) req.authorize('baremetal:node:delete:self_owned_node', nodeTarget(node));
     await deleteNode(ctx, ident);
-    return {};
-  },
-};
-
-// ---- states ----------------------------------------------------------------------------------
-
-export const states: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
-    const n = await authorizedNode(req, ctx, ident, 'baremetal:node:get_states');
-    const body: Record<string, unknown> = {
-      console_enabled: n.console_enabled === 1,
-      last_error: n.last_error,
-      power_state: n.power_state,
-      provision_state: provisionStateAt(n.provision_state, req.mv),
-      target_power_state: n.target_power_state,
-      target_provision_state: n.target_provision_state,
-      provision_updated_at: ironicTime(n.provision_updated_at),
-    };
-    if (req.mv.atLeast('1.12')) Object.assign(body, { raid_config: JSON.parse(n.raid_config), target_raid_config: JSON.parse(n.target_raid_config) });
-    if (req.mv.atLeast('1.75')) Object.assign(body, { boot_mode: null, secure_boot: null });
-    return { body };
-  },
-};
-
-/** Ironic reads the state verbs' bodies as keyword arguments: unknown ones are "Unexpected arguments". */
-function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown> {
-  req.queryArgs([]);
-  const body = req.jsonBody();
-  if (body === undefined) return {};
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
-  const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
-  if (unknown.length) throw badRequest(`Unexpected arguments: ${unknown.join(', ')}`);
-  return body as Record<string, unknown>;
-}
-
-export const provision: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_provision_state');
-    const args = verbArgs(req, Object.keys(schemas.provision.properties!));
-    if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema(schemas.provision, args, 'body');
-    const given = (k: string) => args[k] !== undefined && args[k] !== null;
-    const target = args.target as string;
-    const since = VERB_SINCE[target];
-    if (since && !req.mv.atLeast(since)) throw notAcceptable();
-    if (given('clean_steps') && target !== 'clean') throw badRequest('"clean_steps" is only valid when setting target provision state to clean');
-    if (target === 'clean' && !args.clean_steps) throw badRequest('"clean_steps" is required when setting target provision state to clean');
-    if (given('deploy_steps') && !['active', 'deploy', 'rebuild'].includes(target)) {
-      throw badRequest(`"deploy_steps" is only valid when setting target provision state to active or rebuild`);
-    }
-    if (given('configdrive') && !['active', 'deploy', 'rebuild'].includes(target)) {
-      throw badRequest(`Adding a config drive is only supported when setting provision state to active or rebuild`);
-    }
-    if (given('rescue_password') && target !== 'rescue') throw badRequest('"rescue_password" is only valid when setting target provision state to rescue');
-    if (target === 'rescue' && !args.rescue_password)
-      throw badRequest('A non-empty "rescue_password" is required when setting target provision state to rescue');
-    if (given('disable_ramdisk') && target !== 'clean') throw badRequest('"disable_ramdisk" is only valid when setting target provision state to clean');
-    await setProvisionState(ctx, ident, target);
-    return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };
-  },
-};
-
-export const power: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_power_state');
-    const args = verbArgs(req, ['target', 'timeout']);
-    if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
-    checkSchema(schemas.power, args, 'body');
-    const target = args.target as string;
-    const timeout = (args.timeout as number | null | undefined) ?? undefined;
-    if (timeout !== undefined && !req.mv.atLeast('1.27')) throw notAcceptable();
-    if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1)) throw badRequest('timeout has to be positive integer');
-    const spec = POWER_TARGETS[target];
-    await setPowerState(ctx, ident, target, spec === undefined || req.mv.atLeast(spec.since));
-    return { status: 202, location: `${req.baseUrl}/v1/nodes/${ident}/states` };
-  },
-};
-
-export const maintenanceOn: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_maintenance');
-    const args = verbArgs(req, ['reason']);
-    checkSchema(schemas.maintenance, args, 'body');
-    await setMaintenance(ctx, ident, true, (args.reason as string | null | undefined) ?? null);
-    return { status: 202 };
-  },
-};
-
-export const maintenanceOff: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:clear_maintenance');
-    req.queryArgs([]);
-    await setMaintenance(ctx, ident, false, null);
-    return { status: 202 };
-  },
-};
-
-// ---- traits ----------------------------------------------------------------------------------
-
-/**
- * Before 1.37 Ironic has no traits controller and the path falls through to the node's, which
- * checks the identifier first and then answers GET with a 406 (once the node is found), PUT with
- * its 405 and DELETE with "Resource could not be found.".
- */
-async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<void> {
-  if (req.mv.atLeast('1.37')) return;
-  if (req.method === 'GET') {
-    await authorizedNode(req, ctx, ident);
-    throw notAcceptable();
-  }
-  if (req.method === 'PUT') throw new ApiError(405, CODES.framework, '', {}, { allow: 'DELETE, GET, PATCH, POST' });
-  throw ironicError(404, 'Resource could not be found.');
-}
-
-export const traits: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    req.queryArgs([]);
-    return { body: { traits: (await authorizedNode(req, ctx, ident, 'baremetal:node:traits:list')).traits } };
-  },
-};
-
-export const setTraits: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
-    req.queryArgs([]);
-    const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
-    await setNodeTraits(ctx, ident, body.traits);
-    return { status: 204 };
-  },
-};
-
-export const removeTraits: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
-    req.queryArgs([]);
-    await removeAllNodeTraits(ctx, ident);
-    return { status: 204 };
-  },
-};
-
-export const addTrait: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
-    req.queryArgs([]);
-    emptyBody(req);
-    const trait = req.param('trait');
-    checkSchema(schemas.trait, trait, 'trait');
-    await addNodeTrait(ctx, ident, trait);
-    return { status: 204, location: `${req.baseUrl}/v1/nodes/${ident}/traits/${trait}` };
-  },
-};
-
-export const removeTrait: E = {
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
-    req.queryArgs([]);
-    await removeNodeTrait(ctx, ident, req.param('trait'));
-    return { status: 204 };
-  },
-};
-
-// ---- the node's allocation -------------------------------------------------------------------
-
-const noAllocation = (ident: string) => baremetalDomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
-
-/** Before 1.52 the node has no allocation sub-resource: the framework's bare 404. */
-const ALLOCATIONS_SINCE = { since: '1.52' } as const;
-
-export const allocation: E = {
-  ...ALLOCATIONS_SINCE,
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    const args = req.queryArgs(['fields']);
-    const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    const node = await authorizedNode(req, ctx, ident);
-    if (node.allocation_uuid === null) {
-      // an instance_uuid set directly (without an allocation) is the spec's 400
-      if (node.instance_uuid !== null && !(await lookupAllocation(ctx, node.instance_uuid))) {
-        throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
-      }
-      throw noAllocation(ident);
-    }
-    const found = await lookupAllocation(ctx, node.allocation_uuid);
-    if (!found) throw noAllocation(ident);
-    req.authorize('baremetal:allocation:get', allocationTarget(found));
-    return { body: allocationView(found, view(req, ctx), fields) };
-  },
-};
-
-export const removeAllocation: E = {
-  ...ALLOCATIONS_SINCE,
-  async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    req.queryArgs([]);
-    const node = await authorizedNode(req, ctx, ident);
-    const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
-    if (found) req.authorize('baremetal:allocation:delete', allocationTarget(found));
-    await deleteNodeAllocation(ctx, ident);
     return {};
   },
 };

@@ -43,7 +43,8 @@ import { type NodeWanted, type ReservedNode, nodeWanted, reserveFreeNode, whyNoN
 import { type AllocationValues, allocateOnFreeNode } from '../store/one-statement-allocation.js';
 import { instanceUuidTaken, lockNode, nodeNotFound, requireNode, resolveNodes, updateNode } from '../store/nodes.js';
 import { ensureRegistered } from './conductors.js';
-import { deallocate, instanceAssociated, nodeAssociated } from './nodes.js';
+import { deallocate } from './node-allocation.js';
+import { instanceAssociated, nodeAssociated } from './nodes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 /** A new allocation, its values already checked by the route. */

@@ -16,6 +16,8 @@ import type { Page } from '../core/paging.js';
 import { asJson, uniquely } from './resource-writes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
+export type { DeployTemplateRecord } from '../store/deploy-templates.js';
+
 export interface DeployTemplateFields {
   /** a trait */
   name: string;

@@ -16,7 +16,7 @@ import { type NodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates
 import { lockNode, resolveNodes } from '../store/nodes.js';
 import { Unsuitable, takeNode } from './allocations.js';
 import { ensureRegistered } from './conductors.js';
-import { deallocate } from './nodes.js';
+import { deallocate } from './node-allocation.js';
 
 /** What a holder asks of its node: as the body of POST /v1/allocations. */
 export interface NodeRequest {

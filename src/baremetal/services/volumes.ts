@@ -9,7 +9,7 @@ import { isUniqueViolation } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import { type NodeRecord, lockNode } from '../store/nodes.js';
-import { nodeTransaction } from './nodes.js';
+import { nodeTransaction } from './node-locks.js';
 import {
   type ConnectorRecord,
   type TargetRecord,
@@ -30,7 +30,7 @@ import {
 import { baremetalDomainError } from '../core/domain-errors.js';
 import type { Page } from '../core/paging.js';
 
-export { type VolumeFilters, type VolumeKind, volumeNotFound } from '../store/volumes.js';
+export { type ConnectorRecord, type TargetRecord, type VolumeFilters, type VolumeKind, volumeNotFound } from '../store/volumes.js';
 
 /** The connector or target with this uuid, or volume_<kind>_not_found. */
 export function getVolume<K extends VolumeKind>(ctx: BaremetalContext, kind: K, uuid: string) {

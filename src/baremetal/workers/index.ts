@@ -8,7 +8,7 @@ import type { BackgroundWorker } from '../../background/worker.js';
 import { backoffDelay, sleep } from '../../core/backoff.js';
 import { classifyFault } from '../../db/faults.js';
 import type { BaremetalContext } from '../context.js';
-import { completeTransition } from '../services/nodes.js';
+import { completeTransition } from '../services/node-states.js';
 import { ensureRegistered, unregister } from '../services/conductors.js';
 import { allocationWork } from './allocation-worker.js';
 import { heartbeatTask, resumeOwn, takeOverTask } from './conductor.js';

@@ -1,0 +1,54 @@
+// A node's allocation (1.52): show it (GET …/allocation) and delete it (DELETE …/allocation).
+// The allocations themselves are allocations.ts.
+import type { BaremetalContext } from '../context.js';
+import { badRequest } from '../errors.js';
+import type { Endpoint, IronicRequest } from '../request.js';
+import { deleteNodeAllocation } from '../services/allocations.js';
+import { lookupAllocation } from '../services/allocation-reads.js';
+import { allocationTarget, authorizedNode } from './scope.js';
+import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
+import { nodeIdent } from './common.js';
+import { baremetalDomainError } from '../core/domain-errors.js';
+
+type E = Endpoint;
+
+const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
+
+const noAllocation = (ident: string) => baremetalDomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
+
+/** Before 1.52 the node has no allocation sub-resource: the framework's bare 404. */
+const ALLOCATIONS_SINCE = { since: '1.52' } as const;
+
+export const allocation: E = {
+  ...ALLOCATIONS_SINCE,
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    const args = req.queryArgs(['fields']);
+    const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
+    const node = await authorizedNode(req, ctx, ident);
+    if (node.allocation_uuid === null) {
+      // an instance_uuid set directly (without an allocation) is the spec's 400
+      if (node.instance_uuid !== null && !(await lookupAllocation(ctx, node.instance_uuid))) {
+        throw badRequest(`Node ${node.uuid} has instance_uuid ${node.instance_uuid}, which does not correspond to any allocation`);
+      }
+      throw noAllocation(ident);
+    }
+    const found = await lookupAllocation(ctx, node.allocation_uuid);
+    if (!found) throw noAllocation(ident);
+    req.authorize('baremetal:allocation:get', allocationTarget(found));
+    return { body: allocationView(found, view(req, ctx), fields) };
+  },
+};
+
+export const removeAllocation: E = {
+  ...ALLOCATIONS_SINCE,
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    req.queryArgs([]);
+    const node = await authorizedNode(req, ctx, ident);
+    const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
+    if (found) req.authorize('baremetal:allocation:delete', allocationTarget(found));
+    await deleteNodeAllocation(ctx, ident);
+    return {};
+  },
+};

@@ -1,0 +1,84 @@
+// A node's traits (1.37): list, replace, add one, remove one or all (…/traits, …/traits/{trait}).
+import type { BaremetalContext } from '../context.js';
+import { ApiError } from '../../http/errors.js';
+import { CODES, ironicError, notAcceptable } from '../errors.js';
+import type { Endpoint, IronicRequest } from '../request.js';
+import { checkSchema } from '../request.js';
+import * as schemas from '../schemas.js';
+import { addNodeTrait, removeAllNodeTraits, removeNodeTrait, setNodeTraits } from '../services/node-traits.js';
+import { authorizedNode } from './scope.js';
+import { emptyBody, nodeIdent } from './common.js';
+
+type E = Endpoint;
+
+/**
+ * Before 1.37 Ironic has no traits controller and the path falls through to the node's, which
+ * checks the identifier first and then answers GET with a 406 (once the node is found), PUT with
+ * its 405 and DELETE with "Resource could not be found.".
+ */
+async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<void> {
+  if (req.mv.atLeast('1.37')) return;
+  if (req.method === 'GET') {
+    await authorizedNode(req, ctx, ident);
+    throw notAcceptable();
+  }
+  if (req.method === 'PUT') throw new ApiError(405, CODES.framework, '', {}, { allow: 'DELETE, GET, PATCH, POST' });
+  throw ironicError(404, 'Resource could not be found.');
+}
+
+export const traits: E = {
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
+    req.queryArgs([]);
+    return { body: { traits: (await authorizedNode(req, ctx, ident, 'baremetal:node:traits:list')).traits } };
+  },
+};
+
+export const setTraits: E = {
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
+    req.queryArgs([]);
+    const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
+    await setNodeTraits(ctx, ident, body.traits);
+    return { status: 204 };
+  },
+};
+
+export const removeTraits: E = {
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
+    req.queryArgs([]);
+    await removeAllNodeTraits(ctx, ident);
+    return { status: 204 };
+  },
+};
+
+export const addTrait: E = {
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
+    req.queryArgs([]);
+    emptyBody(req);
+    const trait = req.param('trait');
+    checkSchema(schemas.trait, trait, 'trait');
+    await addNodeTrait(ctx, ident, trait);
+    return { status: 204, location: `${req.baseUrl}/v1/nodes/${ident}/traits/${trait}` };
+  },
+};
+
+export const removeTrait: E = {
+  async handle(req, ctx) {
+    const ident = nodeIdent(req, 'node');
+    await requireTraitsVersion(req, ctx, ident);
+    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
+    req.queryArgs([]);
+    await removeNodeTrait(ctx, ident, req.param('trait'));
+    return { status: 204 };
+  },
+};
