@@ -1,6 +1,7 @@
 // The one microversion type of allot: OpenStack APIs (Placement, Ironic) version every behaviour
 // change as MAJOR.MINOR; handlers ask "is this request at least X?" or pick an entry (a schema, a
 // set of fields) from a table keyed by the version that introduced it.
+import type { JsonSchema } from './json-schema.js';
 import { memo } from './memo.js';
 
 export class Microversion {
@@ -45,4 +46,16 @@ export function byVersion<T>(mv: Microversion, table: Record<string, T>): T {
   }
   if (!best) throw new Error(`no entry at or below ${mv} in version table`);
   return best[1];
+}
+
+/** A schema, or a table of schemas keyed by the microversion that introduced each. */
+export type Schemas = JsonSchema | Readonly<Record<string, JsonSchema>>;
+
+/** The schema of `schemas` at microversion `mv`. */
+export function schemaAt(schemas: Schemas, mv: Microversion): JsonSchema {
+  return isVersionTable(schemas) ? byVersion(mv, schemas) : schemas;
+}
+
+function isVersionTable(s: Schemas): s is Readonly<Record<string, JsonSchema>> {
+  return Object.keys(s).length > 0 && Object.keys(s).every((k) => /^\d+\.\d+$/.test(k));
 }

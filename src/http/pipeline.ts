@@ -19,13 +19,19 @@ import { withDeadline } from '../db/deadline.js';
 import { classifyFault } from '../db/faults.js';
 import { readJson } from './body.js';
 import { ApiError, HTTP, httpError } from './errors.js';
+import type { OperationDoc } from './openapi.js';
 import { QueryParams } from './query.js';
 import { METHODS, type Method, type RouteMatch, type RouteTable, Router } from './router.js';
 
 /** The checks an API runs before its handler, in the order it runs them. */
 export type Step = 'authenticate' | 'negotiate' | 'route' | 'method' | 'gate' | 'authorize';
 
-export interface Endpoint<C, R extends ApiRequest = ApiRequest, S extends ApiResponse = ApiResponse> {
+/**
+ * One endpoint, declared once: its handler and everything said of it — versions, policy, the
+ * schemas it validates with and its documentation (http/openapi.ts builds the API's document from
+ * these alone; an API's own Endpoint type makes the documentation required).
+ */
+export interface Endpoint<C, R extends ApiRequest = ApiRequest, S extends ApiResponse = ApiResponse> extends Partial<OperationDoc> {
   /** lowest microversion that has this endpoint */
   since?: string;
   /**
@@ -84,7 +90,12 @@ export interface RequestParts {
   credentials: Credentials | null;
   access: AccessControl;
   api: string;
+  /** what the matched endpoint declares (its schemas, its policy rule) */
+  endpoint: Declared;
 }
+
+/** What a handler may read of its own endpoint's declaration. */
+export type Declared = Partial<OperationDoc> & { policy?: string };
 
 /** What a handler gets: the request, as every API sees it. APIs extend it with their own helpers. */
 export class ApiRequest {
@@ -92,6 +103,8 @@ export class ApiRequest {
   readonly prefix: string;
   readonly query: QueryParams;
   readonly credentials: Credentials | null;
+  /** the matched endpoint's declaration: a handler validates with its schemas and checks its rule */
+  readonly endpoint: Declared;
   private readonly params: Record<string, string>;
   private readonly version: Microversion | null;
   private readonly access: AccessControl;
@@ -102,6 +115,7 @@ export class ApiRequest {
     this.prefix = parts.prefix;
     this.query = parts.query;
     this.credentials = parts.credentials;
+    this.endpoint = parts.endpoint;
     this.params = parts.params;
     this.version = parts.mv;
     this.access = parts.access;
@@ -157,6 +171,16 @@ export class ApiRequest {
     if (socket.destroyed) abort();
     else socket.once('close', abort);
     return { signal: gone.signal, release: () => socket.off('close', abort) };
+  }
+
+  /**
+   * Check the endpoint's own rule — a `scoped` one, which the pipeline leaves to the handler — on
+   * the target the handler has loaded: the rule is declared once, on the endpoint.
+   */
+  authorizeScoped(target: Record<string, unknown>): void {
+    const rule = this.endpoint.policy;
+    if (!rule) throw new Error('the endpoint declares no policy rule');
+    this.authorize(rule, target);
   }
 
   /** Check a policy rule for a resource the handler has loaded (e.g. a node's owner). */
@@ -372,6 +396,7 @@ export function mountApi<C, R extends ApiRequest, S extends ApiResponse>(
         credentials,
         access: options.access,
         api: api.name,
+        endpoint,
       });
       const response = await withDeadline(started + options.deadlineMs, () => endpoint.handle(request, ctx));
       api.decorate?.(request, response, reply);

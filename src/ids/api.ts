@@ -7,6 +7,7 @@ import type { RouteTable } from '../http/router.js';
 import { accepts } from '../http/accept.js';
 import type { IdsContext } from './context.js';
 import { idsError, renderProblem, translate } from './errors.js';
+import { idsDocument } from './openapi.js';
 import { type Endpoint, IdsRequest, type IdsResponse } from './request.js';
 import * as allocations from './routes/allocations.js';
 import * as meta from './routes/meta.js';
@@ -15,49 +16,29 @@ import * as instances from './routes/service-instances.js';
 import * as specs from './routes/specs.js';
 
 export const idsRoutes: RouteTable<Endpoint> = {
-  '/v1': { GET: { ...meta.root, public: true } },
-  '/v1/openapi.json': { GET: { ...meta.openapi, public: true } },
-  '/v1/pools': { GET: { ...pools.list, policy: 'ids:pools:list' }, POST: { ...pools.create, policy: 'ids:pools:create' } },
-  '/v1/pools/:pool': {
-    GET: { ...pools.show, policy: 'ids:pools:show' },
-    PATCH: { ...pools.update, policy: 'ids:pools:update' },
-    DELETE: { ...pools.remove, policy: 'ids:pools:delete' },
+  '/v1': { GET: meta.root },
+  '/v1/openapi.json': {
+    GET: { public: true, summary: 'this document', ok: [200], handle: async (req, ctx) => ({ body: idsDocument(idsRoutes, req.url(''), { auth: ctx.auth }) }) },
   },
-  '/v1/pools/:pool/allocations': {
-    GET: { ...pools.listAllocationsOfPool, policy: 'ids:allocations:list' },
-    POST: { ...pools.allocateInPool, policy: 'ids:allocations:create' },
-    DELETE: { ...pools.releaseByValue, policy: 'ids:allocations:delete' },
-  },
-  '/v1/pools/:pool/free-ranges': { GET: { ...pools.freeRanges, policy: 'ids:pools:show' } },
-  '/v1/pools/:pool/imports': { POST: { ...pools.imports, policy: 'ids:pools:import' } },
-  '/v1/allocations': { GET: { ...allocations.list, policy: 'ids:allocations:list' }, POST: { ...allocations.batch, policy: 'ids:allocations:create' } },
-  '/v1/allocations/:id': {
-    GET: { ...allocations.show, policy: 'ids:allocations:show' },
-    PATCH: { ...allocations.update, policy: 'ids:allocations:update' },
-    DELETE: { ...allocations.remove, policy: 'ids:allocations:delete' },
-  },
-  '/v1/allocation-specs': { GET: { ...specs.list, policy: 'ids:allocation_specs:list' }, POST: { ...specs.create, policy: 'ids:allocation_specs:create' } },
-  '/v1/allocation-specs/:name': {
-    GET: { ...specs.show, policy: 'ids:allocation_specs:show' },
-    DELETE: { ...specs.remove, policy: 'ids:allocation_specs:delete' },
-  },
-  '/v1/service-instances': {
-    GET: { ...instances.list, policy: 'ids:service_instances:list' },
-    POST: { ...instances.create, policy: 'ids:service_instances:create' },
-  },
-  '/v1/service-instances/:id': {
-    GET: { ...instances.show, policy: 'ids:service_instances:show' },
-    PATCH: { ...instances.update, policy: 'ids:service_instances:update' },
-    DELETE: { ...instances.terminate, policy: 'ids:service_instances:delete' },
-  },
-  '/v1/service-instances/:id/validate': { POST: { ...instances.validate, policy: 'ids:service_instances:update' } },
-  '/v1/service-instances/:id/promote': { POST: { ...instances.promote, policy: 'ids:service_instances:update' } },
-  '/v1/service-instances/:id/rollback': { POST: { ...instances.rollback, policy: 'ids:service_instances:update' } },
-  '/v1/service-instances/:id/attribute-sets/:set': { DELETE: { ...instances.clearSet, policy: 'ids:service_instances:update' } },
-  '/v1/inventories': { GET: { ...meta.inventories, policy: 'ids:inventories:list' } },
-  '/v1/outbox': { GET: { ...meta.outbox, policy: 'ids:outbox:list' } },
-  '/v1/outbox/:id': { GET: { ...meta.outboxEntry, policy: 'ids:outbox:list' } },
-  '/v1/outbox/:id/retry': { POST: { ...meta.retryOutboxEntry, policy: 'ids:outbox:retry' } },
+  '/v1/pools': { GET: pools.list, POST: pools.create },
+  '/v1/pools/:pool': { GET: pools.show, PATCH: pools.update, DELETE: pools.remove },
+  '/v1/pools/:pool/allocations': { GET: pools.listAllocationsOfPool, POST: pools.allocateInPool, DELETE: pools.releaseByValue },
+  '/v1/pools/:pool/free-ranges': { GET: pools.freeRanges },
+  '/v1/pools/:pool/imports': { POST: pools.imports },
+  '/v1/allocations': { GET: allocations.list, POST: allocations.batch },
+  '/v1/allocations/:id': { GET: allocations.show, PATCH: allocations.update, DELETE: allocations.remove },
+  '/v1/allocation-specs': { GET: specs.list, POST: specs.create },
+  '/v1/allocation-specs/:name': { GET: specs.show, DELETE: specs.remove },
+  '/v1/service-instances': { GET: instances.list, POST: instances.create },
+  '/v1/service-instances/:id': { GET: instances.show, PATCH: instances.update, DELETE: instances.terminate },
+  '/v1/service-instances/:id/validate': { POST: instances.validate },
+  '/v1/service-instances/:id/promote': { POST: instances.promote },
+  '/v1/service-instances/:id/rollback': { POST: instances.rollback },
+  '/v1/service-instances/:id/attribute-sets/:set': { DELETE: instances.clearSet },
+  '/v1/inventories': { GET: meta.inventories },
+  '/v1/outbox': { GET: meta.outbox },
+  '/v1/outbox/:id': { GET: meta.outboxEntry },
+  '/v1/outbox/:id/retry': { POST: meta.retryOutboxEntry },
 };
 
 export const idsApi: ApiDefinition<IdsContext, IdsRequest, IdsResponse> = {

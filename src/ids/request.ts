@@ -4,18 +4,32 @@
 import { type JsonSchema, type SchemaError, validate } from '../core/json-schema.js';
 import { jsonProblem } from '../http/body.js';
 import { HTTP } from '../http/errors.js';
+import type { OperationDoc } from '../http/openapi.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { IdsContext } from './context.js';
 import { type IfMatch, parseIfMatch } from './core/if-match.js';
 import type { PoolScope } from './core/scope.js';
 import { idsError, invalidRequest } from './errors.js';
+import { emptyQuery, schemaRef } from './schemas.js';
 
 export interface IdsResponse extends ApiResponse {
   /** a version for ETag */
   etag?: number;
 }
 
-export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse>;
+/** An endpoint of this API: its handler, policy and documentation in one declaration. */
+export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse> & OperationDoc;
+
+const ETAG = { ETag: "the resource's version, for If-Match" };
+
+/** An endpoint that answers one of the document's schemas (schemas.ts RESPONSE_SCHEMAS), with its version as ETag. */
+export const returns = (schema: string) => ({ response: schemaRef(schema), responseHeaders: ETAG });
+
+/** An endpoint that honours If-Match (a stale version is 412). */
+export const IF_MATCH = {
+  headers: [{ name: 'If-Match', description: 'the ETag read before; a different current version is 412' }],
+  responseHeaders: ETAG,
+};
 
 const MERGE_PATCH = 'application/merge-patch+json';
 const JSON_TYPES: readonly string[] = ['application/json', MERGE_PATCH];
@@ -53,13 +67,37 @@ function sizeWording(error: SchemaError): string | null {
   }
 }
 
+/** A schema the endpoint must declare to read what it reads: a missing one is a bug, found by the first request. */
+function declared(schema: JsonSchema | undefined, what: string): JsonSchema {
+  if (!schema) throw new Error(`the endpoint reads a ${what} it does not declare`);
+  return schema;
+}
+
 export class IdsRequest extends ApiRequest {
   /**
-   * The JSON body, checked for content type, syntax and schema. `accepted`, if given, is a quick
-   * check that only ever accepts what the schema accepts (large bodies); when it says no, the
-   * schema decides and words the error.
+   * The JSON body, checked for content type, syntax and the schema the endpoint declares (`body`).
+   * `accepted`, if given, is a quick check that only ever accepts what the schema accepts (large
+   * bodies); when it says no, the schema decides and words the error.
    */
-  json<T>(schema: JsonSchema, accepted?: (data: unknown) => boolean): T {
+  json<T>(accepted?: (data: unknown) => boolean): T {
+    return this.parse<T>(declared(this.endpoint.body, 'body'), accepted);
+  }
+
+  /**
+   * A PATCH body: plain JSON against the declared `body`, or with `application/merge-patch+json`
+   * a JSON merge patch (RFC 7396) against `mergeBody` — `merge` tells the service to merge, not replace.
+   */
+  patchJson<T>(): { patch: T; merge: boolean } {
+    const merge = this.mediaType() === MERGE_PATCH;
+    return { patch: this.parse<T>(declared(merge ? this.endpoint.mergeBody : this.endpoint.body, merge ? 'mergeBody' : 'body')), merge };
+  }
+
+  /** An action's body: none, or an empty JSON object. */
+  noBody(): void {
+    if (this.bodyBytes.length > 0) this.parse(emptyQuery);
+  }
+
+  private parse<T>(schema: JsonSchema, accepted?: (data: unknown) => boolean): T {
     const contentType = this.header('content-type');
     const mediaType = this.mediaType();
     if (!mediaType || !JSON_TYPES.includes(mediaType)) {
@@ -83,21 +121,15 @@ export class IdsRequest extends ApiRequest {
     return data as T;
   }
 
-  /**
-   * A PATCH body: plain JSON against `schema`, or with `application/merge-patch+json` a JSON merge
-   * patch (RFC 7396) against `mergeSchema` — `merge` tells the service to merge, not replace.
-   */
-  patchJson<T>(schema: JsonSchema, mergeSchema: JsonSchema): { patch: T; merge: boolean } {
-    const merge = this.mediaType() === MERGE_PATCH;
-    return { patch: this.json<T>(merge ? mergeSchema : schema), merge };
-  }
-
   private mediaType(): string | undefined {
     return this.header('content-type')?.split(';')[0]?.trim().toLowerCase();
   }
 
-  /** Query parameters against a schema; unknown ones and repeated ones are refused. */
-  queryObject<T>(schema: JsonSchema): T {
+  /**
+   * Query parameters against the endpoint's declared `query` (none declared: no parameters), or a
+   * schema the handler refines from it; unknown ones and repeated ones are refused.
+   */
+  queryObject<T>(schema: JsonSchema = this.endpoint.query ?? emptyQuery): T {
     for (const k of this.query.keys()) {
       if (this.query.all(k).length > 1) throw invalidRequest(`query parameter ${k} may be given once`, { errors: [{ parameter: k, detail: 'repeated' }] });
     }

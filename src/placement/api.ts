@@ -23,7 +23,12 @@ export const placementRoutes: RouteTable<Endpoint> = {
   '/': { GET: root },
   // allot's own: the OpenAPI document of this route table (placement/openapi.ts)
   '/openapi.json': {
-    GET: { public: true, handle: async (req, ctx) => ({ body: placementDocument(placementRoutes, req.baseUrl, { auth: ctx.config.auth }) }) },
+    GET: {
+      public: true,
+      summary: 'this document',
+      ok: [200],
+      handle: async (req, ctx) => ({ body: placementDocument(placementRoutes, req.baseUrl, { auth: ctx.config.auth }) }),
+    },
   },
   '/resource_providers': { GET: providers.list, POST: providers.create },
   '/resource_providers/:uuid': { GET: providers.show, PUT: providers.update, DELETE: providers.remove },

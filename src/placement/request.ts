@@ -2,7 +2,8 @@
 // checked as Placement checks them, schemas chosen by microversion, Accept), and the response
 // with Placement's `last-modified`.
 import { type JsonSchema, describeSchemaError, validate } from '../core/json-schema.js';
-import { byVersion } from '../core/microversion.js';
+import { type Schemas, schemaAt } from '../core/microversion.js';
+import type { OperationDoc } from '../http/openapi.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { PlacementContext } from './context.js';
@@ -14,10 +15,8 @@ export interface PlacementResponse extends ApiResponse {
   lastModified?: string | null;
 }
 
-export type Endpoint = PipelineEndpoint<PlacementContext, PlacementRequest, PlacementResponse>;
-
-/** A schema, or a table of schemas keyed by the microversion that introduced each. */
-export type Schemas = JsonSchema | Record<string, JsonSchema>;
+/** An endpoint of this API: its handler, versions, policy and documentation in one declaration. */
+export type Endpoint = PipelineEndpoint<PlacementContext, PlacementRequest, PlacementResponse> & OperationDoc;
 
 export class PlacementRequest extends ApiRequest {
   /** An absolute URL on this server for a path, as Placement puts in `Location`. */
@@ -36,8 +35,12 @@ export class PlacementRequest extends ApiRequest {
     if (accept && !accepts(accept, 'application/json')) throw placementError(406, 'Only application/json is provided');
   }
 
-  /** The JSON body, checked for content type, syntax and (per microversion) schema. */
-  json<T>(schemas: Schemas): T {
+  /**
+   * The JSON body, checked for content type, syntax and the endpoint's declared schema (or one the
+   * handler names for an older microversion) at the request's microversion.
+   */
+  json<T>(schemas: Schemas | undefined = this.endpoint.body): T {
+    if (!schemas) throw new Error('the endpoint reads a body it does not declare');
     const contentType = this.raw.headers['content-type'];
     if (!contentType) {
       if (this.bodyBytes.length > 0) throw placementError(400, 'content-type header required');
@@ -58,8 +61,12 @@ export class PlacementRequest extends ApiRequest {
     return data as T;
   }
 
-  /** Query parameters validated against a schema (one value per key, the last one wins); `omit` are checked elsewhere. */
-  queryObject<T>(schemas: Schemas, omit: readonly string[] = []): T {
+  /**
+   * Query parameters validated against the endpoint's declared `query` (or schemas the handler
+   * names; one value per key, the last one wins); `omit` are checked elsewhere.
+   */
+  queryObject<T>(schemas: Schemas | undefined = this.endpoint.query, omit: readonly string[] = []): T {
+    if (!schemas) throw new Error('the endpoint reads a query it does not declare');
     const object = this.query.toObject();
     for (const name of omit) delete object[name];
     const error = validate(this.schema(schemas), object);
@@ -68,10 +75,6 @@ export class PlacementRequest extends ApiRequest {
   }
 
   private schema(schemas: Schemas): JsonSchema {
-    return isVersionTable(schemas) ? byVersion(this.mv, schemas) : schemas;
+    return schemaAt(schemas, this.mv);
   }
-}
-
-function isVersionTable(s: Schemas): s is Record<string, JsonSchema> {
-  return Object.keys(s).length > 0 && Object.keys(s).every((k) => /^\d+\.\d+$/.test(k));
 }

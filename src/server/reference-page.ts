@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { documentedRoutes } from '../baremetal/api.js';
 import { baremetalDocument } from '../baremetal/openapi.js';
 import type { SecurityMode } from '../http/openapi.js';
-import { buildOpenApi } from '../ids/openapi.js';
+import { idsRoutes } from '../ids/api.js';
+import { idsDocument } from '../ids/openapi.js';
 import { placementRoutes } from '../placement/api.js';
 import { placementDocument } from '../placement/openapi.js';
 
@@ -24,7 +25,7 @@ export function referenceDocuments(security: SecurityMode): Array<{ id: string; 
   return [
     { id: 'placement', doc: placementDocument(placementRoutes, '/placement', security) },
     { id: 'baremetal', doc: baremetalDocument(documentedRoutes, '/baremetal', security) },
-    { id: 'ids', doc: buildOpenApi('/ids/v1', security.auth) },
+    { id: 'ids', doc: idsDocument(idsRoutes, '/ids', security) },
   ];
 }
 

@@ -2,8 +2,8 @@
 // /v1/allocations/{id} (read, confirm/extend/annotate with If-Match, release).
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
-import { allocationListQuery, allocationMergePatchSchema, allocationPatchSchema, batchSchema, emptyQuery, releaseQuery } from '../schemas.js';
+import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
+import { allocationListQuery, allocationMergePatchSchema, allocationPatchSchema, batchSchema, releaseQuery } from '../schemas.js';
 import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../services/allocations.js';
 import type { AllocationRequest } from '../store/allocate.js';
 import { allocationView } from './views.js';
@@ -23,8 +23,13 @@ function allocationId(raw: string): string {
 }
 
 export const list: E = {
+  policy: 'ids:allocations:list',
+  summary: 'list allocations across pools',
+  query: allocationListQuery,
+  ok: [200],
+  ...returns('AllocationPage'),
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; pool?: string; owner?: string; purpose?: string; state?: string }>(allocationListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; pool?: string; owner?: string; purpose?: string; state?: string }>();
     const after = decodeCursor(q.cursor, cursor);
     const { items, next } = await listAllocations(
       ctx,
@@ -37,8 +42,14 @@ export const list: E = {
 };
 
 export const batch: E = {
+  policy: 'ids:allocations:create',
+  summary: 'allocate several values from several pools, all or nothing',
+  body: batchSchema,
+  ok: [201, 200],
+  ...returns('Batch'),
+  errors: [400, 404, 409, 422],
   async handle(req, ctx) {
-    const body = req.json<{ allocations: AllocationRequest[]; dry_run?: boolean }>(batchSchema);
+    const body = req.json<{ allocations: AllocationRequest[]; dry_run?: boolean }>();
     const results = await allocate(ctx, body.allocations, { dryRun: body.dry_run, scope: req.poolScope() });
     const anyCreated = results.some((r) => r.created);
     return {
@@ -49,24 +60,43 @@ export const batch: E = {
 };
 
 export const show: E = {
+  policy: 'ids:allocations:show',
+  summary: 'an allocation',
+  ok: [200],
+  ...returns('Allocation'),
+  errors: [404],
   async handle(req, ctx) {
-    req.queryObject(emptyQuery);
+    req.queryObject();
     const view = allocationView(await getAllocation(ctx, allocationId(req.param('id')), req.poolScope()));
     return { body: view, etag: view.version };
   },
 };
 
 export const update: E = {
+  policy: 'ids:allocations:update',
+  summary: 'confirm a reservation, extend its lease, replace metadata (a merge patch merges it)',
+  body: allocationPatchSchema,
+  mergeBody: allocationMergePatchSchema,
+  ok: [200],
+  ...returns('Allocation'),
+  ...IF_MATCH,
+  errors: [400, 404, 409, 412],
   async handle(req, ctx) {
-    const { patch, merge } = req.patchJson<AllocationPatch>(allocationPatchSchema, allocationMergePatchSchema);
+    const { patch, merge } = req.patchJson<AllocationPatch>();
     const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch(), req.poolScope(), merge));
     return { body: view, etag: view.version };
   },
 };
 
 export const remove: E = {
+  policy: 'ids:allocations:delete',
+  summary: 'release (the value is free again at once); a value a live service instance refers to is 409 ids.value_held_by_instance unless ?force=true',
+  query: releaseQuery,
+  ok: [204],
+  ...IF_MATCH,
+  errors: [400, 404, 409, 412],
   async handle(req, ctx) {
-    const q = req.queryObject<{ force?: 'true' | 'false' }>(releaseQuery);
+    const q = req.queryObject<{ force?: 'true' | 'false' }>();
     await releaseAllocation(ctx, allocationId(req.param('id')), req.ifMatch(), req.poolScope(), q.force === 'true');
     return {};
   },

@@ -1,19 +1,22 @@
-// /v1 (root), /v1/openapi.json, /v1/inventories, /v1/outbox
+// /v1 (root), /v1/inventories, /v1/outbox (the OpenAPI document is api.ts's: it reads the route table)
 import { INVENTORY_OPERATIONS } from '../inventories/registry.js';
-import { buildOpenApi } from '../openapi.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, returns } from '../request.js';
 
 const outboxCursor = cursorOf('outbox', (v): v is number => Number.isInteger(v));
-import { emptyQuery, outboxListQuery } from '../schemas.js';
+import { outboxListQuery, schemaRef } from '../schemas.js';
 import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../services/outbox.js';
 import { outboxView } from './views.js';
 
 type E = Endpoint;
 
 export const root: E = {
+  public: true,
+  summary: 'API root: version and links',
+  ok: [200],
+  response: schemaRef('Root'),
   async handle(req) {
-    req.queryObject(emptyQuery);
+    req.queryObject();
     const link = (p: string) => req.url(`/v1${p}`);
     return {
       body: {
@@ -33,15 +36,12 @@ export const root: E = {
   },
 };
 
-export const openapi: E = {
-  async handle(req, ctx) {
-    return { body: buildOpenApi(req.url(''), ctx.auth) };
-  },
-};
-
 export const inventories: E = {
+  policy: 'ids:inventories:list',
+  summary: 'configured external inventories and their outbox counts',
+  ok: [200],
   async handle(req, ctx) {
-    req.queryObject(emptyQuery);
+    req.queryObject();
     const counts = await outboxCounts(ctx);
     const items = ctx.inventories.list().map((e) => ({
       name: e.name,
@@ -61,8 +61,13 @@ const entryId = (req: IdsRequest) => {
 };
 
 export const outbox: E = {
+  policy: 'ids:outbox:list',
+  summary: 'deallocations owed to external inventories',
+  query: outboxListQuery,
+  ok: [200],
+  ...returns('OutboxPage'),
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; instance?: string }>(outboxListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; instance?: string }>();
     const after = decodeCursor(q.cursor, outboxCursor);
     const { items, next } = await listOutbox(ctx, q, after, pageLimit(q));
     return page(req, items.map(outboxView), outboxCursor, next);
@@ -70,12 +75,22 @@ export const outbox: E = {
 };
 
 export const outboxEntry: E = {
+  policy: 'ids:outbox:list',
+  summary: 'one outbox entry',
+  ok: [200],
+  ...returns('OutboxEntry'),
+  errors: [404],
   async handle(req, ctx) {
     return { body: outboxView(await getOutboxEntry(ctx, entryId(req))) };
   },
 };
 
 export const retryOutboxEntry: E = {
+  policy: 'ids:outbox:retry',
+  summary: 'make a pending entry due now',
+  ok: [200],
+  ...returns('OutboxEntry'),
+  errors: [404, 409],
   async handle(req, ctx) {
     return { body: outboxView(await retryNow(ctx, entryId(req))) };
   },

@@ -1,6 +1,6 @@
 // /v1/pools, /v1/pools/{pool}, its allocations, free ranges and imports.
 import { conflictView } from '../errors.js';
-import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
 import {
   allocateSchema,
   freeRangeQuery,
@@ -39,16 +39,27 @@ const poolAllocationCursor = cursorOf('pool allocations', isAllocationPosition);
 const freeRangeCursor = cursorOf('free ranges', (v): v is string => typeof v === 'string' && /^[0-9a-f]{32}$/.test(v));
 
 export const list: E = {
+  policy: 'ids:pools:list',
+  summary: 'list pools (by name)',
+  query: poolListQuery,
+  ok: [200],
+  ...returns('PoolPage'),
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; kind?: string }>(poolListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; kind?: string }>();
     const { items, next } = await listPools(ctx, decodeCursor(q.cursor, poolCursor), pageLimit(q), req.poolScope(), q.kind);
     return page(req, items.map(poolView), poolCursor, next);
   },
 };
 
 export const create: E = {
+  policy: 'ids:pools:create',
+  summary: 'create a pool (same name and definition again: 200 with the existing pool)',
+  body: poolCreateSchema,
+  ok: [201, 200],
+  ...returns('Pool'),
+  errors: [400, 409, 415, 422],
   async handle(req, ctx) {
-    const input = req.json<PoolInput>(poolCreateSchema);
+    const input = req.json<PoolInput>();
     const pool = await createPool(ctx, input);
     return {
       status: pool.created ? 201 : 200,
@@ -60,6 +71,11 @@ export const create: E = {
 };
 
 export const show: E = {
+  policy: 'ids:pools:show',
+  summary: 'a pool with its utilization',
+  ok: [200],
+  ...returns('Pool'),
+  errors: [404],
   async handle(req, ctx) {
     const pool = await getPool(ctx, req.param('pool'), req.poolScope());
     return { body: poolView(pool), etag: pool.row.generation };
@@ -67,8 +83,16 @@ export const show: E = {
 };
 
 export const update: E = {
+  policy: 'ids:pools:update',
+  summary: 'change strategy, description, metadata, ranges, exclusions, static band (a merge patch merges metadata)',
+  body: poolPatchSchema,
+  mergeBody: poolMergePatchSchema,
+  ok: [200],
+  ...returns('Pool'),
+  ...IF_MATCH,
+  errors: [400, 404, 409, 412, 422],
   async handle(req, ctx) {
-    const { patch, merge } = req.patchJson<PoolPatch>(poolPatchSchema, poolMergePatchSchema);
+    const { patch, merge } = req.patchJson<PoolPatch>();
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const pool = await updatePool(ctx, req.param('pool'), patch, req.ifMatch(), merge);
     return { body: poolView(pool), etag: pool.row.generation };
@@ -76,6 +100,11 @@ export const update: E = {
 };
 
 export const remove: E = {
+  policy: 'ids:pools:delete',
+  summary: 'delete an empty pool',
+  ok: [204],
+  ...IF_MATCH,
+  errors: [404, 409, 412],
   async handle(req, ctx) {
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
     await deletePool(ctx, req.param('pool'), req.ifMatch());
@@ -84,8 +113,14 @@ export const remove: E = {
 };
 
 export const listAllocationsOfPool: E = {
+  policy: 'ids:allocations:list',
+  summary: "list a pool's allocations in value order; ?value= finds the one holding a value",
+  query: poolAllocationListQuery,
+  ok: [200],
+  ...returns('AllocationPage'),
+  errors: [400, 404],
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; owner?: string; purpose?: string; state?: string; value?: string }>(poolAllocationListQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; owner?: string; purpose?: string; state?: string; value?: string }>();
     const after = decodeCursor(q.cursor, poolAllocationCursor);
     const { items, next } = await listAllocations(
       ctx,
@@ -103,16 +138,29 @@ export const listAllocationsOfPool: E = {
  * decode or refuse that.
  */
 export const releaseByValue: E = {
+  policy: 'ids:allocations:delete',
+  summary:
+    'release the allocation whose value is ?value= (as the allocation writes it), with the rules of a release by id (?force=true, If-Match); a value inside a larger block is 404 naming that block',
+  query: poolReleaseQuery,
+  ok: [204],
+  ...IF_MATCH,
+  errors: [400, 404, 409, 412],
   async handle(req, ctx) {
-    const q = req.queryObject<{ value: string; force?: 'true' | 'false' }>(poolReleaseQuery);
+    const q = req.queryObject<{ value: string; force?: 'true' | 'false' }>();
     await releaseAllocationByValue(ctx, req.param('pool'), q.value, req.ifMatch(), req.poolScope(), q.force === 'true');
     return {};
   },
 };
 
 export const allocateInPool: E = {
+  policy: 'ids:allocations:create',
+  summary: 'allocate for owner+purpose (idempotent: 200 with what the owner already holds); dry_run previews',
+  body: allocateSchema,
+  ok: [201, 200],
+  ...returns('Allocation'),
+  errors: [400, 404, 409, 422],
   async handle(req: IdsRequest, ctx) {
-    const body = req.json<Omit<AllocationRequest, 'pool'> & { dry_run?: boolean }>(allocateSchema);
+    const body = req.json<Omit<AllocationRequest, 'pool'> & { dry_run?: boolean }>();
     const { dry_run: dryRun, ...rest } = body;
     const [result] = await allocate(ctx, [{ ...rest, pool: req.param('pool') }], { dryRun, scope: req.poolScope() });
     const allocation = allocationView(result!);
@@ -127,8 +175,14 @@ export const allocateInPool: E = {
 };
 
 export const freeRanges: E = {
+  policy: 'ids:pools:show',
+  summary: 'free spans in value order',
+  query: freeRangeQuery,
+  ok: [200],
+  ...returns('FreeRangePage'),
+  errors: [404],
   async handle(req, ctx) {
-    const q = req.queryObject<{ limit?: string; cursor?: string; band?: Band }>(freeRangeQuery);
+    const q = req.queryObject<{ limit?: string; cursor?: string; band?: Band }>();
     const after = decodeCursor(q.cursor, freeRangeCursor);
     const { space, items, next } = await freeRangesOf(
       ctx,
@@ -149,8 +203,14 @@ export const freeRanges: E = {
 };
 
 export const imports: E = {
+  policy: 'ids:pools:import',
+  summary: 'import values already in use, conflicts reported per item',
+  body: importSchema,
+  ok: [200],
+  ...returns('ImportOutcome'),
+  errors: [400, 404, 409],
   async handle(req, ctx) {
-    const body = req.json<{ items: ImportItem[]; on_conflict?: 'abort' | 'skip' }>(importSchema, importBodyAccepted);
+    const body = req.json<{ items: ImportItem[]; on_conflict?: 'abort' | 'skip' }>(importBodyAccepted);
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const outcome = await importAllocations(ctx, req.param('pool'), body.items, body.on_conflict ?? 'abort');
     return { body: { ...outcome, conflicts: outcome.conflicts.map(conflictView) } };

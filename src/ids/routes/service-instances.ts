@@ -5,10 +5,10 @@ import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsDomainError } from '../core/domain-errors.js';
 import type { IdsContext } from '../context.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
 
 const instanceCursor = cursorOf('service instances', (v): v is string => typeof v === 'string');
-import { emptyQuery, instanceCreateSchema, instanceListQuery, instancePatchSchema } from '../schemas.js';
+import { instanceCreateSchema, instanceListQuery, instancePatchSchema } from '../schemas.js';
 import * as service from '../services/service-instances.js';
 import { instanceView } from './views.js';
 
@@ -25,11 +25,6 @@ const answer = (instance: service.InstanceDetails) => {
   return { body: view, etag: view.version };
 };
 
-/** Actions take no body (an empty JSON object is accepted too). */
-function noBody(req: IdsRequest): void {
-  if (req.bodyBytes.length > 0) req.json(emptyQuery);
-}
-
 /** Who asks: the pools and instances it sees, its user. */
 const caller = (req: IdsRequest): service.Caller => ({ scope: req.poolScope(), user: req.credentials?.userId ?? null });
 
@@ -43,6 +38,11 @@ const listQuery = (ctx: IdsContext): JsonSchema => ({
 });
 
 export const list: E = {
+  policy: 'ids:service_instances:list',
+  summary: 'list service instances',
+  query: instanceListQuery,
+  ok: [200],
+  ...returns('InstancePage'),
   async handle(req, ctx) {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; service_type?: string }>(listQuery(ctx));
     const { items, next } = await service.listInstances(ctx, q, decodeCursor(q.cursor, instanceCursor), pageLimit(q), req.poolScope());
@@ -51,8 +51,15 @@ export const list: E = {
 };
 
 export const create: E = {
+  policy: 'ids:service_instances:create',
+  summary:
+    'create a service instance (candidate set = attributes, state start); with validate (and promote) also reserve every attribute — pool values, nodes, capacity — all or nothing, in one request',
+  body: instanceCreateSchema,
+  ok: [201, 200],
+  ...returns('Instance'),
+  errors: [400, 403, 409, 422, 502, 504],
   async handle(req, ctx) {
-    const body = req.json<Omit<service.InstanceInput, 'project_id'> & { project_id?: string | null }>(instanceCreateSchema);
+    const body = req.json<Omit<service.InstanceInput, 'project_id'> & { project_id?: string | null }>();
     // the caller's project, unless one allowed every project's names another
     const own = req.credentials?.projectId ?? null;
     const named = body.project_id === undefined ? own : body.project_id;
@@ -63,40 +70,77 @@ export const create: E = {
 };
 
 export const show: E = {
+  policy: 'ids:service_instances:show',
+  summary: 'a service instance with its attribute sets',
+  ok: [200],
+  ...returns('Instance'),
+  errors: [404],
   async handle(req, ctx) {
     return answer(await service.getInstance(ctx, instanceId(req), req.poolScope()));
   },
 };
 
 export const update: E = {
+  policy: 'ids:service_instances:update',
+  summary: 'merge-patch the candidate attributes (state up → update)',
+  body: instancePatchSchema,
+  mergeBody: instancePatchSchema,
+  ok: [200],
+  ...returns('Instance'),
+  ...IF_MATCH,
+  errors: [400, 404, 409, 412],
   async handle(req, ctx) {
-    const { attributes } = req.json<{ attributes: service.Attributes }>(instancePatchSchema);
+    const { attributes } = req.json<{ attributes: service.Attributes }>();
     return answer(await service.updateAttributes(ctx, instanceId(req), attributes, req.ifMatch(), caller(req)));
   },
 };
 
 export const validate: E = {
+  policy: 'ids:service_instances:update',
+  summary: 'allocate pool values, reserve nodes and capacity, and look up, into the candidate set: all or nothing',
+  ok: [200],
+  ...returns('Instance'),
+  ...IF_MATCH,
+  errors: [404, 409, 412, 422, 502, 504],
   async handle(req, ctx) {
-    noBody(req);
+    req.noBody();
     return answer(await service.validate(ctx, instanceId(req), req.ifMatch(), caller(req)));
   },
 };
 
 export const promote: E = {
+  policy: 'ids:service_instances:update',
+  summary: 'candidate → active, active → rollback',
+  ok: [200],
+  ...returns('Instance'),
+  ...IF_MATCH,
+  errors: [404, 409, 412],
   async handle(req, ctx) {
-    noBody(req);
+    req.noBody();
     return answer(await service.promote(ctx, instanceId(req), req.ifMatch(), caller(req)));
   },
 };
 
 export const rollback: E = {
+  policy: 'ids:service_instances:update',
+  summary: 'swap active and rollback',
+  ok: [200],
+  ...returns('Instance'),
+  ...IF_MATCH,
+  errors: [404, 409, 412],
   async handle(req, ctx) {
-    noBody(req);
+    req.noBody();
     return answer(await service.rollback(ctx, instanceId(req), req.ifMatch(), caller(req)));
   },
 };
 
 export const clearSet: E = {
+  policy: 'ids:service_instances:update',
+  summary: 'clear the candidate or rollback set (frees what only it held)',
+  ok: [200],
+  ...returns('Instance'),
+  ...IF_MATCH,
+  errors: [404, 409, 412],
   async handle(req, ctx) {
     const set = req.param('set');
     if (set !== 'candidate' && set !== 'rollback') {
@@ -107,6 +151,12 @@ export const clearSet: E = {
 };
 
 export const terminate: E = {
+  policy: 'ids:service_instances:delete',
+  summary: 'terminate: release every value, node and capacity (external values through the outbox); 409 while a held node is deployed',
+  ok: [200],
+  ...returns('Instance'),
+  ...IF_MATCH,
+  errors: [404, 409, 412],
   async handle(req, ctx) {
     return answer(await service.terminate(ctx, instanceId(req), req.ifMatch(), caller(req)));
   },

@@ -15,6 +15,8 @@ async function respond(req: PlacementRequest, ctx: PlacementContext) {
 }
 
 export const list: Endpoint = {
+  summary: "a provider's aggregates",
+  ok: [200],
   since: '1.1',
   policy: 'placement:resource_providers:aggregates:list',
   async handle(req, ctx) {
@@ -24,12 +26,15 @@ export const list: Endpoint = {
 };
 
 export const put: Endpoint = {
+  summary: "replace a provider's aggregates",
+  body: schemas.providerAggregates,
+  ok: [200],
   since: '1.1',
   policy: 'placement:resource_providers:aggregates:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     await requireProvider(ctx.database, uuid); // a missing provider is a 404 before any body check
-    const data = req.json<string[] | { aggregates: string[]; resource_provider_generation: number }>(schemas.providerAggregates);
+    const data = req.json<string[] | { aggregates: string[]; resource_provider_generation: number }>();
     if (Array.isArray(data)) {
       await aggregates.setForProvider(ctx, uuid, data, { mode: 'keep' });
     } else {

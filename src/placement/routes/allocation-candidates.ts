@@ -1,9 +1,9 @@
 // GET /allocation_candidates (1.10–1.39): parse and validate the request groups in Placement's
 // order and words, load the providers that can matter, search (candidates/search.ts), and answer
 // in the microversion's format.
-import { describeSchemaError, validate } from '../../core/json-schema.js';
+import { type JsonSchema, describeSchemaError, validate } from '../../core/json-schema.js';
 import { memo } from '../../core/memo.js';
-import type { Microversion } from '../../core/microversion.js';
+import { Microversion, schemaAt } from '../../core/microversion.js';
 import { JsonText } from '../../http/pipeline.js';
 import {
   type CandidateRequest,
@@ -19,6 +19,7 @@ import { type Candidate, type Strategy, searchCandidates, treeOf } from '../cand
 import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
 import { type ParsedGroup, parseRequestGroups, parseTraitValue } from '../query.js';
+import { MAX_VERSION } from '../microversion.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 
@@ -138,7 +139,29 @@ function parseRequest(req: PlacementRequest, ctx: PlacementContext): ParsedReque
   };
 }
 
+/**
+ * The query as the document shows it: the schema at the newest microversion, with the unnamed
+ * group's parameters named (the numbered groups — resources1, required_ACCEL — are patternProperties).
+ */
+const DOCUMENTED_QUERY = ((): JsonSchema => {
+  const q = schemaAt(schemas.candidatesQuery, Microversion.parse(MAX_VERSION));
+  return {
+    ...q,
+    properties: {
+      resources: { type: 'string' },
+      required: { type: 'string' },
+      member_of: { type: 'string' },
+      in_tree: { type: 'string' },
+      ...q.properties,
+      [schemas.ALLOT_STRATEGY]: schemas.strategyQuery,
+    },
+  };
+})();
+
 export const list: Endpoint = {
+  summary: 'allocation candidates and provider summaries for resource groups',
+  query: DOCUMENTED_QUERY,
+  ok: [200],
   since: '1.10',
   policy: 'placement:allocation_candidates:list',
   async handle(req, ctx) {

@@ -38,6 +38,8 @@ function consumerToWrite(req: PlacementRequest): string {
 }
 
 export const show: Endpoint = {
+  summary: "a consumer's allocations",
+  ok: [200],
   policy: 'placement:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -57,6 +59,9 @@ export const show: Endpoint = {
 };
 
 export const put: Endpoint = {
+  summary: "replace a consumer's allocations (the claim; consumer_generation guards it)",
+  body: schemas.allocationsPut,
+  ok: [204],
   policy: 'placement:allocations:update',
   async handle(req, ctx) {
     const consumerUuid = consumerToWrite(req);
@@ -66,7 +71,7 @@ export const put: Endpoint = {
         allocations: Array<{ resource_provider: { uuid: string }; resources: Record<string, number> }>;
         project_id?: string;
         user_id?: string;
-      }>(schemas.allocationsPut);
+      }>();
       const byProvider = new Map<string, Map<string, number>>();
       for (const a of data.allocations) {
         const rp = a.resource_provider.uuid;
@@ -76,7 +81,7 @@ export const put: Endpoint = {
       }
       write = { consumerUuid, allocations: byProvider, projectId: data.project_id ?? INCOMPLETE_CONSUMER_ID, userId: data.user_id ?? INCOMPLETE_CONSUMER_ID };
     } else {
-      write = toConsumerAllocations(consumerUuid, req.json<DictSection>(schemas.allocationsPut), req.mv.atLeast('1.28'));
+      write = toConsumerAllocations(consumerUuid, req.json<DictSection>(), req.mv.atLeast('1.28'));
     }
     await allocations.write(ctx, [write]);
     return { status: 204 };
@@ -84,10 +89,13 @@ export const put: Endpoint = {
 };
 
 export const post: Endpoint = {
+  summary: 'write the allocations of several consumers at once',
+  body: schemas.allocationsPost,
+  ok: [204],
   since: '1.13',
   policy: 'placement:allocations:manage',
   async handle(req, ctx) {
-    const data = req.json<Record<string, DictSection>>(schemas.allocationsPost);
+    const data = req.json<Record<string, DictSection>>();
     const writes = Object.entries(data).map(([consumer, section]) => toConsumerAllocations(consumer, section, req.mv.atLeast('1.28')));
     await allocations.write(ctx, writes);
     return { status: 204 };
@@ -95,6 +103,8 @@ export const post: Endpoint = {
 };
 
 export const remove: Endpoint = {
+  summary: "delete a consumer's allocations",
+  ok: [204],
   policy: 'placement:allocations:delete',
   async handle(req, ctx) {
     await allocations.removeConsumer(ctx, req.param('consumer_uuid'));
@@ -103,6 +113,8 @@ export const remove: Endpoint = {
 };
 
 export const listForProvider: Endpoint = {
+  summary: 'the allocations against a provider, by consumer',
+  ok: [200],
   policy: 'placement:resource_providers:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();

@@ -41,6 +41,8 @@ function checkReserved(req: PlacementRequest, uuid: string, entries: Array<[stri
 const recordBody = (inv: InventoryRecord) => ({ ...inv, allocation_ratio: new JsonFloat(inv.allocation_ratio) });
 
 export const list: Endpoint = {
+  summary: "a provider's inventories",
+  ok: [200],
   policy: 'placement:resource_providers:inventories:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -56,6 +58,8 @@ export const list: Endpoint = {
 };
 
 export const show: Endpoint = {
+  summary: 'the inventory of one class',
+  ok: [200],
   policy: 'placement:resource_providers:inventories:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -78,10 +82,13 @@ async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, chang
 }
 
 export const create: Endpoint = {
+  summary: 'add the inventory of one resource class',
+  body: schemas.inventoryCreate,
+  ok: [201],
   policy: 'placement:resource_providers:inventories:create',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<InventoryInput & { resource_class: string; resource_provider_generation?: number }>(schemas.inventoryCreate);
+    const data = req.json<InventoryInput & { resource_class: string; resource_provider_generation?: number }>();
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[data.resource_class, inventory]], 'create');
     await ensureClassExists(ctx, data.resource_class);
@@ -100,11 +107,14 @@ async function ensureClassExists(ctx: PlacementContext, name: string): Promise<v
 }
 
 export const update: Endpoint = {
+  summary: 'update the inventory of one class',
+  body: schemas.inventoryUpdate,
+  ok: [200],
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     const rc = req.param('resource_class');
-    const data = req.json<InventoryInput & { resource_provider_generation: number }>(schemas.inventoryUpdate);
+    const data = req.json<InventoryInput & { resource_provider_generation: number }>();
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[rc, inventory]], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'update', resourceClass: rc, inventory }, data.resource_provider_generation, rc);
@@ -113,10 +123,13 @@ export const update: Endpoint = {
 };
 
 export const replaceAll: Endpoint = {
+  summary: "replace all of a provider's inventories",
+  body: schemas.inventoriesReplace,
+  ok: [200],
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<{ resource_provider_generation: number; inventories: Record<string, InventoryInput> }>(schemas.inventoriesReplace);
+    const data = req.json<{ resource_provider_generation: number; inventories: Record<string, InventoryInput> }>();
     const wanted = new Map(Object.entries(data.inventories).map(([rc, inv]) => [rc, withDefaults(inv)]));
     checkReserved(req, uuid, [...wanted], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories: wanted }, data.resource_provider_generation);
@@ -131,6 +144,8 @@ export const replaceAll: Endpoint = {
 };
 
 export const remove: Endpoint = {
+  summary: 'delete the inventory of one class',
+  ok: [204],
   policy: 'placement:resource_providers:inventories:delete',
   async handle(req, ctx) {
     await inventories.change(ctx, req.param('uuid'), { kind: 'delete', resourceClass: req.param('resource_class') });
@@ -139,6 +154,8 @@ export const remove: Endpoint = {
 };
 
 export const removeAll: Endpoint = {
+  summary: "delete all of a provider's inventories",
+  ok: [204],
   since: '1.5',
   tooOld: { status: 405 }, // Placement answered "method not allowed" here before 1.5, not 404
   policy: 'placement:resource_providers:inventories:delete',

@@ -8,13 +8,16 @@ import { toConsumerAllocations } from './allocations.js';
 type InventoryInput = { total: number } & Partial<typeof INVENTORY_DEFAULTS>;
 
 export const post: Endpoint = {
+  summary: 'move inventories and allocations atomically',
+  body: schemas.reshaper,
+  ok: [204],
   since: '1.30',
   policy: 'placement:reshaper:reshape',
   async handle(req, ctx) {
     const data = req.json<{
       inventories: Record<string, { resource_provider_generation: number; inventories: Record<string, InventoryInput> }>;
       allocations: Record<string, Parameters<typeof toConsumerAllocations>[1]>;
-    }>(schemas.reshaper);
+    }>();
     const providers = Object.entries(data.inventories).map(([uuid, body]) => ({
       providerUuid: uuid,
       generation: body.resource_provider_generation,

@@ -11,6 +11,8 @@ const classUrl = (req: PlacementRequest, name: string) => req.link(`/resource_cl
 const classBody = (req: PlacementRequest, name: string) => ({ name, links: [{ rel: 'self', href: classUrl(req, name) }] });
 
 export const list: Endpoint = {
+  summary: 'list resource classes',
+  ok: [200],
   since: '1.2',
   policy: 'placement:resource_classes:list',
   async handle(req, ctx) {
@@ -21,16 +23,21 @@ export const list: Endpoint = {
 };
 
 export const create: Endpoint = {
+  summary: 'create a custom resource class',
+  body: schemas.customResourceClass,
+  ok: [201],
   since: '1.2',
   policy: 'placement:resource_classes:create',
   async handle(req, ctx) {
-    const { name } = req.json<{ name: string }>(schemas.customResourceClass);
+    const { name } = req.json<{ name: string }>();
     await classes.create(ctx, name);
     return { status: 201, location: req.absoluteUrl(classUrl(req, name)) };
   },
 };
 
 export const show: Endpoint = {
+  summary: 'a resource class',
+  ok: [200],
   since: '1.2',
   policy: 'placement:resource_classes:show',
   async handle(req, ctx) {
@@ -42,11 +49,14 @@ export const show: Endpoint = {
 
 /** 1.2–1.6: rename a custom class. 1.7+: create it if missing, no body. */
 export const update: Endpoint = {
+  summary: 'create a custom resource class by name (exists: 204)',
+  ok: [201, 204],
   since: '1.2',
   policy: 'placement:resource_classes:update',
   async handle(req, ctx) {
     const name = req.param('name');
     if (req.mv.atLeast('1.7')) return createIfMissing(req, ctx, name);
+    // the body 1.2–1.6 took (1.7+ takes none, as the document says)
     const { name: newName } = req.json<{ name: string }>(schemas.customResourceClass);
     const rc = await classes.rename(ctx, name, newName);
     return { body: classBody(req, rc.name), lastModified: rc.updated_at };
@@ -61,6 +71,8 @@ async function createIfMissing(req: PlacementRequest, ctx: PlacementContext, nam
 }
 
 export const remove: Endpoint = {
+  summary: 'delete an unused custom resource class',
+  ok: [204],
   since: '1.2',
   policy: 'placement:resource_classes:delete',
   async handle(req, ctx) {

@@ -35,7 +35,7 @@ export function providerBody(p: ProviderView, req: PlacementRequest): Record<str
 
 /** Turn the list filters of a request into store filters (names resolved to ids). */
 async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promise<ProviderFilters | null> {
-  const q = req.queryObject<Record<string, string>>(schemas.providerListQuery);
+  const q = req.queryObject<Record<string, string>>();
   const filters: ProviderFilters = {};
   if (q.name !== undefined) filters.name = q.name;
   if (q.uuid !== undefined) filters.uuid = q.uuid;
@@ -65,6 +65,9 @@ async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promis
 }
 
 export const list: Endpoint = {
+  summary: 'list resource providers (filters: name, uuid, member_of, resources, in_tree, required)',
+  query: schemas.providerListQuery,
+  ok: [200],
   policy: 'placement:resource_providers:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -78,9 +81,12 @@ export const list: Endpoint = {
 };
 
 export const create: Endpoint = {
+  summary: 'create a resource provider',
+  body: schemas.providerCreate,
+  ok: [200],
   policy: 'placement:resource_providers:create',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>(schemas.providerCreate);
+    const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>();
     const provider = await providers.create(ctx, {
       // Placement normalizes a new provider's uuid (dashes, lower case); every other uuid stays as sent.
       uuid: data.uuid ? normalizeUuid(data.uuid) : newUuid(),
@@ -94,6 +100,8 @@ export const create: Endpoint = {
 };
 
 export const show: Endpoint = {
+  summary: 'a resource provider',
+  ok: [200],
   policy: 'placement:resource_providers:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -103,15 +111,20 @@ export const show: Endpoint = {
 };
 
 export const update: Endpoint = {
+  summary: "change a provider's name or parent",
+  body: schemas.providerUpdate,
+  ok: [200],
   policy: 'placement:resource_providers:update',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; parent_provider_uuid?: string | null }>(schemas.providerUpdate);
+    const data = req.json<{ name: string; parent_provider_uuid?: string | null }>();
     const provider = await providers.update(ctx, req.param('uuid'), { name: data.name, parentUuid: data.parent_provider_uuid }, req.mv.atLeast('1.37'));
     return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };
 
 export const remove: Endpoint = {
+  summary: 'delete a provider without allocations or children',
+  ok: [204],
   policy: 'placement:resource_providers:delete',
   async handle(req, ctx) {
     await providers.remove(ctx, req.param('uuid'));

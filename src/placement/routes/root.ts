@@ -3,6 +3,8 @@ import type { Endpoint } from '../request.js';
 import { MAX_VERSION, MIN_VERSION } from '../microversion.js';
 
 export const root: Endpoint = {
+  summary: 'the version document: the microversion range',
+  ok: [200],
   public: true,
   async handle(req) {
     return {

@@ -7,11 +7,14 @@ import { type TraitQuery, listTraits, readProviderTraits, traitExists, traitNotF
 
 const CUSTOM_TRAIT = /^CUSTOM_[A-Z0-9_]+$/;
 export const list: Endpoint = {
+  summary: 'list traits (name=startswith:/in:, associated)',
+  query: schemas.traitListQuery,
+  ok: [200],
   since: '1.6',
   policy: 'placement:traits:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const q = req.queryObject<{ name?: string; associated?: string }>(schemas.traitListQuery);
+    const q = req.queryObject<{ name?: string; associated?: string }>();
     const query: TraitQuery = {};
     if (q.name !== undefined) {
       if (q.name.startsWith('in:')) query.names = q.name.slice(3).split(',');
@@ -42,6 +45,8 @@ function checkCustomName(name: string): void {
 }
 
 export const put: Endpoint = {
+  summary: 'create a custom trait (exists: 204)',
+  ok: [201, 204],
   since: '1.6',
   policy: 'placement:traits:update',
   async handle(req, ctx) {
@@ -55,6 +60,8 @@ export const put: Endpoint = {
 };
 
 export const show: Endpoint = {
+  summary: 'whether a trait exists',
+  ok: [204],
   since: '1.6',
   policy: 'placement:traits:show',
   async handle(req, ctx) {
@@ -65,6 +72,8 @@ export const show: Endpoint = {
 };
 
 export const remove: Endpoint = {
+  summary: 'delete an unused custom trait',
+  ok: [204],
   since: '1.6',
   policy: 'placement:traits:delete',
   async handle(req, ctx) {
@@ -74,6 +83,8 @@ export const remove: Endpoint = {
 };
 
 export const listForProvider: Endpoint = {
+  summary: "a provider's traits",
+  ok: [200],
   since: '1.6',
   policy: 'placement:resource_providers:traits:list',
   async handle(req, ctx) {
@@ -84,11 +95,14 @@ export const listForProvider: Endpoint = {
 };
 
 export const setForProvider: Endpoint = {
+  summary: "replace a provider's traits",
+  body: schemas.providerTraits,
+  ok: [200],
   since: '1.6',
   policy: 'placement:resource_providers:traits:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<{ traits: string[]; resource_provider_generation: number }>(schemas.providerTraits);
+    const data = req.json<{ traits: string[]; resource_provider_generation: number }>();
     await traits.setForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
     const { provider, traits: names } = await readProviderTraits(ctx.database, uuid);
     return { body: { resource_provider_generation: provider.generation, traits: names }, lastModified: provider.updated_at };
@@ -96,6 +110,8 @@ export const setForProvider: Endpoint = {
 };
 
 export const removeForProvider: Endpoint = {
+  summary: "remove all of a provider's traits",
+  ok: [204],
   since: '1.6',
   policy: 'placement:resource_providers:traits:delete',
   async handle(req, ctx) {

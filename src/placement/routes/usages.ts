@@ -4,6 +4,8 @@ import * as schemas from '../schemas.js';
 import { projectUsages, providerUsages } from '../store/usages.js';
 
 export const forProvider: Endpoint = {
+  summary: "a provider's usages per class",
+  ok: [200],
   policy: 'placement:resource_providers:usages',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -13,12 +15,17 @@ export const forProvider: Endpoint = {
 };
 
 export const total: Endpoint = {
+  summary: "a project's (and user's) usages",
+  query: schemas.usagesQuery,
+  ok: [200],
   since: '1.9',
+  // The target is the project asked about: a project's readers see their own project's usages only.
+  policy: 'placement:usages',
+  scoped: true,
   async handle(req, ctx) {
     req.requireJsonAccept();
-    // The target is the project asked about: a project's readers see their own project's usages only.
-    req.authorize('placement:usages', { project_id: req.query.get('project_id') ?? null });
-    const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>(schemas.usagesQuery);
+    req.authorizeScoped({ project_id: req.query.get('project_id') ?? null });
+    const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>();
     const usages = await projectUsages(ctx.database, { projectId: q.project_id, userId: q.user_id, consumerType: q.consumer_type }, req.mv.atLeast('1.38'));
     return { body: { usages } };
   },
