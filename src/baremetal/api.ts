@@ -193,6 +193,8 @@ export const documentedRoutes: RouteTable<Endpoint> = {
     GET: {
       public: true,
       unversioned: true,
+      summary: 'this document',
+      ok: [200],
       handle: async (req, ctx) => ({ body: baremetalDocument(documentedRoutes, req.baseUrl, { auth: ctx.config.auth }) }),
     },
   },

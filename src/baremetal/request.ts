@@ -1,5 +1,7 @@
 // What bare-metal handlers get and give: the request with Ironic's own helpers (query arguments
 // checked as Ironic checks them, JSON bodies and schema errors worded as Ironic words them).
+import { schemaAt } from '../core/microversion.js';
+import type { OperationDoc } from '../http/openapi.js';
 import { type JsonSchema, bestMatch, pyRepr, validate } from '../core/json-schema.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
@@ -7,7 +9,8 @@ import { badRequest, frameworkError } from './errors.js';
 import type { BaremetalContext } from './context.js';
 
 export type IronicResponse = ApiResponse;
-export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse>;
+/** An endpoint of this API: its handler, versions and documentation in one declaration (api.ts adds its policy rule). */
+export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse> & OperationDoc;
 
 export class IronicRequest extends ApiRequest {
   /**
@@ -43,11 +46,13 @@ export class IronicRequest extends ApiRequest {
     }
   }
 
-  /** The JSON body checked against a schema; errors read "Schema error for <what>: …". */
-  json<T>(schema: JsonSchema, what: string): T {
+  /** The JSON body checked against the schema the endpoint declares (`body`); errors read "Schema error for <what>: …". */
+  json<T>(what: string): T {
+    const declared = this.endpoint.body;
+    if (!declared) throw new Error('the endpoint reads a body it does not declare');
     const data = this.jsonBody();
     if (data === undefined) throw badRequest(`Missing the request body (a JSON ${what}).`);
-    checkSchema(schema, data, what);
+    checkSchema(schemaAt(declared, this.mv), data, what);
     return data as T;
   }
 }

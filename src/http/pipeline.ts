@@ -178,9 +178,14 @@ export class ApiRequest {
    * the target the handler has loaded: the rule is declared once, on the endpoint.
    */
   authorizeScoped(target: Record<string, unknown>): void {
+    this.authorize(this.endpointRule, target);
+  }
+
+  /** The endpoint's declared policy rule, for a handler that checks it itself (on several targets, or asks first). */
+  get endpointRule(): string {
     const rule = this.endpoint.policy;
     if (!rule) throw new Error('the endpoint declares no policy rule');
-    this.authorize(rule, target);
+    return rule;
   }
 
   /** Check a policy rule for a resource the handler has loaded (e.g. a node's owner). */

@@ -1,6 +1,7 @@
 // /v1/allocations: create (answered `allocating`, as Ironic answers it, or active at once when
 // backfilling; with `Prefer: wait=N`, the allocation once finished), list, show, PATCH (1.57: name
 // and extra), delete.
+import { listQuery, text } from './query-docs.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
@@ -38,11 +39,26 @@ interface CreateBody {
 const PATCHABLE = ['name', 'extra'];
 
 export const create: E = {
+  summary: 'request an allocation (asynchronous: answered allocating, then active or error; Prefer: wait=N answers the outcome)',
+  body: schemas.allocationCreate,
+  ok: [201],
+  headers: [
+    {
+      name: 'Prefer',
+      description:
+        'RFC 7240: `wait=N` answers the allocation once active or failed, if that comes within N seconds (at most --max-prefer-wait); without it, the allocation as created (Ironic)',
+      example: 'wait=10',
+    },
+  ],
+  responseHeaders: {
+    Location: 'the new allocation',
+    'Preference-Applied': '`wait=N` when the answer waited for the outcome (N as waited)',
+  },
   since: '1.52',
   tooOld: { status: 405, message: 'The API version does not allow allocations', allow: null },
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<CreateBody>(schemas.allocationCreate, 'allocation');
+    const body = req.json<CreateBody>('allocation');
     if (body.owner !== undefined && !req.mv.atLeast('1.60')) throw notAcceptable();
     if (body.node !== undefined && body.node !== null && !req.mv.atLeast('1.58'))
       throw badRequest('Cannot set node when creating an allocation in this API version');
@@ -149,6 +165,9 @@ const ALLOCATIONS: Collection = {
 };
 
 export const list: E = {
+  summary: 'list allocations',
+  query: listQuery({ node: text, resource_class: text, state: text, owner: text }),
+  ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
@@ -188,17 +207,22 @@ export const list: E = {
 };
 
 export const show: E = {
+  summary: 'an allocation (by uuid or name)',
+  ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     const ident = allocationIdent(req);
     const args = req.queryArgs(['fields']);
-    const allocation = await authorizedAllocation(req, ctx, ident, 'baremetal:allocation:get');
+    const allocation = await authorizedAllocation(req, ctx, ident, req.endpointRule);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
     return { body: allocationView(allocation, view(req, ctx), fields) };
   },
 };
 
 export const patch: E = {
+  summary: "change an allocation's name or extra (JSON Patch)",
+  body: schemas.patch,
+  ok: [200],
   since: '1.57',
   // before allocations existed the framework's 405, after that Ironic's own
   tooOld: (mv) =>
@@ -207,9 +231,9 @@ export const patch: E = {
       : frameworkError(405, 'The API version does not allow allocations'),
   async handle(req, ctx) {
     const ident = allocationIdent(req, true);
-    await authorizedAllocation(req, ctx, ident, 'baremetal:allocation:update');
+    await authorizedAllocation(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
-    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
     }
@@ -225,11 +249,13 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  summary: 'delete an allocation (frees its node)',
+  ok: [204],
   since: '1.52',
   tooOld: { status: 405, message: 'The API version does not allow allocations', allow: null },
   async handle(req, ctx) {
     const ident = allocationIdent(req);
-    await authorizedAllocation(req, ctx, ident, 'baremetal:allocation:delete');
+    await authorizedAllocation(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
     await deleteAllocation(ctx, ident);
     return {};

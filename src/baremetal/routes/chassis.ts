@@ -1,6 +1,7 @@
 // /v1/chassis: list (and detail), create, show, JSON-patch, delete, and the nodes in a chassis
 // (/v1/chassis/{chassis}/nodes). Chassis are the system's: their rules (`baremetal:chassis:*`)
 // take no target and are checked before the handler.
+import { flag, listQuery } from './query-docs.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -50,10 +51,21 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   });
 }
 
-export const list: E = { handle: (req, ctx) => listing(req, ctx, false) };
-export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
+export const list: E = {
+  summary: 'list chassis',
+  query: listQuery({ detail: flag }),
+  ok: [200],
+  handle: (req, ctx) => listing(req, ctx, false),
+};
+export const detail: E = {
+  summary: 'list chassis with every field',
+  ok: [200],
+  handle: (req, ctx) => listing(req, ctx, true),
+};
 
 export const show: E = {
+  summary: 'a chassis',
+  ok: [200],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
     const args = req.queryArgs(['fields']);
@@ -64,9 +76,12 @@ export const show: E = {
 };
 
 export const create: E = {
+  summary: 'create a chassis',
+  body: schemas.chassis,
+  ok: [201],
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<Record<string, unknown>>(schemas.chassis, 'chassis');
+    const body = req.json<Record<string, unknown>>('chassis');
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
     const chassis = await createChassis(ctx, uuid === null ? null : normalizeUuid(uuid), chassisFields(body));
@@ -75,10 +90,13 @@ export const create: E = {
 };
 
 export const patch: E = {
+  summary: "change a chassis's description or extra (JSON Patch)",
+  body: schemas.patch,
+  ok: [200],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
     req.queryArgs([]);
-    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
     }
@@ -93,6 +111,8 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  summary: 'delete a chassis (one without nodes)',
+  ok: [204],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
     req.queryArgs([]);

@@ -1,4 +1,5 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
+import { listQuery } from './query-docs.js';
 import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
@@ -53,6 +54,9 @@ function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields
  * one, 404 "Conductor … could not be found." when there is no such conductor.
  */
 export const list: E = {
+  summary: 'list conductors and whether they are alive',
+  query: listQuery({ detail: { type: 'boolean' } }),
+  ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     const list = listRequest(req, CONDUCTORS, 'conductors', false);
@@ -74,6 +78,8 @@ export const list: E = {
 };
 
 export const show: E = {
+  summary: 'a conductor',
+  ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);

@@ -2,6 +2,7 @@
 // name is a trait: Ironic runs its deploy steps on a deployment whose traits name it. allot's fake
 // deploy runs no step, so templates are kept and validated (steps, no duplicates) but never run.
 // The rules (`baremetal:deploy_template:*`) are the system's and take no target.
+import { flag, listQuery } from './query-docs.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -70,10 +71,23 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   });
 }
 
-export const list: E = { ...READ_SINCE, handle: (req, ctx) => listing(req, ctx, false) };
-export const detail: E = { ...READ_SINCE, handle: (req, ctx) => listing(req, ctx, true) };
+export const list: E = {
+  summary: 'list deploy templates (1.55)',
+  query: listQuery({ detail: flag }),
+  ok: [200],
+  ...READ_SINCE,
+  handle: (req, ctx) => listing(req, ctx, false),
+};
+export const detail: E = {
+  summary: 'list deploy templates with every field',
+  ok: [200],
+  ...READ_SINCE,
+  handle: (req, ctx) => listing(req, ctx, true),
+};
 
 export const show: E = {
+  summary: 'a deploy template (by uuid or name)',
+  ok: [200],
   ...READ_SINCE,
   async handle(req, ctx) {
     const args = req.queryArgs(['fields']);
@@ -83,10 +97,13 @@ export const show: E = {
 };
 
 export const create: E = {
+  summary: 'create a deploy template (its name is a trait)',
+  body: schemas.deployTemplate,
+  ok: [201],
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<Record<string, unknown>>(schemas.deployTemplate, 'template');
+    const body = req.json<Record<string, unknown>>('template');
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
     const template = await createDeployTemplate(ctx, uuid === null ? null : normalizeUuid(uuid), templateFields(body));
@@ -95,10 +112,13 @@ export const create: E = {
 };
 
 export const patch: E = {
+  summary: 'change a deploy template (JSON Patch)',
+  body: schemas.patch,
+  ok: [200],
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
       if (op.op === 'remove' && ['name', 'steps'].includes(rootField(op)) && op.path.split('/').length === 2)
@@ -114,6 +134,8 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  summary: 'delete a deploy template',
+  ok: [204],
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);

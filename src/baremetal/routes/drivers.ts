@@ -1,6 +1,7 @@
 // /v1/drivers: the one hardware type allot simulates, `fake-hardware`, with its interfaces (the
 // ones core/rules.ts enables), its properties and the RAID logical disk properties, as Ironic 21.4
 // answers for it. Its hosts are the live conductors (every allot process).
+import { flag, text } from './query-docs.js';
 import type { BaremetalContext } from '../context.js';
 import { DRIVER, INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError, notAcceptable } from '../errors.js';
@@ -85,6 +86,9 @@ function requireDriver(req: IronicRequest): void {
 }
 
 export const list: E = {
+  summary: 'the hardware types: fake-hardware',
+  query: { type: 'object', properties: { type: text, detail: flag, fields: text } },
+  ok: [200],
   async handle(req, ctx) {
     const args = req.queryArgs(['type', 'detail', 'fields']);
     const detail = queryBool(args, 'detail');
@@ -101,6 +105,8 @@ export const list: E = {
 };
 
 export const show: E = {
+  summary: 'fake-hardware and its interfaces',
+  ok: [200],
   async handle(req, ctx) {
     const args = req.queryArgs(['fields']);
     const fields = fieldsArg(req, args.fields);
@@ -110,6 +116,8 @@ export const show: E = {
 };
 
 export const properties: E = {
+  summary: "the driver's properties",
+  ok: [200],
   async handle(req) {
     req.queryArgs([]);
     requireDriver(req);
@@ -118,6 +126,8 @@ export const properties: E = {
 };
 
 export const logicalDiskProperties: E = {
+  summary: 'the properties of a RAID logical disk (1.12)',
+  ok: [200],
   async handle(req) {
     req.queryArgs([]);
     if (!req.mv.atLeast('1.12')) throw notAcceptable();

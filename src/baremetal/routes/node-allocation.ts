@@ -20,6 +20,8 @@ const noAllocation = (ident: string) => baremetalDomainError('node_allocation_no
 const ALLOCATIONS_SINCE = { since: '1.52' } as const;
 
 export const allocation: E = {
+  summary: "the node's allocation",
+  ok: [200],
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
@@ -35,19 +37,21 @@ export const allocation: E = {
     }
     const found = await lookupAllocation(ctx, node.allocation_uuid);
     if (!found) throw noAllocation(ident);
-    req.authorize('baremetal:allocation:get', allocationTarget(found));
+    req.authorizeScoped(allocationTarget(found));
     return { body: allocationView(found, view(req, ctx), fields) };
   },
 };
 
 export const removeAllocation: E = {
+  summary: "delete the node's allocation",
+  ok: [204],
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     const node = await authorizedNode(req, ctx, ident);
     const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
-    if (found) req.authorize('baremetal:allocation:delete', allocationTarget(found));
+    if (found) req.authorizeScoped(allocationTarget(found));
     await deleteNodeAllocation(ctx, ident);
     return {};
   },

@@ -28,10 +28,12 @@ function implementation(node: NodeRecord, kind: string): string {
 const unsupported = (node: NodeRecord, kind: string) => `Driver ${node.driver} does not support ${kind} (disabled or not implemented).`;
 
 export const validateNode: E = {
+  summary: "validate a node's interfaces (fake hardware passes; a no-* interface is not supported)",
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const node = await authorizedNode(req, ctx, ident, 'baremetal:node:validate');
+    const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     // fake hardware passes every check; an interface set to no-<kind> is not supported
     const body: Record<string, unknown> = {};
     for (const kind of VALIDATED) {
@@ -46,22 +48,27 @@ export const validateNode: E = {
 const VIFS_SINCE = { since: '1.28' } as const;
 
 export const vifs: E = {
+  summary: 'the VIFs attached to a node (1.28)',
+  ok: [200],
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const node = await authorizedNode(req, ctx, ident, 'baremetal:node:vif:list');
+    const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { vifs: (await listVifs(ctx, node.id)).map((id) => ({ id })) } };
   },
 };
 
 export const attach: E = {
+  summary: 'attach a VIF (recorded on a free port or port group)',
+  body: schemas.vif,
+  ok: [204],
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:vif:attach');
-    const body = req.json<{ id: string; port_uuid?: unknown; portgroup_uuid?: unknown }>(schemas.vif, 'vif');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
+    const body = req.json<{ id: string; port_uuid?: unknown; portgroup_uuid?: unknown }>('vif');
     const on: { port?: string; portgroup?: string } = {};
     if (req.mv.atLeast('1.67')) {
       if (body.port_uuid !== undefined && body.portgroup_uuid !== undefined) throw badRequest('Cannot specify both port_uuid and portgroup_uuid');
@@ -74,11 +81,13 @@ export const attach: E = {
 };
 
 export const detach: E = {
+  summary: 'detach a VIF',
+  ok: [204],
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:vif:detach');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     await detachVif(ctx, ident, req.param('vif'));
     return { status: 204 };
   },
@@ -90,19 +99,23 @@ export const detach: E = {
 const BOOT_DEVICES = ['pxe'];
 
 export const bootDevice: E = {
+  summary: "the node's boot device (fake: pxe)",
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:get_boot_device');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { boot_device: BOOT_DEVICES[0], persistent: false } };
   },
 };
 
 export const supportedBootDevices: E = {
+  summary: 'the supported boot devices',
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:get_boot_device');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { supported_boot_devices: BOOT_DEVICES } };
   },
 };
@@ -119,9 +132,11 @@ function keywordArgs(req: IronicRequest, allowed: string[], required: string[]):
 }
 
 export const setBootDevice: E = {
+  summary: 'set the boot device (fake: pxe only, nothing changes)',
+  ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_boot_device');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     const args = keywordArgs(req, ['boot_device', 'persistent'], ['boot_device']);
     boolField(args, 'persistent');
     if (!BOOT_DEVICES.includes(String(args.boot_device))) throw badRequest(`Invalid boot device ${args.boot_device} specified.`);
@@ -132,10 +147,12 @@ export const setBootDevice: E = {
 // ---- console ---------------------------------------------------------------------------------
 
 export const getConsole: E = {
+  summary: "the node's console state",
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const node = await authorizedNode(req, ctx, ident, 'baremetal:node:get_console');
+    const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     if (implementation(node, 'console') === 'no-console') throw ironicError(400, unsupported(node, 'console'));
     const enabled = node.console_enabled === 1;
     // the fake console has no address to tell
@@ -144,9 +161,11 @@ export const getConsole: E = {
 };
 
 export const setConsole: E = {
+  summary: 'enable or disable the console (recorded)',
+  ok: [202],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    const node = await authorizedNode(req, ctx, ident, 'baremetal:node:set_console_state');
+    const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     const args = keywordArgs(req, ['enabled'], ['enabled']);
     const enabled = boolField(args, 'enabled');
     if (enabled === undefined) throw badRequest('Missing mandatory parameter: enabled');
@@ -159,10 +178,13 @@ export const setConsole: E = {
 // ---- RAID ------------------------------------------------------------------------------------
 
 export const setRaid: E = {
+  summary: 'set the target RAID configuration (1.12; recorded)',
+  body: schemas.raidConfig,
+  ok: [204],
   since: '1.12',
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    const node = await authorizedNode(req, ctx, ident, 'baremetal:node:set_raid_state');
+    const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
     const config = req.jsonBody() ?? {};
     if (config === null || typeof config !== 'object' || Array.isArray(config)) throw badRequest('The request body must be a JSON object.');

@@ -14,10 +14,12 @@ import { nodeIdent } from './common.js';
 type E = Endpoint;
 
 export const states: E = {
+  summary: "a node's power and provision states",
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs([]);
-    const n = await authorizedNode(req, ctx, ident, 'baremetal:node:get_states');
+    const n = await authorizedNode(req, ctx, ident, req.endpointRule);
     const body: Record<string, unknown> = {
       console_enabled: n.console_enabled === 1,
       last_error: n.last_error,
@@ -45,9 +47,12 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
 }
 
 export const provision: E = {
+  summary: 'move a node through the provision state machine (manage, provide, deploy, …)',
+  body: schemas.provision,
+  ok: [202],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_provision_state');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     const args = verbArgs(req, Object.keys(schemas.provision.properties!));
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
     checkSchema(schemas.provision, args, 'body');
@@ -73,9 +78,12 @@ export const provision: E = {
 };
 
 export const power: E = {
+  summary: "change a node's power state",
+  body: schemas.power,
+  ok: [202],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_power_state');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     const args = verbArgs(req, ['target', 'timeout']);
     if (args.target === undefined || args.target === null) throw badRequest('Missing mandatory parameter: target');
     checkSchema(schemas.power, args, 'body');
@@ -90,9 +98,12 @@ export const power: E = {
 };
 
 export const maintenanceOn: E = {
+  summary: 'put a node in maintenance',
+  body: schemas.maintenance,
+  ok: [202],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:set_maintenance');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     const args = verbArgs(req, ['reason']);
     checkSchema(schemas.maintenance, args, 'body');
     await setMaintenance(ctx, ident, true, (args.reason as string | null | undefined) ?? null);
@@ -101,9 +112,11 @@ export const maintenanceOn: E = {
 };
 
 export const maintenanceOff: E = {
+  summary: 'take a node out of maintenance',
+  ok: [202],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    await authorizedNode(req, ctx, ident, 'baremetal:node:clear_maintenance');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
     await setMaintenance(ctx, ident, false, null);
     return { status: 202 };

@@ -27,31 +27,38 @@ async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, i
 }
 
 export const traits: E = {
+  summary: "a node's traits",
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
     req.queryArgs([]);
-    return { body: { traits: (await authorizedNode(req, ctx, ident, 'baremetal:node:traits:list')).traits } };
+    return { body: { traits: (await authorizedNode(req, ctx, ident, req.endpointRule)).traits } };
   },
 };
 
 export const setTraits: E = {
+  summary: "replace a node's traits",
+  body: schemas.nodeTraits,
+  ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
-    const body = req.json<{ traits: string[] }>(schemas.nodeTraits, 'body');
+    const body = req.json<{ traits: string[] }>('body');
     await setNodeTraits(ctx, ident, body.traits);
     return { status: 204 };
   },
 };
 
 export const removeTraits: E = {
+  summary: "remove all of a node's traits",
+  ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
     await removeAllNodeTraits(ctx, ident);
     return { status: 204 };
@@ -59,10 +66,12 @@ export const removeTraits: E = {
 };
 
 export const addTrait: E = {
+  summary: 'add one trait',
+  ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:set');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
     emptyBody(req);
     const trait = req.param('trait');
@@ -73,10 +82,12 @@ export const addTrait: E = {
 };
 
 export const removeTrait: E = {
+  summary: 'remove one trait',
+  ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, 'baremetal:node:traits:delete');
+    await authorizedNode(req, ctx, ident, req.endpointRule);
     req.queryArgs([]);
     await removeNodeTrait(ctx, ident, req.param('trait'));
     return { status: 204 };

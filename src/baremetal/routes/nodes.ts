@@ -2,6 +2,7 @@
 // node's states and state verbs are node-states.ts, its traits node-traits.ts, its allocation
 // node-allocation.ts, its fake hardware node-hardware.ts; the fields it is created and patched
 // with node-fields.ts.
+import { NODE_FILTERS, flag, listQuery } from './query-docs.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { PROVISION_STATES } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
@@ -187,8 +188,27 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   });
 }
 
-export const list: E = { handle: (req, ctx) => listing(req, ctx, false) };
-export const detail: E = { handle: (req, ctx) => listing(req, ctx, true) };
+export const list: E = {
+  summary: 'list nodes',
+  query: listQuery({ ...NODE_FILTERS, detail: { type: 'boolean' } }),
+  ok: [200],
+  handle: (req, ctx) => listing(req, ctx, false),
+};
+export const detail: E = {
+  summary: 'list nodes with every field',
+  query: {
+    type: 'object',
+    properties: {
+      ...NODE_FILTERS,
+      limit: { type: 'integer' },
+      marker: { type: 'string' },
+      sort_key: { type: 'string' },
+      sort_dir: { type: 'string', enum: ['asc', 'desc'] },
+    },
+  },
+  ok: [200],
+  handle: (req, ctx) => listing(req, ctx, true),
+};
 
 /** The chassis of /v1/chassis/{chassis}/nodes: anything but a uuid is Ironic's 400, an unknown one its 404. */
 async function pathChassis(req: IronicRequest, ctx: BaremetalContext): Promise<ChassisRecord> {
@@ -196,17 +216,29 @@ async function pathChassis(req: IronicRequest, ctx: BaremetalContext): Promise<C
   if (!isUuidLike(ident)) throw badRequest(`Expected UUID for chassis_uuid: ${ident}`);
   return getChassis(ctx, ident);
 }
-export const inChassis: E = { handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)) };
-export const inChassisDetail: E = { handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)) };
+export const inChassis: E = {
+  summary: 'the nodes in a chassis',
+  query: listQuery({ ...NODE_FILTERS, detail: flag }),
+  ok: [200],
+  handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)),
+};
+export const inChassisDetail: E = {
+  summary: 'the nodes in a chassis with every field',
+  ok: [200],
+  handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)),
+};
 
 export const create: E = {
+  summary: 'enroll a node (fake-hardware)',
+  body: schemas.nodeCreate,
+  ok: [201],
   async handle(req, ctx) {
     // A project admin (or service) creates nodes for its own project (Ironic's
     // project_admin_can_manage_own_nodes, on by default); anyone else needs node:create.
     const selfOwned = req.allows('baremetal:node:create:self_owned_node');
-    if (!selfOwned) req.authorize('baremetal:node:create');
+    if (!selfOwned) req.authorize(req.endpointRule);
     req.queryArgs([]);
-    const body = req.json<Record<string, unknown>>(schemas.nodeCreate, 'node');
+    const body = req.json<Record<string, unknown>>('node');
     const { uuid, fields } = createFields(body, req.mv);
     if (selfOwned && req.credentials && req.credentials.systemScope !== 'all') {
       const project = req.credentials.projectId;
@@ -221,6 +253,8 @@ export const create: E = {
 };
 
 export const show: E = {
+  summary: 'a node (by uuid or name)',
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     const args = req.queryArgs(['fields']);
@@ -267,10 +301,13 @@ function patchRules(ops: readonly PatchOp[]): string[] {
 }
 
 export const patch: E = {
+  summary: 'change a node (JSON Patch)',
+  body: schemas.patch,
+  ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
-    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       const field = rootField(op);
       if (!PATCHABLE.includes(field)) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -300,12 +337,14 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  summary: 'delete a node',
+  ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     req.queryArgs([]);
     // a project admin may delete its own project's nodes (Ironic's project_admin_can_manage_own_nodes, on by default)
     const node = await authorizedNode(req, ctx, ident);
-    if (!req.allows('baremetal:node:delete', nodeTarget(node))) req.authorize('baremetal:node:delete:self_owned_node', nodeTarget(node));
+    if (!req.allows(req.endpointRule, nodeTarget(node))) req.authorize('baremetal:node:delete:self_owned_node', nodeTarget(node));
     await deleteNode(ctx, ident);
     return {};
   },

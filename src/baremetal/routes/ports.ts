@@ -3,6 +3,7 @@
 // detail), create, show, JSON-patch, delete. A port or port group is scoped by its node: a caller
 // who may not see the node does not see it (404), Ironic's `baremetal:port:*` and
 // `baremetal:portgroup:*` rules get the node's owner and lessee as their target.
+import { flag, listQuery, text } from './query-docs.js';
 import type { Microversion } from '../../core/microversion.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
@@ -125,12 +126,41 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   });
 }
 
-export const listPortsEndpoint: E = { handle: (req, ctx) => portListing(req, ctx, {}, false) };
-export const detailPorts: E = { handle: (req, ctx) => portListing(req, ctx, {}, true) };
-export const nodePorts: E = { handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false) };
-export const nodePortsDetail: E = { handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true) };
-export const portgroupPorts: E = { since: '1.24', handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false) };
-export const portgroupPortsDetail: E = { since: '1.24', handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true) };
+export const listPortsEndpoint: E = {
+  summary: 'list ports',
+  query: listQuery({ node: text, node_uuid: text, address: text, portgroup: text, shard: text, detail: flag }),
+  ok: [200],
+  handle: (req, ctx) => portListing(req, ctx, {}, false),
+};
+export const detailPorts: E = {
+  summary: 'list ports with every field',
+  ok: [200],
+  handle: (req, ctx) => portListing(req, ctx, {}, true),
+};
+export const nodePorts: E = {
+  summary: "a node's ports",
+  query: listQuery({ address: text, detail: flag }),
+  ok: [200],
+  handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false),
+};
+export const nodePortsDetail: E = {
+  summary: "a node's ports with every field",
+  ok: [200],
+  handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true),
+};
+export const portgroupPorts: E = {
+  summary: "a port group's ports (1.24)",
+  query: listQuery({ address: text, detail: flag }),
+  ok: [200],
+  since: '1.24',
+  handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false),
+};
+export const portgroupPortsDetail: E = {
+  summary: "a port group's ports with every field (1.24)",
+  ok: [200],
+  since: '1.24',
+  handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true),
+};
 
 /** A port's fields from a create body or a patched document (schema-checked), checked as Ironic checks them. */
 function portFields(doc: Record<string, unknown>): PortFields {
@@ -176,39 +206,47 @@ async function authorizedPort(req: IronicRequest, ctx: BaremetalContext, uuid: s
 }
 
 export const showPort: E = {
+  summary: 'a port',
+  ok: [200],
   async handle(req, ctx) {
     const uuid = portIdent(req);
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, PORT_PARAMS);
     const fields = parseFields(args.fields, PORT_FIELDS, req.mv);
-    return { body: portView(await authorizedPort(req, ctx, uuid, 'baremetal:port:get'), view(req, ctx), fields) };
+    return { body: portView(await authorizedPort(req, ctx, uuid, req.endpointRule), view(req, ctx), fields) };
   },
 };
 
 export const createPortEndpoint: E = {
+  summary: 'create a port on a node',
+  body: schemas.port,
+  ok: [201],
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<Record<string, unknown>>(schemas.port, 'port');
+    const body = req.json<Record<string, unknown>>('port');
     checkVersions(PORT_FIELDS, Object.keys(body), req.mv);
     const fields = portFields(body);
-    await targetNode(req, ctx, fields.node_uuid, 'baremetal:port:create');
+    await targetNode(req, ctx, fields.node_uuid, req.endpointRule);
     const port = await createPort(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
     return { status: 201, body: portView(port, view(req, ctx)), location: `${req.baseUrl}/v1/ports/${port.uuid}` };
   },
 };
 
 export const patchPortEndpoint: E = {
+  summary: 'change a port (JSON Patch)',
+  body: schemas.patch,
+  ok: [200],
   async handle(req, ctx) {
     const uuid = portIdent(req);
     req.queryArgs([]);
-    await authorizedPort(req, ctx, uuid, 'baremetal:port:update');
-    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    await authorizedPort(req, ctx, uuid, req.endpointRule);
+    const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PORT_PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PORT_PATCHABLE.join(', ')}`);
     }
     checkVersions(PORT_FIELDS, ops.map(rootField), req.mv);
     const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
-    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:port:update');
+    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), req.endpointRule);
     const port = await patchPort(ctx, uuid, (before): Edit<PortFields> => {
       const patched = applyPatch(before, ops);
       checkSchema(schemas.port, patched, 'patch');
@@ -219,10 +257,12 @@ export const patchPortEndpoint: E = {
 };
 
 export const deletePortEndpoint: E = {
+  summary: 'delete a port',
+  ok: [204],
   async handle(req, ctx) {
     const uuid = portIdent(req);
     req.queryArgs([]);
-    await authorizedPort(req, ctx, uuid, 'baremetal:port:delete');
+    await authorizedPort(req, ctx, uuid, req.endpointRule);
     await deletePort(ctx, uuid);
     return {};
   },
@@ -269,10 +309,32 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
   });
 }
 
-export const listPortgroupsEndpoint: E = { ...PORTGROUPS_SINCE, handle: (req, ctx) => portgroupListing(req, ctx, undefined, false) };
-export const detailPortgroups: E = { ...PORTGROUPS_SINCE, handle: (req, ctx) => portgroupListing(req, ctx, undefined, true) };
-export const nodePortgroups: E = { since: '1.24', handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false) };
-export const nodePortgroupsDetail: E = { since: '1.24', handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true) };
+export const listPortgroupsEndpoint: E = {
+  summary: 'list port groups (1.23)',
+  query: listQuery({ node: text, address: text, shard: text, detail: flag }),
+  ok: [200],
+  ...PORTGROUPS_SINCE,
+  handle: (req, ctx) => portgroupListing(req, ctx, undefined, false),
+};
+export const detailPortgroups: E = {
+  summary: 'list port groups with every field (1.23)',
+  ok: [200],
+  ...PORTGROUPS_SINCE,
+  handle: (req, ctx) => portgroupListing(req, ctx, undefined, true),
+};
+export const nodePortgroups: E = {
+  summary: "a node's port groups (1.24)",
+  query: listQuery({ address: text, detail: flag }),
+  ok: [200],
+  since: '1.24',
+  handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false),
+};
+export const nodePortgroupsDetail: E = {
+  summary: "a node's port groups with every field (1.24)",
+  ok: [200],
+  since: '1.24',
+  handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true),
+};
 
 function portgroupFields(doc: Record<string, unknown>): PortgroupFields {
   const name = (doc.name as string | null | undefined) ?? null;
@@ -301,37 +363,45 @@ async function authorizedPortgroup(req: IronicRequest, ctx: BaremetalContext, id
 }
 
 export const showPortgroup: E = {
+  summary: 'a port group (by uuid or name)',
+  ok: [200],
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, PORTGROUP_PARAMS);
     const fields = parseFields(args.fields, PORTGROUP_FIELDS, req.mv);
-    return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, 'baremetal:portgroup:get'), view(req, ctx), fields) };
+    return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, req.endpointRule), view(req, ctx), fields) };
   },
 };
 
 export const createPortgroupEndpoint: E = {
+  summary: 'create a port group on a node (1.23)',
+  body: schemas.portgroup,
+  ok: [201],
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     req.queryArgs([]);
-    const body = req.json<Record<string, unknown>>(schemas.portgroup, 'portgroup');
+    const body = req.json<Record<string, unknown>>('portgroup');
     checkVersions(PORTGROUP_FIELDS, Object.keys(body), req.mv);
     const fields = portgroupFields(body);
     if (fields.name !== null && !isValidName(fields.name)) throw badRequest(`Cannot create portgroup with invalid name '${fields.name}'`);
-    await targetNode(req, ctx, fields.node_uuid, 'baremetal:portgroup:create');
+    await targetNode(req, ctx, fields.node_uuid, req.endpointRule);
     const pg = await createPortgroup(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
     return { status: 201, body: portgroupView(pg, view(req, ctx)), location: `${req.baseUrl}/v1/portgroups/${pg.uuid}` };
   },
 };
 
 export const patchPortgroupEndpoint: E = {
+  summary: 'change a port group (JSON Patch)',
+  body: schemas.patch,
+  ok: [200],
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
     req.queryArgs([]);
-    await authorizedPortgroup(req, ctx, ident, 'baremetal:portgroup:update');
-    const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+    await authorizedPortgroup(req, ctx, ident, req.endpointRule);
+    const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       const field = rootField(op);
       if (!PORTGROUP_PATCHABLE.includes(field))
@@ -343,7 +413,7 @@ export const patchPortgroupEndpoint: E = {
     // `properties` at 1.23
     checkVersions(PORTGROUP_FIELDS, ops.slice(0, 1).map(rootField), req.mv);
     const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
-    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:portgroup:update');
+    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), req.endpointRule);
     const pg = await patchPortgroup(ctx, ident, (before): Edit<PortgroupFields> => {
       const patched = applyPatch(before, ops);
       checkSchema(schemas.portgroup, patched, 'patch');
@@ -358,11 +428,13 @@ export const patchPortgroupEndpoint: E = {
 };
 
 export const deletePortgroupEndpoint: E = {
+  summary: 'delete a port group (one without ports)',
+  ok: [204],
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
     req.queryArgs([]);
-    await authorizedPortgroup(req, ctx, ident, 'baremetal:portgroup:delete');
+    await authorizedPortgroup(req, ctx, ident, req.endpointRule);
     await deletePortgroup(ctx, ident);
     return {};
   },

@@ -12,6 +12,8 @@ const version = (base: string) => ({
 });
 
 export const root: Endpoint = {
+  summary: 'the root document: API versions',
+  ok: [200],
   unversioned: true,
   async handle(req) {
     req.queryArgs([]);
@@ -32,6 +34,8 @@ const links = (base: string, kind: string) => [
 ];
 
 export const v1: Endpoint = {
+  summary: 'the v1 document: links to the resources',
+  ok: [200],
   async handle(req) {
     req.queryArgs([]);
     const base = req.baseUrl;

@@ -1,6 +1,7 @@
 // /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
 // (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
 // no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
+import { flag, listQuery, text } from './query-docs.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
@@ -49,12 +50,23 @@ async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: stri
     body: { links: links(req.baseUrl, `${base}/`), connectors: links(req.baseUrl, `${base}/connectors`), targets: links(req.baseUrl, `${base}/targets`) },
   };
 }
-export const root: E = { ...SINCE, handle: (req, ctx) => volumeRoot(req, ctx) };
-export const nodeRoot: E = { ...SINCE, handle: (req, ctx) => volumeRoot(req, ctx, nodeIdent(req, 'node')) };
+export const root: E = {
+  summary: 'links to volume connectors and targets (1.32)',
+  ok: [200],
+  ...SINCE,
+  handle: (req, ctx) => volumeRoot(req, ctx),
+};
+export const nodeRoot: E = {
+  summary: "links to a node's volume connectors and targets (1.32)",
+  ok: [200],
+  ...SINCE,
+  handle: (req, ctx) => volumeRoot(req, ctx, nodeIdent(req, 'node')),
+};
 
 const SPEC = {
   connector: {
     key: 'connectors',
+    noun: 'volume connector',
     table: CONNECTOR_FIELDS,
     view: connectorView,
     defaults: ['uuid', 'node_uuid', 'type', 'connector_id'],
@@ -64,6 +76,7 @@ const SPEC = {
   },
   target: {
     key: 'targets',
+    noun: 'volume target',
     table: TARGET_FIELDS,
     view: targetView,
     defaults: ['uuid', 'node_uuid', 'volume_type', 'boot_index', 'volume_id'],
@@ -103,11 +116,26 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
   });
 }
 
-const lists = (kind: VolumeKind) => ({
-  list: { ...SINCE, handle: (req, ctx) => listing(req, ctx, kind, undefined, false) } as E,
-  detail: { ...SINCE, handle: (req, ctx) => listing(req, ctx, kind, undefined, true) } as E,
-  ofNode: { ...SINCE, handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'), false) } as E,
-});
+const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
+  const { noun } = SPEC[kind];
+  return {
+    list: {
+      ...SINCE,
+      summary: `list ${noun}s`,
+      query: listQuery({ node: text, detail: flag }),
+      ok: [200],
+      handle: (req, ctx) => listing(req, ctx, kind, undefined, false),
+    },
+    detail: { ...SINCE, summary: `list ${noun}s with every field`, ok: [200], handle: (req, ctx) => listing(req, ctx, kind, undefined, true) },
+    ofNode: {
+      ...SINCE,
+      summary: `a node's ${noun}s`,
+      query: listQuery({ detail: flag }),
+      ok: [200],
+      handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'), false),
+    },
+  };
+};
 export const connectorLists = lists('connector');
 export const targetLists = lists('target');
 
@@ -153,19 +181,24 @@ function crud(kind: VolumeKind) {
   const schema = kind === 'connector' ? schemas.volumeConnector : schemas.volumeTarget;
   const show: E = {
     ...SINCE,
+    summary: `a ${spec.noun}`,
+    ok: [200],
     async handle(req, ctx) {
       const args = req.queryArgs(['fields']);
       const fields = parseFields(args.fields, spec.table, req.mv);
-      return { body: anyView(kind, await authorized(req, ctx, kind, 'baremetal:volume:get'), view(req, ctx), fields) };
+      return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), view(req, ctx), fields) };
     },
   };
   const create: E = {
     ...SINCE,
+    summary: `create a ${spec.noun}`,
+    body: schema,
+    ok: [201],
     async handle(req, ctx) {
       req.queryArgs([]);
-      const body = req.json<Record<string, unknown>>(schema, kind === 'connector' ? 'connector' : 'target');
+      const body = req.json<Record<string, unknown>>(kind === 'connector' ? 'connector' : 'target');
       const nodeUuid = uuidArg(body.node_uuid, 'node_uuid');
-      await targetNode(req, ctx, nodeUuid, 'baremetal:volume:create');
+      await targetNode(req, ctx, nodeUuid, req.endpointRule);
       const uuid = body.uuid ? uuidArg(body.uuid, 'uuid') : null;
       const made = kind === 'connector' ? await createConnector(ctx, uuid, connectorFields(body)) : await createTarget(ctx, uuid, targetFields(body));
       return { status: 201, body: anyView(kind, made, view(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
@@ -173,16 +206,19 @@ function crud(kind: VolumeKind) {
   };
   const patch: E = {
     ...SINCE,
+    summary: `change a ${spec.noun} (node powered off)`,
+    body: schemas.patch,
+    ok: [200],
     async handle(req, ctx) {
       req.queryArgs([]);
-      const found = await authorized(req, ctx, kind, 'baremetal:volume:update');
-      const ops = req.json<PatchOp[]>(schemas.patch, 'patch');
+      const found = await authorized(req, ctx, kind, req.endpointRule);
+      const ops = req.json<PatchOp[]>('patch');
       for (const op of ops) {
         if (!(spec.patchable as readonly string[]).includes(rootField(op)))
           throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${spec.patchable.join(', ')}`);
       }
       const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
-      if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), 'baremetal:volume:update');
+      if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), req.endpointRule);
       const edit = (before: Record<string, unknown>) => {
         const after = applyPatch(before, ops);
         checkSchema(schema, after, 'patch');
@@ -197,9 +233,11 @@ function crud(kind: VolumeKind) {
   };
   const remove: E = {
     ...SINCE,
+    summary: `delete a ${spec.noun} (node powered off)`,
+    ok: [204],
     async handle(req, ctx) {
       req.queryArgs([]);
-      const found = await authorized(req, ctx, kind, 'baremetal:volume:delete');
+      const found = await authorized(req, ctx, kind, req.endpointRule);
       await deleteVolume(ctx, kind, found.uuid);
       return {};
     },
