@@ -26,6 +26,15 @@ async function requireTraitsVersion(req: IronicRequest, ctx: BaremetalContext, i
   throw ironicError(404, 'Resource could not be found.');
 }
 
+/** The node a change of its traits names, once the version, the endpoint's rule and the (empty) query allow it. */
+async function changedNode(req: IronicRequest, ctx: BaremetalContext): Promise<string> {
+  const ident = nodeIdent(req, 'node');
+  await requireTraitsVersion(req, ctx, ident);
+  await authorizedNode(req, ctx, ident, req.endpointRule);
+  req.queryArgs([]);
+  return ident;
+}
+
 export const traits: E = {
   summary: "a node's traits",
   ok: [200],
@@ -42,10 +51,7 @@ export const setTraits: E = {
   body: schemas.nodeTraits,
   ok: [204],
   async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    const ident = await changedNode(req, ctx);
     const body = req.json<{ traits: string[] }>('body');
     await setNodeTraits(ctx, ident, body.traits);
     return { status: 204 };
@@ -56,10 +62,7 @@ export const removeTraits: E = {
   summary: "remove all of a node's traits",
   ok: [204],
   async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    const ident = await changedNode(req, ctx);
     await removeAllNodeTraits(ctx, ident);
     return { status: 204 };
   },
@@ -69,10 +72,7 @@ export const addTrait: E = {
   summary: 'add one trait',
   ok: [204],
   async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    const ident = await changedNode(req, ctx);
     emptyBody(req);
     const trait = req.param('trait');
     checkSchema(schemas.trait, trait, 'trait');
@@ -85,10 +85,7 @@ export const removeTrait: E = {
   summary: 'remove one trait',
   ok: [204],
   async handle(req, ctx) {
-    const ident = nodeIdent(req, 'node');
-    await requireTraitsVersion(req, ctx, ident);
-    await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    const ident = await changedNode(req, ctx);
     await removeNodeTrait(ctx, ident, req.param('trait'));
     return { status: 204 };
   },
