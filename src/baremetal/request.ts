@@ -48,11 +48,10 @@ export class IronicRequest extends ApiRequest {
 
   /** The JSON body checked against the schema the endpoint declares (`body`); errors read "Schema error for <what>: …". */
   json<T>(what: string): T {
-    const declared = this.endpoint.body;
-    if (!declared) throw new Error('the endpoint reads a body it does not declare');
+    const schema = schemaAt(this.declared('body'), this.mv);
     const data = this.jsonBody();
     if (data === undefined) throw badRequest(`Missing the request body (a JSON ${what}).`);
-    checkSchema(schemaAt(declared, this.mv), data, what);
+    checkSchema(schema, data, what);
     return data as T;
   }
 }

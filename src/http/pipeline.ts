@@ -14,7 +14,7 @@
 // query strings too (http/query.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Credentials } from '../auth/credentials.js';
-import type { Microversion } from '../core/microversion.js';
+import type { Microversion, Schemas } from '../core/microversion.js';
 import { withDeadline } from '../db/deadline.js';
 import { classifyFault } from '../db/faults.js';
 import { readJson } from './body.js';
@@ -186,6 +186,13 @@ export class ApiRequest {
     const rule = this.endpoint.policy;
     if (!rule) throw new Error('the endpoint declares no policy rule');
     return rule;
+  }
+
+  /** A schema the endpoint declares: reading one it does not declare is a bug, found by its first request. */
+  protected declared(what: 'body' | 'mergeBody' | 'query'): Schemas {
+    const schemas = this.endpoint[what];
+    if (!schemas) throw new Error(`the endpoint reads a ${what} it does not declare`);
+    return schemas;
   }
 
   /** Check a policy rule for a resource the handler has loaded (e.g. a node's owner). */

@@ -67,12 +67,6 @@ function sizeWording(error: SchemaError): string | null {
   }
 }
 
-/** A schema the endpoint must declare to read what it reads: a missing one is a bug, found by the first request. */
-function declared(schema: JsonSchema | undefined, what: string): JsonSchema {
-  if (!schema) throw new Error(`the endpoint reads a ${what} it does not declare`);
-  return schema;
-}
-
 export class IdsRequest extends ApiRequest {
   /**
    * The JSON body, checked for content type, syntax and the schema the endpoint declares (`body`).
@@ -80,7 +74,7 @@ export class IdsRequest extends ApiRequest {
    * bodies); when it says no, the schema decides and words the error.
    */
   json<T>(accepted?: (data: unknown) => boolean): T {
-    return this.parse<T>(declared(this.endpoint.body, 'body'), accepted);
+    return this.parse<T>(this.plain('body'), accepted);
   }
 
   /**
@@ -89,12 +83,17 @@ export class IdsRequest extends ApiRequest {
    */
   patchJson<T>(): { patch: T; merge: boolean } {
     const merge = this.mediaType() === MERGE_PATCH;
-    return { patch: this.parse<T>(declared(merge ? this.endpoint.mergeBody : this.endpoint.body, merge ? 'mergeBody' : 'body')), merge };
+    return { patch: this.parse<T>(this.plain(merge ? 'mergeBody' : 'body')), merge };
   }
 
   /** An action's body: none, or an empty JSON object. */
   noBody(): void {
     if (this.bodyBytes.length > 0) this.parse(emptyQuery);
+  }
+
+  /** This API has no microversions: every schema it declares is a plain one. */
+  private plain(what: 'body' | 'mergeBody'): JsonSchema {
+    return this.declared(what) as JsonSchema;
   }
 
   private parse<T>(schema: JsonSchema, accepted?: (data: unknown) => boolean): T {

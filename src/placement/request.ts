@@ -39,8 +39,7 @@ export class PlacementRequest extends ApiRequest {
    * The JSON body, checked for content type, syntax and the endpoint's declared schema (or one the
    * handler names for an older microversion) at the request's microversion.
    */
-  json<T>(schemas: Schemas | undefined = this.endpoint.body): T {
-    if (!schemas) throw new Error('the endpoint reads a body it does not declare');
+  json<T>(schemas: Schemas = this.declared('body')): T {
     const contentType = this.raw.headers['content-type'];
     if (!contentType) {
       if (this.bodyBytes.length > 0) throw placementError(400, 'content-type header required');
@@ -65,8 +64,7 @@ export class PlacementRequest extends ApiRequest {
    * Query parameters validated against the endpoint's declared `query` (or schemas the handler
    * names; one value per key, the last one wins); `omit` are checked elsewhere.
    */
-  queryObject<T>(schemas: Schemas | undefined = this.endpoint.query, omit: readonly string[] = []): T {
-    if (!schemas) throw new Error('the endpoint reads a query it does not declare');
+  queryObject<T>(schemas: Schemas = this.declared('query'), omit: readonly string[] = []): T {
     const object = this.query.toObject();
     for (const name of omit) delete object[name];
     const error = validate(this.schema(schemas), object);
