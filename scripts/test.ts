@@ -12,6 +12,9 @@ import { type StartedKeystone, startKeystone } from '../test/helpers/keystone.js
 import { type RunningPostgres, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { ensureSystemPackages } from './system-deps.js';
 
+/** A test file that runs longer fails (ALLOT_TEST_FILE_TIMEOUT_S overrides). */
+const FILE_TIMEOUT_MS = Number(process.env.ALLOT_TEST_FILE_TIMEOUT_S ?? 900) * 1000;
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 function testFiles(dir: string): string[] {
@@ -52,7 +55,10 @@ try {
     });
     env.ALLOT_TEST_KEYSTONE_DIR = keystone.stateDir;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...files], {
+  // --test-timeout bounds each FILE (node runs each in a process of its own). The slowest,
+  // test/cli/package.test.ts (npm pack with the build + npm install from the registry), takes ~4
+  // minutes on a quiet 2-core machine and went past 10 on a loaded one.
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...files], {
     stdio: 'inherit',
     cwd: root,
     env,
