@@ -17,6 +17,7 @@ import { inventoriesReplace } from '../src/placement/schemas.js';
 import { AllotClient } from '../src/client/index.js';
 import { instanceCreateSchema, specCreateSchema } from '../src/ids/schemas.js';
 import { DIALECTS, freshDatabaseUrl } from './helpers/databases.js';
+import { documentedOnly } from './helpers/openapi.js';
 import { type TestServer, startServer } from './helpers/server.js';
 import { seedReservationCloud, tenantServerSpec } from './ids/reservation-cloud.js';
 
@@ -57,21 +58,6 @@ function schemasOf(doc: Doc): unknown[] {
   }
   return out;
 }
-
-/**
- * A response schema that refuses members it does not document: every object schema with
- * `properties` and no `additionalProperties` of its own gets `additionalProperties: false`.
- */
-function documentedOnly(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(documentedOnly);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Record<string, unknown> = Object.fromEntries(
-    Object.entries(schema).map(([k, v]) => [k, k === 'properties' ? documentedMembers(v) : documentedOnly(v)]),
-  );
-  if (out.type === 'object' && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
-  return out;
-}
-const documentedMembers = (properties: object) => Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, documentedOnly(v)]));
 
 for (const dialect of DIALECTS) {
   describe(`OpenAPI documents (${dialect}, noauth)`, () => {

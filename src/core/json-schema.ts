@@ -26,13 +26,17 @@ export type JsonSchema = {
   minLength?: number;
   maxLength?: number;
   pattern?: string;
-  format?: 'uuid';
+  /** `uuid` is checked; `date-time` only documents a response */
+  format?: 'uuid' | 'date-time';
   minimum?: number;
   maximum?: number;
   enum?: unknown[];
   anyOf?: JsonSchema[];
   oneOf?: JsonSchema[];
   description?: string;
+  /** responses only (documentation and wire types, scripts/wire-types.ts): the validator reads neither */
+  const?: unknown;
+  $ref?: string;
 };
 
 export interface SchemaError {

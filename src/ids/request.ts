@@ -10,7 +10,7 @@ import type { IdsContext } from './context.js';
 import { type IfMatch, parseIfMatch } from './core/if-match.js';
 import type { PoolScope } from './core/scope.js';
 import { idsError, invalidRequest } from './errors.js';
-import { emptyQuery, schemaRef } from './schemas.js';
+import { type ResponseName, emptyQuery, schemaRef } from './schemas.js';
 
 export interface IdsResponse extends ApiResponse {
   /** a version for ETag */
@@ -23,7 +23,7 @@ export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse> & O
 const ETAG = { ETag: "the resource's version, for If-Match" };
 
 /** An endpoint that answers one of the document's schemas (schemas.ts RESPONSE_SCHEMAS), with its version as ETag. */
-export const returns = (schema: string) => ({ response: schemaRef(schema), responseHeaders: ETAG });
+export const returns = (schema: ResponseName) => ({ response: schemaRef(schema), responseHeaders: ETAG });
 
 /** An endpoint that honours If-Match (a stale version is 412). */
 export const IF_MATCH = {

@@ -1,22 +1,10 @@
 // The values of the attributes a service instance holds in the other two engines (pure): a
 // bare-metal node (`from: node`) and Placement capacity (`from: capacity`), and the spec's terms
-// for them, read as Placement's query parameters read them.
+// for them, read as Placement's query parameters read them. The values' shapes are the API's
+// (schemas.ts NodeValue, CapacityValue).
+import type { CapacityValue, NodeValue } from '../../client/ids-wire.js';
 
-/** A `from: node` attribute's value: the node and the bare-metal allocation that holds it. */
-export interface NodeValue {
-  node: string;
-  name: string | null;
-  /** the uuid of the allocation at /baremetal/v1/allocations */
-  allocation: string;
-}
-
-/** A `from: capacity` attribute's value: the consumer and its allocations, as Placement writes them. */
-export interface CapacityValue {
-  /** the Placement consumer: the instance's id */
-  consumer: string;
-  /** provider uuid → its resources, as `allocations` in Placement's answers */
-  allocations: Record<string, { resources: Record<string, number> }>;
-}
+export type { CapacityValue, NodeValue };
 
 /** provider uuid → resource class → amount */
 export type Amounts = Map<string, Map<string, number>>;

@@ -1,6 +1,7 @@
 // Which values a service instance holds: its pool allocations are owned by
 // `service-instance/<id>` with the attribute as purpose, and a value is held while any of its
 // attribute sets (candidate, active, rollback) refers to it. Pure.
+import type { AttributeSetName, CapacityValue, NodeValue } from '../../client/ids-wire.js';
 import type { WireValue } from './pool-space.js';
 
 const OWNER_PREFIX = 'service-instance/';
@@ -17,7 +18,7 @@ export const MAX_OWNER_KEY = 255;
 /** The owner key an attribute value gives: a string as is, anything else as JSON. */
 export const ownerKeyOf = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
-export type SetName = 'candidate' | 'active' | 'rollback';
+export type SetName = AttributeSetName;
 
 export interface InstanceSets {
   candidate: string | null;
@@ -64,7 +65,7 @@ export interface EngineRelease {
   /** a node's bare-metal allocation */
   allocation_id?: string;
   attribute: string;
-  value: unknown;
+  value: NodeValue | CapacityValue;
   sets: SetName[];
   reason: string;
   released_at: string;

@@ -1,5 +1,6 @@
 // /v1/allocations (across pools; POST allocates several values all or nothing) and
 // /v1/allocations/{id} (read, confirm/extend/annotate with If-Match, release).
+import type * as Wire from '../../client/ids-wire.js';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
@@ -54,7 +55,7 @@ export const batch: E = {
     const anyCreated = results.some((r) => r.created);
     return {
       status: !body.dry_run && anyCreated ? 201 : 200,
-      body: { allocations: results.map((r) => ({ ...allocationView(r), created: r.created })), dry_run: body.dry_run ?? false },
+      body: { allocations: results.map((r): Wire.BatchAllocation => ({ ...allocationView(r), created: r.created })), dry_run: body.dry_run ?? false },
     };
   },
 };

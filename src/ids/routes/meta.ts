@@ -4,6 +4,7 @@ import { idsError } from '../errors.js';
 import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, returns } from '../request.js';
 
 const outboxCursor = cursorOf('outbox', (v): v is number => Number.isInteger(v));
+import type * as Wire from '../../client/ids-wire.js';
 import { outboxListQuery, schemaRef } from '../schemas.js';
 import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../services/outbox.js';
 import { outboxView } from './views.js';
@@ -40,16 +41,19 @@ export const inventories: E = {
   policy: 'ids:inventories:list',
   summary: 'configured external inventories and their outbox counts',
   ok: [200],
+  response: schemaRef('InventoryPage'),
   async handle(req, ctx) {
     req.queryObject();
     const counts = await outboxCounts(ctx);
-    const items = ctx.inventories.list().map((e) => ({
-      name: e.name,
-      type: e.type,
-      timeout_ms: e.timeoutMs,
-      operations: INVENTORY_OPERATIONS.filter((op) => typeof e.inventory[op] === 'function'),
-      outbox: counts.get(e.name) ?? { pending: 0, done: 0 },
-    }));
+    const items = ctx.inventories.list().map(
+      (e): Wire.InventoryInfo => ({
+        name: e.name,
+        type: e.type,
+        timeout_ms: e.timeoutMs,
+        operations: INVENTORY_OPERATIONS.filter((op) => typeof e.inventory[op] === 'function'),
+        outbox: counts.get(e.name) ?? { pending: 0, done: 0 },
+      }),
+    );
     return { body: { items, next_cursor: null } };
   },
 };

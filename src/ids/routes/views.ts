@@ -1,6 +1,9 @@
 // How the identifier API shows its resources: pure functions from what the services return to
-// the JSON bodies (docs/ids.md, openapi.ts).
-import { type WireValue, deserializeSpace, formatPoint, formatValue } from '../core/pool-space.js';
+// the JSON bodies (docs/ids.md, openapi.ts). Each returns its response schema's wire type
+// (src/client/ids-wire.ts, generated from schemas.ts), so a view that writes a member the schema
+// does not describe, or leaves out one it requires, does not compile.
+import type * as Wire from '../../client/ids-wire.js';
+import { deserializeSpace, formatPoint, formatValue } from '../core/pool-space.js';
 import { wireUtilization } from '../core/utilization.js';
 import { type ForcedRelease, forcedReleasesOf, isPoolRelease } from '../core/instance-values.js';
 import { type Span, fromKey } from '../core/values.js';
@@ -10,19 +13,20 @@ import type { PoolDetails } from '../services/pools.js';
 import { type InstanceDetails, attributeSet } from '../services/service-instances.js';
 import type { Spec } from '../store/specs.js';
 
-export function poolView({ row, counts }: PoolDetails) {
+export function poolView({ row, counts }: PoolDetails): Wire.Pool {
   const space = deserializeSpace(row.definition);
   const spans = (list: Span[]) => list.map((s) => ({ lower: formatPoint(space, s.first), upper: formatPoint(space, s.last) }));
   return {
     name: row.name,
-    kind: row.kind,
+    // the columns hold what the service wrote: one of the schema's values
+    kind: row.kind as Wire.PoolKind,
     project_id: row.project_id,
     family: space.family === null ? null : space.family === 4 ? 'ipv4' : 'ipv6',
     ranges: spans(space.ranges),
     excluded: spans(space.excluded),
     static: spans(space.staticBand),
     prefix_length: space.prefixLength,
-    strategy: row.strategy,
+    strategy: row.strategy as Wire.Strategy,
     description: row.description,
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     generation: row.generation,
@@ -32,37 +36,19 @@ export function poolView({ row, counts }: PoolDetails) {
   };
 }
 
-export interface AllocationView {
-  id: string;
-  pool: string;
-  owner: string;
-  purpose: string;
-  value: WireValue;
-  last_value: WireValue;
-  count?: number;
-  prefix_length?: number;
-  state: string;
-  expires_at: string | null;
-  version: number;
-  source: string;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-export function allocationView({ pool, row }: PooledAllocation): AllocationView {
+export function allocationView({ pool, row }: PooledAllocation): Wire.Allocation {
   const block = 1n << BigInt(row.block_log2);
-  const view: AllocationView = {
+  const view: Wire.Allocation = {
     id: row.id,
     pool: pool.name,
     owner: row.owner,
     purpose: row.purpose,
     value: formatValue(pool.space, fromKey(row.first_key), block),
     last_value: formatPoint(pool.space, fromKey(row.last_key)),
-    state: row.state,
+    state: row.state as Wire.Allocation['state'],
     expires_at: row.expires_at,
     version: row.version,
-    source: row.source,
+    source: row.source as Wire.Allocation['source'],
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -73,7 +59,7 @@ export function allocationView({ pool, row }: PooledAllocation): AllocationView 
   return view;
 }
 
-export function specView(spec: Spec) {
+export function specView(spec: Spec): Wire.Spec {
   const { id: _id, ...rest } = spec;
   return rest;
 }
@@ -82,10 +68,10 @@ export function specView(spec: Spec) {
 function shownRelease(f: ForcedRelease) {
   if (!isPoolRelease(f)) return f;
   const { key: _, ...shown } = f;
-  return { source: 'pool', ...shown };
+  return { source: 'pool' as const, ...shown };
 }
 
-export function instanceView({ row, spec, pendingDeallocations, holdings }: InstanceDetails) {
+export function instanceView({ row, spec, pendingDeallocations, holdings }: InstanceDetails): Wire.Instance {
   return {
     id: row.id,
     project_id: row.project_id,
@@ -108,7 +94,7 @@ export function instanceView({ row, spec, pendingDeallocations, holdings }: Inst
   };
 }
 
-export function outboxView(row: OutboxRow) {
+export function outboxView(row: OutboxRow): Wire.OutboxEntry {
   return {
     id: row.id,
     inventory: row.inventory,
@@ -117,7 +103,7 @@ export function outboxView(row: OutboxRow) {
     attribute: row.attribute,
     instance_id: row.instance_id,
     value: row.value === null ? null : (JSON.parse(row.value) as unknown),
-    state: row.state,
+    state: row.state as Wire.OutboxEntry['state'],
     attempts: row.attempts,
     next_attempt_at: row.state === 'pending' ? row.next_attempt_at : null,
     last_error: row.last_error,

@@ -14,6 +14,7 @@
 import type { AllocationHolder } from '../../baremetal/context.js';
 import { type HeldNode, nodesHeldBy, prepareNodeReservations, releaseNode, reserveNode } from '../../baremetal/services/held-allocations.js';
 import type { Db, Tx } from '../../db/database.js';
+import type { Holding } from '../../client/ids-wire.js';
 import type { ConsumerHolder } from '../../placement/context.js';
 import {
   type CapacityIndex,
@@ -204,18 +205,13 @@ function attributeOf(row: store.InstanceRow, held: HeldNode): string | null {
   return null;
 }
 
-/** One held thing as the instance's view lists it, with its place in its own API. */
-export interface Holding {
-  attribute: string | null;
-  source: 'node' | 'capacity';
-  value: unknown;
-  href: string;
-}
+/** A node or capacity the instance holds, as its view lists it (with its place in its own API). */
+type EngineHolding = Extract<Holding, { source: 'node' | 'capacity' }>;
 
 /** What the instance holds now in the other engines. */
-export async function engineHoldings(db: Db, row: store.InstanceRow, spec: Spec): Promise<Holding[]> {
+export async function engineHoldings(db: Db, row: store.InstanceRow, spec: Spec): Promise<EngineHolding[]> {
   if (!holdsEngines(spec)) return [];
-  const out: Holding[] = [];
+  const out: EngineHolding[] = [];
   const holder = ownerOfInstance(row.id);
   for (const held of await nodesHeldBy(db, holder)) {
     out.push({
@@ -228,7 +224,7 @@ export async function engineHoldings(db: Db, row: store.InstanceRow, spec: Spec)
   const capacity = await heldAllocations(db, row.id);
   if (capacity.heldBy !== holder) return out;
   // the consumer's allocations are the sum of the capacity values the sets name: one holding each
-  const named = new Map<string, Holding>();
+  const named = new Map<string, Extract<Holding, { source: 'capacity' }>>();
   for (const text of [row.candidate, row.active, row.rollback]) {
     if (text === null) continue;
     for (const [attr, v] of Object.entries(JSON.parse(text) as Attributes)) {
@@ -240,7 +236,7 @@ export async function engineHoldings(db: Db, row: store.InstanceRow, spec: Spec)
   // while a change is released in the same transaction, or never named (no set): the rest
   const rest = new Map([...capacity.allocations].map(([p, r]) => [p, new Map(r)]));
   for (const h of named.values()) {
-    for (const [p, r] of amountsOf(h.value as CapacityValue)) for (const [rc, n] of r) rest.get(p)?.set(rc, (rest.get(p)?.get(rc) ?? 0) - n);
+    for (const [p, r] of amountsOf(h.value)) for (const [rc, n] of r) rest.get(p)?.set(rc, (rest.get(p)?.get(rc) ?? 0) - n);
   }
   if (!sameAmounts(rest, new Map()))
     out.push({ attribute: null, source: 'capacity', value: capacityValue(row.id, rest), href: `/placement/allocations/${row.id}` });
@@ -266,7 +262,7 @@ export function engineHolders(): { allocations: AllocationHolder; consumers: Con
               source: 'node',
               allocation_id: release.allocationUuid,
               attribute,
-              value,
+              value: value as NodeValue,
               sets: inSets,
               reason: release.reason,
               released_at: tx.clock.nowIso(),
@@ -298,7 +294,7 @@ export function engineHolders(): { allocations: AllocationHolder; consumers: Con
             (attribute, value, inSets) => ({
               source: 'capacity',
               attribute,
-              value,
+              value: value as CapacityValue,
               sets: inSets,
               reason: 'a reshape took these allocations away',
               released_at: tx.clock.nowIso(),

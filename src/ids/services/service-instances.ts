@@ -14,6 +14,7 @@
 // down). Before an inventory allocates for an owner, a pending holding is committed, so a value
 // the inventory hands out is never forgotten: if the instance goes away first, terminating it
 // sends the deallocation for that owner anyway.
+import type { Holding } from '../../client/ids-wire.js';
 import { mergePatch } from '../../core/merge-patch.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { DomainError } from '../../core/errors.js';
@@ -47,15 +48,6 @@ const ownerOf = ownerOfInstance;
 /** An attribute set as stored (JSON text, or null for no set). */
 export const attributeSet = (text: string | null): Attributes | null => (text === null ? null : (JSON.parse(text) as Attributes));
 const same = sameJson;
-
-/** One thing an instance holds, in whichever engine, with where it is in that engine's API. */
-export interface Holding {
-  /** the attribute whose value it is (null: no set names it; it is being released) */
-  attribute: string | null;
-  source: 'pool' | 'inventory' | 'node' | 'capacity';
-  value: unknown;
-  href: string | null;
-}
 
 /** An instance with what its view needs: its spec, its undelivered deallocations, what it holds. */
 export interface InstanceDetails {
