@@ -153,8 +153,8 @@ async function reserveNodeAttribute(
   };
   const request = { resourceClass: s.resource_class, traits: s.traits ?? [], candidateNodes: s.candidate_nodes ?? [] };
   const allowed = preferred !== null && (request.candidateNodes.length === 0 || request.candidateNodes.includes(preferred));
-  let outcome = allowed ? await reserveNode(tx, ctx.baremetal, { ...request, candidateNodes: [preferred] }, holding) : undefined;
-  if (!outcome?.ok) outcome = await reserveNode(tx, ctx.baremetal, request, holding);
+  let outcome = allowed ? await reserveNode(tx, ctx.baremetal, { ...request, candidateNodes: [preferred] }, holding, false) : undefined;
+  if (!outcome?.ok) outcome = await reserveNode(tx, ctx.baremetal, request, holding, true);
   if (!outcome.ok) throw inAttribute(attr, idsDomainError('node_unavailable', { reason: outcome.reason }));
   return { node: outcome.held.node, name: outcome.held.nodeName, allocation: outcome.held.allocation };
 }

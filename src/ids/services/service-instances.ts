@@ -196,7 +196,7 @@ async function createAtOnce(ctx: IdsContext, input: InstanceInput, caller: Calle
   const prepared = await prepareEngineReservations(ctx, spec);
   try {
     const written = await transaction(ctx.database, async (tx) => {
-      const { row, created } = await insertOrFindInTx(tx, ctx, input, caller);
+      const { row, created } = await insertOrFindInTx(tx, ctx, input, caller, spec);
       // the steps' changes applied in turn to the row in memory, then saved once
       let changes: Partial<store.InstanceRow> = {};
       if (needsValidation(row)) changes = await validateInTx(tx, ctx, row, spec, { found: {}, ownerKeys: new Map(), prepared }, caller);
@@ -225,9 +225,18 @@ async function insertOrFind(ctx: IdsContext, input: InstanceInput, caller: Calle
   });
 }
 
-/** The new instance, or the one a repeat of the same request made. */
-async function insertOrFindInTx(tx: Tx, ctx: IdsContext, input: InstanceInput, caller: Caller): Promise<{ row: store.InstanceRow; created: boolean }> {
-  const spec = await findSpec(tx, input.allocation_spec);
+/**
+ * The new instance, or the one a repeat of the same request made. `known`: the spec, when the
+ * caller read it already (specs do not change; an instance's reference keeps one from going).
+ */
+async function insertOrFindInTx(
+  tx: Tx,
+  ctx: IdsContext,
+  input: InstanceInput,
+  caller: Caller,
+  known?: Spec,
+): Promise<{ row: store.InstanceRow; created: boolean }> {
+  const spec = known ?? (await findSpec(tx, input.allocation_spec));
   // a spec of another project than the caller's or the instance's is one that does not exist
   const usable = spec && inScope(caller.scope, spec.project_id) && (spec.project_id === null || spec.project_id === input.project_id);
   if (!spec || !usable) throw idsDomainError('unknown_spec', { spec: input.allocation_spec });
@@ -255,7 +264,7 @@ async function insertOrFindInTx(tx: Tx, ctx: IdsContext, input: InstanceInput, c
     if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
     return { row: existing, created: false };
   }
-  await store.insertInstance(tx, {
+  const row = await store.insertInstance(tx, {
     id,
     service_type: serviceType,
     spec_id: spec.id,
@@ -272,7 +281,7 @@ async function insertOrFindInTx(tx: Tx, ctx: IdsContext, input: InstanceInput, c
     requested_attributes: requested,
     project_id: input.project_id,
   });
-  return { row: await store.readInstance(tx, id), created: true };
+  return { row, created: true };
 }
 
 /** The instance, if the caller sees it (another project's is not found). */

@@ -54,13 +54,15 @@ export async function listInstances(
 }
 
 /** Insert a new instance; a racer that created the id first makes the transaction run again. */
-export async function insertInstance(tx: Tx, row: Omit<InstanceRow, 'created_at' | 'updated_at'>): Promise<void> {
+/** Insert a new instance; the row as stored (RETURNING: no read after it). */
+export async function insertInstance(tx: Tx, row: Omit<InstanceRow, 'created_at' | 'updated_at'>): Promise<InstanceRow> {
   const now = tx.clock.nowIso();
   try {
-    await tx.db
+    return await tx.db
       .insertInto('ids_service_instances')
       .values({ ...row, created_at: now, updated_at: now })
-      .execute();
+      .returningAll()
+      .executeTakeFirstOrThrow();
   } catch (err) {
     if (isUniqueViolation(err))
       throw new RetryableConflict('instance created concurrently', () => idsDomainError('instance_created_concurrently', { id: row.id }));
