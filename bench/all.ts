@@ -12,6 +12,8 @@
 //               1 M values, listings and allocations while it is full
 //   reservations bench/reservations.ts: a node + capacity + two identifiers in one request, 1 and
 //               16 clients, both databases, both bare-metal backends
+//   hot-pools   bench/hot-pools.ts: 48 clients over 3 processes fill a 100- and a 4 094-value pool
+//               with each strategy (SQLite: one process)
 //
 // Each bench writes its own JSON into --out-dir (default bench/results/<date>-all/); the table
 // goes to stdout and to table.txt there, and summary.json holds the table's numbers.
@@ -30,7 +32,7 @@ import { parseArgs } from 'node:util';
 import { referenceFile } from '../scripts/references.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BENCHES = ['placement', 'candidates', 'baremetal', 'ids', 'reservations'] as const;
+const BENCHES = ['placement', 'candidates', 'baremetal', 'ids', 'reservations', 'hot-pools'] as const;
 type Bench = (typeof BENCHES)[number];
 
 const { values: args } = parseArgs({
@@ -102,6 +104,9 @@ const COMMANDS: Record<Bench, { args: string[]; stdoutIsJson?: boolean }> = {
   },
   reservations: {
     args: ['bench/reservations.ts', '--concurrency', '1,16', '--reservations', quick ? '200' : '1000', '--out', file('reservations')],
+  },
+  'hot-pools': {
+    args: ['bench/hot-pools.ts', ...(quick ? ['--strategies', 'lowest,random'] : []), '--out', file('hot-pools')],
   },
 };
 
@@ -242,6 +247,17 @@ const ids = read('ids');
 // bench/ids.ts --served prints its own table rows (`table`): carried over as they are
 for (const r of (ids?.table as Json[] | undefined) ?? []) row(String(r.what), String(r.allot), String(r.reference ?? ''), String(r.note ?? ''));
 if (ids) summary.ids = ids.table ?? null;
+
+const hotPools = read('hot-pools');
+for (const r of (hotPools?.results as Json[] | undefined) ?? []) {
+  summary[`hot pool ${r.db} ${r.size} ${r.strategy}`] = { perSecond: r.allocationsPerSecond, p50: r.latencyMs?.p50, p99: r.latencyMs?.p99, exact: r.exact };
+  row(
+    `hot pool of ${r.size}, ${r.strategy}, ${r.clients} clients over ${r.processes} process(es), ${r.db}`,
+    `${n(r.allocationsPerSecond)}/s; p50 ${n(r.latencyMs?.p50, 1)} ms, p99 ${n(r.latencyMs?.p99, 1)} ms`,
+    '',
+    r.exact ? 'exhaustion exact' : 'NOT EXACT: duplicates or early exhaustion',
+  );
+}
 
 const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 4));
 const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

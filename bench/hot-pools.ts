@@ -1,0 +1,132 @@
+// Hot pools (issue 32): a small pool everyone wants. `--clients` clients over `--processes` allot
+// serve processes (built from `--root`) on one database allocate single values from one pool of
+// `--sizes` values with one strategy until it is full; then every client asks once more and must
+// be refused `409 ids.pool_exhausted`. Per database × size × strategy: allocations/s (of the
+// values the pool holds), latency p50/p99/max of the successful allocations, and whether
+// exhaustion was exact (every value handed out once, no 409 before the pool was full).
+//
+//   npm run build && npx tsx bench/hot-pools.ts
+//   npx tsx bench/hot-pools.ts --dialects postgres --sizes 4094 --strategies lowest --root /other/tree
+//
+// PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { jsonCaller, percentile, round1 } from './lib/api-calls.js';
+import { type Target, startAllot } from './lib/targets.js';
+
+const { values } = parseArgs({
+  options: {
+    dialects: { type: 'string', default: 'sqlite,postgres' },
+    sizes: { type: 'string', default: '100,4094' },
+    strategies: { type: 'string', default: 'lowest,random,highest,next_after_last' },
+    clients: { type: 'string', default: '48' },
+    processes: { type: 'string', default: '3' },
+    root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
+    out: { type: 'string' },
+  },
+});
+const DIALECTS = values.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
+const SIZES = values.sizes!.split(',').map(Number);
+const STRATEGIES = values.strategies!.split(',');
+const CLIENTS = Number(values.clients);
+const call = jsonCaller({ 'x-auth-token': 'admin' });
+
+/** One pool of `size` values filled by every client with `strategy`, then asked once more by each. */
+async function fill(bases: string[], pool: string, size: number, strategy: string) {
+  const made = await call(bases[0]!, 'POST', '/pools', { name: pool, kind: 'integer', ranges: [`1-${size}`], strategy });
+  if (made.status !== 201) throw new Error(`pool: ${made.status} ${JSON.stringify(made.body)}`);
+  const latencies: number[] = [];
+  const values = new Set<number>();
+  let duplicates = 0;
+  let exhaustedEarly = 0;
+  let other = 0;
+  let n = 0;
+  let inFlight = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, c) => {
+      const base = bases[c % bases.length]!;
+      for (;;) {
+        const owner = `o-${n++}`;
+        inFlight++;
+        const res = await call(base, 'POST', `/pools/${pool}/allocations`, { owner });
+        inFlight--;
+        if (res.status === 201) {
+          latencies.push(res.ms);
+          if (values.has(res.body.value)) duplicates++;
+          values.add(res.body.value);
+          continue;
+        }
+        if (res.status === 409 && res.body?.code === 'ids.pool_exhausted') {
+          // early only if the pool could not be full yet: not even with every request still in
+          // flight (answers not read yet) holding a value
+          if (values.size + inFlight < size) exhaustedEarly++;
+          return;
+        }
+        other++;
+        return;
+      }
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    size,
+    strategy,
+    allocations: values.size,
+    seconds: round1(seconds),
+    allocationsPerSecond: round1(values.size / seconds),
+    latencyMs: { p50: round1(percentile(latencies, 50)), p99: round1(percentile(latencies, 99)), max: round1(latencies[latencies.length - 1] ?? 0) },
+    exact: duplicates === 0 && exhaustedEarly === 0 && other === 0 && values.size === size,
+    ...(duplicates || exhaustedEarly || other ? { duplicates, exhaustedEarly, otherAnswers: other } : {}),
+  };
+}
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-bench-hot-pools-'));
+const postgres = DIALECTS.includes('postgres') && !process.env.DATABASE_URL ? await startEmbeddedPostgres() : null;
+const pgAdmin = process.env.DATABASE_URL ?? postgres?.adminUrl;
+const results: Array<Record<string, unknown>> = [];
+try {
+  for (const dialect of DIALECTS) {
+    // SQLite is one writer: one process (several would queue on its file lock, not on allot)
+    const processes = dialect === 'sqlite' ? 1 : Number(values.processes);
+    const db = dialect === 'sqlite' ? `sqlite:${path.join(dir, 'hot.db')}` : await createTestDatabase(pgAdmin!, 'allot_bench');
+    const servers: Target[] = [];
+    const bases: string[] = [];
+    try {
+      for (let i = 0; i < processes; i++) {
+        const port = await freePort();
+        servers.push(await startAllot({ name: `allot-${dialect}-${i}`, root: path.resolve(values.root!), db, logDir: dir, mainPort: port }));
+        bases.push(`http://127.0.0.1:${port}/ids/v1`);
+      }
+      // warm-up (V8's JIT, the connections' prepared statements), not measured
+      await fill(bases, 'warmup', 2000, 'lowest');
+      for (const size of SIZES) {
+        for (const strategy of STRATEGIES) {
+          const r = { db: dialect, processes, clients: CLIENTS, ...(await fill(bases, `hot-${size}-${strategy}`, size, strategy)) };
+          results.push(r);
+          process.stderr.write(`${JSON.stringify(r)}\n`);
+        }
+      }
+    } finally {
+      for (const s of servers) await s.stop();
+    }
+  }
+} finally {
+  await postgres?.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const document = {
+  benchmark: 'hot-pools',
+  what: `${CLIENTS} clients over ${values.processes} allot serve processes (SQLite: 1) fill one integer pool of each size with one strategy until it is full, then each is refused once; allocations/s of the pool's values, latency of the successful allocations, exact = every value once and no exhaustion before full`,
+  loadAverage: os.loadavg().map(round1),
+  machine: { cpus: os.cpus().length, node: process.version },
+  results,
+};
+if (values.out) writeFileSync(values.out, `${JSON.stringify(document, null, 2)}\n`);
+console.log(JSON.stringify(document, null, 2));
