@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { IronicClient, availableNode } from '../baremetal/helpers.js';
+import { installAllocationChanges, readAllocationChanges } from './allocation-changes.js';
 import { type Verdict, check } from './checker.js';
 import type { History, Snapshot } from './history.js';
 import { ChaosNetwork, destroyNamespaces } from './network.js';
@@ -267,6 +268,8 @@ async function inner(options: Options, dir: string): Promise<number> {
     await allot.start(); // one at a time: the first migrates
   }
   log(`PostgreSQL at ${postgres.machine.ip}, allot at ${allots.map((a) => a.machine.ip).join(', ')}`);
+  // which process writes each change of a bare-metal allocation (the fencing rule's evidence)
+  await installAllocationChanges(postgres.url('allot'));
 
   // fixtures
   const fixtures = await makeFixtures(allots[0]!.url);
@@ -333,10 +336,12 @@ async function inner(options: Options, dir: string): Promise<number> {
   snapshotting = false;
   await snapshotter;
   const final = await takeSnapshot(postgres.url('allot'), scope, now, 30_000);
+  const conductors = Object.fromEntries(allots.map((a, i) => [a.machine.ip, `chaos-${i}`]));
   const history: History = {
     ops: workload.ops,
     snapshots,
     final,
+    allocationChanges: await readAllocationChanges(postgres.url('allot'), fixtures.resourceClass, conductors),
     fixtures: { providers: fixtures.providers, nodes: fixtures.nodes, poolSize: fixtures.poolSize, sharedConsumers: fixtures.sharedConsumers },
   };
   // what the conductors say they took over from each other (the zombies' work)
@@ -547,6 +552,10 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
     `# operations: ${verdict.counts.ops} (${Object.entries(verdict.counts.byOutcome)
       .map(([o, n]) => `${o} ${n}`)
       .join(', ')}), ${verdict.counts.snapshots} snapshots, ${verdict.counts.objects} objects`,
+  );
+  const fencing = verdict.counts.fencing;
+  console.log(
+    `# bare-metal allocation changes recorded: ${fencing.changes} (${fencing.takeOvers} take-overs, ${fencing.finishes} finishes or other conductor writes, each judged by its writer)`,
   );
   for (const [kind, outcomes] of Object.entries(verdict.counts.byApiKind).sort())
     console.log(
