@@ -163,6 +163,18 @@ describe('the chaos checker', () => {
       assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 6_000, null), allocate('o2|', 6_100)])), []);
     });
 
+    test('a snapshot still holding the row of a reservation whose lease ran out shows it gone, as every reader sees it', () => {
+      const wall = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+      const withRow = (expiresAtMs: number) =>
+        history(
+          [allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 6_000, null)],
+          [{ ...snapshot(6_500, { values: { 'o1|': { ...reserved(7), expiresAt: wall(expiresAtMs) } } }), wallClock: wall(6_500) }],
+        );
+      assert.deepEqual(rules(withRow(5_010)), []);
+      // a row whose lease has not run out by the database's clock is there: it came back after the read
+      caught(withRow(9_000), 'came-back');
+    });
+
     // An allocation whose answer was lost applied, its lease ran out, and the client's retry made a
     // new allocation for the same owner: version 1 again, another value.
     const retriedAfterExpiry = (more: Op[] = []) =>

@@ -156,7 +156,13 @@ function snapshotStates(s: Snapshot): Map<string, State> {
       `baremetal ${name}`,
       a.state === 'allocating' ? { version: 1, value: { state: 'allocating' } } : { version: 2, value: { state: a.state, node: a.node } },
     );
-  for (const [key, a] of Object.entries(s.ids.allocations)) states.set(`ids ${key}`, { version: a.version, value: { value: a.value, state: a.state } });
+  // a reservation whose lease ran out is gone for every reader (allot hides it, a new allocation may
+  // take its value), though its row stays until the pool's worker removes it
+  const now = s.wallClock === undefined ? null : Date.parse(s.wallClock);
+  for (const [key, a] of Object.entries(s.ids.allocations)) {
+    if (now !== null && a.expiresAt !== null && Date.parse(a.expiresAt) <= now) continue;
+    states.set(`ids ${key}`, { version: a.version, value: { value: a.value, state: a.state } });
+  }
   return states;
 }
 

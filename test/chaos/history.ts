@@ -49,6 +49,8 @@ export interface Op {
 export interface Snapshot {
   invoke: number;
   complete: number;
+  /** the database's wall clock at that moment (ISO; absent in older histories) */
+  wallClock?: string;
   placement: {
     /** provider uuid → capacity, the `used` counter, and its generation */
     providers: Record<string, { capacity: number; used: number; generation: number }>;
