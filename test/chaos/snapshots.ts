@@ -24,7 +24,7 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
   try {
     await client.connect();
     await client.query('begin isolation level repeatable read read only');
-    const clock = await client.query(`select to_json(now())#>>'{}' as now`);
+    const clock = await client.query('select now() as now');
     const providers = await client.query(
       `select rp.uuid, rp.generation, i.total, i.reserved, i.allocation_ratio, i.used
          from resource_providers rp
