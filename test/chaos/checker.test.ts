@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { check } from './checker.js';
-import type { History, Op, Snapshot, State } from './history.js';
+import type { AllocationChange, AllocationRow, History, Op, Snapshot, State } from './history.js';
 
 const RP = 'rp-1';
 const RP2 = 'rp-2';
@@ -163,6 +163,18 @@ describe('the chaos checker', () => {
       assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 6_000, null), allocate('o2|', 6_100)])), []);
     });
 
+    test('a snapshot still holding the row of a reservation whose lease ran out shows it gone, as every reader sees it', () => {
+      const wall = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+      const withRow = (expiresAtMs: number) =>
+        history(
+          [allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 6_000, null)],
+          [{ ...snapshot(6_500, { values: { 'o1|': { ...reserved(7), expiresAt: wall(expiresAtMs) } } }), wallClock: wall(6_500) }],
+        );
+      assert.deepEqual(rules(withRow(5_010)), []);
+      // a row whose lease has not run out by the database's clock is there: it came back after the read
+      caught(withRow(9_000), 'came-back');
+    });
+
     // An allocation whose answer was lost applied, its lease ran out, and the client's retry made a
     // new allocation for the same owner: version 1 again, another value.
     const retriedAfterExpiry = (more: Op[] = []) =>
@@ -187,6 +199,75 @@ describe('the chaos checker', () => {
       // and one allocation showing two values at one version, with no absence between, is still caught
       const twoValues = history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 1_000, { version: 1, value: { value: 4, state: 'reserved' } })]);
       caught(twoValues, 'two-states-one-version');
+    });
+  });
+
+  describe('fencing: the bare-metal allocations’ change log', () => {
+    let seq = 0;
+    const row = (state: string, conductor: string, node: number | null = null): AllocationRow => ({ state, conductor, node, error: null });
+    const change = (writer: string, op: AllocationChange['op'], before: AllocationRow | null, after: AllocationRow | null, uuid = 'u1'): AllocationChange => ({
+      seq: ++seq,
+      writer,
+      op,
+      uuid,
+      before,
+      after,
+    });
+    const created = (by: string, uuid = 'u1') => change(by, 'INSERT', null, row('allocating', by), uuid);
+    const takeOver = (from: string, to: string) => change(to, 'UPDATE', row('allocating', from), row('allocating', to));
+    const finish = (by: string, conductor: string, node: number, before = row('allocating', conductor)) =>
+      change(by, 'UPDATE', before, row('active', conductor, node));
+    const withChanges = (changes: AllocationChange[]): History => ({ ...history([]), allocationChanges: changes });
+
+    test('take-overs, finishes by the conductor of the moment, a conductor that took one back, and writes that are anybody’s pass', () => {
+      const verdict = check(
+        withChanges([
+          // created by chaos-1, taken over by chaos-0, finished by chaos-0
+          created('chaos-1'),
+          takeOver('chaos-1', 'chaos-0'),
+          finish('chaos-0', 'chaos-0', 1),
+          // chaos-1 loses one to chaos-2 and takes it back, then finishes it
+          created('chaos-1', 'u2'),
+          { ...takeOver('chaos-1', 'chaos-2'), uuid: 'u2' },
+          { ...takeOver('chaos-2', 'chaos-1'), uuid: 'u2' },
+          { ...finish('chaos-1', 'chaos-1', 2), uuid: 'u2' },
+          // its node deleted (through another process) unbinds it; a client deletes it through a third
+          { ...change('chaos-0', 'UPDATE', row('active', 'chaos-1', 2), row('active', 'chaos-1')), uuid: 'u2' },
+          { ...change('chaos-2', 'DELETE', row('active', 'chaos-1'), null), uuid: 'u2' },
+        ]),
+      );
+      assert.deepEqual(verdict.anomalies, []);
+      assert.deepEqual(verdict.counts.fencing, { changes: 9, takeOvers: 3, finishes: 2 });
+    });
+
+    test('an allocation taken over from a process and then finished by it is a fenced write, whether its successor had finished it or not', () => {
+      const beforeSuccessor = check(withChanges([created('chaos-1'), takeOver('chaos-1', 'chaos-0'), finish('chaos-1', 'chaos-0', 1)]));
+      assert.deepEqual(
+        beforeSuccessor.anomalies.map((a) => [a.rule, a.key]),
+        [['fenced-write', 'u1']],
+      );
+      assert.match(beforeSuccessor.anomalies[0]!.detail, /taken over from chaos-1 by chaos-0 \(change #\d+\), then written by its old conductor/);
+      const afterSuccessor = withChanges([
+        created('chaos-1'),
+        takeOver('chaos-1', 'chaos-0'),
+        finish('chaos-0', 'chaos-0', 1),
+        finish('chaos-1', 'chaos-0', 2, row('active', 'chaos-0', 1)),
+      ]);
+      assert.deepEqual(rules(afterSuccessor), ['fenced-write']);
+      // failing it (state error, no node) is a write as much as finishing it
+      const failed = change('chaos-1', 'UPDATE', row('allocating', 'chaos-0'), { state: 'error', conductor: 'chaos-0', node: null, error: 'no node' });
+      assert.deepEqual(rules(withChanges([created('chaos-1'), takeOver('chaos-1', 'chaos-0'), failed])), ['fenced-write']);
+    });
+
+    test('a conductor moved by other than its taker, a finish by a process that never held it, and one finished twice', () => {
+      assert.deepEqual(rules(withChanges([created('chaos-1'), change('chaos-2', 'UPDATE', row('allocating', 'chaos-1'), row('allocating', 'chaos-0'))])), [
+        'fenced-write',
+      ]);
+      assert.deepEqual(rules(withChanges([created('chaos-1'), finish('chaos-2', 'chaos-1', 1)])), ['fenced-write']);
+      assert.deepEqual(
+        rules(withChanges([created('chaos-1'), finish('chaos-1', 'chaos-1', 1), finish('chaos-1', 'chaos-1', 2, row('active', 'chaos-1', 1))])),
+        ['finished-twice'],
+      );
     });
   });
 

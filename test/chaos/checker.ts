@@ -30,7 +30,14 @@
 // identifier value with two holders. Every snapshot: usages equal the sum of allocations, nodes and
 // allocations point at each other, a pool's counters equal its rows. Provider generations never go
 // backwards in what any client saw. Every unknown outcome is resolved from what was observed.
-import type { History, Op, Snapshot, State } from './history.js';
+//
+// Fencing, from the change log of the bare-metal allocations (which process wrote each change, in
+// the order the changes of one row happened): a conductor's write — one that finishes an
+// allocation (its state, node or error) or changes its conductor — is made only by the process
+// that is its conductor at that moment, and a finish only of an allocation still allocating.
+// So an allocation taken over from a process is never finished or changed by that process after
+// the take-over (unless it took it back), and none is finished twice.
+import type { AllocationChange, AllocationRow, History, Op, Snapshot, State } from './history.js';
 
 export interface Anomaly {
   rule: string;
@@ -57,7 +64,15 @@ export interface UnknownResolved {
 export interface Verdict {
   anomalies: Anomaly[];
   unknowns: UnknownResolved[];
-  counts: { ops: number; byOutcome: Record<string, number>; byApiKind: Record<string, Record<string, number>>; snapshots: number; objects: number };
+  counts: {
+    ops: number;
+    byOutcome: Record<string, number>;
+    byApiKind: Record<string, Record<string, number>>;
+    snapshots: number;
+    objects: number;
+    /** the bare-metal allocations' change log: changes recorded, take-overs and finishes (or other conductor writes) among them */
+    fencing: { changes: number; takeOvers: number; finishes: number };
+  };
 }
 
 interface Observation {
@@ -114,6 +129,7 @@ export function check(history: History): Verdict {
   checkValues(objects, end, flag);
   for (const [i, s] of snapshots.entries()) checkSnapshot(s, i === snapshots.length - 1 && history.final !== null, flag);
   checkProviderGenerations(history, snapshots, flag);
+  const fencing = checkFencing(history.allocationChanges ?? [], flag);
 
   const byOutcome: Record<string, number> = {};
   const byApiKind: Record<string, Record<string, number>> = {};
@@ -122,7 +138,7 @@ export function check(history: History): Verdict {
     const k = (byApiKind[`${op.api} ${op.kind}`] ??= {});
     k[op.outcome] = (k[op.outcome] ?? 0) + 1;
   }
-  return { anomalies, unknowns, counts: { ops: history.ops.length, byOutcome, byApiKind, snapshots: snapshots.length, objects: objects.size } };
+  return { anomalies, unknowns, counts: { ops: history.ops.length, byOutcome, byApiKind, snapshots: snapshots.length, objects: objects.size, fencing } };
 }
 
 // ---- objects -----------------------------------------------------------------------------------
@@ -140,7 +156,13 @@ function snapshotStates(s: Snapshot): Map<string, State> {
       `baremetal ${name}`,
       a.state === 'allocating' ? { version: 1, value: { state: 'allocating' } } : { version: 2, value: { state: a.state, node: a.node } },
     );
-  for (const [key, a] of Object.entries(s.ids.allocations)) states.set(`ids ${key}`, { version: a.version, value: { value: a.value, state: a.state } });
+  // a reservation whose lease ran out is gone for every reader (allot hides it, a new allocation may
+  // take its value), though its row stays until the pool's worker removes it
+  const now = s.wallClock === undefined ? null : Date.parse(s.wallClock);
+  for (const [key, a] of Object.entries(s.ids.allocations)) {
+    if (now !== null && a.expiresAt !== null && Date.parse(a.expiresAt) <= now) continue;
+    states.set(`ids ${key}`, { version: a.version, value: { value: a.value, state: a.state } });
+  }
   return states;
 }
 
@@ -560,4 +582,55 @@ function checkProviderGenerations(history: History, snapshots: Snapshot[], flag:
         flag('generation-went-back', rp, `${highest.source} saw generation ${highest.generation}, later ${o.source} saw ${o.generation}`);
     }
   }
+}
+
+// ---- fencing -------------------------------------------------------------------------------------
+
+const showRow = (r: AllocationRow) => `${r.state}${r.node === null ? '' : ` on node #${r.node}`}, conductor ${r.conductor}`;
+
+/**
+ * No write from a fenced process: per allocation, in the order its changes happened, a change of
+ * its conductor is a take-over (of an allocation still allocating, by the taker, for itself), and
+ * a finish (state, node or error changed) is made by the allocation's conductor of that moment,
+ * from `allocating`. Changes of neither kind — a client's PATCH of name or extra, a deleted node
+ * unbinding it (node to none and nothing else), its deletion — are anybody's to make.
+ */
+function checkFencing(changes: AllocationChange[], flag: Flag): Verdict['counts']['fencing'] {
+  const counts = { changes: changes.length, takeOvers: 0, finishes: 0 };
+  const byAllocation = new Map<string, AllocationChange[]>();
+  for (const c of changes) byAllocation.set(c.uuid, [...(byAllocation.get(c.uuid) ?? []), c]);
+  for (const [uuid, list] of byAllocation) {
+    // the last take-over from each conductor (cleared when it takes the allocation back)
+    const takenFrom = new Map<string | null, AllocationChange>();
+    for (const c of list.sort((a, b) => a.seq - b.seq)) {
+      if (c.op !== 'UPDATE') continue;
+      const before = c.before!;
+      const after = c.after!;
+      const by = c.writer ?? 'an unknown writer';
+      const movedConductor = before.conductor !== after.conductor;
+      const finished = before.state !== after.state || before.error !== after.error || (before.node !== after.node && after.node !== null);
+      const what = `change #${c.seq} by ${by} (${showRow(before)} → ${showRow(after)})`;
+      if (movedConductor && !finished && before.state === 'allocating' && after.conductor === c.writer) {
+        takenFrom.set(before.conductor, c);
+        takenFrom.delete(c.writer);
+        counts.takeOvers++;
+        continue;
+      }
+      if (!movedConductor && !finished) continue;
+      counts.finishes++;
+      if (c.writer !== before.conductor) {
+        const took = takenFrom.get(c.writer);
+        flag(
+          'fenced-write',
+          uuid,
+          took
+            ? `taken over from ${c.writer} by ${took.writer} (change #${took.seq}), then written by its old conductor: ${what}`
+            : `written by a process that was not its conductor: ${what}`,
+          [],
+        );
+      } else if (movedConductor) flag('fenced-write', uuid, `its conductor moved by other than a take-over: ${what}`);
+      else if (before.state !== 'allocating') flag('finished-twice', uuid, `finished again after it had finished: ${what}`);
+    }
+  }
+  return counts;
 }

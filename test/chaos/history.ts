@@ -49,6 +49,8 @@ export interface Op {
 export interface Snapshot {
   invoke: number;
   complete: number;
+  /** the database's wall clock at that moment (ISO; absent in older histories) */
+  wallClock?: string;
   placement: {
     /** provider uuid → capacity, the `used` counter, and its generation */
     providers: Record<string, { capacity: number; used: number; generation: number }>;
@@ -69,11 +71,41 @@ export interface Snapshot {
   };
 }
 
+/** A bare-metal allocation's row as one change left it (or found it). */
+export interface AllocationRow {
+  state: string;
+  /** its conductor (conductor_affinity) */
+  conductor: string | null;
+  /** the node's id */
+  node: number | null;
+  /** last_error */
+  error: string | null;
+}
+
+/**
+ * One change of a bare-metal allocation's row, as PostgreSQL recorded it in the transaction that
+ * made it (allocation-changes.ts): committed exactly when the change was, numbered in the order
+ * the changes of one row happened.
+ */
+export interface AllocationChange {
+  seq: number;
+  /** the conductor of the allot process whose connection made it (null: unknown) */
+  writer: string | null;
+  op: 'INSERT' | 'UPDATE' | 'DELETE';
+  uuid: string;
+  /** null for an insert */
+  before: AllocationRow | null;
+  /** null for a delete */
+  after: AllocationRow | null;
+}
+
 export interface History {
   ops: Op[];
   snapshots: Snapshot[];
   /** the state once every fault healed and every allocation settled */
   final: Snapshot | null;
+  /** every change of the workload's bare-metal allocations, with its writer (absent: not recorded) */
+  allocationChanges?: AllocationChange[];
   /** the fixtures the workload ran on */
   fixtures: { providers: Record<string, number>; nodes: string[]; poolSize: number; sharedConsumers: string[] };
 }

@@ -73,6 +73,20 @@ export class ChaosPostgres {
     return this.child?.pid ?? null;
   }
 
+  get describe(): string {
+    return `PostgreSQL at ${this.machine.ip}`;
+  }
+
+  get logs(): string[] {
+    return [this.log];
+  }
+
+  /** After the faults: running, and not frozen. */
+  async recover(): Promise<void> {
+    this.freeze(false);
+    if (!this.pid) await this.start();
+  }
+
   async start(): Promise<void> {
     const logFrom = existsSync(this.log) ? readFileSync(this.log).length : 0;
     const child = launch(

@@ -1,9 +1,10 @@
 // `npm run test:chaos`: allot under partitions, pauses, crashes and clock skew, judged on its history.
 //
-//   npm run test:chaos -- [--seed N] [--minutes M] [--replay RUN.json] [--allot-dist DIR] [--keep]
+//   npm run test:chaos -- [--seed N] [--minutes M] [--replay RUN.json] [--allot-dist DIR] [--keep] [--patroni]
 //   npm run test:chaos -- --check HISTORY.json      (check a saved history again; runs nothing)
 //
-// Three `allot serve` processes (from dist/) and one PostgreSQL, each in a network namespace of its
+// Three `allot serve` processes (from dist/) and one PostgreSQL (with --patroni: a Patroni pair with
+// etcd and an HAProxy beside each client, patroni.ts; failovers join the faults), each in a network namespace of its
 // own joined by a bridge in another (network.ts), take the workload of workload.ts from a fifth
 // namespace — the clients, and this process with them — for M minutes while a seeded schedule of
 // faults (schedule.ts) hits them; then every fault is healed, bare-metal allocations are left to
@@ -24,11 +25,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { IronicClient, availableNode } from '../baremetal/helpers.js';
+import { installAllocationChanges, readAllocationChanges } from './allocation-changes.js';
 import { type Verdict, check } from './checker.js';
 import type { History, Snapshot } from './history.js';
 import { ChaosNetwork, destroyNamespaces } from './network.js';
+import { ChaosPatroni, missingPatroniPackages } from './patroni.js';
 import { ChaosAllot, ChaosPostgres, FAKETIME_LIB } from './processes.js';
-import { type Fault, type FaultKind, Rng, makeSchedule } from './schedule.js';
+import { type Fault, type FaultKind, PATRONI_FAULT_KINDS, Rng, makeSchedule } from './schedule.js';
 import { takeSnapshot } from './snapshots.js';
 import { type Fixtures, Workload } from './workload.js';
 
@@ -36,7 +39,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const PROCESSES = 3;
-const MACHINES = ['pg', ...Array.from({ length: PROCESSES }, (_, i) => `a${i}`), 'client'];
+const ALLOTS = Array.from({ length: PROCESSES }, (_, i) => `a${i}`);
+/** the database's machines: one PostgreSQL, or (--patroni) two Patroni members and etcd */
+const databaseMachines = (patroni: boolean) => (patroni ? ['pg1', 'pg2', 'etcd'] : ['pg']);
+const machines = (patroni: boolean) => [...databaseMachines(patroni), ...ALLOTS, 'client'];
 /** allot's settings: short bounds, so that each fault plays out in seconds */
 const TIMING = {
   connectTimeoutS: 2,
@@ -68,6 +74,7 @@ interface Options {
   keep: boolean;
   inside: string | null;
   out: string;
+  patroni: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -80,6 +87,7 @@ function parseArgs(argv: string[]): Options {
     keep: false,
     inside: null,
     out: path.join(os.tmpdir(), 'allot-chaos-results'),
+    patroni: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -95,6 +103,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--allot-dist') o.allotDist = path.resolve(value());
     else if (a === '--out') o.out = path.resolve(value());
     else if (a === '--keep') o.keep = true;
+    else if (a === '--patroni') o.patroni = true;
     else if (a === '--inside') o.inside = value();
     else throw new Error(`unknown argument ${a}`);
   }
@@ -109,6 +118,8 @@ interface RunRecord {
   seconds: number;
   schedule: Fault[];
   timing: typeof TIMING;
+  /** the database was a Patroni pair (--patroni) */
+  patroni?: boolean;
   slowLink?: string;
   /** what was done, when (ms after the load started) */
   faultLog?: Array<
@@ -120,6 +131,8 @@ interface RunRecord {
       /** pause-allocating: the allocation the paused process's worker held, and whether another conductor took it over meanwhile */
       held?: string | null;
       takenOver?: boolean;
+      /** failover: what happened */
+      outcome?: string;
     }
   >;
   startedAt?: string;
@@ -138,6 +151,9 @@ function outer(options: Options): Promise<number> {
   if (missing.length) throw new Error(`missing programs: ${missing.map(([b, p]) => `${b} (${p})`).join(', ')}`);
   if (!existsSync(FAKETIME_LIB)) throw new Error(`${FAKETIME_LIB} is missing: apt-get install faketime`);
   if (!existsSync(path.join(options.allotDist, 'cli/main.js'))) throw new Error(`${options.allotDist}/cli/main.js is missing: npm run build`);
+  const patroni = options.patroni || (options.replay !== null && (JSON.parse(readFileSync(options.replay, 'utf8')) as RunRecord).patroni === true);
+  const missingHa = patroni ? missingPatroniPackages() : [];
+  if (missingHa.length) throw new Error(`--patroni needs the Debian packages ${missingHa.join(', ')}`);
 
   const prefix = `allot-chaos-${process.pid}`;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-chaos-'));
@@ -153,10 +169,10 @@ function outer(options: Options): Promise<number> {
   process.once('exit', cleanUp);
 
   return (async () => {
-    const network = new ChaosNetwork(prefix, MACHINES);
+    const network = new ChaosNetwork(prefix, machines(patroni));
     await network.create();
     const client = network.machine('client');
-    const args = [...process.argv.slice(2), '--inside', dir];
+    const args = [...process.argv.slice(2), ...(patroni && !options.patroni ? ['--patroni'] : []), '--inside', dir];
     const inner = spawn('ip', ['netns', 'exec', client.ns, process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), ...args], {
       stdio: 'inherit',
       cwd: root,
@@ -179,8 +195,9 @@ function outer(options: Options): Promise<number> {
 // ---- the inner process: everything else, from the clients' namespace -----------------------------
 
 async function inner(options: Options, dir: string): Promise<number> {
-  const network = new ChaosNetwork(`allot-chaos-${process.ppid}`, MACHINES);
   const replayed: RunRecord | null = options.replay ? JSON.parse(readFileSync(options.replay, 'utf8')) : null;
+  const patroni = replayed?.patroni ?? options.patroni;
+  const network = new ChaosNetwork(`allot-chaos-${process.ppid}`, machines(patroni));
   const seed = replayed?.seed ?? options.seed;
   const seconds = replayed?.seconds ?? Math.round(options.minutes * 60);
   const rng = new Rng(seed);
@@ -192,8 +209,18 @@ async function inner(options: Options, dir: string): Promise<number> {
       heartbeatTimeoutS: TIMING.heartbeatTimeoutS,
       statementBoundS: STATEMENT_BOUND_S,
       delayedWorkers: ALLOCATION_DELAYS_S.flatMap((delay, i) => (delay > 0 ? [i] : [])),
+      ...(patroni ? { kinds: PATRONI_FAULT_KINDS } : {}),
     });
-  const record: RunRecord = { seed, seconds, schedule, timing: TIMING, slowLink: network.slowKind, faultLog: [], startedAt: new Date().toISOString() };
+  const record: RunRecord = {
+    seed,
+    seconds,
+    schedule,
+    timing: TIMING,
+    ...(patroni ? { patroni } : {}),
+    slowLink: network.slowKind,
+    faultLog: [],
+    startedAt: new Date().toISOString(),
+  };
   const t0 = performance.now();
   const now = () => performance.now() - t0;
   const log = (line: string) => console.log(`# ${(now() / 1000).toFixed(1).padStart(7)} s  ${line}`);
@@ -201,7 +228,14 @@ async function inner(options: Options, dir: string): Promise<number> {
     `seed ${seed}, ${seconds} s of load, ${schedule.length} faults scheduled${replayed ? ` (replaying ${options.replay})` : ''}; slow links by ${network.slowKind}`,
   );
 
-  const postgres = new ChaosPostgres(network.machine('pg'), path.join(dir, 'pg'));
+  const postgres: ChaosDatabase = patroni
+    ? new ChaosPatroni(
+        path.join(dir, 'pg'),
+        [network.machine('pg1'), network.machine('pg2')],
+        network.machine('etcd'),
+        [...ALLOTS, 'client'].map((m) => network.machine(m)),
+      )
+    : new ChaosPostgres(network.machine('pg'), path.join(dir, 'pg'));
   const allots: ChaosAllot[] = [];
   let aborted = false;
   const stopEverything = async () => {
@@ -266,7 +300,9 @@ async function inner(options: Options, dir: string): Promise<number> {
     allots.push(allot);
     await allot.start(); // one at a time: the first migrates
   }
-  log(`PostgreSQL at ${postgres.machine.ip}, allot at ${allots.map((a) => a.machine.ip).join(', ')}`);
+  log(`${postgres.describe}, allot at ${allots.map((a) => a.machine.ip).join(', ')}`);
+  // which process writes each change of a bare-metal allocation (the fencing rule's evidence)
+  await installAllocationChanges(postgres.url('allot'));
 
   // fixtures
   const fixtures = await makeFixtures(allots[0]!.url);
@@ -333,10 +369,12 @@ async function inner(options: Options, dir: string): Promise<number> {
   snapshotting = false;
   await snapshotter;
   const final = await takeSnapshot(postgres.url('allot'), scope, now, 30_000);
+  const conductors = Object.fromEntries(allots.map((a, i) => [a.machine.ip, `chaos-${i}`]));
   const history: History = {
     ops: workload.ops,
     snapshots,
     final,
+    allocationChanges: await readAllocationChanges(postgres.url('allot'), fixtures.resourceClass, conductors),
     fixtures: { providers: fixtures.providers, nodes: fixtures.nodes, poolSize: fixtures.poolSize, sharedConsumers: fixtures.sharedConsumers },
   };
   // what the conductors say they took over from each other (the zombies' work)
@@ -367,7 +405,7 @@ async function inner(options: Options, dir: string): Promise<number> {
   writeFileSync(path.join(out, 'verdict.json'), JSON.stringify(verdict, null, 1));
   if (failed || options.keep) {
     writeFileSync(path.join(out, 'history.json'), JSON.stringify(history));
-    for (const f of [...allots.map((a) => a.log), postgres.log]) if (existsSync(f)) cpSync(f, path.join(out, path.basename(f)));
+    for (const f of [...allots.map((a) => a.log), ...postgres.logs]) if (existsSync(f)) cpSync(f, path.join(out, path.basename(f)));
   }
   console.log(
     `# saved in ${out}${failed || options.keep ? ' (with the history and the logs)' : ''}; run it again: npm run test:chaos -- --replay ${path.join(out, 'run.json')}`,
@@ -421,9 +459,12 @@ async function makeFixtures(url: string): Promise<Fixtures> {
   return { providers, sharedConsumers: [randomUUID(), randomUUID()], resourceClass, nodes, pool, poolSize: POOL_SIZE, spec };
 }
 
+/** The database of a run: one PostgreSQL, or a Patroni pair (its faults act on the primary). */
+type ChaosDatabase = ChaosPostgres | ChaosPatroni;
+
 interface Cast {
   network: ChaosNetwork;
-  postgres: ChaosPostgres;
+  postgres: ChaosDatabase;
   allots: ChaosAllot[];
   now: () => number;
   log: (line: string) => void;
@@ -437,10 +478,14 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
   cast.record.faultLog!.push(entry);
   const a = fault.target >= 0 ? allots[fault.target]! : null;
   const name = `a${fault.target}`;
+  // a link to the database is a link to each of its machines
+  const toDatabase = async (act: (machine: string) => Promise<void>) => {
+    for (const m of postgres instanceof ChaosPatroni ? ['pg1', 'pg2'] : ['pg']) await act(m);
+  };
   const actions: Record<FaultKind, [() => Promise<void> | void, () => Promise<void> | void]> = {
-    partition: [() => network.partition(name, 'pg'), () => network.heal(name, 'pg')],
+    partition: [() => toDatabase((m) => network.partition(name, m)), () => toDatabase((m) => network.heal(name, m))],
     'client-partition': [() => network.partition('client', name), () => network.heal('client', name)],
-    loss: [() => network.loss(name, 'pg', fault.amount!), () => network.heal(name, 'pg')],
+    loss: [() => toDatabase((m) => network.loss(name, m, fault.amount!)), () => toDatabase((m) => network.heal(name, m))],
     slow: [() => network.slow(name, fault.amount!), () => network.unslow(name)],
     'pause-allot': [() => a!.pause(true), () => a!.pause(false)],
     'pause-allocating': [
@@ -454,6 +499,13 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
     'kill-allot': [() => a!.kill(), () => a!.start()],
     'kill-postgres': [() => postgres.kill(), () => postgres.start()],
     skew: [() => a!.skew(fault.amount!), () => a!.skew(0)],
+    failover: [
+      async () => {
+        if (!(postgres instanceof ChaosPatroni)) throw new Error('a failover needs --patroni');
+        entry.outcome = await postgres.failover(fault.amount === 1 ? 'crash' : 'switchover');
+      },
+      () => postgres.start(),
+    ],
   };
   const [start, heal] = actions[fault.kind];
   const what = `${fault.kind} ${fault.target >= 0 ? `allot ${fault.target}` : 'PostgreSQL'}${fault.amount !== undefined ? ` (${fault.amount})` : ''} for ${fault.duration} s`;
@@ -465,7 +517,7 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
       entry.takenOver = entry.held ? await takenOver(postgres, fault.target, entry.held, fault.duration * 1000) : false;
       log(`${what}: ${entry.held ? `held allocation ${entry.held}, ${entry.takenOver ? 'taken over' : 'NOT taken over'}` : 'held no allocation'}`);
     } else {
-      log(what);
+      log(`${what}${entry.outcome ? `: ${entry.outcome}` : ''}`);
       await sleep(fault.duration * 1000);
     }
     await heal();
@@ -478,7 +530,7 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
 }
 
 /** Bounded reads of the allot database by the harness (PostgreSQL may be frozen meanwhile). */
-async function queryAllot(postgres: ChaosPostgres, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+async function queryAllot(postgres: ChaosDatabase, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
   const client = new pg.Client({ connectionString: postgres.url('allot'), connectionTimeoutMillis: 1_000, query_timeout: 1_000 });
   try {
     await client.connect();
@@ -491,7 +543,7 @@ async function queryAllot(postgres: ChaosPostgres, sql: string, params: unknown[
 }
 
 /** Waits (at most `ms`) until allot process `target`'s worker holds an `allocating` allocation: its uuid, or null. */
-async function heldAllocation(postgres: ChaosPostgres, target: number, ms: number): Promise<string | null> {
+async function heldAllocation(postgres: ChaosDatabase, target: number, ms: number): Promise<string | null> {
   for (const until = Date.now() + ms; Date.now() < until; await sleep(50)) {
     const rows = await queryAllot(
       postgres,
@@ -504,7 +556,7 @@ async function heldAllocation(postgres: ChaosPostgres, target: number, ms: numbe
 }
 
 /** Waits (at most `ms`) until allocation `uuid` has left allot process `target` (another conductor took it over, or it is gone). */
-async function takenOver(postgres: ChaosPostgres, target: number, uuid: string, ms: number): Promise<boolean> {
+async function takenOver(postgres: ChaosDatabase, target: number, uuid: string, ms: number): Promise<boolean> {
   for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
     const rows = await queryAllot(postgres, 'select conductor_affinity from baremetal_allocations where uuid = $1', [uuid]);
     if (rows[0] && rows[0].conductor_affinity !== `chaos-${target}`) return true;
@@ -512,10 +564,9 @@ async function takenOver(postgres: ChaosPostgres, target: number, uuid: string, 
   return false;
 }
 
-async function healEverything(network: ChaosNetwork, postgres: ChaosPostgres, allots: ChaosAllot[], log: (line: string) => void): Promise<void> {
+async function healEverything(network: ChaosNetwork, postgres: ChaosDatabase, allots: ChaosAllot[], log: (line: string) => void): Promise<void> {
   await network.healAll();
-  postgres.freeze(false);
-  if (!postgres.pid) await postgres.start();
+  await postgres.recover();
   for (const a of allots) {
     a.pause(false);
     a.skew(0);
@@ -548,6 +599,10 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
       .map(([o, n]) => `${o} ${n}`)
       .join(', ')}), ${verdict.counts.snapshots} snapshots, ${verdict.counts.objects} objects`,
   );
+  const fencing = verdict.counts.fencing;
+  console.log(
+    `# bare-metal allocation changes recorded: ${fencing.changes} (${fencing.takeOvers} take-overs, ${fencing.finishes} finishes or other conductor writes, each judged by its writer)`,
+  );
   for (const [kind, outcomes] of Object.entries(verdict.counts.byApiKind).sort())
     console.log(
       `#   ${kind.padEnd(24)} ${Object.entries(outcomes)
@@ -575,7 +630,7 @@ async function main(): Promise<number> {
   if (options.check) {
     const history: History = JSON.parse(readFileSync(options.check, 'utf8'));
     const verdict = check(history);
-    report(verdict, { seed: 0, seconds: 0, schedule: [], timing: TIMING }, []);
+    report(verdict, { seed: 0, seconds: 0, schedule: [], timing: TIMING, faultLog: [] }, []);
     return verdict.anomalies.length ? 1 : 0;
   }
   return options.inside ? inner(options, options.inside) : outer(options);

@@ -81,7 +81,12 @@ export type FaultKind =
   /** SIGKILL PostgreSQL (postmaster and backends), start it again after the duration */
   | 'kill-postgres'
   /** move an allot process's wall clock by `skewS`, back to true time after the duration */
-  | 'skew';
+  | 'skew'
+  /**
+   * (--patroni only) fail the primary over to its synchronous standby: `patronictl switchover`
+   * (amount 0), or a crash of the primary's machine, its Patroni and its PostgreSQL (amount 1)
+   */
+  | 'failover';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'partition',
@@ -96,6 +101,9 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'skew',
 ];
 
+/** With --patroni: every kind, and failovers. */
+export const PATRONI_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, 'failover'];
+
 export interface Fault {
   kind: FaultKind;
   /** seconds after the load starts */
@@ -104,7 +112,7 @@ export interface Fault {
   duration: number;
   /** the allot process (index) it hits; -1 for PostgreSQL */
   target: number;
-  /** loss: the share dropped; slow: the delay (ms); skew: the offset (s) */
+  /** loss: the share dropped; slow: the delay (ms); skew: the offset (s); failover: 0 switchover, 1 crash */
   amount?: number;
 }
 
@@ -117,6 +125,8 @@ export interface ScheduleSettings {
   statementBoundS: number;
   /** the allot processes whose allocations wait in their worker for a while (--allocation-delay): pause-allocating's targets */
   delayedWorkers: readonly number[];
+  /** the kinds to draw from (FAULT_KINDS when not given) */
+  kinds?: readonly FaultKind[];
 }
 
 /**
@@ -131,9 +141,9 @@ export function makeSchedule(rng: Rng, s: ScheduleSettings): Fault[] {
   let deck: FaultKind[] = [];
   const end = s.seconds - 20;
   for (let at = 8; at < end; at += rng.between(3, 9)) {
-    if (deck.length === 0) deck = shuffle(rng, [...FAULT_KINDS]);
+    if (deck.length === 0) deck = shuffle(rng, [...(s.kinds ?? FAULT_KINDS)]);
     const kind = deck.pop()!;
-    const onPostgres = kind === 'pause-postgres' || kind === 'kill-postgres';
+    const onPostgres = kind === 'pause-postgres' || kind === 'kill-postgres' || kind === 'failover';
     const free = onPostgres ? [-1] : kind === 'pause-allocating' ? [...s.delayedWorkers] : Array.from({ length: s.processes }, (_, i) => i);
     // one allot process is left alone at any moment: somebody must be able to take work over
     const allotBusy = [...busyUntil].filter(([t, until]) => t >= 0 && until > at).length;
@@ -144,6 +154,7 @@ export function makeSchedule(rng: Rng, s: ScheduleSettings): Fault[] {
     if (kind === 'loss') fault.amount = round(rng.between(0.1, 0.5));
     if (kind === 'slow') fault.amount = Math.round(rng.between(50, 400));
     if (kind === 'skew') fault.amount = round((rng.chance(0.5) ? 1 : -1) * rng.between(0.5, 2.5) * s.heartbeatTimeoutS);
+    if (kind === 'failover') fault.amount = rng.int(2);
     if (fault.at + fault.duration > end) continue;
     faults.push(fault);
     busyUntil.set(target, fault.at + fault.duration + 2);
@@ -172,6 +183,9 @@ function duration(rng: Rng, kind: FaultKind, s: ScheduleSettings): number {
       return rng.between(0.5, 4);
     case 'skew':
       return rng.between(5, 20);
+    case 'failover':
+      // how long the cluster gets afterwards before the next fault on it
+      return rng.between(5, 15);
   }
 }
 

@@ -24,6 +24,7 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
   try {
     await client.connect();
     await client.query('begin isolation level repeatable read read only');
+    const clock = await client.query('select now() as now');
     const providers = await client.query(
       `select rp.uuid, rp.generation, i.total, i.reserved, i.allocation_ratio, i.used
          from resource_providers rp
@@ -66,6 +67,7 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
     const snapshot: Snapshot = {
       invoke,
       complete,
+      wallClock: new Date(clock.rows[0].now).toISOString(),
       placement: { providers: {}, consumers: {} },
       baremetal: { allocations: {}, nodes: {} },
       ids: { allocations: {}, pool: { total: 0, used: 0, allocationCount: 0, free: 0 } },
