@@ -23,7 +23,8 @@ import { referenceFile } from '../scripts/references.js';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { jsonCaller, makeNodes, percentile, round1 } from './lib/api-calls.js';
 import { statementsSent } from './lib/count-queries.mjs';
-import { startAllot } from './lib/targets.js';
+import { cpuMeter } from './lib/procfs.js';
+import { ownPostgresPids, startAllot } from './lib/targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -63,8 +64,11 @@ interface Target {
   db: string;
   backend: string;
   allocations: number;
-  /** `statements`: what the server has sent so far (null: not counted) */
-  start(concurrency: number): Promise<{ base: string; statements(): Promise<number | null>; close(): Promise<void> }>;
+  /**
+   * `statements`: what the server has sent so far (null: not counted); `roots`: the server's
+   * process and its PostgreSQL's, whose CPU is measured (empty: not measured)
+   */
+  start(concurrency: number): Promise<{ base: string; statements(): Promise<number | null>; roots(): number[]; close(): Promise<void> }>;
 }
 
 const counter = pathToFileURL(path.join(import.meta.dirname, 'lib/count-queries.mjs')).href;
@@ -95,7 +99,12 @@ function allotTarget(dialect: 'sqlite' | 'postgres', backend: 'database' | 'plac
           ...['--conductor-id', `bench-${process.pid}-${round}`, '--allocation-workers', String(workers), '--pool-size', String(workers + 8)],
         ],
       });
-      return { base: `http://127.0.0.1:${port}/baremetal`, statements: () => statementsSent(countFile), close: served.stop };
+      return {
+        base: `http://127.0.0.1:${port}/baremetal`,
+        statements: () => statementsSent(countFile),
+        roots: () => [served.pid, ...(dialect === 'postgres' ? ownPostgresPids() : [])],
+        close: served.stop,
+      };
     },
   };
 }
@@ -115,6 +124,7 @@ function realIronicTarget(script: string): Target {
       return {
         base: `http://127.0.0.1:${port}`,
         statements: async () => null,
+        roots: () => [],
         close: async () => {
           await execFileP('/usr/bin/python3', [script, 'stop', '--state-dir', stateDir], { timeout: 60_000 }).catch(() => {});
           rmSync(stateDir, { recursive: true, force: true });
@@ -149,6 +159,7 @@ async function measure(target: Target, concurrency: number) {
     })();
     let started = 0;
     const sent0 = await running.statements();
+    const meter = running.roots().length ? cpuMeter(running.roots) : null;
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -167,6 +178,7 @@ async function measure(target: Target, concurrency: number) {
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = meter?.per(ALLOCATIONS) ?? null;
     polling = false;
     await poller;
     const sentAfter = await running.statements();
@@ -192,6 +204,8 @@ async function measure(target: Target, concurrency: number) {
       allocationsPerSecond: round1(ALLOCATIONS / seconds),
       /** SQL statements allot sent per allocation while they ran (BEGIN/COMMIT, the worker and the poller's reads included; none for the real Ironic) */
       statementsPerAllocation: sent === null ? null : round1(sent / ALLOCATIONS),
+      /** CPU per allocation of the server (its poller's answers included), its PostgreSQL and this client (null for the real Ironic) */
+      cpu,
       /** POST sent → client saw `active` (includes up to POLL_MS of polling) */
       latencyMs: { p50: round1(percentile(latencies, 50)), p95: round1(percentile(latencies, 95)), max: round1(latencies[latencies.length - 1]!) },
       /** created_at → updated_at of the allocation: the server's own time from accept to active */

@@ -21,7 +21,8 @@ import { parseArgs } from 'node:util';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { statementsSent } from './lib/count-queries.mjs';
 import { jsonCaller, makeNodes, percentile, round1 } from './lib/api-calls.js';
-import { startAllot } from './lib/targets.js';
+import { cpuMeter } from './lib/procfs.js';
+import { ownPostgresPids, startAllot } from './lib/targets.js';
 
 const { values } = parseArgs({
   options: {
@@ -94,6 +95,7 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
     let started = 0;
     let failed = 0;
     const sent0 = await statementsSent(countFile);
+    const meter = cpuMeter(() => [served.pid, ...(dialect === 'postgres' ? ownPostgresPids() : [])]);
     const t0 = performance.now();
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -106,6 +108,7 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
       }),
     );
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = meter.per(RESERVATIONS);
     const sent1 = await statementsSent(countFile);
     latencies.sort((a, b) => a - b);
     return {
@@ -117,6 +120,8 @@ async function measure(dialect: 'sqlite' | 'postgres', backend: 'database' | 'pl
       seconds: round1(seconds),
       reservationsPerSecond: round1((RESERVATIONS - failed) / seconds),
       statementsPerReservation: sent0 === null || sent1 === null ? null : round1((sent1 - sent0) / RESERVATIONS),
+      /** CPU per reservation of the server, its PostgreSQL (null on SQLite) and this client */
+      cpu,
       latencyMs: { p50: round1(percentile(latencies, 50)), p95: round1(percentile(latencies, 95)), max: round1(latencies[latencies.length - 1]!) },
     };
   } finally {

@@ -9,6 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { buildProgram } from '../src/cli/program.js';
+import { COEFFICIENTS } from '../src/cli/sizing-model.js';
 import { CONFIG_ENV, OPTIONS, type OptionSpec, displayValue, fileKey, readConfigFile } from '../src/config.js';
 import { ALLOT_HA_ARGS, ALLOT_USER, DOCUMENTED, etcdArgs, haproxyConfig, patroniYaml } from './ha/layout.js';
 import { DOCUMENTED_LOAD_BALANCER, SHUTDOWN_DELAY_ARGS, loadBalancerConfig } from './ha/load-balancer.js';
@@ -107,6 +109,21 @@ describe('the documents', () => {
     }
   });
 
+  test("docs/operations.md's table of sizing coefficients is allot sizing's, every one with its values", () => {
+    const doc = read('docs/operations.md');
+    const section = doc.slice(doc.indexOf('## Capacity planning'), doc.indexOf('\n## ', doc.indexOf('## Capacity planning') + 1));
+    const cell = (text: string) => (text === '—' ? null : Number(text.replace(/ /g, '')));
+    const rows = section
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) => line.split('|').map((c) => c.trim()))
+      .map((cells) => ({ name: cells[1]!.replace(/`/g, ''), sqlite: cell(cells[2]!), postgres: cell(cells[3]!), unit: cells[4] }));
+    assert.deepEqual(
+      rows,
+      Object.entries(COEFFICIENTS).map(([name, c]) => ({ name, sqlite: c.sqlite, postgres: c.postgres, unit: c.unit })),
+    );
+  });
+
   test('docs/operations.md prints the load balancer the rolling-restart test runs, word for word', () => {
     const doc = read('docs/operations.md');
     assert.ok(doc.includes(`\`\`\`\n${loadBalancerConfig(DOCUMENTED_LOAD_BALANCER)}\`\`\``), 'the HAProxy configuration');
@@ -127,10 +144,13 @@ describe('the documents', () => {
     assert.ok(doc.includes(commandBlock('allot serve', ['--db', url, ...ALLOT_HA_ARGS])), 'the allot command line');
     // Every allot flag the document names exists.
     // flags of the other programs it shows: etcd, patronictl, useradd, systemctl, openstack
-    const others = new Set([
+    const others = new Set<string>([
       ...etcdArgs({ dir: '', clientPort: 0, peerPort: 0 }).filter((a) => a.startsWith('--')),
       ...['--leader', '--candidate', '--force', '--wait', '--system', '--home-dir', '--shell', '--now', '--os-endpoint'],
     ]);
+    // and `allot sizing`'s own (its section, "Capacity planning")
+    const sizing = buildProgram().commands.find((c) => c.name() === 'sizing')!;
+    for (const option of sizing.options) if (option.long) others.add(option.long);
     for (const [, flag] of doc.matchAll(/(?<![\w-])(--[a-z][a-z-]+)/g)) {
       if (others.has(flag!)) continue;
       // --config, and `allot config`'s own --show-secrets, are flags besides the options

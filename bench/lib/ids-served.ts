@@ -133,6 +133,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
       if (admin) await admin.query('select pg_stat_statements_reset()');
       const s0 = await statements();
       const u0 = usageOf(roots());
+      const client0 = process.cpuUsage();
       let waiting = 0;
       let samples = 0;
       let sampling = true;
@@ -170,6 +171,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
       await sampler;
       const s1 = await statements();
       const u1 = usageOf(roots());
+      const client = process.cpuUsage(client0);
       const result: Record<string, unknown> = {
         operations: count,
         concurrency,
@@ -179,6 +181,8 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
         ...quantiles(latencies),
         sql_statements_per_op: round((s1 - s0) / count),
         server_cpu_ms_per_op: round(((u1.server_cpu_s - u0.server_cpu_s) * 1000) / count),
+        /** this process: the clients (and, with a PostgreSQL, the lock sampler) */
+        client_cpu_ms_per_op: round((client.user + client.system) / 1000 / count),
       };
       if (admin) {
         result.db_cpu_ms_per_op = round(((u1.db_cpu_s - u0.db_cpu_s) * 1000) / count);

@@ -115,3 +115,41 @@ export function loadAverage(): { load1: number; load5: number; load15: number } 
   const [a, b, c] = readFileSync('/proc/loadavg', 'utf8').split(' ').map(Number);
   return { load1: a!, load5: b!, load15: c! };
 }
+
+/** CPU per operation of one measured stretch: the server, its PostgreSQL (null on SQLite) and this process (the client). */
+export interface CpuPerOp {
+  server_cpu_ms_per_op: number;
+  /** null when no PostgreSQL was watched (SQLite runs inside the server process) */
+  db_cpu_ms_per_op: number | null;
+  client_cpu_ms_per_op: number;
+  /** all three over wall time: 2.0 = both cores of this machine */
+  cores_busy: number;
+}
+
+/**
+ * Starts measuring the CPU of the process trees `roots()` (the server, and PostgreSQL processes
+ * when they are among them) and of this process; `per(ops)` ends the stretch.
+ */
+export function cpuMeter(roots: () => number[]): { per(ops: number): CpuPerOp } {
+  const hasDb = () => roots().some((pid) => processTree(pid)[0]?.comm === 'postgres');
+  const u0 = usageOf(roots());
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  return {
+    per(ops) {
+      const u1 = usageOf(roots());
+      const c = process.cpuUsage(c0);
+      const seconds = (performance.now() - t0) / 1000;
+      const server = u1.server_cpu_s - u0.server_cpu_s;
+      const db = u1.db_cpu_s - u0.db_cpu_s;
+      const client = (c.user + c.system) / 1e6;
+      const ms = (s: number) => Math.round(((s * 1000) / Math.max(ops, 1)) * 1000) / 1000;
+      return {
+        server_cpu_ms_per_op: ms(server),
+        db_cpu_ms_per_op: hasDb() ? ms(db) : null,
+        client_cpu_ms_per_op: ms(client),
+        cores_busy: Math.round(((server + db + client) / seconds) * 100) / 100,
+      };
+    },
+  };
+}

@@ -7,6 +7,7 @@ import { EXIT_CODES_HELP } from './exit.js';
 import { registerIdsCommands } from './ids.js';
 import { registerPlacementCommands } from './placement.js';
 import { registerServerCommands } from './server.js';
+import { registerSizingCommand } from './sizing.js';
 
 /** The package's version (from dist/cli/ and src/cli/ alike, package.json is two levels up). */
 export function packageVersion(): string {
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .addHelpText('after', `${CLIENT_HELP}\n\n${EXIT_CODES_HELP}\n`);
   registerServerCommands(program);
+  registerSizingCommand(program);
   registerPlacementCommands(program);
   registerBaremetalCommands(program);
   registerIdsCommands(program);
