@@ -4,7 +4,7 @@ import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, returns, IF_MAT
 const specCursor = cursorOf('specs', (v): v is string => typeof v === 'string');
 import { specCreateSchema, specListQuery } from '../schemas.js';
 import { createSpec, deleteSpec, getSpec, listSpecs } from '../services/specs.js';
-import type { SpecInput } from '../store/specs.js';
+import type { SpecCreate } from '../../client/ids-wire.js';
 import { specView } from './views.js';
 
 type E = Endpoint;
@@ -30,7 +30,7 @@ export const create: E = {
   ...returns('Spec'),
   errors: [400, 409, 422],
   async handle(req, ctx) {
-    const input = req.json<SpecInput>();
+    const input = req.json<SpecCreate>();
     const { spec, created } = await createSpec(ctx, input);
     return {
       status: created ? 201 : 200,

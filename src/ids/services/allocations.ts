@@ -302,14 +302,9 @@ export async function patchAllocation(
 
 // --- import of values already in use (brownfield) ---
 
-export interface ImportItem {
-  value: number | string;
-  owner: string;
-  purpose?: string;
-  count?: number;
-  prefix_length?: number;
-  metadata?: Record<string, unknown>;
-}
+import type { ImportItem } from '../../client/ids-wire.js';
+
+export type { ImportItem };
 
 export interface ImportOutcome {
   imported: number;

@@ -14,7 +14,7 @@
 import type { AllocationHolder } from '../../baremetal/context.js';
 import { type HeldNode, nodesHeldBy, prepareNodeReservations, releaseNode, reserveNode } from '../../baremetal/services/held-allocations.js';
 import type { Db, Tx } from '../../db/database.js';
-import type { Holding } from '../../client/ids-wire.js';
+import type { CapacitySpecAttribute, Holding, NodeSpecAttribute } from '../../client/ids-wire.js';
 import type { ConsumerHolder } from '../../placement/context.js';
 import {
   type CapacityIndex,
@@ -43,7 +43,7 @@ import {
 import { type ForcedRelease, type SetName, forcedReleasesOf, instanceOfOwner, ownerOfInstance } from '../core/instance-values.js';
 import { isLive } from '../core/lifecycle.js';
 import * as store from '../store/service-instances.js';
-import { type CapacityAttribute, type NodeAttribute, type Spec, specById } from '../store/specs.js';
+import { type Spec, specById } from '../store/specs.js';
 
 type Attributes = Record<string, unknown>;
 
@@ -52,8 +52,8 @@ const NO_PROJECT = 'allot-ids';
 
 const SET_NAMES: readonly SetName[] = ['candidate', 'active', 'rollback'];
 
-const nodeAttributes = (spec: Spec) => Object.entries(spec.attributes).filter((e): e is [string, NodeAttribute] => e[1].from === 'node');
-const capacityAttributes = (spec: Spec) => Object.entries(spec.attributes).filter((e): e is [string, CapacityAttribute] => e[1].from === 'capacity');
+const nodeAttributes = (spec: Spec) => Object.entries(spec.attributes).filter((e): e is [string, NodeSpecAttribute] => e[1].from === 'node');
+const capacityAttributes = (spec: Spec) => Object.entries(spec.attributes).filter((e): e is [string, CapacitySpecAttribute] => e[1].from === 'capacity');
 
 export const holdsEngines = (spec: Spec) => nodeAttributes(spec).length > 0 || capacityAttributes(spec).length > 0;
 
@@ -142,7 +142,7 @@ async function reserveNodeAttribute(
   ctx: IdsContext,
   who: InstanceIdentity,
   attr: string,
-  s: NodeAttribute,
+  s: NodeSpecAttribute,
   preferred: string | null,
 ): Promise<NodeValue> {
   const holding = {

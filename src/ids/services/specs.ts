@@ -1,6 +1,7 @@
 // Allocation specs: created (checked against the configured inventories and against each other),
 // read, listed, deleted while no service instance uses them. A spec of a project is seen and used
 // by that project's callers (and those allowed every project's); one of no project by everyone.
+import type { SpecCreate } from '../../client/ids-wire.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
@@ -12,7 +13,7 @@ import * as store from '../store/specs.js';
  * Every inventory the spec names exists and offers what the attribute needs; keys are set by
  * clients; a capacity attribute's `in_tree_of` names a node attribute.
  */
-function checkSpec(ctx: IdsContext, input: store.SpecInput): void {
+function checkSpec(ctx: IdsContext, input: SpecCreate): void {
   for (const [attr, s] of Object.entries(input.attributes)) {
     if (s.from === 'pool' || s.from === 'node') continue;
     if (s.from === 'capacity') {
@@ -35,7 +36,7 @@ function checkSpec(ctx: IdsContext, input: store.SpecInput): void {
 }
 
 /** Create a spec; the same name with the same attributes (and project) again answers the existing one. */
-export async function createSpec(ctx: IdsContext, input: store.SpecInput): Promise<{ spec: store.Spec; created: boolean }> {
+export async function createSpec(ctx: IdsContext, input: SpecCreate): Promise<{ spec: store.Spec; created: boolean }> {
   checkSpec(ctx, input);
   const attributes = JSON.stringify(input.attributes);
   return transaction(ctx.database, async (tx) => {

@@ -8,6 +8,7 @@ import { type DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 
+import type * as Wire from '../../client/ids-wire.js';
 import type { IdsAllocationTable } from '../../db/schema.js';
 import { type Selectable, sql } from 'kysely';
 import { idsDomainError } from '../core/domain-errors.js';
@@ -20,18 +21,8 @@ import { type LockedPool, type PoolRef, flushPoolWith } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
 
-export interface AllocationRequest {
-  pool: string;
-  owner: string;
-  purpose?: string;
-  value?: number | string;
-  count?: number;
-  prefix_length?: number;
-  strategy?: Strategy;
-  /** hold the value as a reservation for this long; it is released unless confirmed */
-  ttl_seconds?: number;
-  metadata?: Record<string, unknown>;
-}
+/** One allocation asked for: a batch item's shape (the pool named; schemas.ts). */
+export type AllocationRequest = Wire.BatchItem;
 
 export interface AllocationOutcome {
   row: AllocationRow;

@@ -7,39 +7,11 @@ import type { IdsAllocationSpecTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
-import type { Strategy } from '../core/pool-space.js';
+import type { SpecAttribute, SpecCreate } from '../../client/ids-wire.js';
 
-export type SpecAttribute =
-  | { from: 'pool'; pool: string; strategy?: Strategy; count?: number; prefix_length?: number }
-  | { from: 'lookup'; inventory: string; key_attribute: string }
-  | { from: 'inventory'; inventory: string; owner_attribute?: string }
-  | NodeAttribute
-  | CapacityAttribute;
-
-/** A bare-metal node (services/engine-holdings.ts). */
-export interface NodeAttribute {
-  from: 'node';
-  resource_class: string;
-  traits?: string[];
-  candidate_nodes?: string[];
-}
-
-/** Placement capacity for the instance as consumer (services/engine-holdings.ts). */
-export interface CapacityAttribute {
-  from: 'capacity';
-  resources: Record<string, number>;
-  required?: string[];
-  member_of?: string[];
-  /** a node attribute: the capacity is in the tree of that node's resource provider */
-  in_tree_of?: string;
-}
-
-export interface SpecInput {
-  name: string;
-  description?: string;
-  attributes: Record<string, SpecAttribute>;
-  project_id?: string | null;
-}
+// The attributes' shapes are the API's (schemas.ts): a node and capacity are reserved by
+// services/engine-holdings.ts.
+export type { SpecAttribute };
 
 export interface Spec {
   id: number;
@@ -90,7 +62,7 @@ export async function listSpecs(db: Db, after: string | null, limit: number, pro
 }
 
 /** Insert a spec; a racer that created the name first makes the transaction run again. */
-export async function insertSpec(tx: Tx, input: SpecInput, attributes: string): Promise<Spec> {
+export async function insertSpec(tx: Tx, input: SpecCreate, attributes: string): Promise<Spec> {
   const now = tx.clock.nowIso();
   try {
     const row = await tx.db
