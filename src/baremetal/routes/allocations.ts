@@ -14,15 +14,13 @@ import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, getAl
 import { getNode, nodeNotFound } from '../services/node-reads.js';
 import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
-import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
-import { allocationIdent, invalidUuidOrName } from './common.js';
+import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
+import { allocationIdent, invalidUuidOrName, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
 const SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 interface CreateBody {
   resource_class?: string | null;
@@ -87,7 +85,7 @@ export const create: E = {
     });
     const answer = (a: AllocationRecord, headers: Record<string, string> = {}) => ({
       status: 201,
-      body: allocationView(a, view(req, ctx)),
+      body: allocationView(a, viewContext(req, ctx)),
       location: `${req.baseUrl}/v1/allocations/${allocation.uuid}`,
       headers,
     });
@@ -194,7 +192,7 @@ export const list: E = {
       filters.nodeId = node.id;
     }
     if (owner !== undefined) filters.owner = owner;
-    return listPage(req, ALLOCATIONS, list, view(req, ctx), {
+    return listPage(req, ALLOCATIONS, list, viewContext(req, ctx), {
       marker: (uuid) => getAllocation(ctx, uuid),
       async find(page) {
         const allocations = await listAllocationPage(ctx, filters, page);
@@ -215,7 +213,7 @@ export const show: E = {
     const args = req.queryArgs(['fields']);
     const allocation = await authorizedAllocation(req, ctx, ident, req.endpointRule);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    return { body: allocationView(allocation, view(req, ctx), fields) };
+    return { body: allocationView(allocation, viewContext(req, ctx), fields) };
   },
 };
 
@@ -244,7 +242,7 @@ export const patch: E = {
       if (name !== before.name && name !== null && !isValidName(name)) throw badRequest(`Cannot update allocation with invalid name '${name}'`);
       return { name, extra: after.extra };
     });
-    return { body: allocationView(allocation, view(req, ctx)) };
+    return { body: allocationView(allocation, viewContext(req, ctx)) };
   },
 };
 

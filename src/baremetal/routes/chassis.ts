@@ -9,13 +9,12 @@ import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, getChassis, listChassisPage, patchChassis } from '../services/chassis.js';
-import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
-import { type ParamVersions, requireParamVersions } from './common.js';
+import { CHASSIS_FIELDS, chassisView, parseFields } from '../views.js';
+import { type ParamVersions, requireParamVersions, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const PATCHABLE = ['description', 'extra'];
 const SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'description'];
 /** `fields` came in 1.8 (a 406 before). */
@@ -44,7 +43,7 @@ const CHASSIS: Collection = {
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const list = listRequest(req, CHASSIS, 'chassis', detailPath, [], FIELDS_SINCE);
-  return listPage(req, CHASSIS, list, view(req, ctx), {
+  return listPage(req, CHASSIS, list, viewContext(req, ctx), {
     marker: (uuid) => getChassis(ctx, uuid),
     find: (page) => listChassisPage(ctx, page),
     view: chassisView,
@@ -71,7 +70,7 @@ export const show: E = {
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, FIELDS_SINCE);
     const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
-    return { body: chassisView(await getChassis(ctx, uuid), view(req, ctx), fields) };
+    return { body: chassisView(await getChassis(ctx, uuid), viewContext(req, ctx), fields) };
   },
 };
 
@@ -85,7 +84,7 @@ export const create: E = {
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
     const chassis = await createChassis(ctx, uuid === null ? null : normalizeUuid(uuid), chassisFields(body));
-    return { status: 201, body: chassisView(chassis, view(req, ctx)), location: `${req.baseUrl}/v1/chassis/${chassis.uuid}` };
+    return { status: 201, body: chassisView(chassis, viewContext(req, ctx)), location: `${req.baseUrl}/v1/chassis/${chassis.uuid}` };
   },
 };
 
@@ -106,7 +105,7 @@ export const patch: E = {
       const changed = (k: string) => JSON.stringify(after[k] ?? null) !== JSON.stringify(before[k] ?? null);
       return { fields: chassisFields(after), changed };
     });
-    return { body: chassisView(chassis, view(req, ctx)) };
+    return { body: chassisView(chassis, viewContext(req, ctx)) };
   },
 };
 

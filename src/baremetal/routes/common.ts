@@ -1,10 +1,13 @@
 // Parsing shared by the bare-metal routes: booleans and UUIDs in query strings, version-gated
-// parameters, empty bodies, the identifiers of nodes and allocations in paths. (Lists: listing.ts.)
+// parameters, empty bodies, the identifiers of nodes and allocations in paths; and what a view
+// needs to know of the request. (Lists: listing.ts.)
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { BOOL_WORDS, isHostnameSafe, isUuidOrName, parseBool } from '../core/rules.js';
 import { badRequest, frameworkError, notAcceptable } from '../errors.js';
 import { nodeNotFound } from '../services/node-reads.js';
 import type { IronicRequest } from '../request.js';
+import type { BaremetalContext } from '../context.js';
+import type { ViewContext } from '../views.js';
 
 export function queryBool(args: Record<string, string>, name: string): boolean | undefined {
   const raw = args[name];
@@ -72,3 +75,6 @@ export function allocationIdent(req: IronicRequest, patch = false): string {
 
 /** Ironic's InvalidUuidOrName. */
 export const invalidUuidOrName = (ident: string) => `Expected a logical name or UUID but received ${ident}.`;
+
+/** What a view needs of the request: its microversion, base URL (links) and this conductor. */
+export const viewContext = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });

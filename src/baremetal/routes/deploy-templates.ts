@@ -17,12 +17,12 @@ import {
   listDeployTemplatePage,
   patchDeployTemplate,
 } from '../services/deploy-templates.js';
-import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
+import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, deployTemplateView, parseFields } from '../views.js';
+import { viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const TOO_OLD = 'The API version does not allow deploy templates';
 /** Before 1.55: GET is a 404, every other method a 405, in the framework's envelope. */
 const READ_SINCE = { since: '1.55', tooOld: { status: 404, message: TOO_OLD } } as const;
@@ -64,7 +64,7 @@ const TEMPLATES: Collection = {
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const list = listRequest(req, TEMPLATES, 'deploy_templates', detailPath);
-  return listPage(req, TEMPLATES, list, view(req, ctx), {
+  return listPage(req, TEMPLATES, list, viewContext(req, ctx), {
     marker: (uuid) => getDeployTemplate(ctx, uuid),
     find: (page) => listDeployTemplatePage(ctx, page),
     view: deployTemplateView,
@@ -92,7 +92,7 @@ export const show: E = {
   async handle(req, ctx) {
     const args = req.queryArgs(['fields']);
     const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
-    return { body: deployTemplateView(await getDeployTemplate(ctx, templateIdent(req)), view(req, ctx), fields) };
+    return { body: deployTemplateView(await getDeployTemplate(ctx, templateIdent(req)), viewContext(req, ctx), fields) };
   },
 };
 
@@ -107,7 +107,7 @@ export const create: E = {
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
     const template = await createDeployTemplate(ctx, uuid === null ? null : normalizeUuid(uuid), templateFields(body));
-    return { status: 201, body: deployTemplateView(template, view(req, ctx)), location: `${req.baseUrl}/v1/deploy_templates/${template.uuid}` };
+    return { status: 201, body: deployTemplateView(template, viewContext(req, ctx)), location: `${req.baseUrl}/v1/deploy_templates/${template.uuid}` };
   },
 };
 
@@ -129,7 +129,7 @@ export const patch: E = {
       checkSchema(schemas.deployTemplate, after, 'template');
       return templateFields(after);
     });
-    return { body: deployTemplateView(template, view(req, ctx)) };
+    return { body: deployTemplateView(template, viewContext(req, ctx)) };
   },
 };
 

@@ -1,18 +1,13 @@
-// A node's allocation (1.52): show it (GET …/allocation) and delete it (DELETE …/allocation).
-// The allocations themselves are allocations.ts.
-import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../request.js';
+import type { Endpoint } from '../request.js';
 import { deleteNodeAllocation } from '../services/allocations.js';
 import { lookupAllocation } from '../services/allocation-reads.js';
 import { allocationTarget, authorizedNode } from './scope.js';
-import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
-import { nodeIdent } from './common.js';
+import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
+import { nodeIdent, viewContext } from './common.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 type E = Endpoint;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 const noAllocation = (ident: string) => baremetalDomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
 
@@ -38,7 +33,7 @@ export const allocation: E = {
     const found = await lookupAllocation(ctx, node.allocation_uuid);
     if (!found) throw noAllocation(ident);
     req.authorizeScoped(allocationTarget(found));
-    return { body: allocationView(found, view(req, ctx), fields) };
+    return { body: allocationView(found, viewContext(req, ctx), fields) };
   },
 };
 

@@ -18,14 +18,12 @@ import { isUuidLike } from '../../core/uuid.js';
 import { authorizedNode, listScope, nodeTarget } from './scope.js';
 import { parseBool } from '../core/rules.js';
 import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
-import { NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, nodeView, parseFields } from '../views.js';
-import { type ParamVersions, nodeIdent, queryBool, queryUuid, requireParamVersions } from './common.js';
+import { NODE_FIELDS, NODE_LIST_FIELDS, nodeView, parseFields } from '../views.js';
+import { type ParamVersions, nodeIdent, queryBool, queryUuid, requireParamVersions, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 /**
  * A node as this caller may see it: secrets in `driver_info` and `instance_info` masked unless
@@ -34,7 +32,7 @@ const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: 
  * them (by default the owner's readers: not a lessee); the texts are Ironic's.
  */
 function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Record<string, unknown> {
-  const body = nodeView(node, view(req, ctx), fields);
+  const body = nodeView(node, viewContext(req, ctx), fields);
   const target = nodeTarget(node);
   // secrets are masked for everyone the policy does not name (by default: everyone)
   if (body.driver_info && !req.allows('show_password', target)) body.driver_info = maskSecrets(body.driver_info);
@@ -181,7 +179,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
     const alive = await aliveConductorHosts(ctx);
     if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
-  return listPage(req, NODES, list, view(req, ctx), {
+  return listPage(req, NODES, list, viewContext(req, ctx), {
     marker: (uuid) => getNode(ctx, uuid),
     find: (page) => listNodePage(ctx, filters, page),
     view: (node, _context, fields) => shownNode(req, ctx, node, fields),

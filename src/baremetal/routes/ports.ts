@@ -33,15 +33,13 @@ import {
 } from '../services/ports.js';
 import type { Edit } from '../services/resource-writes.js';
 import { type NodeRecord, lookupNode, nodeNotFound } from '../services/node-reads.js';
-import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
+import { PORTGROUP_FIELDS, PORT_FIELDS, parseFields, portView, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
-import { type ParamVersions, nodeIdent, requireParamVersions } from './common.js';
+import { type ParamVersions, nodeIdent, requireParamVersions, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
 
 type E = Endpoint;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 /** A MAC address as Ironic takes it: six pairs of hex digits separated by colons, stored in lower case. */
 export function macAddress(value: unknown, field: string): string {
@@ -119,7 +117,7 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   }
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
-  return listPage(req, PORTS, list, view(req, ctx), {
+  return listPage(req, PORTS, list, viewContext(req, ctx), {
     marker: (uuid) => getPort(ctx, uuid),
     find: (page) => listPortPage(ctx, f, page),
     view: portView,
@@ -213,7 +211,7 @@ export const showPort: E = {
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, PORT_PARAMS);
     const fields = parseFields(args.fields, PORT_FIELDS, req.mv);
-    return { body: portView(await authorizedPort(req, ctx, uuid, req.endpointRule), view(req, ctx), fields) };
+    return { body: portView(await authorizedPort(req, ctx, uuid, req.endpointRule), viewContext(req, ctx), fields) };
   },
 };
 
@@ -228,7 +226,7 @@ export const createPortEndpoint: E = {
     const fields = portFields(body);
     await targetNode(req, ctx, fields.node_uuid, req.endpointRule);
     const port = await createPort(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
-    return { status: 201, body: portView(port, view(req, ctx)), location: `${req.baseUrl}/v1/ports/${port.uuid}` };
+    return { status: 201, body: portView(port, viewContext(req, ctx)), location: `${req.baseUrl}/v1/ports/${port.uuid}` };
   },
 };
 
@@ -252,7 +250,7 @@ export const patchPortEndpoint: E = {
       checkSchema(schemas.port, patched, 'patch');
       return { fields: portFields(patched), changed: changedIn<PortFields>(before, patched) };
     });
-    return { body: portView(port, view(req, ctx)) };
+    return { body: portView(port, viewContext(req, ctx)) };
   },
 };
 
@@ -302,7 +300,7 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
   }
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
-  return listPage(req, PORTGROUPS, list, view(req, ctx), {
+  return listPage(req, PORTGROUPS, list, viewContext(req, ctx), {
     marker: (uuid) => getPortgroup(ctx, uuid),
     find: (page) => listPortgroupPage(ctx, f, page),
     view: portgroupView,
@@ -371,7 +369,7 @@ export const showPortgroup: E = {
     const args = req.queryArgs(['fields']);
     requireParamVersions(req, args, PORTGROUP_PARAMS);
     const fields = parseFields(args.fields, PORTGROUP_FIELDS, req.mv);
-    return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, req.endpointRule), view(req, ctx), fields) };
+    return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, req.endpointRule), viewContext(req, ctx), fields) };
   },
 };
 
@@ -388,7 +386,7 @@ export const createPortgroupEndpoint: E = {
     if (fields.name !== null && !isValidName(fields.name)) throw badRequest(`Cannot create portgroup with invalid name '${fields.name}'`);
     await targetNode(req, ctx, fields.node_uuid, req.endpointRule);
     const pg = await createPortgroup(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
-    return { status: 201, body: portgroupView(pg, view(req, ctx)), location: `${req.baseUrl}/v1/portgroups/${pg.uuid}` };
+    return { status: 201, body: portgroupView(pg, viewContext(req, ctx)), location: `${req.baseUrl}/v1/portgroups/${pg.uuid}` };
   },
 };
 
@@ -423,7 +421,7 @@ export const patchPortgroupEndpoint: E = {
         throw badRequest(`Portgroup ${ident}: Cannot change name to invalid name '${fields.name}'`);
       return { fields, changed };
     });
-    return { body: portgroupView(pg, view(req, ctx)) };
+    return { body: portgroupView(pg, viewContext(req, ctx)) };
   },
 };
 

@@ -25,14 +25,13 @@ import {
 } from '../services/volumes.js';
 import { lookupNode, nodeNotFound } from '../services/node-reads.js';
 import { CONNECTOR_FIELDS, TARGET_FIELDS, type ViewContext, connectorView, parseFields, targetView } from '../views.js';
-import { nodeIdent } from './common.js';
+import { nodeIdent, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
 
 type E = Endpoint;
 
 const SINCE = { since: '1.32' } as const;
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const links = (base: string, path: string) => [
   { href: `${base}/v1/${path}`, rel: 'self' },
   { href: `${base}/${path}`, rel: 'bookmark' },
@@ -109,7 +108,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
     if (!node || !canSeeNode(req, node)) throw nodeNotFound(nodeArg);
     f.nodeId = node.id;
   }
-  return listPage(req, collection, list, view(req, ctx), {
+  return listPage(req, collection, list, viewContext(req, ctx), {
     marker: (uuid) => getVolume(ctx, kind, uuid),
     find: (page) => listVolumePage(ctx, kind, f, page),
     view: (r, c, fields) => anyView(kind, r, c, fields),
@@ -186,7 +185,7 @@ function crud(kind: VolumeKind) {
     async handle(req, ctx) {
       const args = req.queryArgs(['fields']);
       const fields = parseFields(args.fields, spec.table, req.mv);
-      return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), view(req, ctx), fields) };
+      return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), viewContext(req, ctx), fields) };
     },
   };
   const create: E = {
@@ -201,7 +200,7 @@ function crud(kind: VolumeKind) {
       await targetNode(req, ctx, nodeUuid, req.endpointRule);
       const uuid = body.uuid ? uuidArg(body.uuid, 'uuid') : null;
       const made = kind === 'connector' ? await createConnector(ctx, uuid, connectorFields(body)) : await createTarget(ctx, uuid, targetFields(body));
-      return { status: 201, body: anyView(kind, made, view(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
+      return { status: 201, body: anyView(kind, made, viewContext(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
     },
   };
   const patch: E = {
@@ -228,7 +227,7 @@ function crud(kind: VolumeKind) {
         kind === 'connector'
           ? await patchConnector(ctx, found.uuid, (doc) => connectorFields(edit(doc)))
           : await patchTarget(ctx, found.uuid, (doc) => targetFields(edit(doc)));
-      return { body: anyView(kind, changed, view(req, ctx)) };
+      return { body: anyView(kind, changed, viewContext(req, ctx)) };
     },
   };
   const remove: E = {
