@@ -9,7 +9,7 @@ import { badRequest, frameworkError } from './errors.js';
 import type { BaremetalContext } from './context.js';
 
 export type IronicResponse = ApiResponse;
-/** An endpoint of this API: its handler, versions and documentation in one declaration (api.ts adds its policy rule). */
+/** An endpoint of this API: its handler, versions, policy rule and documentation in one declaration. */
 export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse> & OperationDoc;
 
 export class IronicRequest extends ApiRequest {

@@ -13,7 +13,7 @@ import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } 
 import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, getAllocation, listAllocationPage } from '../services/allocation-reads.js';
 import { getNode, nodeNotFound } from '../services/node-reads.js';
 import { preferredWait } from '../../http/prefer.js';
-import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
+import { allocationTarget, authorizedAllocation, canSeeNode, listScope, scoped } from './scope.js';
 import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
 import { allocationIdent, invalidUuidOrName, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
@@ -37,6 +37,7 @@ interface CreateBody {
 const PATCHABLE = ['name', 'extra'];
 
 export const create: E = {
+  ...scoped('baremetal:allocation:create'),
   summary: 'request an allocation (asynchronous: answered allocating, then active or error; Prefer: wait=N answers the outcome)',
   body: schemas.allocationCreate,
   ok: [201],
@@ -163,6 +164,7 @@ const ALLOCATIONS: Collection = {
 };
 
 export const list: E = {
+  ...scoped('baremetal:allocation:list_all'),
   summary: 'list allocations',
   query: listQuery({ node: text, resource_class: text, state: text, owner: text }),
   ok: [200],
@@ -205,6 +207,7 @@ export const list: E = {
 };
 
 export const show: E = {
+  ...scoped('baremetal:allocation:get'),
   summary: 'an allocation (by uuid or name)',
   ok: [200],
   ...SINCE,
@@ -218,6 +221,7 @@ export const show: E = {
 };
 
 export const patch: E = {
+  ...scoped('baremetal:allocation:update'),
   summary: "change an allocation's name or extra (JSON Patch)",
   body: schemas.patch,
   ok: [200],
@@ -247,6 +251,7 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  ...scoped('baremetal:allocation:delete'),
   summary: 'delete an allocation (frees its node)',
   ok: [204],
   since: '1.52',

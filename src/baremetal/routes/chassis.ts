@@ -51,18 +51,21 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 }
 
 export const list: E = {
+  policy: 'baremetal:chassis:get',
   summary: 'list chassis',
   query: listQuery({ detail: flag }),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
+  policy: 'baremetal:chassis:get',
   summary: 'list chassis with every field',
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, true),
 };
 
 export const show: E = {
+  policy: 'baremetal:chassis:get',
   summary: 'a chassis',
   ok: [200],
   async handle(req, ctx) {
@@ -75,6 +78,7 @@ export const show: E = {
 };
 
 export const create: E = {
+  policy: 'baremetal:chassis:create',
   summary: 'create a chassis',
   body: schemas.chassis,
   ok: [201],
@@ -89,6 +93,7 @@ export const create: E = {
 };
 
 export const patch: E = {
+  policy: 'baremetal:chassis:update',
   summary: "change a chassis's description or extra (JSON Patch)",
   body: schemas.patch,
   ok: [200],
@@ -110,6 +115,7 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  policy: 'baremetal:chassis:delete',
   summary: 'delete a chassis (one without nodes)',
   ok: [204],
   async handle(req, ctx) {

@@ -54,6 +54,7 @@ function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields
  * one, 404 "Conductor … could not be found." when there is no such conductor.
  */
 export const list: E = {
+  policy: 'baremetal:conductor:get',
   summary: 'list conductors and whether they are alive',
   query: listQuery({ detail: { type: 'boolean' } }),
   ok: [200],
@@ -78,6 +79,7 @@ export const list: E = {
 };
 
 export const show: E = {
+  policy: 'baremetal:conductor:get',
   summary: 'a conductor',
   ok: [200],
   ...SINCE,

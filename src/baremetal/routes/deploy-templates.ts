@@ -72,6 +72,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 }
 
 export const list: E = {
+  policy: 'baremetal:deploy_template:get',
   summary: 'list deploy templates (1.55)',
   query: listQuery({ detail: flag }),
   ok: [200],
@@ -79,6 +80,7 @@ export const list: E = {
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
+  policy: 'baremetal:deploy_template:get',
   summary: 'list deploy templates with every field',
   ok: [200],
   ...READ_SINCE,
@@ -86,6 +88,7 @@ export const detail: E = {
 };
 
 export const show: E = {
+  policy: 'baremetal:deploy_template:get',
   summary: 'a deploy template (by uuid or name)',
   ok: [200],
   ...READ_SINCE,
@@ -97,6 +100,7 @@ export const show: E = {
 };
 
 export const create: E = {
+  policy: 'baremetal:deploy_template:create',
   summary: 'create a deploy template (its name is a trait)',
   body: schemas.deployTemplate,
   ok: [201],
@@ -112,6 +116,7 @@ export const create: E = {
 };
 
 export const patch: E = {
+  policy: 'baremetal:deploy_template:update',
   summary: 'change a deploy template (JSON Patch)',
   body: schemas.patch,
   ok: [200],
@@ -134,6 +139,7 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  policy: 'baremetal:deploy_template:delete',
   summary: 'delete a deploy template',
   ok: [204],
   ...WRITE_SINCE,

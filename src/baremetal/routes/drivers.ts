@@ -86,6 +86,7 @@ function requireDriver(req: IronicRequest): void {
 }
 
 export const list: E = {
+  policy: 'baremetal:driver:get',
   summary: 'the hardware types: fake-hardware',
   query: { type: 'object', properties: { type: text, detail: flag, fields: text } },
   ok: [200],
@@ -105,6 +106,7 @@ export const list: E = {
 };
 
 export const show: E = {
+  policy: 'baremetal:driver:get',
   summary: 'fake-hardware and its interfaces',
   ok: [200],
   async handle(req, ctx) {
@@ -116,6 +118,7 @@ export const show: E = {
 };
 
 export const properties: E = {
+  policy: 'baremetal:driver:get_properties',
   summary: "the driver's properties",
   ok: [200],
   async handle(req) {
@@ -126,6 +129,7 @@ export const properties: E = {
 };
 
 export const logicalDiskProperties: E = {
+  policy: 'baremetal:driver:get_raid_logical_disk_properties',
   summary: 'the properties of a RAID logical disk (1.12)',
   ok: [200],
   async handle(req) {

@@ -2,7 +2,7 @@ import { badRequest } from '../errors.js';
 import type { Endpoint } from '../request.js';
 import { deleteNodeAllocation } from '../services/allocations.js';
 import { lookupAllocation } from '../services/allocation-reads.js';
-import { allocationTarget, authorizedNode } from './scope.js';
+import { allocationTarget, authorizedNode, scoped } from './scope.js';
 import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
 import { nodeIdent, viewContext } from './common.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
@@ -15,6 +15,7 @@ const noAllocation = (ident: string) => baremetalDomainError('node_allocation_no
 const ALLOCATIONS_SINCE = { since: '1.52' } as const;
 
 export const allocation: E = {
+  ...scoped('baremetal:allocation:get'),
   summary: "the node's allocation",
   ok: [200],
   ...ALLOCATIONS_SINCE,
@@ -38,6 +39,7 @@ export const allocation: E = {
 };
 
 export const removeAllocation: E = {
+  ...scoped('baremetal:allocation:delete'),
   summary: "delete the node's allocation",
   ok: [204],
   ...ALLOCATIONS_SINCE,

@@ -12,7 +12,7 @@ import { recordOnNode } from '../services/node-states.js';
 import type { NodeRecord } from '../services/node-reads.js';
 import { nodeIdent } from './common.js';
 import { boolField } from './node-fields.js';
-import { authorizedNode } from './scope.js';
+import { authorizedNode, scoped } from './scope.js';
 
 type E = Endpoint;
 
@@ -28,6 +28,7 @@ function implementation(node: NodeRecord, kind: string): string {
 const unsupported = (node: NodeRecord, kind: string) => `Driver ${node.driver} does not support ${kind} (disabled or not implemented).`;
 
 export const validateNode: E = {
+  ...scoped('baremetal:node:validate'),
   summary: "validate a node's interfaces (fake hardware passes; a no-* interface is not supported)",
   ok: [200],
   async handle(req, ctx) {
@@ -48,6 +49,7 @@ export const validateNode: E = {
 const VIFS_SINCE = { since: '1.28' } as const;
 
 export const vifs: E = {
+  ...scoped('baremetal:node:vif:list'),
   summary: 'the VIFs attached to a node (1.28)',
   ok: [200],
   ...VIFS_SINCE,
@@ -60,6 +62,7 @@ export const vifs: E = {
 };
 
 export const attach: E = {
+  ...scoped('baremetal:node:vif:attach'),
   summary: 'attach a VIF (recorded on a free port or port group)',
   body: schemas.vif,
   ok: [204],
@@ -81,6 +84,7 @@ export const attach: E = {
 };
 
 export const detach: E = {
+  ...scoped('baremetal:node:vif:detach'),
   summary: 'detach a VIF',
   ok: [204],
   ...VIFS_SINCE,
@@ -99,6 +103,7 @@ export const detach: E = {
 const BOOT_DEVICES = ['pxe'];
 
 export const bootDevice: E = {
+  ...scoped('baremetal:node:get_boot_device'),
   summary: "the node's boot device (fake: pxe)",
   ok: [200],
   async handle(req, ctx) {
@@ -110,6 +115,7 @@ export const bootDevice: E = {
 };
 
 export const supportedBootDevices: E = {
+  ...scoped('baremetal:node:get_boot_device'),
   summary: 'the supported boot devices',
   ok: [200],
   async handle(req, ctx) {
@@ -132,6 +138,7 @@ function keywordArgs(req: IronicRequest, allowed: string[], required: string[]):
 }
 
 export const setBootDevice: E = {
+  ...scoped('baremetal:node:set_boot_device'),
   summary: 'set the boot device (fake: pxe only, nothing changes)',
   ok: [204],
   async handle(req, ctx) {
@@ -147,6 +154,7 @@ export const setBootDevice: E = {
 // ---- console ---------------------------------------------------------------------------------
 
 export const getConsole: E = {
+  ...scoped('baremetal:node:get_console'),
   summary: "the node's console state",
   ok: [200],
   async handle(req, ctx) {
@@ -161,6 +169,7 @@ export const getConsole: E = {
 };
 
 export const setConsole: E = {
+  ...scoped('baremetal:node:set_console_state'),
   summary: 'enable or disable the console (recorded)',
   ok: [202],
   async handle(req, ctx) {
@@ -178,6 +187,7 @@ export const setConsole: E = {
 // ---- RAID ------------------------------------------------------------------------------------
 
 export const setRaid: E = {
+  ...scoped('baremetal:node:set_raid_state'),
   summary: 'set the target RAID configuration (1.12; recorded)',
   body: schemas.raidConfig,
   ok: [204],

@@ -15,7 +15,7 @@ import { aliveConductorHosts } from '../services/conductors.js';
 import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
 import { type ChassisRecord, getChassis } from '../services/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
-import { authorizedNode, listScope, nodeTarget } from './scope.js';
+import { authorizedNode, listScope, nodeTarget, scoped } from './scope.js';
 import { parseBool } from '../core/rules.js';
 import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
 import { NODE_FIELDS, NODE_LIST_FIELDS, nodeView, parseFields } from '../views.js';
@@ -187,12 +187,14 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 }
 
 export const list: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'list nodes',
   query: listQuery({ ...NODE_FILTERS, detail: { type: 'boolean' } }),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'list nodes with every field',
   query: {
     type: 'object',
@@ -215,18 +217,21 @@ async function pathChassis(req: IronicRequest, ctx: BaremetalContext): Promise<C
   return getChassis(ctx, ident);
 }
 export const inChassis: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'the nodes in a chassis',
   query: listQuery({ ...NODE_FILTERS, detail: flag }),
   ok: [200],
   handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)),
 };
 export const inChassisDetail: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'the nodes in a chassis with every field',
   ok: [200],
   handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)),
 };
 
 export const create: E = {
+  ...scoped('baremetal:node:create'),
   summary: 'enroll a node (fake-hardware)',
   body: schemas.nodeCreate,
   ok: [201],
@@ -251,6 +256,7 @@ export const create: E = {
 };
 
 export const show: E = {
+  ...scoped('baremetal:node:get'),
   summary: 'a node (by uuid or name)',
   ok: [200],
   async handle(req, ctx) {
@@ -299,6 +305,7 @@ function patchRules(ops: readonly PatchOp[]): string[] {
 }
 
 export const patch: E = {
+  ...scoped('baremetal:node:update'),
   summary: 'change a node (JSON Patch)',
   body: schemas.patch,
   ok: [200],
@@ -335,6 +342,7 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  ...scoped('baremetal:node:delete'),
   summary: 'delete a node',
   ok: [204],
   async handle(req, ctx) {

@@ -37,7 +37,7 @@ import { PORTGROUP_FIELDS, PORT_FIELDS, parseFields, portView, portgroupView } f
 import { boolField } from './node-fields.js';
 import { type ParamVersions, nodeIdent, requireParamVersions, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
-import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
+import { canSeeNode, listScope, nodeTarget, partTarget, scoped } from './scope.js';
 
 type E = Endpoint;
 
@@ -125,28 +125,33 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
 }
 
 export const listPortsEndpoint: E = {
+  ...scoped('baremetal:port:list_all'),
   summary: 'list ports',
   query: listQuery({ node: text, node_uuid: text, address: text, portgroup: text, shard: text, detail: flag }),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, {}, false),
 };
 export const detailPorts: E = {
+  ...scoped('baremetal:port:list_all'),
   summary: 'list ports with every field',
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, {}, true),
 };
 export const nodePorts: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a node's ports",
   query: listQuery({ address: text, detail: flag }),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false),
 };
 export const nodePortsDetail: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a node's ports with every field",
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true),
 };
 export const portgroupPorts: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a port group's ports (1.24)",
   query: listQuery({ address: text, detail: flag }),
   ok: [200],
@@ -154,6 +159,7 @@ export const portgroupPorts: E = {
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false),
 };
 export const portgroupPortsDetail: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a port group's ports with every field (1.24)",
   ok: [200],
   since: '1.24',
@@ -204,6 +210,7 @@ async function authorizedPort(req: IronicRequest, ctx: BaremetalContext, uuid: s
 }
 
 export const showPort: E = {
+  ...scoped('baremetal:port:get'),
   summary: 'a port',
   ok: [200],
   async handle(req, ctx) {
@@ -216,6 +223,7 @@ export const showPort: E = {
 };
 
 export const createPortEndpoint: E = {
+  ...scoped('baremetal:port:create'),
   summary: 'create a port on a node',
   body: schemas.port,
   ok: [201],
@@ -231,6 +239,7 @@ export const createPortEndpoint: E = {
 };
 
 export const patchPortEndpoint: E = {
+  ...scoped('baremetal:port:update'),
   summary: 'change a port (JSON Patch)',
   body: schemas.patch,
   ok: [200],
@@ -255,6 +264,7 @@ export const patchPortEndpoint: E = {
 };
 
 export const deletePortEndpoint: E = {
+  ...scoped('baremetal:port:delete'),
   summary: 'delete a port',
   ok: [204],
   async handle(req, ctx) {
@@ -308,6 +318,7 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
 }
 
 export const listPortgroupsEndpoint: E = {
+  ...scoped('baremetal:portgroup:list_all'),
   summary: 'list port groups (1.23)',
   query: listQuery({ node: text, address: text, shard: text, detail: flag }),
   ok: [200],
@@ -315,12 +326,14 @@ export const listPortgroupsEndpoint: E = {
   handle: (req, ctx) => portgroupListing(req, ctx, undefined, false),
 };
 export const detailPortgroups: E = {
+  ...scoped('baremetal:portgroup:list_all'),
   summary: 'list port groups with every field (1.23)',
   ok: [200],
   ...PORTGROUPS_SINCE,
   handle: (req, ctx) => portgroupListing(req, ctx, undefined, true),
 };
 export const nodePortgroups: E = {
+  ...scoped('baremetal:portgroup:list'),
   summary: "a node's port groups (1.24)",
   query: listQuery({ address: text, detail: flag }),
   ok: [200],
@@ -328,6 +341,7 @@ export const nodePortgroups: E = {
   handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false),
 };
 export const nodePortgroupsDetail: E = {
+  ...scoped('baremetal:portgroup:list'),
   summary: "a node's port groups with every field (1.24)",
   ok: [200],
   since: '1.24',
@@ -361,6 +375,7 @@ async function authorizedPortgroup(req: IronicRequest, ctx: BaremetalContext, id
 }
 
 export const showPortgroup: E = {
+  ...scoped('baremetal:portgroup:get'),
   summary: 'a port group (by uuid or name)',
   ok: [200],
   ...PORTGROUPS_SINCE,
@@ -374,6 +389,7 @@ export const showPortgroup: E = {
 };
 
 export const createPortgroupEndpoint: E = {
+  ...scoped('baremetal:portgroup:create'),
   summary: 'create a port group on a node (1.23)',
   body: schemas.portgroup,
   ok: [201],
@@ -391,6 +407,7 @@ export const createPortgroupEndpoint: E = {
 };
 
 export const patchPortgroupEndpoint: E = {
+  ...scoped('baremetal:portgroup:update'),
   summary: 'change a port group (JSON Patch)',
   body: schemas.patch,
   ok: [200],
@@ -426,6 +443,7 @@ export const patchPortgroupEndpoint: E = {
 };
 
 export const deletePortgroupEndpoint: E = {
+  ...scoped('baremetal:portgroup:delete'),
   summary: 'delete a port group (one without ports)',
   ok: [204],
   ...PORTGROUPS_SINCE,

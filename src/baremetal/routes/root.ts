@@ -12,6 +12,7 @@ const version = (base: string) => ({
 });
 
 export const root: Endpoint = {
+  public: true,
   summary: 'the root document: API versions',
   ok: [200],
   unversioned: true,
@@ -34,6 +35,7 @@ const links = (base: string, kind: string) => [
 ];
 
 export const v1: Endpoint = {
+  public: true,
   summary: 'the v1 document: links to the resources',
   ok: [200],
   async handle(req) {

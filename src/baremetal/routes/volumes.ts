@@ -27,7 +27,7 @@ import { lookupNode, nodeNotFound } from '../services/node-reads.js';
 import { CONNECTOR_FIELDS, TARGET_FIELDS, type ViewContext, connectorView, parseFields, targetView } from '../views.js';
 import { nodeIdent, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
-import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
+import { canSeeNode, listScope, nodeTarget, partTarget, scoped } from './scope.js';
 
 type E = Endpoint;
 
@@ -50,12 +50,14 @@ async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: stri
   };
 }
 export const root: E = {
+  ...scoped('baremetal:volume:list'),
   summary: 'links to volume connectors and targets (1.32)',
   ok: [200],
   ...SINCE,
   handle: (req, ctx) => volumeRoot(req, ctx),
 };
 export const nodeRoot: E = {
+  ...scoped('baremetal:volume:list'),
   summary: "links to a node's volume connectors and targets (1.32)",
   ok: [200],
   ...SINCE,
@@ -120,14 +122,22 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
   return {
     list: {
       ...SINCE,
+      ...scoped('baremetal:volume:list_all'),
       summary: `list ${noun}s`,
       query: listQuery({ node: text, detail: flag }),
       ok: [200],
       handle: (req, ctx) => listing(req, ctx, kind, undefined, false),
     },
-    detail: { ...SINCE, summary: `list ${noun}s with every field`, ok: [200], handle: (req, ctx) => listing(req, ctx, kind, undefined, true) },
+    detail: {
+      ...SINCE,
+      ...scoped('baremetal:volume:list_all'),
+      summary: `list ${noun}s with every field`,
+      ok: [200],
+      handle: (req, ctx) => listing(req, ctx, kind, undefined, true),
+    },
     ofNode: {
       ...SINCE,
+      ...scoped('baremetal:volume:list'),
       summary: `a node's ${noun}s`,
       query: listQuery({ detail: flag }),
       ok: [200],
@@ -180,6 +190,7 @@ function crud(kind: VolumeKind) {
   const schema = kind === 'connector' ? schemas.volumeConnector : schemas.volumeTarget;
   const show: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:get'),
     summary: `a ${spec.noun}`,
     ok: [200],
     async handle(req, ctx) {
@@ -190,6 +201,7 @@ function crud(kind: VolumeKind) {
   };
   const create: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:create'),
     summary: `create a ${spec.noun}`,
     body: schema,
     ok: [201],
@@ -205,6 +217,7 @@ function crud(kind: VolumeKind) {
   };
   const patch: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:update'),
     summary: `change a ${spec.noun} (node powered off)`,
     body: schemas.patch,
     ok: [200],
@@ -232,6 +245,7 @@ function crud(kind: VolumeKind) {
   };
   const remove: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:delete'),
     summary: `delete a ${spec.noun} (node powered off)`,
     ok: [204],
     async handle(req, ctx) {
