@@ -1,7 +1,7 @@
 // /v1/allocations: create (answered `allocating`, as Ironic answers it, or active at once when
 // backfilling; with `Prefer: wait=N`, the allocation once finished), list, show, PATCH (1.57: name
 // and extra), delete.
-import { listQuery, text } from './query-docs.js';
+import { listQuery, showQuery, since, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
@@ -56,7 +56,7 @@ export const create: E = {
   since: '1.52',
   tooOld: { status: 405, message: 'The API version does not allow allocations', allow: null },
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<CreateBody>('allocation');
     if (body.owner !== undefined && !req.mv.atLeast('1.60')) throw notAcceptable();
     if (body.node !== undefined && body.node !== null && !req.mv.atLeast('1.58'))
@@ -166,13 +166,13 @@ const ALLOCATIONS: Collection = {
 export const list: E = {
   ...scoped('baremetal:allocation:list_all'),
   summary: 'list allocations',
-  query: listQuery({ node: text, resource_class: text, state: text, owner: text }),
+  query: listQuery({ node: text, resource_class: text, state: text, owner: since('1.60', text) }),
   ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
     const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
-    const list = listRequest(req, ALLOCATIONS, 'allocations', false, ['node', 'resource_class', 'state', 'owner'], { owner: { since: '1.60' } });
+    const list = listRequest(req, ALLOCATIONS, 'allocations', false);
     const { args } = list;
     const filters: AllocationFilters = {};
     if (args.state !== undefined) {
@@ -209,11 +209,12 @@ export const list: E = {
 export const show: E = {
   ...scoped('baremetal:allocation:get'),
   summary: 'an allocation (by uuid or name)',
+  query: showQuery(),
   ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     const ident = allocationIdent(req);
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const allocation = await authorizedAllocation(req, ctx, ident, req.endpointRule);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
     return { body: allocationView(allocation, viewContext(req, ctx), fields) };
@@ -234,7 +235,7 @@ export const patch: E = {
   async handle(req, ctx) {
     const ident = allocationIdent(req, true);
     await authorizedAllocation(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -259,7 +260,7 @@ export const remove: E = {
   async handle(req, ctx) {
     const ident = allocationIdent(req);
     await authorizedAllocation(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     await deleteAllocation(ctx, ident);
     return {};
   },

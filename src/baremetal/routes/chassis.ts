@@ -1,7 +1,7 @@
 // /v1/chassis: list (and detail), create, show, JSON-patch, delete, and the nodes in a chassis
 // (/v1/chassis/{chassis}/nodes). Chassis are the system's: their rules (`baremetal:chassis:*`)
 // take no target and are checked before the handler.
-import { flag, listQuery } from './query-docs.js';
+import { FIELDS_SINCE_1_8, detailQuery, flag, listQuery, showQuery } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -10,15 +10,13 @@ import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, getChassis, listChassisPage, patchChassis } from '../services/chassis.js';
 import { CHASSIS_FIELDS, chassisView, parseFields } from '../views.js';
-import { type ParamVersions, requireParamVersions, viewContext } from './common.js';
+import { viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
 const PATCHABLE = ['description', 'extra'];
 const SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'description'];
-/** `fields` came in 1.8 (a 406 before). */
-const FIELDS_SINCE: ParamVersions = { fields: { since: '1.8' } };
 
 /** The chassis a path names: anything but a uuid is Ironic's 400. */
 function chassisUuid(req: IronicRequest): string {
@@ -42,7 +40,7 @@ const CHASSIS: Collection = {
 };
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
-  const list = listRequest(req, CHASSIS, 'chassis', detailPath, [], FIELDS_SINCE);
+  const list = listRequest(req, CHASSIS, 'chassis', detailPath);
   return listPage(req, CHASSIS, list, viewContext(req, ctx), {
     marker: (uuid) => getChassis(ctx, uuid),
     find: (page) => listChassisPage(ctx, page),
@@ -53,13 +51,14 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 export const list: E = {
   policy: 'baremetal:chassis:get',
   summary: 'list chassis',
-  query: listQuery({ detail: flag }),
+  query: listQuery({ detail: flag }, FIELDS_SINCE_1_8),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
   policy: 'baremetal:chassis:get',
   summary: 'list chassis with every field',
+  query: detailQuery({}),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, true),
 };
@@ -67,11 +66,11 @@ export const detail: E = {
 export const show: E = {
   policy: 'baremetal:chassis:get',
   summary: 'a chassis',
+  query: showQuery(FIELDS_SINCE_1_8),
   ok: [200],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, FIELDS_SINCE);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
     return { body: chassisView(await getChassis(ctx, uuid), viewContext(req, ctx), fields) };
   },
@@ -83,7 +82,7 @@ export const create: E = {
   body: schemas.chassis,
   ok: [201],
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('chassis');
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
@@ -99,7 +98,7 @@ export const patch: E = {
   ok: [200],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -120,7 +119,7 @@ export const remove: E = {
   ok: [204],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await deleteChassis(ctx, uuid);
     return {};
   },

@@ -1,5 +1,5 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
-import { listQuery } from './query-docs.js';
+import { listQuery } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
@@ -84,7 +84,7 @@ export const show: E = {
   ok: [200],
   ...SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const c = await getConductor(ctx, req.param('hostname'));
     if (!c) throw ironicError(404, `Conductor ${req.param('hostname')} could not be found.`);
     return { body: view(c, req, ctx) };

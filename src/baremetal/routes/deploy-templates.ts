@@ -2,7 +2,7 @@
 // name is a trait: Ironic runs its deploy steps on a deployment whose traits name it. allot's fake
 // deploy runs no step, so templates are kept and validated (steps, no duplicates) but never run.
 // The rules (`baremetal:deploy_template:*`) are the system's and take no target.
-import { flag, listQuery } from './query-docs.js';
+import { detailQuery, flag, listQuery, showQuery } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -82,6 +82,7 @@ export const list: E = {
 export const detail: E = {
   policy: 'baremetal:deploy_template:get',
   summary: 'list deploy templates with every field',
+  query: detailQuery({}),
   ok: [200],
   ...READ_SINCE,
   handle: (req, ctx) => listing(req, ctx, true),
@@ -90,10 +91,11 @@ export const detail: E = {
 export const show: E = {
   policy: 'baremetal:deploy_template:get',
   summary: 'a deploy template (by uuid or name)',
+  query: showQuery(),
   ok: [200],
   ...READ_SINCE,
   async handle(req, ctx) {
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
     return { body: deployTemplateView(await getDeployTemplate(ctx, templateIdent(req)), viewContext(req, ctx), fields) };
   },
@@ -106,7 +108,7 @@ export const create: E = {
   ok: [201],
   ...WRITE_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('template');
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
@@ -122,7 +124,7 @@ export const patch: E = {
   ok: [200],
   ...WRITE_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -144,7 +146,7 @@ export const remove: E = {
   ok: [204],
   ...WRITE_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     await deleteDeployTemplate(ctx, templateIdent(req));
     return {};
   },

@@ -5,6 +5,7 @@ import { lookupAllocation } from '../services/allocation-reads.js';
 import { allocationTarget, authorizedNode, scoped } from './scope.js';
 import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
 import { nodeIdent, viewContext } from './common.js';
+import { showQuery } from './query.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 type E = Endpoint;
@@ -17,11 +18,12 @@ const ALLOCATIONS_SINCE = { since: '1.52' } as const;
 export const allocation: E = {
   ...scoped('baremetal:allocation:get'),
   summary: "the node's allocation",
+  query: showQuery(),
   ok: [200],
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
     const node = await authorizedNode(req, ctx, ident);
     if (node.allocation_uuid === null) {
@@ -45,7 +47,7 @@ export const removeAllocation: E = {
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident);
     const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
     if (found) req.authorizeScoped(allocationTarget(found));

@@ -33,7 +33,7 @@ export const validateNode: E = {
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     // fake hardware passes every check; an interface set to no-<kind> is not supported
     const body: Record<string, unknown> = {};
@@ -55,7 +55,7 @@ export const vifs: E = {
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { vifs: (await listVifs(ctx, node.id)).map((id) => ({ id })) } };
   },
@@ -69,7 +69,7 @@ export const attach: E = {
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     const body = req.json<{ id: string; port_uuid?: unknown; portgroup_uuid?: unknown }>('vif');
     const on: { port?: string; portgroup?: string } = {};
@@ -90,7 +90,7 @@ export const detach: E = {
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     await detachVif(ctx, ident, req.param('vif'));
     return { status: 204 };
@@ -108,7 +108,7 @@ export const bootDevice: E = {
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { boot_device: BOOT_DEVICES[0], persistent: false } };
   },
@@ -120,7 +120,7 @@ export const supportedBootDevices: E = {
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { supported_boot_devices: BOOT_DEVICES } };
   },
@@ -128,7 +128,7 @@ export const supportedBootDevices: E = {
 
 /** Ironic reads these bodies as keyword arguments: unknown ones are "Unexpected arguments", a missing one "Missing mandatory parameter". */
 function keywordArgs(req: IronicRequest, allowed: string[], required: string[]): Record<string, unknown> {
-  req.queryArgs([]);
+  req.queryArgs();
   const body = req.jsonBody() ?? {};
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
   const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
@@ -159,7 +159,7 @@ export const getConsole: E = {
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     if (implementation(node, 'console') === 'no-console') throw ironicError(400, unsupported(node, 'console'));
     const enabled = node.console_enabled === 1;
@@ -195,7 +195,7 @@ export const setRaid: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     const config = req.jsonBody() ?? {};
     if (config === null || typeof config !== 'object' || Array.isArray(config)) throw badRequest('The request body must be a JSON object.');
     if (implementation(node, 'raid') === 'no-raid') throw ironicError(404, unsupported(node, 'raid'));

@@ -19,7 +19,7 @@ export const states: E = {
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const n = await authorizedNode(req, ctx, ident, req.endpointRule);
     const body: Record<string, unknown> = {
       console_enabled: n.console_enabled === 1,
@@ -38,7 +38,7 @@ export const states: E = {
 
 /** Ironic reads the state verbs' bodies as keyword arguments: unknown ones are "Unexpected arguments". */
 function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown> {
-  req.queryArgs([]);
+  req.queryArgs();
   const body = req.jsonBody();
   if (body === undefined) return {};
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
@@ -122,7 +122,7 @@ export const maintenanceOff: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     await setMaintenance(ctx, ident, false, null);
     return { status: 202 };
   },

@@ -31,7 +31,7 @@ async function changedNode(req: IronicRequest, ctx: BaremetalContext): Promise<s
   const ident = nodeIdent(req, 'node');
   await requireTraitsVersion(req, ctx, ident);
   await authorizedNode(req, ctx, ident, req.endpointRule);
-  req.queryArgs([]);
+  req.queryArgs();
   return ident;
 }
 
@@ -42,7 +42,7 @@ export const traits: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
-    req.queryArgs([]);
+    req.queryArgs();
     return { body: { traits: (await authorizedNode(req, ctx, ident, req.endpointRule)).traits } };
   },
 };

@@ -3,7 +3,7 @@
 // detail), create, show, JSON-patch, delete. A port or port group is scoped by its node: a caller
 // who may not see the node does not see it (404), Ironic's `baremetal:port:*` and
 // `baremetal:portgroup:*` rules get the node's owner and lessee as their target.
-import { flag, listQuery, text } from './query-docs.js';
+import { FIELDS_SINCE_1_8 as FIELDS, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
 import type { Microversion } from '../../core/microversion.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
@@ -35,7 +35,7 @@ import type { Edit } from '../services/resource-writes.js';
 import { type NodeRecord, lookupNode, nodeNotFound } from '../services/node-reads.js';
 import { PORTGROUP_FIELDS, PORT_FIELDS, parseFields, portView, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
-import { type ParamVersions, nodeIdent, requireParamVersions, viewContext } from './common.js';
+import { nodeIdent, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 import { canSeeNode, listScope, nodeTarget, partTarget, scoped } from './scope.js';
 
@@ -81,7 +81,12 @@ async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: s
 
 // ---- ports -----------------------------------------------------------------------------------
 
-const PORT_PARAMS: ParamVersions = { fields: { since: '1.8' }, portgroup: { since: '1.24' }, shard: { since: '1.82' } };
+/** The filters of the port and port group lists (a bare 406 before their version). */
+const SHARD = since('1.82', text);
+const PORTS_OF = { node: text, node_uuid: text, address: text, portgroup: since('1.24', text), shard: SHARD };
+const PORTGROUPS_OF = { node: text, address: text, shard: SHARD };
+/** A node's or port group's own ports and port groups: the same, but the parent. */
+const PARTS_OF = { address: text, shard: SHARD };
 const PORT_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'pxe_enabled', 'physical_network', 'is_smartnic'];
 const PORT_PATCHABLE = ['address', 'extra', 'is_smartnic', 'local_link_connection', 'node_uuid', 'physical_network', 'portgroup_uuid', 'pxe_enabled'];
 
@@ -98,9 +103,8 @@ const PORTS: Collection = {
 
 async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
   const project = listScope(req, 'port', undefined);
-  const filters = [...(parent.node || parent.portgroup ? [] : ['node', 'node_uuid', 'portgroup']), 'address', 'shard'];
   const path = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
-  const list = listRequest(req, PORTS, path, detailPath, filters, PORT_PARAMS);
+  const list = listRequest(req, PORTS, path, detailPath);
   const { args } = list;
   const f: PortFilters = {};
   if (project !== undefined) f.project = project;
@@ -127,33 +131,35 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
 export const listPortsEndpoint: E = {
   ...scoped('baremetal:port:list_all'),
   summary: 'list ports',
-  query: listQuery({ node: text, node_uuid: text, address: text, portgroup: text, shard: text, detail: flag }),
+  query: listQuery({ ...PORTS_OF, detail: flag }, FIELDS),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, {}, false),
 };
 export const detailPorts: E = {
   ...scoped('baremetal:port:list_all'),
   summary: 'list ports with every field',
+  query: detailQuery(PORTS_OF),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, {}, true),
 };
 export const nodePorts: E = {
   ...scoped('baremetal:port:list'),
   summary: "a node's ports",
-  query: listQuery({ address: text, detail: flag }),
+  query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false),
 };
 export const nodePortsDetail: E = {
   ...scoped('baremetal:port:list'),
   summary: "a node's ports with every field",
+  query: detailQuery(PARTS_OF),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true),
 };
 export const portgroupPorts: E = {
   ...scoped('baremetal:port:list'),
   summary: "a port group's ports (1.24)",
-  query: listQuery({ address: text, detail: flag }),
+  query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
   since: '1.24',
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false),
@@ -161,6 +167,7 @@ export const portgroupPorts: E = {
 export const portgroupPortsDetail: E = {
   ...scoped('baremetal:port:list'),
   summary: "a port group's ports with every field (1.24)",
+  query: detailQuery(PARTS_OF),
   ok: [200],
   since: '1.24',
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true),
@@ -212,11 +219,11 @@ async function authorizedPort(req: IronicRequest, ctx: BaremetalContext, uuid: s
 export const showPort: E = {
   ...scoped('baremetal:port:get'),
   summary: 'a port',
+  query: showQuery(FIELDS),
   ok: [200],
   async handle(req, ctx) {
     const uuid = portIdent(req);
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, PORT_PARAMS);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, PORT_FIELDS, req.mv);
     return { body: portView(await authorizedPort(req, ctx, uuid, req.endpointRule), viewContext(req, ctx), fields) };
   },
@@ -228,7 +235,7 @@ export const createPortEndpoint: E = {
   body: schemas.port,
   ok: [201],
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('port');
     checkVersions(PORT_FIELDS, Object.keys(body), req.mv);
     const fields = portFields(body);
@@ -245,7 +252,7 @@ export const patchPortEndpoint: E = {
   ok: [200],
   async handle(req, ctx) {
     const uuid = portIdent(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedPort(req, ctx, uuid, req.endpointRule);
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
@@ -269,7 +276,7 @@ export const deletePortEndpoint: E = {
   ok: [204],
   async handle(req, ctx) {
     const uuid = portIdent(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedPort(req, ctx, uuid, req.endpointRule);
     await deletePort(ctx, uuid);
     return {};
@@ -279,7 +286,6 @@ export const deletePortEndpoint: E = {
 // ---- port groups -----------------------------------------------------------------------------
 
 const PORTGROUPS_SINCE = { since: '1.23' } as const;
-const PORTGROUP_PARAMS: ParamVersions = { fields: { since: '1.8' }, shard: { since: '1.82' } };
 const PORTGROUP_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'name', 'mode', 'standalone_ports_supported'];
 const PORTGROUP_PATCHABLE = ['address', 'extra', 'mode', 'name', 'node_uuid', 'properties', 'standalone_ports_supported'];
 /** Ironic's [DEFAULT]default_portgroup_mode */
@@ -299,7 +305,7 @@ const PORTGROUPS: Collection = {
 async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
   const project = listScope(req, 'portgroup', undefined);
   const path = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
-  const list = listRequest(req, PORTGROUPS, path, detailPath, [...(parentNode ? [] : ['node']), 'address', 'shard'], PORTGROUP_PARAMS);
+  const list = listRequest(req, PORTGROUPS, path, detailPath);
   const { args } = list;
   const f: PortFilters = {};
   if (project !== undefined) f.project = project;
@@ -320,7 +326,7 @@ async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, paren
 export const listPortgroupsEndpoint: E = {
   ...scoped('baremetal:portgroup:list_all'),
   summary: 'list port groups (1.23)',
-  query: listQuery({ node: text, address: text, shard: text, detail: flag }),
+  query: listQuery({ ...PORTGROUPS_OF, detail: flag }, FIELDS),
   ok: [200],
   ...PORTGROUPS_SINCE,
   handle: (req, ctx) => portgroupListing(req, ctx, undefined, false),
@@ -328,6 +334,7 @@ export const listPortgroupsEndpoint: E = {
 export const detailPortgroups: E = {
   ...scoped('baremetal:portgroup:list_all'),
   summary: 'list port groups with every field (1.23)',
+  query: detailQuery(PORTGROUPS_OF),
   ok: [200],
   ...PORTGROUPS_SINCE,
   handle: (req, ctx) => portgroupListing(req, ctx, undefined, true),
@@ -335,7 +342,7 @@ export const detailPortgroups: E = {
 export const nodePortgroups: E = {
   ...scoped('baremetal:portgroup:list'),
   summary: "a node's port groups (1.24)",
-  query: listQuery({ address: text, detail: flag }),
+  query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
   since: '1.24',
   handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false),
@@ -343,6 +350,7 @@ export const nodePortgroups: E = {
 export const nodePortgroupsDetail: E = {
   ...scoped('baremetal:portgroup:list'),
   summary: "a node's port groups with every field (1.24)",
+  query: detailQuery(PARTS_OF),
   ok: [200],
   since: '1.24',
   handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true),
@@ -377,12 +385,12 @@ async function authorizedPortgroup(req: IronicRequest, ctx: BaremetalContext, id
 export const showPortgroup: E = {
   ...scoped('baremetal:portgroup:get'),
   summary: 'a port group (by uuid or name)',
+  query: showQuery(FIELDS),
   ok: [200],
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, PORTGROUP_PARAMS);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, PORTGROUP_FIELDS, req.mv);
     return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, req.endpointRule), viewContext(req, ctx), fields) };
   },
@@ -395,7 +403,7 @@ export const createPortgroupEndpoint: E = {
   ok: [201],
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('portgroup');
     checkVersions(PORTGROUP_FIELDS, Object.keys(body), req.mv);
     const fields = portgroupFields(body);
@@ -414,7 +422,7 @@ export const patchPortgroupEndpoint: E = {
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedPortgroup(req, ctx, ident, req.endpointRule);
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
@@ -449,7 +457,7 @@ export const deletePortgroupEndpoint: E = {
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedPortgroup(req, ctx, ident, req.endpointRule);
     await deletePortgroup(ctx, ident);
     return {};

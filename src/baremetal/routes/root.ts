@@ -17,7 +17,7 @@ export const root: Endpoint = {
   ok: [200],
   unversioned: true,
   async handle(req) {
-    req.queryArgs([]);
+    req.queryArgs();
     return {
       body: {
         name: 'OpenStack Ironic API',
@@ -39,7 +39,7 @@ export const v1: Endpoint = {
   summary: 'the v1 document: links to the resources',
   ok: [200],
   async handle(req) {
-    req.queryArgs([]);
+    req.queryArgs();
     const base = req.baseUrl;
     const body: Record<string, unknown> = {
       id: 'v1',

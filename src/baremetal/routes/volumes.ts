@@ -1,7 +1,7 @@
 // /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
 // (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
 // no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
-import { flag, listQuery, text } from './query-docs.js';
+import { detailQuery, flag, listQuery, showQuery, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
@@ -39,7 +39,7 @@ const links = (base: string, path: string) => [
 
 /** GET /v1/volume and /v1/nodes/{node}/volume: links to the connectors and targets. */
 async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: string) {
-  req.queryArgs([]);
+  req.queryArgs();
   const base = node ? `nodes/${node}/volume` : 'volume';
   if (node) {
     const found = await lookupNode(ctx, node);
@@ -100,7 +100,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
   const project = listScope(req, 'volume', undefined);
   const collection = COLLECTIONS[kind];
   const path = parentNode ? `nodes/${parentNode}/volume/${collection.key}` : `volume/${collection.key}`;
-  const list = listRequest(req, collection, path, detailPath, parentNode ? [] : ['node']);
+  const list = listRequest(req, collection, path, detailPath);
   const f: VolumeFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? list.args.node;
@@ -132,6 +132,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       ...SINCE,
       ...scoped('baremetal:volume:list_all'),
       summary: `list ${noun}s with every field`,
+      query: detailQuery({ node: text }),
       ok: [200],
       handle: (req, ctx) => listing(req, ctx, kind, undefined, true),
     },
@@ -192,9 +193,10 @@ function crud(kind: VolumeKind) {
     ...SINCE,
     ...scoped('baremetal:volume:get'),
     summary: `a ${spec.noun}`,
+    query: showQuery(),
     ok: [200],
     async handle(req, ctx) {
-      const args = req.queryArgs(['fields']);
+      const args = req.queryArgs();
       const fields = parseFields(args.fields, spec.table, req.mv);
       return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), viewContext(req, ctx), fields) };
     },
@@ -206,7 +208,7 @@ function crud(kind: VolumeKind) {
     body: schema,
     ok: [201],
     async handle(req, ctx) {
-      req.queryArgs([]);
+      req.queryArgs();
       const body = req.json<Record<string, unknown>>(kind === 'connector' ? 'connector' : 'target');
       const nodeUuid = uuidArg(body.node_uuid, 'node_uuid');
       await targetNode(req, ctx, nodeUuid, req.endpointRule);
@@ -222,7 +224,7 @@ function crud(kind: VolumeKind) {
     body: schemas.patch,
     ok: [200],
     async handle(req, ctx) {
-      req.queryArgs([]);
+      req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
       const ops = req.json<PatchOp[]>('patch');
       for (const op of ops) {
@@ -249,7 +251,7 @@ function crud(kind: VolumeKind) {
     summary: `delete a ${spec.noun} (node powered off)`,
     ok: [204],
     async handle(req, ctx) {
-      req.queryArgs([]);
+      req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
       await deleteVolume(ctx, kind, found.uuid);
       return {};
