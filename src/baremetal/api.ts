@@ -19,6 +19,7 @@ import * as nodes from './routes/nodes.js';
 import * as nodeStates from './routes/node-states.js';
 import * as nodeTraits from './routes/node-traits.js';
 import * as nodeAllocation from './routes/node-allocation.js';
+import * as portgroups from './routes/portgroups.js';
 import * as ports from './routes/ports.js';
 import { root, v1 } from './routes/root.js';
 import * as volumes from './routes/volumes.js';
@@ -49,8 +50,8 @@ const v1Routes: RouteTable<Endpoint> = {
   '/v1/nodes/:node/states/raid': { PUT: hardware.setRaid },
   '/v1/nodes/:node/ports': { GET: ports.nodePorts },
   '/v1/nodes/:node/ports/detail': { GET: ports.nodePortsDetail },
-  '/v1/nodes/:node/portgroups': { GET: ports.nodePortgroups },
-  '/v1/nodes/:node/portgroups/detail': { GET: ports.nodePortgroupsDetail },
+  '/v1/nodes/:node/portgroups': { GET: portgroups.nodePortgroups },
+  '/v1/nodes/:node/portgroups/detail': { GET: portgroups.nodePortgroupsDetail },
   '/v1/nodes/:node/volume': { GET: volumes.nodeRoot },
   '/v1/nodes/:node/volume/connectors': { GET: volumes.connectorLists.ofNode },
   '/v1/nodes/:node/volume/targets': { GET: volumes.targetLists.ofNode },
@@ -66,9 +67,9 @@ const v1Routes: RouteTable<Endpoint> = {
   '/v1/ports': { GET: ports.listPortsEndpoint, POST: ports.createPortEndpoint },
   '/v1/ports/detail': { GET: ports.detailPorts },
   '/v1/ports/:port': { GET: ports.showPort, PATCH: ports.patchPortEndpoint, DELETE: ports.deletePortEndpoint },
-  '/v1/portgroups': { GET: ports.listPortgroupsEndpoint, POST: ports.createPortgroupEndpoint },
-  '/v1/portgroups/detail': { GET: ports.detailPortgroups },
-  '/v1/portgroups/:portgroup': { GET: ports.showPortgroup, PATCH: ports.patchPortgroupEndpoint, DELETE: ports.deletePortgroupEndpoint },
+  '/v1/portgroups': { GET: portgroups.listPortgroupsEndpoint, POST: portgroups.createPortgroupEndpoint },
+  '/v1/portgroups/detail': { GET: portgroups.detailPortgroups },
+  '/v1/portgroups/:portgroup': { GET: portgroups.showPortgroup, PATCH: portgroups.patchPortgroupEndpoint, DELETE: portgroups.deletePortgroupEndpoint },
   '/v1/portgroups/:portgroup/ports': { GET: ports.portgroupPorts },
   '/v1/portgroups/:portgroup/ports/detail': { GET: ports.portgroupPortsDetail },
   '/v1/drivers': { GET: drivers.list },

@@ -7,7 +7,7 @@ import { INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import * as schemas from '../schemas.js';
-import { attachVif, detachVif, listVifs } from '../services/ports.js';
+import { attachVif, detachVif, listVifs } from '../services/node-vifs.js';
 import { recordOnNode } from '../services/node-states.js';
 import type { NodeRecord } from '../services/node-reads.js';
 import { nodeIdent } from './common.js';
