@@ -20,8 +20,6 @@ export interface RuleDefault {
   /** the current default check string */
   check: string;
   description: string;
-  /** what the rule governs, for the documentation (`GET /resource_providers`) */
-  operations?: readonly string[];
   /** token scopes the rule is for; absent: any */
   scopeTypes?: readonly ScopeType[];
   /** the check string before the current defaults (OR-ed in with enforce-new-defaults off) */

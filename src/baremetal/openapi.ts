@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document of the Ironic-compatible API allot serves, at the newest microversion,
 // built (http/openapi.ts) from the route table alone: each endpoint declares its summary, the
-// schemas it validates with and its statuses (routes/), api.ts its policy rule; errors in Ironic's
+// schemas it validates with, its statuses and its policy rule (routes/); errors in Ironic's
 // {"error_message": "<JSON text>"} format.
 import type { JsonSchema } from '../core/json-schema.js';
 import { BAREMETAL_RULES } from '../auth/rules/baremetal.js';

@@ -5,19 +5,34 @@ import type { OperationDoc } from '../http/openapi.js';
 import { type JsonSchema, bestMatch, pyRepr, validate } from '../core/json-schema.js';
 import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
-import { badRequest, frameworkError } from './errors.js';
+import { badRequest, frameworkError, notAcceptable } from './errors.js';
 import type { BaremetalContext } from './context.js';
 
 export type IronicResponse = ApiResponse;
-/** An endpoint of this API: its handler, versions and documentation in one declaration (api.ts adds its policy rule). */
-export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse> & OperationDoc;
+/** An endpoint of this API: its handler, versions, policy rule and documentation in one declaration. */
+export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse> & OperationDoc & { query?: IronicQuery };
+
+/** A query parameter newer than 1.1: the version that brought it; `named`: Ironic's 406 names that version. */
+export interface ParamSince {
+  since: string;
+  named?: boolean;
+}
+
+/**
+ * An endpoint's query parameters (routes/query.ts builds them): a JSON schema whose properties are
+ * the parameters (what the OpenAPI document shows) and the versions of those newer than 1.1.
+ */
+export type IronicQuery = JsonSchema & { properties: Record<string, JsonSchema>; versions: Readonly<Record<string, ParamSince>> };
 
 export class IronicRequest extends ApiRequest {
   /**
-   * Query parameters, one value each. Unknown names are a 400 "Unexpected arguments: …" and a
-   * repeated one "Expected string for …", as Ironic answers.
+   * The query parameters the endpoint declares (`query`), one value each, as Ironic checks them:
+   * an undeclared name is a 400 "Unexpected arguments: …", a repeated one "Expected string for
+   * …", one newer than the request's version a 406 (naming the version where Ironic's does).
    */
-  queryArgs(allowed: readonly string[]): Record<string, string> {
+  queryArgs(): Record<string, string> {
+    const declared = this.endpoint.query as IronicQuery | undefined;
+    const allowed = Object.keys(declared?.properties ?? {});
     const unknown = this.query.keys().filter((k) => !allowed.includes(k));
     if (unknown.length) throw badRequest(`Unexpected arguments: ${unknown.join(', ')}`);
     const out: Record<string, string> = {};
@@ -25,6 +40,10 @@ export class IronicRequest extends ApiRequest {
       const values = this.query.all(key);
       if (values.length > 1) throw badRequest(`Expected string for ${key}: ${pyRepr(values)}`);
       out[key] = values[0]!;
+    }
+    for (const key of Object.keys(out)) {
+      const v = declared?.versions[key];
+      if (v && !this.mv.atLeast(v.since)) throw notAcceptable(v.named ? v.since : undefined);
     }
     return out;
   }

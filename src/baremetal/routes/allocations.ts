@@ -1,7 +1,7 @@
 // /v1/allocations: create (answered `allocating`, as Ironic answers it, or active at once when
 // backfilling; with `Prefer: wait=N`, the allocation once finished), list, show, PATCH (1.57: name
 // and extra), delete.
-import { listQuery, text } from './query-docs.js';
+import { listQuery, showQuery, since, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
@@ -13,16 +13,14 @@ import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } 
 import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, getAllocation, listAllocationPage } from '../services/allocation-reads.js';
 import { getNode, nodeNotFound } from '../services/node-reads.js';
 import { preferredWait } from '../../http/prefer.js';
-import { allocationTarget, authorizedAllocation, canSeeNode, listScope } from './scope.js';
-import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
-import { allocationIdent, invalidUuidOrName } from './common.js';
+import { allocationTarget, authorizedAllocation, canSeeNode, listScope, scoped } from './scope.js';
+import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
+import { allocationIdent, invalidUuidOrName, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
 const SINCE = { since: '1.52', tooOld: { status: 404, message: 'The API version does not allow allocations' } } as const;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 interface CreateBody {
   resource_class?: string | null;
@@ -39,6 +37,7 @@ interface CreateBody {
 const PATCHABLE = ['name', 'extra'];
 
 export const create: E = {
+  ...scoped('baremetal:allocation:create'),
   summary: 'request an allocation (asynchronous: answered allocating, then active or error; Prefer: wait=N answers the outcome)',
   body: schemas.allocationCreate,
   ok: [201],
@@ -57,7 +56,7 @@ export const create: E = {
   since: '1.52',
   tooOld: { status: 405, message: 'The API version does not allow allocations', allow: null },
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<CreateBody>('allocation');
     if (body.owner !== undefined && !req.mv.atLeast('1.60')) throw notAcceptable();
     if (body.node !== undefined && body.node !== null && !req.mv.atLeast('1.58'))
@@ -87,7 +86,7 @@ export const create: E = {
     });
     const answer = (a: AllocationRecord, headers: Record<string, string> = {}) => ({
       status: 201,
-      body: allocationView(a, view(req, ctx)),
+      body: allocationView(a, viewContext(req, ctx)),
       location: `${req.baseUrl}/v1/allocations/${allocation.uuid}`,
       headers,
     });
@@ -165,14 +164,15 @@ const ALLOCATIONS: Collection = {
 };
 
 export const list: E = {
+  ...scoped('baremetal:allocation:list_all'),
   summary: 'list allocations',
-  query: listQuery({ node: text, resource_class: text, state: text, owner: text }),
+  query: listQuery({ node: text, resource_class: text, state: text, owner: since('1.60', text) }),
   ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
     const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
-    const list = listRequest(req, ALLOCATIONS, 'allocations', false, ['node', 'resource_class', 'state', 'owner'], { owner: { since: '1.60' } });
+    const list = listRequest(req, ALLOCATIONS, 'allocations', false);
     const { args } = list;
     const filters: AllocationFilters = {};
     if (args.state !== undefined) {
@@ -194,7 +194,7 @@ export const list: E = {
       filters.nodeId = node.id;
     }
     if (owner !== undefined) filters.owner = owner;
-    return listPage(req, ALLOCATIONS, list, view(req, ctx), {
+    return listPage(req, ALLOCATIONS, list, viewContext(req, ctx), {
       marker: (uuid) => getAllocation(ctx, uuid),
       async find(page) {
         const allocations = await listAllocationPage(ctx, filters, page);
@@ -207,19 +207,22 @@ export const list: E = {
 };
 
 export const show: E = {
+  ...scoped('baremetal:allocation:get'),
   summary: 'an allocation (by uuid or name)',
+  query: showQuery(),
   ok: [200],
   ...SINCE,
   async handle(req, ctx) {
     const ident = allocationIdent(req);
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const allocation = await authorizedAllocation(req, ctx, ident, req.endpointRule);
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
-    return { body: allocationView(allocation, view(req, ctx), fields) };
+    return { body: allocationView(allocation, viewContext(req, ctx), fields) };
   },
 };
 
 export const patch: E = {
+  ...scoped('baremetal:allocation:update'),
   summary: "change an allocation's name or extra (JSON Patch)",
   body: schemas.patch,
   ok: [200],
@@ -232,7 +235,7 @@ export const patch: E = {
   async handle(req, ctx) {
     const ident = allocationIdent(req, true);
     await authorizedAllocation(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -244,11 +247,12 @@ export const patch: E = {
       if (name !== before.name && name !== null && !isValidName(name)) throw badRequest(`Cannot update allocation with invalid name '${name}'`);
       return { name, extra: after.extra };
     });
-    return { body: allocationView(allocation, view(req, ctx)) };
+    return { body: allocationView(allocation, viewContext(req, ctx)) };
   },
 };
 
 export const remove: E = {
+  ...scoped('baremetal:allocation:delete'),
   summary: 'delete an allocation (frees its node)',
   ok: [204],
   since: '1.52',
@@ -256,7 +260,7 @@ export const remove: E = {
   async handle(req, ctx) {
     const ident = allocationIdent(req);
     await authorizedAllocation(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     await deleteAllocation(ctx, ident);
     return {};
   },

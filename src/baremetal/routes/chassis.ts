@@ -1,7 +1,7 @@
 // /v1/chassis: list (and detail), create, show, JSON-patch, delete, and the nodes in a chassis
 // (/v1/chassis/{chassis}/nodes). Chassis are the system's: their rules (`baremetal:chassis:*`)
 // take no target and are checked before the handler.
-import { flag, listQuery } from './query-docs.js';
+import { FIELDS_SINCE_1_8, detailQuery, flag, listQuery, showQuery } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -9,17 +9,14 @@ import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, getChassis, listChassisPage, patchChassis } from '../services/chassis.js';
-import { CHASSIS_FIELDS, type ViewContext, chassisView, parseFields } from '../views.js';
-import { type ParamVersions, requireParamVersions } from './common.js';
+import { CHASSIS_FIELDS, chassisView, parseFields } from '../views.js';
+import { viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const PATCHABLE = ['description', 'extra'];
 const SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'description'];
-/** `fields` came in 1.8 (a 406 before). */
-const FIELDS_SINCE: ParamVersions = { fields: { since: '1.8' } };
 
 /** The chassis a path names: anything but a uuid is Ironic's 400. */
 function chassisUuid(req: IronicRequest): string {
@@ -43,8 +40,8 @@ const CHASSIS: Collection = {
 };
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
-  const list = listRequest(req, CHASSIS, 'chassis', detailPath, [], FIELDS_SINCE);
-  return listPage(req, CHASSIS, list, view(req, ctx), {
+  const list = listRequest(req, CHASSIS, 'chassis', detailPath);
+  return listPage(req, CHASSIS, list, viewContext(req, ctx), {
     marker: (uuid) => getChassis(ctx, uuid),
     find: (page) => listChassisPage(ctx, page),
     view: chassisView,
@@ -52,50 +49,56 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 }
 
 export const list: E = {
+  policy: 'baremetal:chassis:get',
   summary: 'list chassis',
-  query: listQuery({ detail: flag }),
+  query: listQuery({ detail: flag }, FIELDS_SINCE_1_8),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
+  policy: 'baremetal:chassis:get',
   summary: 'list chassis with every field',
+  query: detailQuery({}),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, true),
 };
 
 export const show: E = {
+  policy: 'baremetal:chassis:get',
   summary: 'a chassis',
+  query: showQuery(FIELDS_SINCE_1_8),
   ok: [200],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, FIELDS_SINCE);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, CHASSIS_FIELDS, req.mv);
-    return { body: chassisView(await getChassis(ctx, uuid), view(req, ctx), fields) };
+    return { body: chassisView(await getChassis(ctx, uuid), viewContext(req, ctx), fields) };
   },
 };
 
 export const create: E = {
+  policy: 'baremetal:chassis:create',
   summary: 'create a chassis',
   body: schemas.chassis,
   ok: [201],
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('chassis');
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
     const chassis = await createChassis(ctx, uuid === null ? null : normalizeUuid(uuid), chassisFields(body));
-    return { status: 201, body: chassisView(chassis, view(req, ctx)), location: `${req.baseUrl}/v1/chassis/${chassis.uuid}` };
+    return { status: 201, body: chassisView(chassis, viewContext(req, ctx)), location: `${req.baseUrl}/v1/chassis/${chassis.uuid}` };
   },
 };
 
 export const patch: E = {
+  policy: 'baremetal:chassis:update',
   summary: "change a chassis's description or extra (JSON Patch)",
   body: schemas.patch,
   ok: [200],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -106,16 +109,17 @@ export const patch: E = {
       const changed = (k: string) => JSON.stringify(after[k] ?? null) !== JSON.stringify(before[k] ?? null);
       return { fields: chassisFields(after), changed };
     });
-    return { body: chassisView(chassis, view(req, ctx)) };
+    return { body: chassisView(chassis, viewContext(req, ctx)) };
   },
 };
 
 export const remove: E = {
+  policy: 'baremetal:chassis:delete',
   summary: 'delete a chassis (one without nodes)',
   ok: [204],
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await deleteChassis(ctx, uuid);
     return {};
   },

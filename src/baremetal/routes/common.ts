@@ -1,10 +1,12 @@
-// Parsing shared by the bare-metal routes: booleans and UUIDs in query strings, version-gated
-// parameters, empty bodies, the identifiers of nodes and allocations in paths. (Lists: listing.ts.)
+// Parsing shared by the bare-metal routes: booleans and UUIDs in query strings, empty bodies, the identifiers of nodes and allocations in paths; and what a view
+// needs to know of the request. (Lists: listing.ts.)
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { BOOL_WORDS, isHostnameSafe, isUuidOrName, parseBool } from '../core/rules.js';
-import { badRequest, frameworkError, notAcceptable } from '../errors.js';
+import { badRequest, frameworkError } from '../errors.js';
 import { nodeNotFound } from '../services/node-reads.js';
 import type { IronicRequest } from '../request.js';
+import type { BaremetalContext } from '../context.js';
+import type { ViewContext } from '../views.js';
 
 export function queryBool(args: Record<string, string>, name: string): boolean | undefined {
   const raw = args[name];
@@ -19,17 +21,6 @@ export function queryUuid(args: Record<string, string>, name: string): string | 
   if (raw === undefined) return undefined;
   if (!isUuidLike(raw)) throw badRequest(`Expected UUID for ${name}: ${raw}`);
   return normalizeUuid(raw);
-}
-
-/** Query parameters newer than 1.1: the version of each, and whether Ironic's 406 names that version. */
-export type ParamVersions = Record<string, { since: string; named?: boolean }>;
-
-/** 406 for a query parameter newer than the request (Ironic's answer for versioned filters). */
-export function requireParamVersions(req: IronicRequest, args: Record<string, string>, versions: ParamVersions): void {
-  for (const key of Object.keys(args)) {
-    const v = versions[key];
-    if (v && !req.mv.atLeast(v.since)) throw notAcceptable(v.named ? v.since : undefined);
-  }
 }
 
 /** The body of a 202/204 verb that takes no document (or an empty one). */
@@ -72,3 +63,6 @@ export function allocationIdent(req: IronicRequest, patch = false): string {
 
 /** Ironic's InvalidUuidOrName. */
 export const invalidUuidOrName = (ident: string) => `Expected a logical name or UUID but received ${ident}.`;
+
+/** What a view needs of the request: its microversion, base URL (links) and this conductor. */
+export const viewContext = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });

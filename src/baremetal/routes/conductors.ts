@@ -1,5 +1,5 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
-import { listQuery } from './query-docs.js';
+import { listQuery } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
@@ -54,6 +54,7 @@ function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields
  * one, 404 "Conductor … could not be found." when there is no such conductor.
  */
 export const list: E = {
+  policy: 'baremetal:conductor:get',
   summary: 'list conductors and whether they are alive',
   query: listQuery({ detail: { type: 'boolean' } }),
   ok: [200],
@@ -78,11 +79,12 @@ export const list: E = {
 };
 
 export const show: E = {
+  policy: 'baremetal:conductor:get',
   summary: 'a conductor',
   ok: [200],
   ...SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const c = await getConductor(ctx, req.param('hostname'));
     if (!c) throw ironicError(404, `Conductor ${req.param('hostname')} could not be found.`);
     return { body: view(c, req, ctx) };

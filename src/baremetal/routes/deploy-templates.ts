@@ -2,7 +2,7 @@
 // name is a trait: Ironic runs its deploy steps on a deployment whose traits name it. allot's fake
 // deploy runs no step, so templates are kept and validated (steps, no duplicates) but never run.
 // The rules (`baremetal:deploy_template:*`) are the system's and take no target.
-import { flag, listQuery } from './query-docs.js';
+import { detailQuery, flag, listQuery, showQuery } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -17,12 +17,12 @@ import {
   listDeployTemplatePage,
   patchDeployTemplate,
 } from '../services/deploy-templates.js';
-import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, type ViewContext, deployTemplateView, parseFields } from '../views.js';
+import { DEPLOY_TEMPLATE_FIELDS, NODE_FIELDS, deployTemplateView, parseFields } from '../views.js';
+import { viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const TOO_OLD = 'The API version does not allow deploy templates';
 /** Before 1.55: GET is a 404, every other method a 405, in the framework's envelope. */
 const READ_SINCE = { since: '1.55', tooOld: { status: 404, message: TOO_OLD } } as const;
@@ -64,7 +64,7 @@ const TEMPLATES: Collection = {
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
   const list = listRequest(req, TEMPLATES, 'deploy_templates', detailPath);
-  return listPage(req, TEMPLATES, list, view(req, ctx), {
+  return listPage(req, TEMPLATES, list, viewContext(req, ctx), {
     marker: (uuid) => getDeployTemplate(ctx, uuid),
     find: (page) => listDeployTemplatePage(ctx, page),
     view: deployTemplateView,
@@ -72,6 +72,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 }
 
 export const list: E = {
+  policy: 'baremetal:deploy_template:get',
   summary: 'list deploy templates (1.55)',
   query: listQuery({ detail: flag }),
   ok: [200],
@@ -79,45 +80,51 @@ export const list: E = {
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
+  policy: 'baremetal:deploy_template:get',
   summary: 'list deploy templates with every field',
+  query: detailQuery({}),
   ok: [200],
   ...READ_SINCE,
   handle: (req, ctx) => listing(req, ctx, true),
 };
 
 export const show: E = {
+  policy: 'baremetal:deploy_template:get',
   summary: 'a deploy template (by uuid or name)',
+  query: showQuery(),
   ok: [200],
   ...READ_SINCE,
   async handle(req, ctx) {
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, DEPLOY_TEMPLATE_FIELDS, req.mv);
-    return { body: deployTemplateView(await getDeployTemplate(ctx, templateIdent(req)), view(req, ctx), fields) };
+    return { body: deployTemplateView(await getDeployTemplate(ctx, templateIdent(req)), viewContext(req, ctx), fields) };
   },
 };
 
 export const create: E = {
+  policy: 'baremetal:deploy_template:create',
   summary: 'create a deploy template (its name is a trait)',
   body: schemas.deployTemplate,
   ok: [201],
   ...WRITE_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('template');
     const uuid = body.uuid ? String(body.uuid) : null;
     if (uuid !== null && !isUuidLike(uuid)) throw badRequest(`Expected UUID for uuid: ${uuid}`);
     const template = await createDeployTemplate(ctx, uuid === null ? null : normalizeUuid(uuid), templateFields(body));
-    return { status: 201, body: deployTemplateView(template, view(req, ctx)), location: `${req.baseUrl}/v1/deploy_templates/${template.uuid}` };
+    return { status: 201, body: deployTemplateView(template, viewContext(req, ctx)), location: `${req.baseUrl}/v1/deploy_templates/${template.uuid}` };
   },
 };
 
 export const patch: E = {
+  policy: 'baremetal:deploy_template:update',
   summary: 'change a deploy template (JSON Patch)',
   body: schemas.patch,
   ok: [200],
   ...WRITE_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       if (!PATCHABLE.includes(rootField(op))) throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PATCHABLE.join(', ')}`);
@@ -129,16 +136,17 @@ export const patch: E = {
       checkSchema(schemas.deployTemplate, after, 'template');
       return templateFields(after);
     });
-    return { body: deployTemplateView(template, view(req, ctx)) };
+    return { body: deployTemplateView(template, viewContext(req, ctx)) };
   },
 };
 
 export const remove: E = {
+  policy: 'baremetal:deploy_template:delete',
   summary: 'delete a deploy template',
   ok: [204],
   ...WRITE_SINCE,
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     await deleteDeployTemplate(ctx, templateIdent(req));
     return {};
   },

@@ -1,7 +1,7 @@
 // /v1/drivers: the one hardware type allot simulates, `fake-hardware`, with its interfaces (the
 // ones core/rules.ts enables), its properties and the RAID logical disk properties, as Ironic 21.4
 // answers for it. Its hosts are the live conductors (every allot process).
-import { flag, text } from './query-docs.js';
+import { flag, ironicQuery, showQuery, text } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { DRIVER, INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError, notAcceptable } from '../errors.js';
@@ -86,11 +86,12 @@ function requireDriver(req: IronicRequest): void {
 }
 
 export const list: E = {
+  policy: 'baremetal:driver:get',
   summary: 'the hardware types: fake-hardware',
-  query: { type: 'object', properties: { type: text, detail: flag, fields: text } },
+  query: ironicQuery({ type: text, detail: flag, fields: text }),
   ok: [200],
   async handle(req, ctx) {
-    const args = req.queryArgs(['type', 'detail', 'fields']);
+    const args = req.queryArgs();
     const detail = queryBool(args, 'detail');
     if (args.fields !== undefined && detail) throw badRequest('Can not specify ?detail=True and fields in the same request.');
     const versionMessage = 'The minimal required API version should be 1.30';
@@ -105,10 +106,12 @@ export const list: E = {
 };
 
 export const show: E = {
+  policy: 'baremetal:driver:get',
   summary: 'fake-hardware and its interfaces',
+  query: showQuery(),
   ok: [200],
   async handle(req, ctx) {
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const fields = fieldsArg(req, args.fields);
     requireDriver(req);
     return { body: driverView(req, await hosts(ctx), true, fields) };
@@ -116,20 +119,22 @@ export const show: E = {
 };
 
 export const properties: E = {
+  policy: 'baremetal:driver:get_properties',
   summary: "the driver's properties",
   ok: [200],
   async handle(req) {
-    req.queryArgs([]);
+    req.queryArgs();
     requireDriver(req);
     return { body: PROPERTIES };
   },
 };
 
 export const logicalDiskProperties: E = {
+  policy: 'baremetal:driver:get_raid_logical_disk_properties',
   summary: 'the properties of a RAID logical disk (1.12)',
   ok: [200],
   async handle(req) {
-    req.queryArgs([]);
+    req.queryArgs();
     if (!req.mv.atLeast('1.12')) throw notAcceptable();
     requireDriver(req);
     return { body: LOGICAL_DISK_PROPERTIES };

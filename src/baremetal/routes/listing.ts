@@ -2,19 +2,21 @@
 // allocations, deploy templates, volume connectors and targets, conductors): which query
 // parameters a list takes, `detail` against `fields`, the sort key and direction, `limit` and the
 // marker (listRequest); then one page after the marker's row and the `next` link (listPage). Each
-// collection describes itself (its fields, defaults, sort keys, how it takes `detail`); its route
-// adds its own filters between the two.
+// collection describes itself (its fields, defaults, sort keys, how it takes `detail`); each list
+// endpoint declares its query (query.ts: its filters, with their versions), which listRequest reads,
+// and its route applies its filters between the two.
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { isLogicalName } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
-import type { IronicRequest } from '../request.js';
+import type { IronicQuery, IronicRequest } from '../request.js';
 import type { Page, SortDir } from '../core/paging.js';
 import { type ViewContext, parseFields } from '../views.js';
-import { type ParamVersions, queryBool, requireParamVersions } from './common.js';
+import { queryBool } from './common.js';
+import { PAGING as PAGING_PARAMS } from './query.js';
 
 /** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
 const MAX_LIMIT = 1000;
-const PAGING = ['limit', 'marker', 'sort_key', 'sort_dir'];
+const PAGING = Object.keys(PAGING_PARAMS);
 
 /** A resource's fields as views.ts lists them: name, the version that brought it, its value. */
 type FieldTable = readonly [string, string, unknown][];
@@ -63,21 +65,12 @@ export interface ListRequest {
 }
 
 /**
- * The query of a list at `path` (e.g. `nodes`, `nodes/{node}/ports`): besides the collection's
- * `filters`, the paging parameters, and on the list itself (not its `/detail`) `fields` and
- * `detail`. `versions`: parameters newer than 1.1 (a 406 when the request is older).
+ * The query of a list at `path` (e.g. `nodes`, `nodes/{node}/ports`): the parameters its endpoint
+ * declares (query.ts: paging, its filters and, on the list itself rather than its `/detail`,
+ * `fields` and `detail`), checked as Ironic checks them.
  */
-export function listRequest(
-  req: IronicRequest,
-  c: Collection,
-  path: string,
-  detailPath: boolean,
-  filters: readonly string[] = [],
-  versions: ParamVersions = {},
-): ListRequest {
-  const shaping = detailPath ? [] : c.detail === 'none' ? ['fields'] : ['fields', 'detail'];
-  const args = req.queryArgs([...filters, ...PAGING, ...shaping]);
-  requireParamVersions(req, args, versions);
+export function listRequest(req: IronicRequest, c: Collection, path: string, detailPath: boolean): ListRequest {
+  const args = req.queryArgs();
   const detailArg = queryBool(args, 'detail');
   if (c.detail === 'common' && detailArg !== undefined && !req.mv.atLeast('1.43'))
     throw badRequest(`Invalid query parameter ?detail=${detailArg ? 'True' : 'False'} received.`);
@@ -95,6 +88,20 @@ export function listRequest(
   const page = parsePage(args, c);
   const detail = detailPath || detailArg === true;
   return { args, page, shown: fields ?? (detail ? undefined : c.defaults), path: detailPath ? `${path}/detail` : path };
+}
+
+/**
+ * A list's filters: the parameters its endpoint declares besides paging, `fields` and `detail`, as
+ * the request gives them, booleans read as Ironic reads them (in the declaration's order).
+ */
+export function listFilters(req: IronicRequest, list: ListRequest): Record<string, string | boolean> {
+  const declared = (req.endpoint.query as IronicQuery | undefined)?.properties ?? {};
+  const filters: Record<string, string | boolean> = {};
+  for (const [name, schema] of Object.entries(declared)) {
+    if (PAGING.includes(name) || name === 'fields' || name === 'detail' || list.args[name] === undefined) continue;
+    filters[name] = schema.type === 'boolean' ? queryBool(list.args, name)! : list.args[name]!;
+  }
+  return filters;
 }
 
 function parsePage(args: Record<string, string>, c: Collection): PageArgs {

@@ -1,18 +1,14 @@
-// A node's allocation (1.52): show it (GET …/allocation) and delete it (DELETE …/allocation).
-// The allocations themselves are allocations.ts.
-import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../request.js';
+import type { Endpoint } from '../request.js';
 import { deleteNodeAllocation } from '../services/allocations.js';
 import { lookupAllocation } from '../services/allocation-reads.js';
-import { allocationTarget, authorizedNode } from './scope.js';
-import { ALLOCATION_FIELDS, type ViewContext, allocationView, parseFields } from '../views.js';
-import { nodeIdent } from './common.js';
+import { allocationTarget, authorizedNode, scoped } from './scope.js';
+import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
+import { nodeIdent, viewContext } from './common.js';
+import { showQuery } from './query.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 type E = Endpoint;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 const noAllocation = (ident: string) => baremetalDomainError('node_allocation_not_found', { ident }, `node ${ident} has no allocation`);
 
@@ -20,12 +16,14 @@ const noAllocation = (ident: string) => baremetalDomainError('node_allocation_no
 const ALLOCATIONS_SINCE = { since: '1.52' } as const;
 
 export const allocation: E = {
+  ...scoped('baremetal:allocation:get'),
   summary: "the node's allocation",
+  query: showQuery(),
   ok: [200],
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    const args = req.queryArgs(['fields']);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, ALLOCATION_FIELDS, req.mv);
     const node = await authorizedNode(req, ctx, ident);
     if (node.allocation_uuid === null) {
@@ -38,17 +36,18 @@ export const allocation: E = {
     const found = await lookupAllocation(ctx, node.allocation_uuid);
     if (!found) throw noAllocation(ident);
     req.authorizeScoped(allocationTarget(found));
-    return { body: allocationView(found, view(req, ctx), fields) };
+    return { body: allocationView(found, viewContext(req, ctx), fields) };
   },
 };
 
 export const removeAllocation: E = {
+  ...scoped('baremetal:allocation:delete'),
   summary: "delete the node's allocation",
   ok: [204],
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident);
     const found = node.allocation_uuid === null ? undefined : await lookupAllocation(ctx, node.allocation_uuid);
     if (found) req.authorizeScoped(allocationTarget(found));

@@ -7,12 +7,12 @@ import { INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import * as schemas from '../schemas.js';
-import { attachVif, detachVif, listVifs } from '../services/ports.js';
+import { attachVif, detachVif, listVifs } from '../services/node-vifs.js';
 import { recordOnNode } from '../services/node-states.js';
 import type { NodeRecord } from '../services/node-reads.js';
 import { nodeIdent } from './common.js';
 import { boolField } from './node-fields.js';
-import { authorizedNode } from './scope.js';
+import { authorizedNode, scoped } from './scope.js';
 
 type E = Endpoint;
 
@@ -28,11 +28,12 @@ function implementation(node: NodeRecord, kind: string): string {
 const unsupported = (node: NodeRecord, kind: string) => `Driver ${node.driver} does not support ${kind} (disabled or not implemented).`;
 
 export const validateNode: E = {
+  ...scoped('baremetal:node:validate'),
   summary: "validate a node's interfaces (fake hardware passes; a no-* interface is not supported)",
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     // fake hardware passes every check; an interface set to no-<kind> is not supported
     const body: Record<string, unknown> = {};
@@ -48,25 +49,27 @@ export const validateNode: E = {
 const VIFS_SINCE = { since: '1.28' } as const;
 
 export const vifs: E = {
+  ...scoped('baremetal:node:vif:list'),
   summary: 'the VIFs attached to a node (1.28)',
   ok: [200],
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { vifs: (await listVifs(ctx, node.id)).map((id) => ({ id })) } };
   },
 };
 
 export const attach: E = {
+  ...scoped('baremetal:node:vif:attach'),
   summary: 'attach a VIF (recorded on a free port or port group)',
   body: schemas.vif,
   ok: [204],
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     const body = req.json<{ id: string; port_uuid?: unknown; portgroup_uuid?: unknown }>('vif');
     const on: { port?: string; portgroup?: string } = {};
@@ -81,12 +84,13 @@ export const attach: E = {
 };
 
 export const detach: E = {
+  ...scoped('baremetal:node:vif:detach'),
   summary: 'detach a VIF',
   ok: [204],
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     await detachVif(ctx, ident, req.param('vif'));
     return { status: 204 };
@@ -99,22 +103,24 @@ export const detach: E = {
 const BOOT_DEVICES = ['pxe'];
 
 export const bootDevice: E = {
+  ...scoped('baremetal:node:get_boot_device'),
   summary: "the node's boot device (fake: pxe)",
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { boot_device: BOOT_DEVICES[0], persistent: false } };
   },
 };
 
 export const supportedBootDevices: E = {
+  ...scoped('baremetal:node:get_boot_device'),
   summary: 'the supported boot devices',
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
     return { body: { supported_boot_devices: BOOT_DEVICES } };
   },
@@ -122,7 +128,7 @@ export const supportedBootDevices: E = {
 
 /** Ironic reads these bodies as keyword arguments: unknown ones are "Unexpected arguments", a missing one "Missing mandatory parameter". */
 function keywordArgs(req: IronicRequest, allowed: string[], required: string[]): Record<string, unknown> {
-  req.queryArgs([]);
+  req.queryArgs();
   const body = req.jsonBody() ?? {};
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
   const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
@@ -132,6 +138,7 @@ function keywordArgs(req: IronicRequest, allowed: string[], required: string[]):
 }
 
 export const setBootDevice: E = {
+  ...scoped('baremetal:node:set_boot_device'),
   summary: 'set the boot device (fake: pxe only, nothing changes)',
   ok: [204],
   async handle(req, ctx) {
@@ -147,11 +154,12 @@ export const setBootDevice: E = {
 // ---- console ---------------------------------------------------------------------------------
 
 export const getConsole: E = {
+  ...scoped('baremetal:node:get_console'),
   summary: "the node's console state",
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     if (implementation(node, 'console') === 'no-console') throw ironicError(400, unsupported(node, 'console'));
     const enabled = node.console_enabled === 1;
@@ -161,6 +169,7 @@ export const getConsole: E = {
 };
 
 export const setConsole: E = {
+  ...scoped('baremetal:node:set_console_state'),
   summary: 'enable or disable the console (recorded)',
   ok: [202],
   async handle(req, ctx) {
@@ -178,6 +187,7 @@ export const setConsole: E = {
 // ---- RAID ------------------------------------------------------------------------------------
 
 export const setRaid: E = {
+  ...scoped('baremetal:node:set_raid_state'),
   summary: 'set the target RAID configuration (1.12; recorded)',
   body: schemas.raidConfig,
   ok: [204],
@@ -185,7 +195,7 @@ export const setRaid: E = {
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     const config = req.jsonBody() ?? {};
     if (config === null || typeof config !== 'object' || Array.isArray(config)) throw badRequest('The request body must be a JSON object.');
     if (implementation(node, 'raid') === 'no-raid') throw ironicError(404, unsupported(node, 'raid'));

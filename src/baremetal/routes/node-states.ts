@@ -7,18 +7,19 @@ import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { setMaintenance, setPowerState, setProvisionState } from '../services/node-states.js';
-import { authorizedNode } from './scope.js';
+import { authorizedNode, scoped } from './scope.js';
 import { ironicTime, provisionStateAt } from '../views.js';
 import { nodeIdent } from './common.js';
 
 type E = Endpoint;
 
 export const states: E = {
+  ...scoped('baremetal:node:get_states'),
   summary: "a node's power and provision states",
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
-    req.queryArgs([]);
+    req.queryArgs();
     const n = await authorizedNode(req, ctx, ident, req.endpointRule);
     const body: Record<string, unknown> = {
       console_enabled: n.console_enabled === 1,
@@ -37,7 +38,7 @@ export const states: E = {
 
 /** Ironic reads the state verbs' bodies as keyword arguments: unknown ones are "Unexpected arguments". */
 function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown> {
-  req.queryArgs([]);
+  req.queryArgs();
   const body = req.jsonBody();
   if (body === undefined) return {};
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('The request body must be a JSON object.');
@@ -47,6 +48,7 @@ function verbArgs(req: IronicRequest, allowed: string[]): Record<string, unknown
 }
 
 export const provision: E = {
+  ...scoped('baremetal:node:set_provision_state'),
   summary: 'move a node through the provision state machine (manage, provide, deploy, …)',
   body: schemas.provision,
   ok: [202],
@@ -78,6 +80,7 @@ export const provision: E = {
 };
 
 export const power: E = {
+  ...scoped('baremetal:node:set_power_state'),
   summary: "change a node's power state",
   body: schemas.power,
   ok: [202],
@@ -98,6 +101,7 @@ export const power: E = {
 };
 
 export const maintenanceOn: E = {
+  ...scoped('baremetal:node:set_maintenance'),
   summary: 'put a node in maintenance',
   body: schemas.maintenance,
   ok: [202],
@@ -112,12 +116,13 @@ export const maintenanceOn: E = {
 };
 
 export const maintenanceOff: E = {
+  ...scoped('baremetal:node:clear_maintenance'),
   summary: 'take a node out of maintenance',
   ok: [202],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     await authorizedNode(req, ctx, ident, req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     await setMaintenance(ctx, ident, false, null);
     return { status: 202 };
   },

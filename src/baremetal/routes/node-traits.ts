@@ -6,7 +6,7 @@ import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { addNodeTrait, removeAllNodeTraits, removeNodeTrait, setNodeTraits } from '../services/node-traits.js';
-import { authorizedNode } from './scope.js';
+import { authorizedNode, scoped } from './scope.js';
 import { emptyBody, nodeIdent } from './common.js';
 
 type E = Endpoint;
@@ -31,22 +31,24 @@ async function changedNode(req: IronicRequest, ctx: BaremetalContext): Promise<s
   const ident = nodeIdent(req, 'node');
   await requireTraitsVersion(req, ctx, ident);
   await authorizedNode(req, ctx, ident, req.endpointRule);
-  req.queryArgs([]);
+  req.queryArgs();
   return ident;
 }
 
 export const traits: E = {
+  ...scoped('baremetal:node:traits:list'),
   summary: "a node's traits",
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
-    req.queryArgs([]);
+    req.queryArgs();
     return { body: { traits: (await authorizedNode(req, ctx, ident, req.endpointRule)).traits } };
   },
 };
 
 export const setTraits: E = {
+  ...scoped('baremetal:node:traits:set'),
   summary: "replace a node's traits",
   body: schemas.nodeTraits,
   ok: [204],
@@ -59,6 +61,7 @@ export const setTraits: E = {
 };
 
 export const removeTraits: E = {
+  ...scoped('baremetal:node:traits:delete'),
   summary: "remove all of a node's traits",
   ok: [204],
   async handle(req, ctx) {
@@ -69,6 +72,7 @@ export const removeTraits: E = {
 };
 
 export const addTrait: E = {
+  ...scoped('baremetal:node:traits:set'),
   summary: 'add one trait',
   ok: [204],
   async handle(req, ctx) {
@@ -82,6 +86,7 @@ export const addTrait: E = {
 };
 
 export const removeTrait: E = {
+  ...scoped('baremetal:node:traits:delete'),
   summary: 'remove one trait',
   ok: [204],
   async handle(req, ctx) {

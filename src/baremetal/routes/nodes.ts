@@ -2,7 +2,6 @@
 // node's states and state verbs are node-states.ts, its traits node-traits.ts, its allocation
 // node-allocation.ts, its fake hardware node-hardware.ts; the fields it is created and patched
 // with node-fields.ts.
-import { NODE_FILTERS, flag, listQuery } from './query-docs.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { PROVISION_STATES } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
@@ -15,17 +14,16 @@ import { aliveConductorHosts } from '../services/conductors.js';
 import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
 import { type ChassisRecord, getChassis } from '../services/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
-import { authorizedNode, listScope, nodeTarget } from './scope.js';
+import { authorizedNode, listScope, nodeTarget, scoped } from './scope.js';
 import { parseBool } from '../core/rules.js';
 import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
-import { NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, nodeView, parseFields } from '../views.js';
-import { type ParamVersions, nodeIdent, queryBool, queryUuid, requireParamVersions } from './common.js';
-import { type Collection, listPage, listRequest } from './listing.js';
+import { NODE_FIELDS, NODE_LIST_FIELDS, nodeView, parseFields } from '../views.js';
+import { nodeIdent, queryUuid, viewContext } from './common.js';
+import { type Collection, listFilters, listPage, listRequest } from './listing.js';
+import { FIELDS_SINCE_1_8 as FIELDS, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 /**
  * A node as this caller may see it: secrets in `driver_info` and `instance_info` masked unless
@@ -34,7 +32,7 @@ const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: 
  * them (by default the owner's readers: not a lessee); the texts are Ironic's.
  */
 function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Record<string, unknown> {
-  const body = nodeView(node, view(req, ctx), fields);
+  const body = nodeView(node, viewContext(req, ctx), fields);
   const target = nodeTarget(node);
   // secrets are masked for everyone the policy does not name (by default: everyone)
   if (body.driver_info && !req.allows('show_password', target)) body.driver_info = maskSecrets(body.driver_info);
@@ -49,33 +47,30 @@ function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, 
 }
 
 /**
- * The node list's versioned parameters as Ironic checks them (api/controllers/v1/utils.py):
- * most filters name their version in the 406. Ironic does not check `description_contains`
- * (1.51) or `retired` (1.61) against the version, nor does allot; `detail` (1.43) is a 400.
+ * The node list's filters, with the versions Ironic checks them against (api/controllers/v1/utils.py):
+ * most name their version in the 406. Ironic does not check `description_contains` (1.51) or
+ * `retired` (1.61) against the version, nor does allot; `detail` (1.43) is a 400 (listing.ts).
+ * Each goes to the store by its name (store/nodes.ts NodeFilters) unless `listing` reads it.
  */
-const PARAM_VERSIONS: ParamVersions = {
-  fields: { since: '1.8' },
-  provision_state: { since: '1.9' },
-  driver: { since: '1.16', named: true },
-  resource_class: { since: '1.21', named: true },
-  fault: { since: '1.42', named: true },
-  conductor_group: { since: '1.46', named: true },
-  conductor: { since: '1.49', named: true },
-  owner: { since: '1.50', named: true },
-  lessee: { since: '1.65', named: true },
-  shard: { since: '1.82', named: true },
-  sharded: { since: '1.82', named: true },
+const NODE_FILTERS = {
+  instance_uuid: text,
+  maintenance: flag,
+  associated: flag,
+  retired: flag,
+  sharded: since('1.82', flag, 'named'),
+  provision_state: since('1.9', text),
+  driver: since('1.16', text, 'named'),
+  resource_class: since('1.21', text, 'named'),
+  conductor_group: since('1.46', text, 'named'),
+  conductor: since('1.49', text, 'named'),
+  fault: since('1.42', text, 'named'),
+  owner: since('1.50', text, 'named'),
+  lessee: since('1.65', text, 'named'),
+  description_contains: text,
+  shard: since('1.82', text, 'named'),
+  /** owned or leased by this project (scope.ts listScope) */
+  project: text,
 };
-const FILTERS = [
-  'instance_uuid',
-  'chassis_uuid',
-  'maintenance',
-  'associated',
-  'description_contains',
-  'retired',
-  'project',
-  ...Object.keys(PARAM_VERSIONS).filter((k) => k !== 'fields'),
-];
 /** Ironic's node faults (ironic/common/faults.py), in its order. */
 const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
 
@@ -141,9 +136,8 @@ const NODES: Collection = {
 async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean, inChassis?: ChassisRecord) {
   // Whose nodes first, as Ironic checks: a project without list_all sees its own (owned or leased).
   const project = listScope(req, 'node', req.query.get('project') ?? undefined);
-  const names = inChassis ? FILTERS.filter((f) => f !== 'chassis_uuid') : FILTERS;
   const path = inChassis ? `chassis/${inChassis.uuid}/nodes` : 'nodes';
-  const list = listRequest(req, NODES, path, detailPath, names, PARAM_VERSIONS);
+  const list = listRequest(req, NODES, path, detailPath);
   const { args } = list;
   if (args.provision_state !== undefined && !(PROVISION_STATES as readonly string[]).includes(args.provision_state)) {
     throw badRequest(`Provision state "${args.provision_state}" is not valid`);
@@ -153,35 +147,20 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   }
   const chassisUuid = queryUuid(args, 'chassis_uuid');
   const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await getChassis(ctx, chassisUuid));
-  const filters: NodeFilters = {};
-  if (chassis) filters.chassisId = chassis.id;
   const instanceUuid = queryUuid(args, 'instance_uuid');
-  if (instanceUuid !== undefined) filters.instanceUuid = instanceUuid;
-  for (const [key, name] of [
-    ['maintenance', 'maintenance'],
-    ['associated', 'associated'],
-    ['retired', 'retired'],
-    ['sharded', 'sharded'],
-  ] as const) {
-    const b = queryBool(args, name);
-    if (b !== undefined) filters[key] = b;
-  }
-  if (args.provision_state !== undefined) filters.provisionState = args.provision_state;
-  if (args.driver !== undefined) filters.driver = args.driver;
-  if (args.resource_class !== undefined) filters.resourceClass = args.resource_class;
-  if (args.conductor_group !== undefined) filters.conductorGroup = args.conductor_group;
-  if (args.fault !== undefined) filters.fault = args.fault;
-  if (args.owner !== undefined) filters.owner = args.owner;
-  if (args.lessee !== undefined) filters.lessee = args.lessee;
+  // the other filters go to the store as the request gives them (booleans read as Ironic reads them)
+  const { chassis_uuid, instance_uuid, project: _asked, shard, conductor, ...given } = listFilters(req, list);
+  const filters: NodeFilters = { ...given };
+  if (chassis) filters.chassisId = chassis.id;
+  if (instanceUuid !== undefined) filters.instance_uuid = instanceUuid;
   if (project !== undefined) filters.project = project;
-  if (args.description_contains !== undefined) filters.descriptionContains = args.description_contains;
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {
     // every live conductor services every node in allot; a dead or unknown one services none
     const alive = await aliveConductorHosts(ctx);
     if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
-  return listPage(req, NODES, list, view(req, ctx), {
+  return listPage(req, NODES, list, viewContext(req, ctx), {
     marker: (uuid) => getNode(ctx, uuid),
     find: (page) => listNodePage(ctx, filters, page),
     view: (node, _context, fields) => shownNode(req, ctx, node, fields),
@@ -189,23 +168,16 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
 }
 
 export const list: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'list nodes',
-  query: listQuery({ ...NODE_FILTERS, detail: { type: 'boolean' } }),
+  query: listQuery({ ...NODE_FILTERS, chassis_uuid: text, detail: flag }, FIELDS),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'list nodes with every field',
-  query: {
-    type: 'object',
-    properties: {
-      ...NODE_FILTERS,
-      limit: { type: 'integer' },
-      marker: { type: 'string' },
-      sort_key: { type: 'string' },
-      sort_dir: { type: 'string', enum: ['asc', 'desc'] },
-    },
-  },
+  query: detailQuery({ ...NODE_FILTERS, chassis_uuid: text }),
   ok: [200],
   handle: (req, ctx) => listing(req, ctx, true),
 };
@@ -217,18 +189,22 @@ async function pathChassis(req: IronicRequest, ctx: BaremetalContext): Promise<C
   return getChassis(ctx, ident);
 }
 export const inChassis: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'the nodes in a chassis',
-  query: listQuery({ ...NODE_FILTERS, detail: flag }),
+  query: listQuery({ ...NODE_FILTERS, detail: flag }, FIELDS),
   ok: [200],
   handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)),
 };
 export const inChassisDetail: E = {
+  ...scoped('baremetal:node:list_all'),
   summary: 'the nodes in a chassis with every field',
+  query: detailQuery(NODE_FILTERS),
   ok: [200],
   handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)),
 };
 
 export const create: E = {
+  ...scoped('baremetal:node:create'),
   summary: 'enroll a node (fake-hardware)',
   body: schemas.nodeCreate,
   ok: [201],
@@ -237,7 +213,7 @@ export const create: E = {
     // project_admin_can_manage_own_nodes, on by default); anyone else needs node:create.
     const selfOwned = req.allows('baremetal:node:create:self_owned_node');
     if (!selfOwned) req.authorize(req.endpointRule);
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('node');
     const { uuid, fields } = createFields(body, req.mv);
     if (selfOwned && req.credentials && req.credentials.systemScope !== 'all') {
@@ -253,12 +229,13 @@ export const create: E = {
 };
 
 export const show: E = {
+  ...scoped('baremetal:node:get'),
   summary: 'a node (by uuid or name)',
+  query: showQuery(FIELDS),
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, PARAM_VERSIONS);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, NODE_FIELDS, req.mv);
     return { body: shownNode(req, ctx, await authorizedNode(req, ctx, ident), fields) };
   },
@@ -301,12 +278,13 @@ function patchRules(ops: readonly PatchOp[]): string[] {
 }
 
 export const patch: E = {
+  ...scoped('baremetal:node:update'),
   summary: 'change a node (JSON Patch)',
   body: schemas.patch,
   ok: [200],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    req.queryArgs([]);
+    req.queryArgs();
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
       const field = rootField(op);
@@ -337,11 +315,12 @@ export const patch: E = {
 };
 
 export const remove: E = {
+  ...scoped('baremetal:node:delete'),
   summary: 'delete a node',
   ok: [204],
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
-    req.queryArgs([]);
+    req.queryArgs();
     // a project admin may delete its own project's nodes (Ironic's project_admin_can_manage_own_nodes, on by default)
     const node = await authorizedNode(req, ctx, ident);
     if (!req.allows(req.endpointRule, nodeTarget(node))) req.authorize('baremetal:node:delete:self_owned_node', nodeTarget(node));

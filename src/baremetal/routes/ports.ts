@@ -1,47 +1,38 @@
-// /v1/ports and /v1/portgroups (1.23), and their views from a node (/v1/nodes/{node}/ports,
-// /v1/nodes/{node}/portgroups) and a port group (/v1/portgroups/{portgroup}/ports): list (and
-// detail), create, show, JSON-patch, delete. A port or port group is scoped by its node: a caller
-// who may not see the node does not see it (404), Ironic's `baremetal:port:*` and
-// `baremetal:portgroup:*` rules get the node's owner and lessee as their target.
-import { flag, listQuery, text } from './query-docs.js';
+// /v1/ports, and the ports of a node (/v1/nodes/{node}/ports) and of a port group
+// (/v1/portgroups/{portgroup}/ports): list (and detail), create, show, JSON-patch, delete; and what
+// port groups (portgroups.ts) check the same way. A port is scoped by its node: a caller who may
+// not see the node does not see it (404), Ironic's `baremetal:port:*` rules get the node's owner
+// and lessee as their target.
+import { FIELDS_SINCE_1_8 as FIELDS, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
 import type { Microversion } from '../../core/microversion.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
-import { isUuidOrName, isValidName } from '../core/rules.js';
+import { isUuidOrName } from '../core/rules.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import {
   type PortFields,
-  type PortgroupFields,
   createPort,
-  createPortgroup,
   deletePort,
-  deletePortgroup,
   type PortFilters,
-  type PortgroupRecord,
   getPort,
-  getPortgroup,
   listPortPage,
-  listPortgroupPage,
   lookupPortgroup,
   patchPort,
-  patchPortgroup,
   portNotFound,
   portgroupNotFound,
 } from '../services/ports.js';
 import type { Edit } from '../services/resource-writes.js';
 import { type NodeRecord, lookupNode, nodeNotFound } from '../services/node-reads.js';
-import { PORTGROUP_FIELDS, PORT_FIELDS, type ViewContext, parseFields, portView, portgroupView } from '../views.js';
+import { PORT_FIELDS, parseFields, portView } from '../views.js';
 import { boolField } from './node-fields.js';
-import { type ParamVersions, nodeIdent, requireParamVersions } from './common.js';
+import { nodeIdent, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
-import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
+import { canSeeNode, listScope, nodeTarget, partTarget, scoped } from './scope.js';
 
 type E = Endpoint;
-
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 
 /** A MAC address as Ironic takes it: six pairs of hex digits separated by colons, stored in lower case. */
 export function macAddress(value: unknown, field: string): string {
@@ -50,14 +41,14 @@ export function macAddress(value: unknown, field: string): string {
   return text.toLowerCase();
 }
 
-function uuidArg(value: unknown, field: string): string {
+export function uuidArg(value: unknown, field: string): string {
   const text = String(value);
   if (!isUuidLike(text)) throw badRequest(`Expected UUID for ${field}: ${text}`);
   return normalizeUuid(text);
 }
 
 /** A field newer than the request's version is a 406. */
-function checkVersions(table: readonly [string, string, unknown][], names: string[], mv: Microversion): void {
+export function checkVersions(table: readonly [string, string, unknown][], names: string[], mv: Microversion): void {
   for (const name of names) {
     const since = table.find(([n]) => n === name)?.[1];
     if (since !== undefined && !mv.atLeast(since)) throw notAcceptable();
@@ -65,25 +56,29 @@ function checkVersions(table: readonly [string, string, unknown][], names: strin
 }
 
 /** A port's or port group's fields that are not its sort keys: Ironic refuses to sort by them. */
-const unsortable = (table: readonly [string, string, unknown][], sortKeys: readonly string[]) =>
+export const unsortable = (table: readonly [string, string, unknown][], sortKeys: readonly string[]) =>
   table.map(([name]) => name).filter((name) => !sortKeys.includes(name));
 
 /** The node a list is filtered by (or that a path names), if the caller may see it; else not found. */
-async function visibleNode(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<NodeRecord> {
+export async function visibleNode(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<NodeRecord> {
   const node = await lookupNode(ctx, ident);
   if (!node || !canSeeNode(req, node)) throw nodeNotFound(ident);
   return node;
 }
 
 /** The node a create or patch names: one that does not exist is the request's 400, checked after the policy (as Ironic). */
-async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: string, rule: string): Promise<void> {
+export async function targetNode(req: IronicRequest, ctx: BaremetalContext, nodeUuid: string, rule: string): Promise<void> {
   const node = await lookupNode(ctx, nodeUuid);
   req.authorize(rule, node ? nodeTarget(node) : {});
 }
 
 // ---- ports -----------------------------------------------------------------------------------
 
-const PORT_PARAMS: ParamVersions = { fields: { since: '1.8' }, portgroup: { since: '1.24' }, shard: { since: '1.82' } };
+/** The filters of the port and port group lists (a bare 406 before their version). */
+export const SHARD = since('1.82', text);
+const PORTS_OF = { node: text, node_uuid: text, address: text, portgroup: since('1.24', text), shard: SHARD };
+/** A node's or port group's own ports and port groups: the same, but the parent. */
+export const PARTS_OF = { address: text, shard: SHARD };
 const PORT_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'pxe_enabled', 'physical_network', 'is_smartnic'];
 const PORT_PATCHABLE = ['address', 'extra', 'is_smartnic', 'local_link_connection', 'node_uuid', 'physical_network', 'portgroup_uuid', 'pxe_enabled'];
 
@@ -100,9 +95,8 @@ const PORTS: Collection = {
 
 async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
   const project = listScope(req, 'port', undefined);
-  const filters = [...(parent.node || parent.portgroup ? [] : ['node', 'node_uuid', 'portgroup']), 'address', 'shard'];
   const path = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
-  const list = listRequest(req, PORTS, path, detailPath, filters, PORT_PARAMS);
+  const list = listRequest(req, PORTS, path, detailPath);
   const { args } = list;
   const f: PortFilters = {};
   if (project !== undefined) f.project = project;
@@ -119,7 +113,7 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
   }
   if (args.address !== undefined) f.address = macAddress(args.address, 'address');
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
-  return listPage(req, PORTS, list, view(req, ctx), {
+  return listPage(req, PORTS, list, viewContext(req, ctx), {
     marker: (uuid) => getPort(ctx, uuid),
     find: (page) => listPortPage(ctx, f, page),
     view: portView,
@@ -127,36 +121,45 @@ async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { 
 }
 
 export const listPortsEndpoint: E = {
+  ...scoped('baremetal:port:list_all'),
   summary: 'list ports',
-  query: listQuery({ node: text, node_uuid: text, address: text, portgroup: text, shard: text, detail: flag }),
+  query: listQuery({ ...PORTS_OF, detail: flag }, FIELDS),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, {}, false),
 };
 export const detailPorts: E = {
+  ...scoped('baremetal:port:list_all'),
   summary: 'list ports with every field',
+  query: detailQuery(PORTS_OF),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, {}, true),
 };
 export const nodePorts: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a node's ports",
-  query: listQuery({ address: text, detail: flag }),
+  query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false),
 };
 export const nodePortsDetail: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a node's ports with every field",
+  query: detailQuery(PARTS_OF),
   ok: [200],
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true),
 };
 export const portgroupPorts: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a port group's ports (1.24)",
-  query: listQuery({ address: text, detail: flag }),
+  query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
   since: '1.24',
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false),
 };
 export const portgroupPortsDetail: E = {
+  ...scoped('baremetal:port:list'),
   summary: "a port group's ports with every field (1.24)",
+  query: detailQuery(PARTS_OF),
   ok: [200],
   since: '1.24',
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true),
@@ -188,7 +191,7 @@ function portFields(doc: Record<string, unknown>): PortFields {
   };
 }
 
-const changedIn =
+export const changedIn =
   <T>(before: Record<string, unknown>, after: Record<string, unknown>) =>
   (k: keyof T & string) =>
     JSON.stringify(after[k] ?? null) !== JSON.stringify(before[k] ?? null);
@@ -206,39 +209,42 @@ async function authorizedPort(req: IronicRequest, ctx: BaremetalContext, uuid: s
 }
 
 export const showPort: E = {
+  ...scoped('baremetal:port:get'),
   summary: 'a port',
+  query: showQuery(FIELDS),
   ok: [200],
   async handle(req, ctx) {
     const uuid = portIdent(req);
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, PORT_PARAMS);
+    const args = req.queryArgs();
     const fields = parseFields(args.fields, PORT_FIELDS, req.mv);
-    return { body: portView(await authorizedPort(req, ctx, uuid, req.endpointRule), view(req, ctx), fields) };
+    return { body: portView(await authorizedPort(req, ctx, uuid, req.endpointRule), viewContext(req, ctx), fields) };
   },
 };
 
 export const createPortEndpoint: E = {
+  ...scoped('baremetal:port:create'),
   summary: 'create a port on a node',
   body: schemas.port,
   ok: [201],
   async handle(req, ctx) {
-    req.queryArgs([]);
+    req.queryArgs();
     const body = req.json<Record<string, unknown>>('port');
     checkVersions(PORT_FIELDS, Object.keys(body), req.mv);
     const fields = portFields(body);
     await targetNode(req, ctx, fields.node_uuid, req.endpointRule);
     const port = await createPort(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
-    return { status: 201, body: portView(port, view(req, ctx)), location: `${req.baseUrl}/v1/ports/${port.uuid}` };
+    return { status: 201, body: portView(port, viewContext(req, ctx)), location: `${req.baseUrl}/v1/ports/${port.uuid}` };
   },
 };
 
 export const patchPortEndpoint: E = {
+  ...scoped('baremetal:port:update'),
   summary: 'change a port (JSON Patch)',
   body: schemas.patch,
   ok: [200],
   async handle(req, ctx) {
     const uuid = portIdent(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedPort(req, ctx, uuid, req.endpointRule);
     const ops = req.json<PatchOp[]>('patch');
     for (const op of ops) {
@@ -252,190 +258,19 @@ export const patchPortEndpoint: E = {
       checkSchema(schemas.port, patched, 'patch');
       return { fields: portFields(patched), changed: changedIn<PortFields>(before, patched) };
     });
-    return { body: portView(port, view(req, ctx)) };
+    return { body: portView(port, viewContext(req, ctx)) };
   },
 };
 
 export const deletePortEndpoint: E = {
+  ...scoped('baremetal:port:delete'),
   summary: 'delete a port',
   ok: [204],
   async handle(req, ctx) {
     const uuid = portIdent(req);
-    req.queryArgs([]);
+    req.queryArgs();
     await authorizedPort(req, ctx, uuid, req.endpointRule);
     await deletePort(ctx, uuid);
-    return {};
-  },
-};
-
-// ---- port groups -----------------------------------------------------------------------------
-
-const PORTGROUPS_SINCE = { since: '1.23' } as const;
-const PORTGROUP_PARAMS: ParamVersions = { fields: { since: '1.8' }, shard: { since: '1.82' } };
-const PORTGROUP_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'name', 'mode', 'standalone_ports_supported'];
-const PORTGROUP_PATCHABLE = ['address', 'extra', 'mode', 'name', 'node_uuid', 'properties', 'standalone_ports_supported'];
-/** Ironic's [DEFAULT]default_portgroup_mode */
-const DEFAULT_PORTGROUP_MODE = 'active-backup';
-
-/** The port group collection: as ports. */
-const PORTGROUPS: Collection = {
-  key: 'portgroups',
-  table: PORTGROUP_FIELDS,
-  defaults: ['uuid', 'address', 'name'],
-  sortKeys: PORTGROUP_SORT_KEYS,
-  unsortable: unsortable(PORTGROUP_FIELDS, PORTGROUP_SORT_KEYS),
-  detail: 'common',
-  sortKeyVersions: PORTGROUP_FIELDS,
-};
-
-async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
-  const project = listScope(req, 'portgroup', undefined);
-  const path = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
-  const list = listRequest(req, PORTGROUPS, path, detailPath, [...(parentNode ? [] : ['node']), 'address', 'shard'], PORTGROUP_PARAMS);
-  const { args } = list;
-  const f: PortFilters = {};
-  if (project !== undefined) f.project = project;
-  const nodeArg = parentNode ?? args.node;
-  if (nodeArg !== undefined) {
-    if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
-    f.nodeId = (await visibleNode(req, ctx, nodeArg)).id;
-  }
-  if (args.address !== undefined) f.address = macAddress(args.address, 'address');
-  if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
-  return listPage(req, PORTGROUPS, list, view(req, ctx), {
-    marker: (uuid) => getPortgroup(ctx, uuid),
-    find: (page) => listPortgroupPage(ctx, f, page),
-    view: portgroupView,
-  });
-}
-
-export const listPortgroupsEndpoint: E = {
-  summary: 'list port groups (1.23)',
-  query: listQuery({ node: text, address: text, shard: text, detail: flag }),
-  ok: [200],
-  ...PORTGROUPS_SINCE,
-  handle: (req, ctx) => portgroupListing(req, ctx, undefined, false),
-};
-export const detailPortgroups: E = {
-  summary: 'list port groups with every field (1.23)',
-  ok: [200],
-  ...PORTGROUPS_SINCE,
-  handle: (req, ctx) => portgroupListing(req, ctx, undefined, true),
-};
-export const nodePortgroups: E = {
-  summary: "a node's port groups (1.24)",
-  query: listQuery({ address: text, detail: flag }),
-  ok: [200],
-  since: '1.24',
-  handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false),
-};
-export const nodePortgroupsDetail: E = {
-  summary: "a node's port groups with every field (1.24)",
-  ok: [200],
-  since: '1.24',
-  handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true),
-};
-
-function portgroupFields(doc: Record<string, unknown>): PortgroupFields {
-  const name = (doc.name as string | null | undefined) ?? null;
-  return {
-    node_uuid: uuidArg(doc.node_uuid, 'node_uuid'),
-    address: doc.address === undefined || doc.address === null ? null : macAddress(doc.address, 'address'),
-    name,
-    mode: (doc.mode as string | null | undefined) || DEFAULT_PORTGROUP_MODE,
-    standalone_ports_supported: boolField(doc, 'standalone_ports_supported') ?? true,
-    properties: doc.properties ?? {},
-    extra: doc.extra ?? {},
-  };
-}
-
-function portgroupIdent(req: IronicRequest): string {
-  const ident = req.param('portgroup');
-  if (!isUuidOrName(ident)) throw badRequest(`Expected UUID or name for portgroup_ident: ${ident}`);
-  return ident;
-}
-
-async function authorizedPortgroup(req: IronicRequest, ctx: BaremetalContext, ident: string, rule: string): Promise<PortgroupRecord> {
-  const pg = await getPortgroup(ctx, ident);
-  if (!req.allows('baremetal:portgroup:get', partTarget(pg))) throw portgroupNotFound(ident);
-  req.authorize(rule, partTarget(pg));
-  return pg;
-}
-
-export const showPortgroup: E = {
-  summary: 'a port group (by uuid or name)',
-  ok: [200],
-  ...PORTGROUPS_SINCE,
-  async handle(req, ctx) {
-    const ident = portgroupIdent(req);
-    const args = req.queryArgs(['fields']);
-    requireParamVersions(req, args, PORTGROUP_PARAMS);
-    const fields = parseFields(args.fields, PORTGROUP_FIELDS, req.mv);
-    return { body: portgroupView(await authorizedPortgroup(req, ctx, ident, req.endpointRule), view(req, ctx), fields) };
-  },
-};
-
-export const createPortgroupEndpoint: E = {
-  summary: 'create a port group on a node (1.23)',
-  body: schemas.portgroup,
-  ok: [201],
-  ...PORTGROUPS_SINCE,
-  async handle(req, ctx) {
-    req.queryArgs([]);
-    const body = req.json<Record<string, unknown>>('portgroup');
-    checkVersions(PORTGROUP_FIELDS, Object.keys(body), req.mv);
-    const fields = portgroupFields(body);
-    if (fields.name !== null && !isValidName(fields.name)) throw badRequest(`Cannot create portgroup with invalid name '${fields.name}'`);
-    await targetNode(req, ctx, fields.node_uuid, req.endpointRule);
-    const pg = await createPortgroup(ctx, body.uuid ? uuidArg(body.uuid, 'uuid') : null, fields);
-    return { status: 201, body: portgroupView(pg, view(req, ctx)), location: `${req.baseUrl}/v1/portgroups/${pg.uuid}` };
-  },
-};
-
-export const patchPortgroupEndpoint: E = {
-  summary: 'change a port group (JSON Patch)',
-  body: schemas.patch,
-  ok: [200],
-  ...PORTGROUPS_SINCE,
-  async handle(req, ctx) {
-    const ident = portgroupIdent(req);
-    req.queryArgs([]);
-    await authorizedPortgroup(req, ctx, ident, req.endpointRule);
-    const ops = req.json<PatchOp[]>('patch');
-    for (const op of ops) {
-      const field = rootField(op);
-      if (!PORTGROUP_PATCHABLE.includes(field))
-        throw badRequest(`Cannot patch ${op.path}. Only the following can be updated: ${PORTGROUP_PATCHABLE.join(', ')}`);
-      if (field === 'mode' && op.op === 'remove') throw badRequest("'mode' is a mandatory attribute and can not be removed");
-    }
-    // `mode` and `properties` need 1.26 — in the first operation: Ironic's check
-    // (api_utils.is_path_updated) reads no further, and its own tests patch `extra` then
-    // `properties` at 1.23
-    checkVersions(PORTGROUP_FIELDS, ops.slice(0, 1).map(rootField), req.mv);
-    const moved = ops.find((op) => rootField(op) === 'node_uuid' && typeof op.value === 'string');
-    if (moved) await targetNode(req, ctx, uuidArg(moved.value, 'node_uuid'), req.endpointRule);
-    const pg = await patchPortgroup(ctx, ident, (before): Edit<PortgroupFields> => {
-      const patched = applyPatch(before, ops);
-      checkSchema(schemas.portgroup, patched, 'patch');
-      const fields = portgroupFields(patched);
-      const changed = changedIn<PortgroupFields>(before, patched);
-      if (changed('name') && fields.name !== null && !isValidName(fields.name))
-        throw badRequest(`Portgroup ${ident}: Cannot change name to invalid name '${fields.name}'`);
-      return { fields, changed };
-    });
-    return { body: portgroupView(pg, view(req, ctx)) };
-  },
-};
-
-export const deletePortgroupEndpoint: E = {
-  summary: 'delete a port group (one without ports)',
-  ok: [204],
-  ...PORTGROUPS_SINCE,
-  async handle(req, ctx) {
-    const ident = portgroupIdent(req);
-    req.queryArgs([]);
-    await authorizedPortgroup(req, ctx, ident, req.endpointRule);
-    await deletePortgroup(ctx, ident);
     return {};
   },
 };

@@ -12,11 +12,12 @@ const version = (base: string) => ({
 });
 
 export const root: Endpoint = {
+  public: true,
   summary: 'the root document: API versions',
   ok: [200],
   unversioned: true,
   async handle(req) {
-    req.queryArgs([]);
+    req.queryArgs();
     return {
       body: {
         name: 'OpenStack Ironic API',
@@ -34,10 +35,11 @@ const links = (base: string, kind: string) => [
 ];
 
 export const v1: Endpoint = {
+  public: true,
   summary: 'the v1 document: links to the resources',
   ok: [200],
   async handle(req) {
-    req.queryArgs([]);
+    req.queryArgs();
     const base = req.baseUrl;
     const body: Record<string, unknown> = {
       id: 'v1',

@@ -9,6 +9,12 @@ import { type AllocationRecord, allocationNotFound, getAllocation } from '../ser
 import { type NodeRecord, getNode, nodeNotFound } from '../services/node-reads.js';
 
 /**
+ * An endpoint's rule that the handler checks itself, on what it loads (`req.endpointRule`, with
+ * the target below), rather than the pipeline before the handler.
+ */
+export const scoped = (policy: string) => ({ policy, scoped: true });
+
+/**
  * The node as policy sees it. An empty owner or lessee is left out, as Ironic leaves it out: a
  * check `project_id:%(node.owner)s` would otherwise compare "None" with a system-scoped caller's
  * project, which is None too, and match.

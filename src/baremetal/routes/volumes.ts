@@ -1,7 +1,7 @@
 // /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
 // (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
 // no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
-import { flag, listQuery, text } from './query-docs.js';
+import { detailQuery, flag, listQuery, showQuery, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
@@ -25,14 +25,13 @@ import {
 } from '../services/volumes.js';
 import { lookupNode, nodeNotFound } from '../services/node-reads.js';
 import { CONNECTOR_FIELDS, TARGET_FIELDS, type ViewContext, connectorView, parseFields, targetView } from '../views.js';
-import { nodeIdent } from './common.js';
+import { nodeIdent, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
-import { canSeeNode, listScope, nodeTarget, partTarget } from './scope.js';
+import { canSeeNode, listScope, nodeTarget, partTarget, scoped } from './scope.js';
 
 type E = Endpoint;
 
 const SINCE = { since: '1.32' } as const;
-const view = (req: IronicRequest, ctx: BaremetalContext): ViewContext => ({ mv: req.mv, base: req.baseUrl, conductor: ctx.conductorId });
 const links = (base: string, path: string) => [
   { href: `${base}/v1/${path}`, rel: 'self' },
   { href: `${base}/${path}`, rel: 'bookmark' },
@@ -40,7 +39,7 @@ const links = (base: string, path: string) => [
 
 /** GET /v1/volume and /v1/nodes/{node}/volume: links to the connectors and targets. */
 async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: string) {
-  req.queryArgs([]);
+  req.queryArgs();
   const base = node ? `nodes/${node}/volume` : 'volume';
   if (node) {
     const found = await lookupNode(ctx, node);
@@ -51,12 +50,14 @@ async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: stri
   };
 }
 export const root: E = {
+  ...scoped('baremetal:volume:list'),
   summary: 'links to volume connectors and targets (1.32)',
   ok: [200],
   ...SINCE,
   handle: (req, ctx) => volumeRoot(req, ctx),
 };
 export const nodeRoot: E = {
+  ...scoped('baremetal:volume:list'),
   summary: "links to a node's volume connectors and targets (1.32)",
   ok: [200],
   ...SINCE,
@@ -99,7 +100,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
   const project = listScope(req, 'volume', undefined);
   const collection = COLLECTIONS[kind];
   const path = parentNode ? `nodes/${parentNode}/volume/${collection.key}` : `volume/${collection.key}`;
-  const list = listRequest(req, collection, path, detailPath, parentNode ? [] : ['node']);
+  const list = listRequest(req, collection, path, detailPath);
   const f: VolumeFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? list.args.node;
@@ -109,7 +110,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
     if (!node || !canSeeNode(req, node)) throw nodeNotFound(nodeArg);
     f.nodeId = node.id;
   }
-  return listPage(req, collection, list, view(req, ctx), {
+  return listPage(req, collection, list, viewContext(req, ctx), {
     marker: (uuid) => getVolume(ctx, kind, uuid),
     find: (page) => listVolumePage(ctx, kind, f, page),
     view: (r, c, fields) => anyView(kind, r, c, fields),
@@ -121,14 +122,23 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
   return {
     list: {
       ...SINCE,
+      ...scoped('baremetal:volume:list_all'),
       summary: `list ${noun}s`,
       query: listQuery({ node: text, detail: flag }),
       ok: [200],
       handle: (req, ctx) => listing(req, ctx, kind, undefined, false),
     },
-    detail: { ...SINCE, summary: `list ${noun}s with every field`, ok: [200], handle: (req, ctx) => listing(req, ctx, kind, undefined, true) },
+    detail: {
+      ...SINCE,
+      ...scoped('baremetal:volume:list_all'),
+      summary: `list ${noun}s with every field`,
+      query: detailQuery({ node: text }),
+      ok: [200],
+      handle: (req, ctx) => listing(req, ctx, kind, undefined, true),
+    },
     ofNode: {
       ...SINCE,
+      ...scoped('baremetal:volume:list'),
       summary: `a node's ${noun}s`,
       query: listQuery({ detail: flag }),
       ok: [200],
@@ -181,36 +191,40 @@ function crud(kind: VolumeKind) {
   const schema = kind === 'connector' ? schemas.volumeConnector : schemas.volumeTarget;
   const show: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:get'),
     summary: `a ${spec.noun}`,
+    query: showQuery(),
     ok: [200],
     async handle(req, ctx) {
-      const args = req.queryArgs(['fields']);
+      const args = req.queryArgs();
       const fields = parseFields(args.fields, spec.table, req.mv);
-      return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), view(req, ctx), fields) };
+      return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), viewContext(req, ctx), fields) };
     },
   };
   const create: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:create'),
     summary: `create a ${spec.noun}`,
     body: schema,
     ok: [201],
     async handle(req, ctx) {
-      req.queryArgs([]);
+      req.queryArgs();
       const body = req.json<Record<string, unknown>>(kind === 'connector' ? 'connector' : 'target');
       const nodeUuid = uuidArg(body.node_uuid, 'node_uuid');
       await targetNode(req, ctx, nodeUuid, req.endpointRule);
       const uuid = body.uuid ? uuidArg(body.uuid, 'uuid') : null;
       const made = kind === 'connector' ? await createConnector(ctx, uuid, connectorFields(body)) : await createTarget(ctx, uuid, targetFields(body));
-      return { status: 201, body: anyView(kind, made, view(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
+      return { status: 201, body: anyView(kind, made, viewContext(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
     },
   };
   const patch: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:update'),
     summary: `change a ${spec.noun} (node powered off)`,
     body: schemas.patch,
     ok: [200],
     async handle(req, ctx) {
-      req.queryArgs([]);
+      req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
       const ops = req.json<PatchOp[]>('patch');
       for (const op of ops) {
@@ -228,15 +242,16 @@ function crud(kind: VolumeKind) {
         kind === 'connector'
           ? await patchConnector(ctx, found.uuid, (doc) => connectorFields(edit(doc)))
           : await patchTarget(ctx, found.uuid, (doc) => targetFields(edit(doc)));
-      return { body: anyView(kind, changed, view(req, ctx)) };
+      return { body: anyView(kind, changed, viewContext(req, ctx)) };
     },
   };
   const remove: E = {
     ...SINCE,
+    ...scoped('baremetal:volume:delete'),
     summary: `delete a ${spec.noun} (node powered off)`,
     ok: [204],
     async handle(req, ctx) {
-      req.queryArgs([]);
+      req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
       await deleteVolume(ctx, kind, found.uuid);
       return {};

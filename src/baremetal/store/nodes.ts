@@ -113,22 +113,24 @@ export async function resolveNodes(db: Db, idents: string[]): Promise<Map<string
   return out;
 }
 
+/** The node list's filters: Ironic's query parameters by their names, and what the route makes of the others. */
 export interface NodeFilters {
-  instanceUuid?: string;
+  instance_uuid?: string;
   chassisId?: number;
   maintenance?: boolean;
   associated?: boolean;
-  provisionState?: string;
+  provision_state?: string;
   driver?: string;
-  resourceClass?: string;
-  conductorGroup?: string;
+  resource_class?: string;
+  conductor_group?: string;
   fault?: string;
   owner?: string;
   lessee?: string;
   /** owned or leased by this project */
   project?: string;
-  descriptionContains?: string;
+  description_contains?: string;
   retired?: boolean;
+  /** `shard`, a comma-separated list */
   shards?: string[];
   sharded?: boolean;
   /** no node (the conductor filter named a conductor that is not alive) */
@@ -138,14 +140,14 @@ export interface NodeFilters {
 export async function listNodes(db: Db, f: NodeFilters, page: Page): Promise<NodeRecord[]> {
   let q = selectNodes(db.db);
   if (f.none) return [];
-  if (f.instanceUuid !== undefined) q = q.where('t.instance_uuid', '=', f.instanceUuid);
+  if (f.instance_uuid !== undefined) q = q.where('t.instance_uuid', '=', f.instance_uuid);
   if (f.chassisId !== undefined) q = q.where('t.chassis_id', '=', f.chassisId);
   if (f.maintenance !== undefined) q = q.where('t.maintenance', '=', f.maintenance ? 1 : 0);
   if (f.associated !== undefined) q = q.where('t.instance_uuid', f.associated ? 'is not' : 'is', null);
-  if (f.provisionState !== undefined) q = q.where('t.provision_state', '=', f.provisionState);
+  if (f.provision_state !== undefined) q = q.where('t.provision_state', '=', f.provision_state);
   if (f.driver !== undefined) q = q.where('t.driver', '=', f.driver);
-  if (f.resourceClass !== undefined) q = q.where('t.resource_class', '=', f.resourceClass);
-  if (f.conductorGroup !== undefined) q = q.where('t.conductor_group', '=', f.conductorGroup.toLowerCase());
+  if (f.resource_class !== undefined) q = q.where('t.resource_class', '=', f.resource_class);
+  if (f.conductor_group !== undefined) q = q.where('t.conductor_group', '=', f.conductor_group.toLowerCase());
   if (f.fault !== undefined) q = q.where('t.fault', '=', f.fault);
   if (f.owner !== undefined) q = q.where('t.owner', '=', f.owner);
   if (f.lessee !== undefined) q = q.where('t.lessee', '=', f.lessee);
@@ -156,10 +158,10 @@ export async function listNodes(db: Db, f: NodeFilters, page: Page): Promise<Nod
   if (f.retired !== undefined) q = q.where('t.retired', '=', f.retired ? 1 : 0);
   if (f.shards !== undefined) q = q.where('t.shard', 'in', f.shards.length ? f.shards : ['']);
   if (f.sharded !== undefined) q = q.where('t.shard', f.sharded ? 'is not' : 'is', null);
-  if (f.descriptionContains !== undefined) {
+  if (f.description_contains !== undefined) {
     // instr() on SQLite, strpos() on PostgreSQL: a substring test without LIKE's wildcards
     const fn = db.dialect === 'postgres' ? sql`strpos` : sql`instr`;
-    q = q.where(sql<boolean>`${fn}(t.description, ${f.descriptionContains}) > 0`);
+    q = q.where(sql<boolean>`${fn}(t.description, ${f.description_contains}) > 0`);
   }
   return withTraits(db, await applyPage(q, page).execute());
 }
