@@ -8,7 +8,7 @@ export const text: JsonSchema = { type: 'string' };
 export const flag: JsonSchema = { type: 'boolean' };
 
 /** A parameter with the version that brought it (`named`: Ironic's 406 names that version). */
-interface Versioned extends ParamSince {
+export interface Versioned extends ParamSince {
   schema: JsonSchema;
 }
 type Param = JsonSchema | Versioned;
