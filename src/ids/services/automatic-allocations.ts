@@ -93,13 +93,10 @@ async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => 
   }
   if (!pool || !strategy || group.length === 0) return;
   const s = strategy;
-  // random: each its own draw (a run of neighbours would not be random), one after another, and
-  // each settles only its own request: one draw failing must not answer the others while their
-  // writes may still commit (the chaos run found requests answered "not done" whose value was
-  // taken). Not in parallel: draws of one process land in the same free span often (a fresh
-  // pool is ONE span), and all but one of them then lost their write to the other, probed again
-  // and lost again — with 3 processes on a 200-value pool, requests ran into their deadline.
-  if (s === 'random') for (const e of group) await claimGroup(ctx, pool, [e], s, block, again).catch((err) => readFailed([e], err));
+  // random: each its own draw (a run of neighbours would not be random), in parallel, and each
+  // settles only its own request: one draw failing must not answer the others while their writes
+  // may still commit (the chaos run found requests answered "not done" whose value was taken)
+  if (s === 'random') await Promise.all(group.map((e) => claimGroup(ctx, pool, [e], s, block, again).catch((err) => readFailed([e], err))));
   else await claimGroup(ctx, pool, group, s, block, again);
 }
 
