@@ -11,12 +11,13 @@
 // while it holds the leader lock); a failover either switches over (`patronictl switchover`) or
 // crashes the primary's machine — its Patroni and its PostgreSQL, SIGKILL — until the standby takes
 // the lock over, then starts its Patroni again (it rejoins as a standby, rewound).
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chownSync, closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { descendants, signal } from '../helpers/process-tree.js';
 import type { Machine } from './network.js';
+import { launch } from './processes.js';
 
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const SCOPE = 'allot-chaos';
@@ -46,14 +47,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function postgresUser(): { uid: number; gid: number } {
   const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
   return { uid: id('-u'), gid: id('-g') };
-}
-
-function launch(machine: Machine, command: string[], log: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  const fd = openSync(log, 'a');
-  const child = spawn('ip', ['netns', 'exec', machine.ns, ...command], { stdio: ['ignore', fd, fd], env });
-  closeSync(fd);
-  child.on('error', () => {});
-  return child;
 }
 
 async function getStatus(url: string): Promise<number | null> {

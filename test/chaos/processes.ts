@@ -27,7 +27,7 @@ function postgresUser(): { uid: number; gid: number } {
 }
 
 /** A process started in a namespace, with its output appended to a log file. */
-function launch(machine: Machine, command: string[], log: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
+export function launch(machine: Machine, command: string[], log: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
   const fd = openSync(log, 'a');
   // `ip netns exec` execs the command: the child's pid is the command's own
   const child = spawn('ip', ['netns', 'exec', machine.ns, ...command], { stdio: ['ignore', fd, fd], env });

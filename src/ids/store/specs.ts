@@ -7,23 +7,14 @@ import type { IdsAllocationSpecTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
-import type { SpecAttribute, SpecCreate } from '../../client/ids-wire.js';
+import type { SpecAttribute, SpecCreate, Spec as WireSpec } from '../../client/ids-wire.js';
 
 // The attributes' shapes are the API's (schemas.ts): a node and capacity are reserved by
 // services/engine-holdings.ts.
 export type { SpecAttribute };
 
-export interface Spec {
-  id: number;
-  name: string;
-  description: string;
-  attributes: Record<string, SpecAttribute>;
-  /** the Keystone project the spec belongs to; null: every project's */
-  project_id: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
-}
+/** A spec as stored: the API's Spec (schemas.ts) and its row id. */
+export type Spec = WireSpec & { id: number };
 
 const toSpec = (row: Selectable<IdsAllocationSpecTable>): Spec => ({
   id: row.id,
