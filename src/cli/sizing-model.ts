@@ -20,66 +20,69 @@ const P = `${S}placement.json targets.allot-*.sizes[]`;
 /**
  * THE table. CPU per operation at 8 clients (identifier allocations 48), the larger of the
  * measured sizes or backends, rounded up; `allot_ms_*` on SQLite includes SQLite's own work (it
- * runs inside the process). Measured on a shared 2-core machine at a load average of 4–19
- * (bench/results/2026-11-29-sizing/load.txt): CPU per operation there is 2.5–5× what the same
- * operations took on the quiet machine (docs/operations.md "Capacity planning"), so the model
- * errs on the large side.
+ * runs inside the process). Measured on the 2-core machine with nothing else running (load
+ * average 0.7–3.9, the benches' own: bench/results/2026-11-29-sizing/load.txt).
  */
 export const COEFFICIENTS = {
   allot_ms_per_claim: {
-    sqlite: 2.2,
-    postgres: 2.3,
+    sqlite: 0.8,
+    postgres: 1.4,
     unit: 'CPU ms',
-    source: `${S}placement.json targets.allot-*: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.server_cpu_ms_per_op (the claim in Nova's loop; the PUT alone, claim_write_path, 0.92 / 1.03, a delete 0.77 / 0.85)`,
+    source: `${S}placement.json targets.allot-*: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.server_cpu_ms_per_op (the claim in Nova's loop; the PUT alone, claim_write_path, 0.55 / 0.72, a delete 0.42 / 0.39)`,
   },
   postgres_ms_per_claim: {
     sqlite: null,
-    postgres: 3.8,
+    postgres: 1.6,
     unit: 'CPU ms',
-    source: `${S}placement.json targets.allot-postgres: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.db_cpu_ms_per_op (the PUT alone 1.72, a delete 1.37)`,
+    source: `${S}placement.json targets.allot-postgres: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.db_cpu_ms_per_op (the PUT alone 1.20, a delete 0.55)`,
   },
-  allot_ms_per_candidates: { sqlite: 0.61, postgres: 0.72, unit: 'CPU ms', source: `${P}[10 000 providers] candidates.limit_50[0].cost.server_cpu_ms_per_op` },
+  allot_ms_per_candidates: { sqlite: 0.35, postgres: 0.31, unit: 'CPU ms', source: `${P}[10 000 providers] candidates.limit_50[0].cost.server_cpu_ms_per_op` },
   postgres_ms_per_candidates: {
     sqlite: null,
-    postgres: 0.05,
+    postgres: 0.01,
     unit: 'CPU ms',
     source: `${P}[10 000 providers] candidates.limit_50[0].cost.db_cpu_ms_per_op (the index is in the process)`,
   },
   allot_ms_per_registration: {
-    sqlite: 1.6,
-    postgres: 4,
+    sqlite: 1.5,
+    postgres: 2.9,
     unit: 'CPU ms',
-    source: `${P} setup.cost.server_cpu_ms_per_op (per request: POST provider, PUT inventories, PUT traits)`,
+    source: `${P} setup.cost.server_cpu_ms_per_op (per request: POST provider, PUT inventories, PUT traits; the larger: 1 000 providers)`,
   },
-  postgres_ms_per_registration: { sqlite: null, postgres: 4.6, unit: 'CPU ms', source: `${P}[10 000 providers] setup.cost.db_cpu_ms_per_op` },
-  allot_ms_per_baremetal_allocation: {
-    sqlite: 3.3,
-    postgres: 1.8,
+  postgres_ms_per_registration: {
+    sqlite: null,
+    postgres: 3,
     unit: 'CPU ms',
-    source: `${S}baremetal.json results[backend=placement].cpu.server_cpu_ms_per_op (database backend 2.6 / 1.3)`,
+    source: `${P}[1 000 providers] setup.cost.db_cpu_ms_per_op (the larger; 10 000: 2.3)`,
+  },
+  allot_ms_per_baremetal_allocation: {
+    sqlite: 2.2,
+    postgres: 1.1,
+    unit: 'CPU ms',
+    source: `${S}baremetal.json results[backend=placement].cpu.server_cpu_ms_per_op (database backend 1.5 / 0.95)`,
   },
   postgres_ms_per_baremetal_allocation: {
     sqlite: null,
-    postgres: 3.4,
+    postgres: 1.9,
     unit: 'CPU ms',
-    source: `${S}baremetal.json results[postgres, placement].cpu.db_cpu_ms_per_op (database backend 1.4)`,
+    source: `${S}baremetal.json results[postgres, placement].cpu.db_cpu_ms_per_op (database backend 1.0)`,
   },
   allot_ms_per_identifier_allocation: {
-    sqlite: 3.5,
-    postgres: 2.5,
+    sqlite: 1.7,
+    postgres: 1.5,
     unit: 'CPU ms',
     source: `${S}ids.json runs.*.allocation.server_cpu_ms_per_op (48 clients, 3 processes, one pool)`,
   },
-  postgres_ms_per_identifier_allocation: { sqlite: null, postgres: 1.2, unit: 'CPU ms', source: `${S}ids.json runs.postgres.allocation.db_cpu_ms_per_op` },
+  postgres_ms_per_identifier_allocation: { sqlite: null, postgres: 0.5, unit: 'CPU ms', source: `${S}ids.json runs.postgres.allocation.db_cpu_ms_per_op` },
   allot_ms_per_reservation: {
-    sqlite: 11,
-    postgres: 19,
+    sqlite: 7,
+    postgres: 11,
     unit: 'CPU ms',
     source: `${S}reservations.json results[backend=placement].cpu.server_cpu_ms_per_op (node, capacity, two identifiers)`,
   },
   postgres_ms_per_reservation: {
     sqlite: null,
-    postgres: 20,
+    postgres: 11,
     unit: 'CPU ms',
     source: `${S}reservations.json results[postgres, placement].cpu.db_cpu_ms_per_op`,
   },
@@ -97,18 +100,18 @@ export const COEFFICIENTS = {
   },
   db_bytes_per_provider: {
     sqlite: 620,
-    postgres: 1500,
+    postgres: 1400,
     unit: 'bytes',
     source: `${S}storage.json phases.providers.database_bytes_per_unit (3 inventories, 1–3 traits)`,
   },
   db_bytes_per_consumer: {
     sqlite: 700,
-    postgres: 1200,
+    postgres: 1300,
     unit: 'bytes',
     source: `${S}storage.json phases.claims.database_bytes_per_unit (3 classes on one provider)`,
   },
-  db_bytes_per_node: { sqlite: 430, postgres: 1000, unit: 'bytes', source: `${S}storage.json phases.nodes.database_bytes_per_unit` },
-  db_bytes_per_identifier_value: { sqlite: 480, postgres: 750, unit: 'bytes', source: `${S}storage.json phases.identifier_values.database_bytes_per_unit` },
+  db_bytes_per_node: { sqlite: 420, postgres: 1300, unit: 'bytes', source: `${S}storage.json phases.nodes.database_bytes_per_unit` },
+  db_bytes_per_identifier_value: { sqlite: 480, postgres: 710, unit: 'bytes', source: `${S}storage.json phases.identifier_values.database_bytes_per_unit` },
   postgres_mb_per_connection: {
     sqlite: null,
     postgres: 8,
