@@ -9,7 +9,9 @@
 // them, holding the pool's lock only while it runs. Racers of every strategy but random choose the
 // same block, so taking turns within a process leaves only the processes to race one another;
 // measured, 48 clients over 3 processes (lowest), one request at a time and no turns: 1 976 of
-// 2 000 allocations lost 3 races and took the locked path (52/s, worse than before).
+// 2 000 allocations lost 3 races and took the locked path (52/s, worse than before). Random draws
+// of a batch are taken by one statement too, each span a compare-and-set of its own, so a draw
+// another process's write overtook is asked again without taking its siblings' blocks with it.
 //
 // A request whose blocks were lost to another process asks again in the next batch, up to
 // MAX_PROBES times; then, and when the pool holds leases past due, nothing free was seen, or the
@@ -24,7 +26,7 @@ import { type Strategy, blockSize } from '../core/pool-space.js';
 import { type PoolScope, inScope } from '../core/scope.js';
 import { type AllocationOutcome, type AllocationRequest, repeatAnswer } from '../store/allocate.js';
 import { holderKey } from '../store/free-ranges.js';
-import { automaticClaims, lostTheBlock } from '../store/one-statement-allocate.js';
+import { automaticClaims, lostTheBlock, randomClaims } from '../store/one-statement-allocate.js';
 import { type LockedPool, readPool } from '../store/pools.js';
 
 /** Probes a request may lose to other processes before the locked path decides it. */
@@ -92,23 +94,14 @@ async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => 
     } else again(e);
   }
   if (!pool || !strategy || group.length === 0) return;
-  const s = strategy;
-  // random: each its own draw (a run of neighbours would not be random), in parallel, and each
-  // settles only its own request: one draw failing must not answer the others while their writes
-  // may still commit (the chaos run found requests answered "not done" whose value was taken)
-  if (s === 'random') await Promise.all(group.map((e) => claimGroup(ctx, pool, [e], s, block, again).catch((err) => readFailed([e], err))));
-  else await claimGroup(ctx, pool, group, s, block, again);
+  await claimGroup(ctx, pool, group, strategy, block, again);
 }
 
 async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], strategy: Strategy, block: bigint, again: (e: Entry) => void): Promise<void> {
   const askAgain = (e: Entry) => (++e.item.probes >= MAX_PROBES ? e.resolve(null) : again(e));
-  const { decisions, claim } = await automaticClaims(
-    ctx.database,
-    pool,
-    group.map((e) => e.item.req),
-    strategy,
-    block,
-  );
+  const reqs = group.map((e) => e.item.req);
+  const { decisions, claim } =
+    strategy === 'random' ? await randomClaims(ctx.database, pool, reqs, block) : await automaticClaims(ctx.database, pool, reqs, strategy, block);
   const taking: Entry[] = [];
   const repeats: Array<Promise<void>> = [];
   for (const [i, d] of decisions.entries()) {
@@ -129,8 +122,13 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
   await Promise.all(repeats);
   if (!claim) return;
   try {
-    await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
-    for (const [i, e] of taking.entries()) e.resolve({ pool, row: claim.rows[i]!, created: true });
+    const kept = await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
+    for (const [i, e] of taking.entries()) {
+      const row = claim.rows[i]!;
+      // random: a draw whose span another process changed since the probe was not taken
+      if (kept.has(row.id)) e.resolve({ pool, row, created: true });
+      else askAgain(e);
+    }
   } catch (err) {
     if (lostTheBlock(err)) {
       for (const e of taking) askAgain(e);

@@ -16,7 +16,7 @@ import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedVa
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
 import { rawRead, writeTogether } from '../../db/statement.js';
-import { type FreeRow, type Probe, freeSpanHolding, giveBack, heldByQuery, holderKey, probeAuto, takeWrites } from './free-ranges.js';
+import { type FreeRow, type Probe, type SpansAround, freeSpanHolding, giveBack, heldByQuery, holderKey, probeAuto, takeWrites } from './free-ranges.js';
 import { type LockedPool, type PoolRef, flushPoolWith } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
@@ -246,26 +246,64 @@ export async function pickAutomatic(
     const wrapped = fitFrom(0n);
     choose = (answers) => after(answers) ?? wrapped(answers);
   } else {
-    // random: draw uniformly over the ranges and keep the first draw that lands on a free aligned
-    // block (uniform over free blocks); after RANDOM_TRIES misses (a nearly full pool) take the
-    // first fit after one more draw, or the lowest.
-    const draws = Array.from({ length: RANDOM_TRIES }, () => alignDown(randomPoint(pool), block));
-    for (const v of draws) probes.push({ kind: 'holding', at: v });
-    const after = fitFrom(randomPoint(pool));
-    const lowest = fitFrom(0n);
-    choose = (answers) => {
-      for (const [i, v] of draws.entries()) {
-        const holding = answers[i];
-        if (holding && v >= holding.first && v + block - 1n <= holding.last) return { row: holding, span: { first: v, last: v + block - 1n } };
-      }
-      return after(answers) ?? lowest(answers);
-    };
+    const random = randomDraws(pool, block, 1);
+    probes.push(...random.lowest);
+    const { answers, held, spansAround } = await probeAuto(db, pool, probes, holders, random.points);
+    return { chosen: random.choose(spansAround, answers)[0] ?? null, held };
   }
   const { answers, held } = await probeAuto(db, pool, probes, holders);
   return { chosen: choose(answers), held };
 }
 
 const alignDown = (v: bigint, block: bigint) => v - (v % block);
+
+/**
+ * Random draws for `n` requests of one block size. `points`: each request's RANDOM_TRIES draws and
+ * one more point, whose free spans around (probeAuto's `around`) `choose` reads together with the
+ * answers of `lowest` (probes of the lowest free block, the last fallback). Each request keeps the
+ * first of its draws that lands on a free aligned block no earlier request of the batch chose
+ * (uniform over free blocks); when all miss (a nearly full pool), the first such block after its
+ * last point, or the lowest. null: nothing left for it in what was probed.
+ */
+export function randomDraws(pool: LockedPool, block: bigint, n: number): RandomDraws {
+  const per = RANDOM_TRIES + 1;
+  const points = Array.from({ length: n * per }, (_, i) => (i % per < RANDOM_TRIES ? alignDown(randomPoint(pool), block) : randomPoint(pool)));
+  const lowest: Probe[] = [
+    { kind: 'holding', at: 0n },
+    { kind: 'from', from: 1n, k: log2Exact(block) },
+  ];
+  const choose = (around: SpansAround[], [low, lowNext]: Array<FreeRow | null>) => {
+    const chosen = new Set<bigint>();
+    /** the first aligned block at or after `from` in `row` that no earlier request chose */
+    const firstIn = (row: FreeRow | null | undefined, from: bigint): Choice | null => {
+      let start = row ? alignedBlockIn(row, block, from) : null;
+      while (row && start !== null && chosen.has(start)) start = alignedBlockIn(row, block, start + block);
+      return row && start !== null ? { row, span: { first: start, last: start + block - 1n } } : null;
+    };
+    return Array.from({ length: n }, (_, r) => {
+      let pick: Choice | null = null;
+      for (let i = r * per; i < r * per + RANDOM_TRIES && !pick; i++) {
+        const v = points[i]!;
+        const holding = around[i]!.holding;
+        if (holding && v + block - 1n <= holding.last && !chosen.has(v)) pick = { row: holding, span: { first: v, last: v + block - 1n } };
+      }
+      const last = r * per + RANDOM_TRIES;
+      const after = points[last]!;
+      pick ??= firstIn(around[last]!.holding, after) ?? firstIn(around[last]!.next, after) ?? firstIn(low, 0n) ?? firstIn(lowNext, 0n);
+      if (pick) chosen.add(pick.span.first);
+      return pick;
+    });
+  };
+  return { points, lowest, choose };
+}
+
+export interface RandomDraws {
+  /** the points whose free spans around `choose` reads */
+  points: bigint[];
+  /** the probes of the lowest free block, whose answers `choose` reads */
+  lowest: Probe[];
+  choose(around: SpansAround[], lowest: Array<FreeRow | null>): Array<Choice | null>;
+}
 
 function randomPoint(pool: LockedPool): bigint {
   const ranges = pool.space.ranges;

@@ -171,18 +171,52 @@ export type Probe =
   /** the highest span that can hold a 2^k aligned block */
   | { kind: 'last'; k: number };
 
+/** The free span holding a point, and the first one starting after it. */
+export interface SpansAround {
+  holding: FreeRow | null;
+  next: FreeRow | null;
+}
+
+/**
+ * The free spans around each of `points`, tagged `base + 2i` (the span at or before point i) and
+ * `base + 2i + 1` (the first after it). PostgreSQL: two lateral walks over one array parameter,
+ * whatever the number of points (a batch of random draws asks about hundreds: as two union parts
+ * each, its statement took ~250 ms to plan and run at load 10); SQLite, which has no lateral
+ * joins, gets the two walks of each point as parts of their own (the locked path asks about a few).
+ */
+function aroundParts(db: Db, poolId: number, points: readonly bigint[], base: number): Array<RawBuilder<unknown>> {
+  const walk = (direction: 'up' | 'down', from: unknown, extra?: RawBuilder<unknown>) =>
+    walkSpans({ poolId, band: 'auto', direction, from, exclusive: direction === 'up', limit: 1 }, extra);
+  const sides = ['down', 'up'] as const;
+  if (db.dialect !== 'postgres') {
+    return points.flatMap((p, i) =>
+      sides.map(
+        (direction, odd) => sql`select * from (${walk(direction, keyOf(p), sql`, ${sql.lit(base + 2 * i + odd)} as tag`)}) as ${sql.ref(`a${2 * i + odd}`)}`,
+      ),
+    );
+  }
+  const keys = plainArray(points.map(keyOf));
+  return sides.map(
+    (direction, odd) =>
+      sql`select a.*, (${sql.lit(base + odd)} + 2 * (p.i - 1))::integer as tag from unnest(${keys}::text[]) with ordinality as p(k, i)
+        cross join lateral (${walk(direction, sql`p.k`)}) as a`,
+  );
+}
+
 /**
  * Every probe an automatic allocation needs, and what the owner already holds in the pool, in ONE
  * statement (a union of `LIMIT 1` index probes, one per alignment class ≥ k for `from`/`last`).
  * Asked once under the pool's lock, instead of one statement per question (issue 15: the lock was
- * held across up to nine round trips per allocation).
+ * held across up to nine round trips per allocation). `around`: points whose free spans around
+ * (aroundParts) are asked in the same statement — random draws.
  */
 export async function probeAuto(
   db: Db,
   pool: { id: number; maxK: number },
   probes: readonly Probe[],
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
-): Promise<{ answers: Array<FreeRow | null>; held: Map<string, string> }> {
+  around: readonly bigint[] = [],
+): Promise<{ answers: Array<FreeRow | null>; held: Map<string, string>; spansAround: SpansAround[] }> {
   const parts: Array<RawBuilder<unknown>> = [];
   const probe = (tag: number, w: Omit<Walk, 'poolId' | 'band' | 'limit'>) =>
     sql`select * from (${walkSpans({ ...w, poolId: pool.id, band: 'auto', limit: 1 }, sql`, ${sql.lit(tag)} as tag`)}) as ${sql.ref(`p${parts.length}`)}`;
@@ -196,13 +230,22 @@ export async function probeAuto(
   }
   // what the holders hold: the allocation's id, owner and purpose in the probes' columns (in their order)
   parts.push(heldByQuery(db, pool.id, holders, sql`w.purpose as band, w.id as first_key, w.owner as last_key, -1 as tag`));
+  if (around.length) parts.push(...aroundParts(db, pool.id, around, probes.length));
   const rows = await rawRead(db, sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`);
   const answers: Array<FreeRow | null> = probes.map(() => null);
   const held = new Map<string, string>();
+  const spansAround: SpansAround[] = around.map(() => ({ holding: null, next: null }));
   for (const r of rows) {
     const tag = Number(r.tag);
     if (tag < 0) {
       held.set(holderKey({ owner: r.last_key, purpose: r.band }), r.first_key);
+      continue;
+    }
+    if (tag >= probes.length) {
+      const i = (tag - probes.length) >> 1;
+      const row = toFree(r);
+      if ((tag - probes.length) & 1) spansAround[i]!.next = row;
+      else if (row.last >= around[i]!) spansAround[i]!.holding = row;
       continue;
     }
     const row = toFree(r);
@@ -211,7 +254,7 @@ export async function probeAuto(
     if (p.kind === 'holding') answers[tag] = row.last >= p.at ? row : null;
     else if (!best || (p.kind === 'from' ? row.first < best.first : row.first > best.first)) answers[tag] = row;
   }
-  return { answers, held };
+  return { answers, held, spansAround };
 }
 
 /** Free spans in order, for listings (`after` is an exclusive cursor on the first value). */

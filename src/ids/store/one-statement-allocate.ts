@@ -31,8 +31,8 @@ import { writeStatement } from '../../db/statement.js';
 import { maxAlignedLog2 } from '../core/ranges.js';
 import type { Strategy } from '../core/pool-space.js';
 import { type Span, keyOf, sizeKeyOf } from '../core/values.js';
-import { type AllocationRequest, type AllocationRow, newAllocationRow, pickAutomatic, requestParams } from './allocate.js';
-import { holderKey } from './free-ranges.js';
+import { type AllocationRequest, type AllocationRow, type Choice, newAllocationRow, pickAutomatic, randomDraws, requestParams } from './allocate.js';
+import { holderKey, probeAuto } from './free-ranges.js';
 import type { LockedPool } from './pools.js';
 import { isAssertRefusal } from '../../db/sql-helpers.js';
 
@@ -77,10 +77,14 @@ const TAKE = {
 
 const freeRow = (first: bigint, last: bigint) => [keyOf(first), keyOf(last), sizeKeyOf(last - first + 1n), maxAlignedLog2({ first, last })];
 
-/** New allocations and the one statement that takes their blocks; `write` raises (allot_assert) when it lost them. */
+/**
+ * New allocations and the one statement that takes their blocks. `write` answers the ids of those
+ * it took: all (a run of neighbours, TAKE) or those whose spans were still as probed (random,
+ * RANDOM_TAKE); it raises (allot_assert) when it lost them all to a conflict.
+ */
 export interface OneStatementClaim {
   rows: AllocationRow[];
-  write: (tx: Tx) => Promise<void>;
+  write: (tx: Tx) => Promise<Set<string>>;
 }
 
 /** Did `write` lose its blocks (taken, or the pool changed, between the probe and the write)? */
@@ -145,5 +149,134 @@ export async function automaticClaims(
     ...ROW_COLUMNS.map((c) => rows.map((r) => r[c])),
     rows.length,
   ];
-  return { decisions, claim: { rows, write: async (tx) => void (await statement.one(tx, values)) } };
+  const write = async (tx: Tx) => {
+    await statement.one(tx, values);
+    return new Set(rows.map((r) => r.id));
+  };
+  return { decisions, claim: { rows, write } };
+}
+
+/**
+ * Random draws of a batch, taken by ONE statement in which each probed span is a compare-and-set
+ * of its own: the spans still as probed lose their blocks (the span shrinks to its first remainder
+ * or goes, the other remainders are inserted), a span another process changed meanwhile keeps its
+ * own and its requests are asked again. Draws of three processes fall in one span together often
+ * (a fresh pool is ONE span), and all or nothing per statement made one of them lose every draw
+ * for another's one. The pool's row is locked first, as in TAKE, and its counters move by what was
+ * inserted; an allocation that conflicts (the same owner+purpose) refuses the whole statement.
+ */
+const RANDOM_TAKE = writeStatement(`with pool as (select id from ids_pools where id = ? and definition = ? for update),
+  shrunk as (
+    update ids_free_ranges f set first_key = u.new_first, last_key = u.new_last, size_key = u.size_key, aligned = u.aligned
+    from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) as u(first_key, last_key, new_first, new_last, size_key, aligned)
+    where f.pool_id = (select id from pool) and f.band = 'auto' and f.first_key = u.first_key and f.last_key = u.last_key
+    returning u.first_key as span),
+  gone as (
+    delete from ids_free_ranges f using unnest(?::text[], ?::text[]) as g(first_key, last_key)
+    where f.pool_id = (select id from pool) and f.band = 'auto' and f.first_key = g.first_key and f.last_key = g.last_key
+    returning g.first_key as span),
+  taken as (select span from shrunk union all select span from gone),
+  added as (
+    insert into ids_free_ranges (pool_id, band, first_key, last_key, size_key, aligned)
+    select (select id from pool), 'auto', r.first_key, r.last_key, r.size_key, r.aligned
+    from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::integer[]) as r(span, first_key, last_key, size_key, aligned)
+    where r.span in (select span from taken)),
+  wanted as (
+    select a.* from unnest(?::text[], ${ROW_COLUMNS.map((c) => (c === 'block_log2' ? '?::integer[]' : '?::text[]')).join(', ')}) as a(span, ${ROW_COLUMNS.join(', ')})
+    where a.span in (select span from taken)),
+  inserted as (
+    insert into ids_allocations (pool_id, version, ${ROW_COLUMNS.join(', ')})
+    select (select id from pool), 1, ${ROW_COLUMNS.map((c) => `w.${c}`).join(', ')} from wanted w
+    on conflict do nothing returning id, last_key),
+  counted as (
+    update ids_pools set used_count = (used_count::numeric + ?::numeric * (select count(*) from inserted))::text,
+      allocation_count = allocation_count + (select count(*) from inserted)::integer,
+      last_key = (select max(last_key) from inserted), generation = generation + 1, updated_at = ?
+    where id = (select id from pool) and exists (select 1 from inserted))
+  select coalesce((select array_agg(id) from inserted), '{}') as ids,
+    allot_assert((select count(*) from inserted) = (select count(*) from wanted), 'identifier claim refused') as ok`);
+
+/**
+ * Decide random automatic allocations of `reqs` (one block size, distinct owner+purpose) in
+ * `pool`, read without its lock, from ONE probe: each its own draws (randomDraws), no two the same
+ * block; the statement that takes them (RANDOM_TAKE), null when there is nothing to write.
+ */
+export async function randomClaims(
+  db: Db,
+  pool: LockedPool,
+  reqs: readonly AllocationRequest[],
+  block: bigint,
+): Promise<{ decisions: ClaimDecision[]; claim: OneStatementClaim | null }> {
+  const holders = reqs.map((r) => ({ owner: r.owner, purpose: r.purpose ?? '' }));
+  const draws = randomDraws(pool, block, reqs.length);
+  const { answers, held, spansAround } = await probeAuto(db, pool, draws.lowest, holders, draws.points);
+  const anyFree = answers.some((a) => a !== null) || spansAround.some((a) => a.holding !== null || a.next !== null);
+  const picks = draws.choose(spansAround, answers);
+  const rows: AllocationRow[] = [];
+  const taking: Choice[] = [];
+  const decisions = reqs.map((req, i): ClaimDecision => {
+    const params = requestParams(req, block, null);
+    const id = held.get(holderKey(holders[i]!));
+    if (id !== undefined) return { kind: 'held', id, params };
+    const pick = picks[i];
+    if (!pick) return anyFree ? { kind: 'later' } : { kind: 'none' };
+    rows.push(newAllocationRow(db, pool.id, req, pick.span, block, params, 'api'));
+    taking.push(pick);
+    return { kind: 'new', row: rows.length - 1 };
+  });
+  if (rows.length === 0) return { decisions, claim: null };
+  // each touched span, and what is left of it once its blocks are out
+  const spans = new Map<string, { row: Choice['row']; blocks: Span[] }>();
+  for (const { row, span } of taking) {
+    const key = keyOf(row.first);
+    const entry = spans.get(key) ?? { row, blocks: [] };
+    entry.blocks.push(span);
+    spans.set(key, entry);
+  }
+  const shrunk: string[][] = [[], [], [], [], []];
+  const aligned: number[] = [];
+  const gone: string[][] = [[], []];
+  const added: string[][] = [[], [], [], []];
+  const addedAligned: number[] = [];
+  for (const [key, { row, blocks }] of spans) {
+    const rest: Array<[bigint, bigint]> = [];
+    let from = row.first;
+    for (const b of blocks.sort((x, y) => (x.first < y.first ? -1 : 1))) {
+      if (b.first > from) rest.push([from, b.first - 1n]);
+      from = b.last + 1n;
+    }
+    if (from <= row.last) rest.push([from, row.last]);
+    const [first, ...others] = rest;
+    if (!first) {
+      gone[0]!.push(key);
+      gone[1]!.push(keyOf(row.last));
+      continue;
+    }
+    const [nf, nl, size, al] = freeRow(first[0], first[1]) as [string, string, string, number];
+    for (const [i, v] of [key, keyOf(row.last), nf, nl, size].entries()) shrunk[i]!.push(v);
+    aligned.push(al);
+    for (const [a, z] of others) {
+      const [f, l, sz, k] = freeRow(a, z) as [string, string, string, number];
+      for (const [i, v] of [key, f, l, sz].entries()) added[i]!.push(v);
+      addedAligned.push(k);
+    }
+  }
+  const values = [
+    pool.id,
+    pool.definition,
+    ...shrunk,
+    aligned,
+    ...gone,
+    ...added,
+    addedAligned,
+    taking.map((t) => keyOf(t.row.first)),
+    ...ROW_COLUMNS.map((c) => rows.map((r) => r[c])),
+    block.toString(),
+    rows[0]!.updated_at,
+  ];
+  const write = async (tx: Tx) => {
+    const result = (await RANDOM_TAKE.one(tx, values)) as { ids: string[] } | undefined;
+    return new Set(result?.ids ?? []);
+  };
+  return { decisions, claim: { rows, write } };
 }
