@@ -7,6 +7,7 @@
 //
 //   npm run build && npx tsx bench/hot-pools.ts
 //   npx tsx bench/hot-pools.ts --dialects postgres --sizes 4094 --strategies lowest --root /other/tree
+//   npx tsx bench/hot-pools.ts --dialects postgres --allot-cpu-prof /tmp/prof && npx tsx bench/cpu-profile.ts /tmp/prof
 //
 // PostgreSQL: DATABASE_URL (must allow CREATE DATABASE), else a throwaway embedded server.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     processes: { type: 'string', default: '3' },
     root: { type: 'string', default: fileURLToPath(new URL('..', import.meta.url)) },
     out: { type: 'string' },
+    /** run the servers with node --cpu-prof, profiles written here (npx tsx bench/cpu-profile.ts DIR) */
+    'allot-cpu-prof': { type: 'string' },
   },
 });
 const DIALECTS = values.dialects!.split(',') as Array<'sqlite' | 'postgres'>;
@@ -100,7 +103,16 @@ try {
     try {
       for (let i = 0; i < processes; i++) {
         const port = await freePort();
-        servers.push(await startAllot({ name: `allot-${dialect}-${i}`, root: path.resolve(values.root!), db, logDir: dir, mainPort: port }));
+        servers.push(
+          await startAllot({
+            name: `allot-${dialect}-${i}`,
+            root: path.resolve(values.root!),
+            db,
+            logDir: dir,
+            mainPort: port,
+            nodeArgs: values['allot-cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(values['allot-cpu-prof'])}`] : [],
+          }),
+        );
         bases.push(`http://127.0.0.1:${port}/ids/v1`);
       }
       // warm-up (V8's JIT, the connections' prepared statements), not measured
