@@ -16,7 +16,7 @@ import { transaction } from '../../src/db/transaction.js';
 import type { IdsContext } from '../../src/ids/context.js';
 import { EVERY_POOL } from '../../src/ids/core/scope.js';
 import { fromKey } from '../../src/ids/core/values.js';
-import { allocateInTx } from '../../src/ids/services/allocations.js';
+import { allocate, allocateInTx } from '../../src/ids/services/allocations.js';
 import { allocateWithoutLock } from '../../src/ids/services/automatic-allocations.js';
 import { createPool } from '../../src/ids/services/pools.js';
 import { lostTheBlock, randomClaims } from '../../src/ids/store/one-statement-allocate.js';
@@ -135,5 +135,23 @@ describe('random draws of a batch, taken by one statement on PostgreSQL', () => 
     await assert.rejects(transaction(database, claim.write, { oneStatement: true, maxAttempts: 1 }), (err) => lostTheBlock(err));
     const held = await assertTiled(name);
     assert.deepEqual([...held.keys()], ['q5'], 'only what the other writer took is held');
+  });
+
+  test('free values none of which can hold an aligned block of the size asked: the pool is exhausted for it, at once', async () => {
+    const name = `p${++poolNo}`;
+    await createPool(ctx, { name, kind: 'integer', ranges: ['1-8'], strategy: 'random' });
+    // 3 and 6 stay free: blocks of two are aligned ({2,3}, {4,5}, {6,7}), so none of them is free
+    await transaction(database, (tx) =>
+      allocateInTx(
+        tx,
+        [1, 2, 4, 5, 7, 8].map((value) => ({ pool: name, owner: `v${value}`, value })),
+      ),
+    );
+    assert.equal(await allocateWithoutLock(ctx, { pool: name, owner: 'pair', count: 2 }, EVERY_POOL), null, 'the locked path decides');
+    await assert.rejects(allocate(ctx, [{ pool: name, owner: 'pair', count: 2 }]), (err: Error & { code?: string }) => {
+      assert.match(JSON.stringify(err), /pool_exhausted/);
+      return true;
+    });
+    assert.ok((await allocate(ctx, [{ pool: name, owner: 'one' }]))[0]?.created, 'a single value still fits');
   });
 });
