@@ -11,13 +11,8 @@ import * as allocations from '../services/allocations.js';
 import { type ConsumerAllocations, INCOMPLETE_CONSUMER_ID, providerAllocations, readConsumer } from '../store/allocations.js';
 import { requireProvider } from '../store/providers.js';
 
-interface DictSection {
-  allocations: Record<string, { resources: Record<string, number> }>;
-  project_id: string;
-  user_id: string;
-  consumer_generation?: number | null;
-  consumer_type?: string;
-}
+/** One consumer's allocations in the dict form (1.12+), as some microversion's schema accepts them. */
+type DictSection = Wire.AllocationsPost[string];
 
 /** A validated dict-form section → what the store writes. */
 export function toConsumerAllocations(consumerUuid: string, section: DictSection, checkGeneration: boolean): ConsumerAllocations {
@@ -26,8 +21,8 @@ export function toConsumerAllocations(consumerUuid: string, section: DictSection
     allocations: new Map(Object.entries(section.allocations).map(([rp, a]) => [rp, new Map(Object.entries(a.resources))])),
     projectId: section.project_id,
     userId: section.user_id,
-    generation: checkGeneration ? (section.consumer_generation ?? null) : undefined,
-    consumerType: section.consumer_type,
+    generation: checkGeneration ? (('consumer_generation' in section ? section.consumer_generation : null) ?? null) : undefined,
+    consumerType: 'consumer_type' in section ? section.consumer_type : undefined,
   };
 }
 

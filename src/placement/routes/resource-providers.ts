@@ -90,12 +90,12 @@ export const create: Endpoint = {
   response: schemas.schemaRef('ResourceProvider'),
   policy: 'placement:resource_providers:create',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>();
+    const data = req.json<Wire.ProviderCreate>();
     const provider = await providers.create(ctx, {
       // Placement normalizes a new provider's uuid (dashes, lower case); every other uuid stays as sent.
       uuid: data.uuid ? normalizeUuid(data.uuid) : newUuid(),
       name: data.name,
-      parentUuid: data.parent_provider_uuid ?? null,
+      parentUuid: ('parent_provider_uuid' in data ? data.parent_provider_uuid : null) ?? null, // 1.14+
     });
     const location = req.absoluteUrl(providerUrl(req, provider.uuid));
     if (req.mv.atLeast('1.20')) return { body: providerBody(provider, req), location, lastModified: provider.updated_at };
@@ -122,8 +122,9 @@ export const update: Endpoint = {
   response: schemas.schemaRef('ResourceProvider'),
   policy: 'placement:resource_providers:update',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; parent_provider_uuid?: string | null }>();
-    const provider = await providers.update(ctx, req.param('uuid'), { name: data.name, parentUuid: data.parent_provider_uuid }, req.mv.atLeast('1.37'));
+    const data = req.json<Wire.ProviderUpdate>();
+    const parentUuid = 'parent_provider_uuid' in data ? data.parent_provider_uuid : undefined; // 1.14+
+    const provider = await providers.update(ctx, req.param('uuid'), { name: data.name, parentUuid }, req.mv.atLeast('1.37'));
     return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };
