@@ -1,19 +1,23 @@
-// The wire types of the identifier API, written from its JSON schemas (src/ids/schemas.ts
-// WIRE_TYPES): the same objects validate requests, describe them in the OpenAPI document, and —
-// through the file this writes — type the server's views and the typed client. So a body's shape
-// is written once. `npx tsx scripts/wire-types.ts` rewrites src/client/ids-wire.ts;
-// test/client/wire-types.test.ts fails when the file is not what the schemas say.
+// The wire types of the identifier API and of Placement, written from their JSON schemas (the
+// WIRE_TYPES of src/ids/schemas.ts and src/placement/schemas.ts): the same objects validate
+// requests, describe them in the OpenAPI documents, and — through the files this writes — type the
+// server's views and the typed client. So a body's shape is written once. `npx tsx
+// scripts/wire-types.ts` rewrites src/client/ids-wire.ts and src/client/placement-wire.ts;
+// test/ids/wire-types.test.ts and test/placement/wire-types.test.ts fail when a file is not what
+// the schemas say.
 //
 // The schemas use a small subset of JSON Schema, and that subset is what is translated: type
 // (one or several), const, enum, anyOf/oneOf (a union), properties with required (the rest
 // optional), additionalProperties/patternProperties (an index signature), items, $ref to a
 // component, description (a doc comment). A schema that is itself one of the named wire types is
-// written as its name.
+// written as its name. A table of schemas by microversion (Placement's request bodies) is the
+// union of its entries: a body some microversion accepts.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WIRE_TYPES } from '../src/ids/schemas.js';
+import { WIRE_TYPES as IDS_WIRE_TYPES } from '../src/ids/schemas.js';
+import { WIRE_TYPES as PLACEMENT_WIRE_TYPES } from '../src/placement/schemas.js';
 
 interface Schema {
   type?: string | string[];
@@ -31,7 +35,26 @@ interface Schema {
 }
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const WIRE_FILE = path.join(ROOT, 'src', 'client', 'ids-wire.ts');
+
+/** Each API's generated file: where it goes, the table it is written from, and what it holds. */
+export const WIRE_FILES = {
+  ids: {
+    file: path.join(ROOT, 'src', 'client', 'ids-wire.ts'),
+    types: IDS_WIRE_TYPES,
+    header: ['from src/ids/schemas.ts (WIRE_TYPES): do not edit. The', 'identifier API’s request and response bodies, as its JSON schemas define them.'],
+  },
+  placement: {
+    file: path.join(ROOT, 'src', 'client', 'placement-wire.ts'),
+    types: PLACEMENT_WIRE_TYPES,
+    header: [
+      'from src/placement/schemas.ts (WIRE_TYPES): do not edit.',
+      'Placement’s request and response bodies, as its JSON schemas define them: a request body is',
+      'what some microversion accepts, a member of an answer that only some microversions write is',
+      'optional (its comment says from which).',
+    ],
+  },
+} satisfies Record<string, { file: string; types: Record<string, Schema | Record<string, Schema>>; header: string[] }>;
+export type WireApi = keyof typeof WIRE_FILES;
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const literal = (v: unknown) => JSON.stringify(v);
@@ -77,7 +100,8 @@ function objectType(schema: Schema, names: Map<object, string>, indent: string):
   const required = new Set(schema.required ?? []);
   const members = Object.entries(schema.properties ?? {}).map(([key, s]) => {
     const name = IDENTIFIER.test(key) ? key : literal(key);
-    return `${doc(s.description, inner)}${inner}${name}${required.has(key) ? '' : '?'}: ${typeOf(s, names, inner)};`;
+    // a member of a named type: that type's own comment says what it is
+    return `${doc(names.has(s) ? undefined : s.description, inner)}${inner}${name}${required.has(key) ? '' : '?'}: ${typeOf(s, names, inner)};`;
   });
   const open = [...Object.values(schema.patternProperties ?? {}), ...(typeof schema.additionalProperties === 'object' ? [schema.additionalProperties] : [])];
   const values = union(open.map((s) => typeOf(s, names, inner)));
@@ -86,27 +110,33 @@ function objectType(schema: Schema, names: Map<object, string>, indent: string):
   return members.length ? `{\n${members.join('\n')}\n${indent}}` : 'Record<string, never>';
 }
 
-/** The file's text: one exported type per entry of WIRE_TYPES, in its order, as Biome formats it. */
-export function wireTypes(): string {
-  return execFileSync(path.join(ROOT, 'node_modules', '.bin', 'biome'), ['format', `--stdin-file-path=${WIRE_FILE}`], {
-    input: unformatted(),
+/** A table of schemas keyed by microversion (`{"1.0": …, "1.14": …}`), not a schema. */
+const isVersionTable = (s: object): s is Record<string, Schema> => Object.keys(s).length > 0 && Object.keys(s).every((k) => /^\d+\.\d+$/.test(k));
+
+/** The text of an API's file: one exported type per entry of its WIRE_TYPES, in its order, as Biome formats it. */
+export function wireTypes(api: WireApi): string {
+  return execFileSync(path.join(ROOT, 'node_modules', '.bin', 'biome'), ['format', `--stdin-file-path=${WIRE_FILES[api].file}`], {
+    input: unformatted(api),
     encoding: 'utf8',
   });
 }
 
-function unformatted(): string {
-  const entries = Object.entries(WIRE_TYPES) as Array<[string, Schema]>;
+function unformatted(api: WireApi): string {
+  const { types, header } = WIRE_FILES[api];
+  const entries = Object.entries(types) as Array<[string, Schema | Record<string, Schema>]>;
   const names = new Map<object, string>(entries.map(([name, s]) => [s, name]));
-  const decls = entries.map(([name, s]) => `${doc(s.description, '')}export type ${name} = ${typeOf(s, names, '', s)};`);
-  return [
-    '// Generated by scripts/wire-types.ts from src/ids/schemas.ts (WIRE_TYPES): do not edit. The',
-    '// identifier API’s request and response bodies, as its JSON schemas define them.',
-    '',
-    ...decls.flatMap((d) => [d, '']),
-  ].join('\n');
+  const decls = entries.map(([name, s]) => {
+    if (!isVersionTable(s)) return `${doc(s.description, '')}export type ${name} = ${typeOf(s, names, '', s)};`;
+    const versions = Object.keys(s);
+    return `${doc(`by microversion: ${versions.join(', ')}`, '')}export type ${name} = ${union(versions.map((v) => typeOf(s[v]!, names, '')))};`;
+  });
+  const [first, ...rest] = header;
+  return [`// Generated by scripts/wire-types.ts ${first}`, ...rest.map((line) => `// ${line}`), '', ...decls.flatMap((d) => [d, ''])].join('\n');
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  writeFileSync(WIRE_FILE, wireTypes());
-  console.log(`wrote ${path.relative(process.cwd(), WIRE_FILE)}`);
+  for (const api of Object.keys(WIRE_FILES) as WireApi[]) {
+    writeFileSync(WIRE_FILES[api].file, wireTypes(api));
+    console.log(`wrote ${path.relative(process.cwd(), WIRE_FILES[api].file)}`);
+  }
 }

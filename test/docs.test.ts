@@ -2,7 +2,8 @@
 // environment variable, default and meaning), the option tables of docs/ agree with it (flag,
 // environment variable, default), every relative link points to a file that exists, and
 // docs/operations.md prints exactly the Patroni, HAProxy, etcd and allot settings that
-// `npm run test:ha` runs (test/ha/layout.ts, test/ha/load-balancer.ts).
+// `npm run test:ha` runs (test/ha/layout.ts, test/ha/load-balancer.ts), and the "operations"
+// columns of docs/auth.md's rule tables are what the endpoints declare (their `policy`).
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,6 +12,10 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { buildProgram } from '../src/cli/program.js';
 import { COEFFICIENTS } from '../src/cli/sizing-model.js';
+import { documentedRoutes as baremetalRoutes } from '../src/baremetal/api.js';
+import { METHODS, type RouteTable } from '../src/http/router.js';
+import { idsRoutes } from '../src/ids/api.js';
+import { placementRoutes } from '../src/placement/api.js';
 import { CONFIG_ENV, OPTIONS, type OptionSpec, displayValue, fileKey, readConfigFile } from '../src/config.js';
 import { ALLOT_HA_ARGS, ALLOT_USER, DOCUMENTED, etcdArgs, haproxyConfig, patroniYaml } from './ha/layout.js';
 import { DOCUMENTED_LOAD_BALANCER, SHUTDOWN_DELAY_ARGS, loadBalancerConfig } from './ha/load-balancer.js';
@@ -65,6 +70,65 @@ function commandBlock(command: string, args: string[]): string {
   return lines.join(' \\\n');
 }
 
+/** `:uuid` and `{uuid}` alike: a path with its parameters unnamed and without its query. */
+const pathShape = (p: string) => p.replace(/\?.*$/, '').replace(/:\w+|\{[^}]*\}/g, '{}');
+
+/** Every operation of a route table (`METHOD /path`) → the policy rule its endpoint declares (none: public). */
+function declaredOperations(routes: RouteTable<{ policy?: string }>): Map<string, string | undefined> {
+  const out = new Map<string, string | undefined>();
+  for (const [template, byMethod] of Object.entries(routes)) {
+    for (const method of METHODS) if (byMethod[method]) out.set(`${method} ${pathShape(template)}`, byMethod[method]!.policy);
+  }
+  return out;
+}
+
+/**
+ * The rule tables of one section of docs/auth.md (those with an "operations" column): rule → the
+ * operations its row names (a row of several rules names them for each). An operation is written
+ * `METHOD /path`, or `…/tail` for the one operation of the API with that method and tail; methods
+ * written alone before a path (`GET`, `PUT /x`) go with it, and a path alone takes the method
+ * written before it.
+ */
+function documentedOperations(heading: string, operations: ReadonlyMap<string, unknown>): Map<string, string[]> {
+  const doc = read('docs/auth.md');
+  const start = doc.indexOf(`\n${heading}\n`);
+  assert.ok(start >= 0, `docs/auth.md has no section ${heading}`);
+  const end = doc.slice(start + 1).search(/\n##+ /);
+  const lines = doc.slice(start, end < 0 ? undefined : start + 1 + end).split('\n');
+  const out = new Map<string, string[]>();
+  let inTable = false;
+  for (const line of lines) {
+    if (!line.startsWith('|')) inTable = false;
+    else if (/^\| rule +\| operations /.test(line)) inTable = true;
+    else if (inTable && line.startsWith('| `')) {
+      const [, rules, named] = line.split('|').map((c) => c.trim());
+      let method = '';
+      let alone: string[] = [];
+      const ops: string[] = [];
+      for (const [, span] of named!.matchAll(/`([^`]+)`/g)) {
+        const m = /^(?:(GET|PUT|POST|PATCH|DELETE) ?)?((?:\/|…\/)\S*)?$/.exec(span!);
+        if (!m) continue;
+        method = m[1] ?? method;
+        if (!m[2]) {
+          alone.push(method);
+          continue;
+        }
+        const shape = pathShape(m[2]);
+        for (const each of [...alone, method]) {
+          const matching = shape.startsWith('…/')
+            ? [...operations.keys()].filter((op) => op.startsWith(`${each} /`) && op.endsWith(shape.slice(1)))
+            : [`${each} ${shape}`];
+          assert.equal(matching.length, 1, `docs/auth.md, ${heading}: \`${each} ${m[2]}\` is not one operation (${matching.join(', ') || 'none'})`);
+          ops.push(matching[0]!);
+        }
+        alone = [];
+      }
+      for (const [, rule] of rules!.matchAll(/`([^`]+)`/g)) out.set(rule!, [...(out.get(rule!) ?? []), ...ops]);
+    }
+  }
+  return out;
+}
+
 describe('the documents', () => {
   test("README's option table lists exactly the declared options, each once with its environment variable, default and meaning", () => {
     const rows = optionRows(read('README.md'));
@@ -107,6 +171,29 @@ describe('the documents', () => {
         assert.ok(existsSync(resolved), `${file} links to ${target}, which does not exist`);
       }
     }
+  });
+
+  for (const [heading, routes] of [
+    ['### Placement', placementRoutes],
+    ['### Identifier API', idsRoutes],
+  ] as const) {
+    test(`docs/auth.md, ${heading.slice(4)}: each rule's operations are the operations whose endpoints declare it`, () => {
+      const operations = declaredOperations(routes as RouteTable<{ policy?: string }>);
+      const declared = new Map<string, string[]>();
+      for (const [op, rule] of operations) if (rule) declared.set(rule, [...(declared.get(rule) ?? []), op]);
+      const byRule = (m: Map<string, string[]>) => Object.fromEntries([...m].map(([rule, ops]) => [rule, [...new Set(ops)].sort()]).sort());
+      assert.deepEqual(byRule(documentedOperations(heading, operations)), byRule(declared));
+    });
+  }
+
+  test("docs/auth.md, Bare-metal: each rule's row names the operations whose endpoints declare it, and names only operations", () => {
+    // Ironic's handlers check more rules than the one an endpoint declares (a list's `list` or
+    // `list_all`, a field's own rule): a row may name operations that declare another rule.
+    const operations = declaredOperations(baremetalRoutes as RouteTable<{ policy?: string }>);
+    const documented = documentedOperations('### Bare-metal (Ironic)', operations);
+    for (const [op, rule] of operations) if (rule) assert.ok(documented.get(rule)?.includes(op), `docs/auth.md: the row of ${rule} does not name ${op}`);
+    for (const [rule, ops] of documented)
+      for (const op of ops) assert.ok(operations.has(op), `docs/auth.md: the row of ${rule} names ${op}, which is no operation`);
   });
 
   test("docs/operations.md's table of sizing coefficients is allot sizing's, every one with its values", () => {

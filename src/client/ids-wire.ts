@@ -20,9 +20,7 @@ export type RangeItem =
     };
 
 export type Bounds = {
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   lower: Value;
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   upper: Value;
 };
 
@@ -304,9 +302,7 @@ export type Allocation = {
   pool: string;
   owner: string;
   purpose: string;
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   value: Value;
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   last_value: Value;
   /** integer and address pools: the values it holds */
   count?: number;
@@ -329,9 +325,7 @@ export type BatchAllocation = {
   pool: string;
   owner: string;
   purpose: string;
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   value: Value;
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   last_value: Value;
   /** integer and address pools: the values it holds */
   count?: number;
@@ -357,9 +351,7 @@ export type BatchResult = {
 };
 
 export type FreeRange = {
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   first: Value;
-  /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
   last: Value;
   /** values (or child prefixes) in it, as decimal text */
   size: string;
@@ -414,7 +406,6 @@ export type Holding =
       /** the attribute whose value it is (null: held by no set any more, being released) */
       attribute: string | null;
       source: 'pool';
-      /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
       value: Value;
       /** where it is in its own API, a path from the server root: /ids/v1/allocations/{id}, /baremetal/v1/allocations/{uuid}, /placement/allocations/{consumer} */
       href: string;
@@ -452,7 +443,6 @@ export type ForcedRelease =
       allocation_id: string;
       pool: string;
       attribute: string;
-      /** an integer (integer pools) or an address / CIDR prefix (address and prefix pools) */
       value: Value;
       sets: Array<AttributeSetName>;
       released_at: string;

@@ -68,7 +68,7 @@ export class PlacementClient {
   // ---- resource providers -------------------------------------------------------------------
 
   async listProviders(query: T.ProviderListQuery = {}): Promise<T.ResourceProvider[]> {
-    return (await this.body<{ resource_providers: T.ResourceProvider[] }>('GET', '/resource_providers', { query: { ...query } })).resource_providers;
+    return (await this.body<T.ResourceProviderList>('GET', '/resource_providers', { query: { ...query } })).resource_providers;
   }
 
   getProvider(uuid: string): Promise<T.ResourceProvider> {
@@ -170,7 +170,7 @@ export class PlacementClient {
   // ---- traits -------------------------------------------------------------------------------
 
   async listTraits(query: T.TraitListQuery = {}): Promise<string[]> {
-    return (await this.body<{ traits: string[] }>('GET', '/traits', { query: { ...query } })).traits;
+    return (await this.body<T.TraitList>('GET', '/traits', { query: { ...query } })).traits;
   }
 
   /** Does the trait exist? */
@@ -215,7 +215,7 @@ export class PlacementClient {
   // ---- resource classes ---------------------------------------------------------------------
 
   async listResourceClasses(): Promise<T.ResourceClass[]> {
-    return (await this.body<{ resource_classes: T.ResourceClass[] }>('GET', '/resource_classes')).resource_classes;
+    return (await this.body<T.ResourceClassList>('GET', '/resource_classes')).resource_classes;
   }
 
   getResourceClass(name: string): Promise<T.ResourceClass> {

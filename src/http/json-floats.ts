@@ -1,14 +1,10 @@
 // Float fields written as floats. Placement writes its answers with Python's json module, which
 // gives every float a fraction or an exponent (`"allocation_ratio": 1.0`, `16.0`, `1.5`,
 // `3.4028234663852886e+38`); JSON.stringify writes a whole-number float as an integer (`1`), which
-// a client decoding into typed fields may take for one. An answer holding such a field marks its
-// float values with JsonFloat and is serialised here, into the JsonText the pipeline sends as it is.
+// a client decoding into typed fields may take for one. An answer holding such a field names its
+// float members and is serialised here, into the JsonText the pipeline sends as it is; the body
+// itself stays plain data, so it keeps its wire type.
 import { JsonText } from './pipeline.js';
-
-/** A number the wire says is a float (the api-ref's `type: float`). */
-export class JsonFloat {
-  constructor(readonly value: number) {}
-}
 
 /** The number as a JSON float literal: a whole number gets `.0`; JavaScript's exponent form (1e+21) already is one. */
 function floatLiteral(value: number): string {
@@ -16,17 +12,18 @@ function floatLiteral(value: number): string {
   return /^-?[0-9]+$/.test(text) ? `${text}.0` : text;
 }
 
-/** JSON of plain data (objects, arrays, strings, numbers, booleans, null), its JsonFloat values as floats. */
-function serialise(value: unknown): string {
-  if (value instanceof JsonFloat) return floatLiteral(value.value);
-  if (Array.isArray(value)) return `[${value.map(serialise).join(',')}]`;
+/** JSON of plain data (objects, arrays, strings, numbers, booleans, null), a number held by a member named in `floats` as a float. */
+function serialise(value: unknown, floats: ReadonlySet<string>, float = false): string {
+  if (float && typeof value === 'number') return floatLiteral(value);
+  if (Array.isArray(value)) return `[${value.map((item) => serialise(item, floats)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const members = Object.entries(value).filter(([, member]) => member !== undefined);
-    return `{${members.map(([key, member]) => `${JSON.stringify(key)}:${serialise(member)}`).join(',')}}`;
+    return `{${members.map(([key, member]) => `${JSON.stringify(key)}:${serialise(member, floats, floats.has(key))}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
 
-export function jsonWithFloats(body: unknown): JsonText {
-  return new JsonText(serialise(body));
+/** `body` as JSON text, the numbers of its members named in `floats` (the api-ref's `type: float`) written as floats. */
+export function jsonWithFloats(body: unknown, floats: readonly string[]): JsonText {
+  return new JsonText(serialise(body, new Set(floats)));
 }

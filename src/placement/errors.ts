@@ -8,6 +8,7 @@
 // Placement's words — which, as in Placement's own handlers, may differ with the operation that met
 // the error. Its type lists every code, so a code left out or misspelt does not compile.
 import { STATUS_CODES } from 'node:http';
+import type { Errors } from '../client/placement-wire.js';
 import { DomainError } from '../core/errors.js';
 import { accepts } from '../http/accept.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
@@ -222,9 +223,10 @@ export function renderError(err: ApiError, context: ErrorContext): RenderedError
   const flat = message.replace(/\r/g, '').replace(/\n/g, ' ');
   if (media === 'json') {
     const detail = flat ? `${explanation}\n\n ${flat}  ` : `${explanation}\n\n   `;
-    const entry: Record<string, unknown> = { status, title, detail, request_id: context.requestId };
+    const entry: Errors['errors'][number] = { status, title, detail, request_id: context.requestId };
     if (context.mv?.atLeast('1.23')) entry.code = err.code.startsWith('placement.') ? err.code : CODES.undefined;
-    return { status, contentType: 'application/json', body: JSON.stringify({ errors: [entry] }) };
+    const body: Errors = { errors: [entry] };
+    return { status, contentType: 'application/json', body: JSON.stringify(body) };
   }
   if (media === 'html') {
     const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

@@ -297,3 +297,291 @@ export const candidatesQuery: Record<string, JsonSchema> = {
   '1.35': grouped(GROUP_PAT_1_33, [...GROUP_KINDS, 'in_tree'], { root_required: { type: ['string'] } }),
   '1.36': grouped(GROUP_PAT_1_33, [...GROUP_KINDS, 'in_tree'], { root_required: { type: ['string'] }, same_subtree: { type: ['string'] } }),
 };
+
+// --- responses: the server's views are typed by them (WIRE_TYPES below), openapi.ts describes them ---
+//
+// Each describes the answer at the newest microversion; a member that only some microversions
+// write is optional, its description says from which (and where an older answer has another
+// shape, as the candidates' allocation requests before 1.12, both shapes are a oneOf), so the
+// types say what is true at whichever microversion a client asks for.
+
+/** `#/components/schemas/<name>`: a response schema of the document. */
+export const schemaRef = (name: ResponseName): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+const link: JsonSchema = { type: 'object', properties: { rel: { type: 'string' }, href: { type: 'string' } }, required: ['rel', 'href'] };
+const links = (description: string): JsonSchema => ({ type: 'array', items: link, description });
+/** a resource class → an amount */
+const resourceAmounts: JsonSchema = { type: 'object', additionalProperties: { type: 'integer' }, description: 'resource class → amount' };
+const generation: JsonSchema = { type: 'integer' };
+
+const errors: JsonSchema = {
+  type: 'object',
+  description: "Placement's error document",
+  properties: {
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          status: { type: 'integer' },
+          title: { type: 'string' },
+          detail: { type: 'string' },
+          request_id: { type: 'string' },
+          code: { type: 'string', description: '1.23+: placement.*' },
+        },
+        required: ['status', 'title', 'detail', 'request_id'],
+      },
+    },
+  },
+  required: ['errors'],
+};
+
+const versions: JsonSchema = {
+  type: 'object',
+  properties: {
+    versions: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          min_version: { type: 'string' },
+          max_version: { type: 'string' },
+          status: { type: 'string' },
+          links: { type: 'array', items: link },
+        },
+        required: ['id', 'min_version', 'max_version', 'status', 'links'],
+      },
+    },
+  },
+  required: ['versions'],
+};
+
+const provider: JsonSchema = {
+  type: 'object',
+  properties: {
+    uuid: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    generation,
+    parent_provider_uuid: { type: ['string', 'null'], description: '1.14+' },
+    root_provider_uuid: { type: 'string', description: '1.14+' },
+    links: links('self, inventories, usages; aggregates 1.1+, traits 1.6+, allocations 1.11+'),
+  },
+  required: ['uuid', 'name', 'generation', 'links'],
+};
+
+const inventoryRecord: JsonSchema = {
+  type: 'object',
+  properties: {
+    total: { type: 'integer' },
+    reserved: { type: 'integer' },
+    min_unit: { type: 'integer' },
+    max_unit: { type: 'integer' },
+    step_size: { type: 'integer' },
+    allocation_ratio: { type: 'number', description: 'written as a float (1.0)' },
+  },
+  required: ['total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio'],
+};
+
+const providerGeneration = { resource_provider_generation: generation };
+
+/** A class's inventory with the provider's generation (GET, PUT and POST of one class). */
+const inventoryWithGeneration: JsonSchema = {
+  type: 'object',
+  properties: { ...providerGeneration, ...inventoryRecord.properties },
+  required: ['resource_provider_generation', ...inventoryRecord.required!],
+};
+
+const inventories: JsonSchema = {
+  type: 'object',
+  properties: { ...providerGeneration, inventories: { type: 'object', additionalProperties: inventoryRecord, description: 'resource class → inventory' } },
+  required: ['resource_provider_generation', 'inventories'],
+};
+
+const providerUsages: JsonSchema = {
+  type: 'object',
+  properties: { ...providerGeneration, usages: resourceAmounts },
+  required: ['resource_provider_generation', 'usages'],
+};
+
+const totalUsages: JsonSchema = {
+  type: 'object',
+  properties: {
+    usages: {
+      type: 'object',
+      description: 'before 1.38 resource class → amount; 1.38+ consumer type (or `all`, `unknown`) → its consumer count and amounts',
+      additionalProperties: {
+        oneOf: [
+          { type: 'integer' },
+          { type: 'object', properties: { consumer_count: { type: 'integer' } }, required: ['consumer_count'], additionalProperties: { type: 'integer' } },
+        ],
+      },
+    },
+  },
+  required: ['usages'],
+};
+
+const providerAggregatesView: JsonSchema = {
+  type: 'object',
+  properties: {
+    aggregates: { type: 'array', items: { type: 'string' }, description: 'aggregate uuids as they were sent' },
+    resource_provider_generation: { type: 'integer', description: '1.19+' },
+  },
+  required: ['aggregates'],
+};
+
+const traitNames: JsonSchema = { type: 'array', items: { type: 'string' } };
+const providerTraitsView: JsonSchema = {
+  type: 'object',
+  properties: { ...providerGeneration, traits: traitNames },
+  required: ['resource_provider_generation', 'traits'],
+};
+const traitList: JsonSchema = { type: 'object', properties: { traits: traitNames }, required: ['traits'] };
+
+const resourceClass: JsonSchema = { type: 'object', properties: { name: { type: 'string' }, links: links('self') }, required: ['name', 'links'] };
+const resourceClassList: JsonSchema = {
+  type: 'object',
+  properties: { resource_classes: { type: 'array', items: resourceClass } },
+  required: ['resource_classes'],
+};
+const providerList: JsonSchema = { type: 'object', properties: { resource_providers: { type: 'array', items: provider } }, required: ['resource_providers'] };
+
+const consumerAllocations: JsonSchema = {
+  type: 'object',
+  description: 'a consumer without allocations answers `{"allocations": {}}` alone',
+  properties: {
+    allocations: {
+      type: 'object',
+      description: 'provider uuid → its generation and the resources held there',
+      additionalProperties: { type: 'object', properties: { generation, resources: resourceAmounts }, required: ['generation', 'resources'] },
+    },
+    project_id: { type: 'string', description: '1.12+' },
+    user_id: { type: 'string', description: '1.12+' },
+    consumer_generation: { type: 'integer', description: '1.28+' },
+    consumer_type: { type: 'string', description: '1.38+ (`unknown` for a consumer written without one)' },
+  },
+  required: ['allocations'],
+};
+
+const heldResources: JsonSchema = { type: 'object', properties: { resources: resourceAmounts }, required: ['resources'] };
+
+const providerAllocations: JsonSchema = {
+  type: 'object',
+  properties: {
+    ...providerGeneration,
+    allocations: { type: 'object', additionalProperties: heldResources, description: 'consumer uuid → the resources it holds here' },
+  },
+  required: ['resource_provider_generation', 'allocations'],
+};
+
+const allocationRequest: JsonSchema = {
+  type: 'object',
+  description: '1.12+',
+  properties: {
+    allocations: { type: 'object', additionalProperties: heldResources, description: 'provider uuid → resources' },
+    mappings: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string' } },
+      description: '1.34+: request group suffix → the providers that satisfied it',
+    },
+  },
+  required: ['allocations'],
+};
+
+const legacyAllocationRequest: JsonSchema = {
+  type: 'object',
+  description: '1.10–1.11: a list of providers and resources',
+  properties: {
+    allocations: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          resource_provider: { type: 'object', properties: { uuid: { type: 'string' } }, required: ['uuid'] },
+          resources: resourceAmounts,
+        },
+        required: ['resource_provider', 'resources'],
+      },
+    },
+  },
+  required: ['allocations'],
+};
+
+const providerSummary: JsonSchema = {
+  type: 'object',
+  properties: {
+    resources: {
+      type: 'object',
+      description: 'resource class → capacity and use: the requested classes before 1.27, every inventory from 1.27',
+      additionalProperties: { type: 'object', properties: { capacity: { type: 'integer' }, used: { type: 'integer' } }, required: ['capacity', 'used'] },
+    },
+    traits: { type: 'array', items: { type: 'string' }, description: '1.17+' },
+    parent_provider_uuid: { type: ['string', 'null'], description: '1.29+' },
+    root_provider_uuid: { type: 'string', description: '1.29+' },
+  },
+  required: ['resources'],
+};
+
+const allocationCandidates: JsonSchema = {
+  type: 'object',
+  properties: {
+    allocation_requests: { type: 'array', items: { oneOf: [allocationRequest, legacyAllocationRequest] } },
+    provider_summaries: {
+      type: 'object',
+      additionalProperties: providerSummary,
+      description: 'provider uuid → summary: of the providers the requests use; 1.29+ of every provider in their trees',
+    },
+  },
+  required: ['allocation_requests', 'provider_summaries'],
+};
+
+/** The responses' schemas, as components of the OpenAPI document. */
+export const RESPONSE_SCHEMAS = {
+  Errors: errors,
+  PlacementVersions: versions,
+  ResourceProvider: provider,
+  ResourceProviderList: providerList,
+  InventoryRecord: inventoryRecord,
+  InventoryWithGeneration: inventoryWithGeneration,
+  Inventories: inventories,
+  ProviderUsages: providerUsages,
+  TotalUsages: totalUsages,
+  ProviderAggregates: providerAggregatesView,
+  ProviderTraits: providerTraitsView,
+  TraitList: traitList,
+  ResourceClass: resourceClass,
+  ResourceClassList: resourceClassList,
+  ConsumerAllocations: consumerAllocations,
+  ProviderAllocations: providerAllocations,
+  AllocationRequest: allocationRequest,
+  LegacyAllocationRequest: legacyAllocationRequest,
+  ProviderSummary: providerSummary,
+  AllocationCandidates: allocationCandidates,
+} satisfies Record<string, JsonSchema>;
+
+/** The name of a response schema (what an endpoint's `response` names). */
+export type ResponseName = keyof typeof RESPONSE_SCHEMAS;
+
+/**
+ * Placement's wire types by name, in the order scripts/wire-types.ts writes them to
+ * src/client/placement-wire.ts (what the server's views and the typed client use): request bodies
+ * — a version table is the union of its entries, a body some microversion accepts — and
+ * responses. A schema named here is written by its name wherever it appears.
+ */
+export const WIRE_TYPES: Record<string, JsonSchema | Record<string, JsonSchema>> = {
+  Link: link,
+  Resources: resourceAmounts,
+  ProviderCreate: providerCreate,
+  ProviderUpdate: providerUpdate,
+  Inventory: inventoriesReplace.properties!.inventories!.patternProperties![RESOURCE_CLASS_PATTERN]!,
+  InventoriesPut: inventoriesReplace,
+  InventoryPut: inventoryUpdate,
+  InventoryPost: inventoryCreate,
+  AggregatesPut: providerAggregates,
+  ProviderTraitsPut: providerTraits,
+  ResourceClassCreate: customResourceClass,
+  AllocationsPut: allocationsPut,
+  AllocationsPost: allocationsPost,
+  ReshapeRequest: reshaper,
+  ...RESPONSE_SCHEMAS,
+};

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { WIRE_FILE, wireTypes } from '../../scripts/wire-types.js';
+import { WIRE_FILES, wireTypes } from '../../scripts/wire-types.js';
 import { AllotClient } from '../../src/client/index.js';
 import { AllotApiError } from '../../src/client/errors.js';
 import { RESPONSE_SCHEMAS, type ResponseName } from '../../src/ids/schemas.js';
@@ -21,7 +21,7 @@ import { type TestServer, startServer } from '../helpers/server.js';
 import { seedReservationCloud, tenantServerSpec } from './reservation-cloud.js';
 
 test('src/client/ids-wire.ts is what the schemas say (npx tsx scripts/wire-types.ts rewrites it)', () => {
-  assert.equal(readFileSync(WIRE_FILE, 'utf8'), wireTypes());
+  assert.equal(readFileSync(WIRE_FILES.ids.file, 'utf8'), wireTypes('ids'));
 });
 
 /** An external inventory over allot's HTTP protocol that hands out 100, 101, … and takes them back. */

@@ -1,5 +1,6 @@
 // /resource_providers/{uuid}/aggregates. Aggregate uuids are kept and answered as the client sent
 // them (upper case, without dashes), as Placement does.
+import type * as Wire from '../../client/placement-wire.js';
 import type { PlacementContext } from '../context.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
 import * as schemas from '../schemas.js';
@@ -9,7 +10,7 @@ import { requireProvider } from '../store/providers.js';
 
 async function respond(req: PlacementRequest, ctx: PlacementContext) {
   const { provider, aggregates: uuids } = await readProviderAggregates(ctx.database, req.param('uuid'));
-  const body: Record<string, unknown> = { aggregates: uuids };
+  const body: Wire.ProviderAggregates = { aggregates: uuids };
   if (req.mv.atLeast('1.19')) body.resource_provider_generation = provider.generation;
   return { body, lastModified: provider.updated_at };
 }
@@ -17,6 +18,7 @@ async function respond(req: PlacementRequest, ctx: PlacementContext) {
 export const list: Endpoint = {
   summary: "a provider's aggregates",
   ok: [200],
+  response: schemas.schemaRef('ProviderAggregates'),
   since: '1.1',
   policy: 'placement:resource_providers:aggregates:list',
   async handle(req, ctx) {
@@ -29,12 +31,13 @@ export const put: Endpoint = {
   summary: "replace a provider's aggregates",
   body: schemas.providerAggregates,
   ok: [200],
+  response: schemas.schemaRef('ProviderAggregates'),
   since: '1.1',
   policy: 'placement:resource_providers:aggregates:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     await requireProvider(ctx.database, uuid); // a missing provider is a 404 before any body check
-    const data = req.json<string[] | { aggregates: string[]; resource_provider_generation: number }>();
+    const data = req.json<Wire.AggregatesPut>();
     if (Array.isArray(data)) {
       await aggregates.setForProvider(ctx, uuid, data, { mode: 'keep' });
     } else {

@@ -162,6 +162,7 @@ export const list: Endpoint = {
   summary: 'allocation candidates and provider summaries for resource groups',
   query: DOCUMENTED_QUERY,
   ok: [200],
+  response: schemas.schemaRef('AllocationCandidates'),
   since: '1.10',
   policy: 'placement:allocation_candidates:list',
   async handle(req, ctx) {

@@ -2,6 +2,7 @@
 // Uuids are taken as Placement takes them: the consumer of a PUT is normalized (dashes, lower
 // case); GET and DELETE look the consumer up as sent; POST's consumers and every provider
 // reference are kept as sent.
+import type * as Wire from '../../client/placement-wire.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
@@ -10,13 +11,8 @@ import * as allocations from '../services/allocations.js';
 import { type ConsumerAllocations, INCOMPLETE_CONSUMER_ID, providerAllocations, readConsumer } from '../store/allocations.js';
 import { requireProvider } from '../store/providers.js';
 
-interface DictSection {
-  allocations: Record<string, { resources: Record<string, number> }>;
-  project_id: string;
-  user_id: string;
-  consumer_generation?: number | null;
-  consumer_type?: string;
-}
+/** One consumer's allocations in the dict form (1.12+), as some microversion's schema accepts them. */
+type DictSection = Wire.AllocationsPost[string];
 
 /** A validated dict-form section → what the store writes. */
 export function toConsumerAllocations(consumerUuid: string, section: DictSection, checkGeneration: boolean): ConsumerAllocations {
@@ -25,8 +21,8 @@ export function toConsumerAllocations(consumerUuid: string, section: DictSection
     allocations: new Map(Object.entries(section.allocations).map(([rp, a]) => [rp, new Map(Object.entries(a.resources))])),
     projectId: section.project_id,
     userId: section.user_id,
-    generation: checkGeneration ? (section.consumer_generation ?? null) : undefined,
-    consumerType: section.consumer_type,
+    generation: checkGeneration ? (('consumer_generation' in section ? section.consumer_generation : null) ?? null) : undefined,
+    consumerType: 'consumer_type' in section ? section.consumer_type : undefined,
   };
 }
 
@@ -40,12 +36,13 @@ function consumerToWrite(req: PlacementRequest): string {
 export const show: Endpoint = {
   summary: "a consumer's allocations",
   ok: [200],
+  response: schemas.schemaRef('ConsumerAllocations'),
   policy: 'placement:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const consumer = await readConsumer(ctx.database, req.param('consumer_uuid'));
-    if (!consumer || consumer.allocations.size === 0) return { body: { allocations: {} } };
-    const body: Record<string, unknown> = {
+    if (!consumer || consumer.allocations.size === 0) return { body: { allocations: {} } satisfies Wire.ConsumerAllocations };
+    const body: Wire.ConsumerAllocations = {
       allocations: Object.fromEntries([...consumer.allocations].map(([rp, a]) => [rp, { generation: a.generation, resources: a.resources }])),
     };
     if (req.mv.atLeast('1.12')) {
@@ -95,7 +92,7 @@ export const post: Endpoint = {
   since: '1.13',
   policy: 'placement:allocations:manage',
   async handle(req, ctx) {
-    const data = req.json<Record<string, DictSection>>();
+    const data = req.json<Wire.AllocationsPost>();
     const writes = Object.entries(data).map(([consumer, section]) => toConsumerAllocations(consumer, section, req.mv.atLeast('1.28')));
     await allocations.write(ctx, writes);
     return { status: 204 };
@@ -115,17 +112,16 @@ export const remove: Endpoint = {
 export const listForProvider: Endpoint = {
   summary: 'the allocations against a provider, by consumer',
   ok: [200],
+  response: schemas.schemaRef('ProviderAllocations'),
   policy: 'placement:resource_providers:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const provider = await requireProvider(ctx.database, req.param('uuid'));
     const { allocations: byConsumer, lastModified } = await providerAllocations(ctx.database, provider.id);
-    return {
-      body: {
-        resource_provider_generation: provider.generation,
-        allocations: Object.fromEntries([...byConsumer].map(([c, a]) => [c, { resources: a.resources }])),
-      },
-      lastModified: lastModified ?? provider.updated_at,
+    const body: Wire.ProviderAllocations = {
+      resource_provider_generation: provider.generation,
+      allocations: Object.fromEntries([...byConsumer].map(([c, a]) => [c, { resources: a.resources }])),
     };
+    return { body, lastModified: lastModified ?? provider.updated_at };
   },
 };

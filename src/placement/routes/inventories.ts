@@ -1,6 +1,7 @@
 // /resource_providers/{uuid}/inventories and /resource_providers/{uuid}/inventories/{resource_class}
+import type * as Wire from '../../client/placement-wire.js';
 import { INVENTORY_DEFAULTS, type InventoryLimits } from '../../core/capacity.js';
-import { JsonFloat, jsonWithFloats } from '../../http/json-floats.js';
+import { jsonWithFloats } from '../../http/json-floats.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
@@ -10,9 +11,8 @@ import { type InventoryChange, type InventoryRecord, readInventories } from '../
 import { findResourceClass } from '../store/resource-classes.js';
 import { providerUrl } from './resource-providers.js';
 
-type InventoryInput = Partial<InventoryRecord> & { total: number };
-
-function withDefaults(input: InventoryInput): InventoryRecord {
+/** A class's inventory as a request gives it (any microversion's body, schemas.ts) with the defaults filled in. */
+function withDefaults(input: Wire.Inventory): InventoryRecord {
   return {
     total: input.total,
     reserved: input.reserved ?? INVENTORY_DEFAULTS.reserved,
@@ -37,29 +37,38 @@ function checkReserved(req: PlacementRequest, uuid: string, entries: Array<[stri
   }
 }
 
-/** An inventory as Placement writes it: allocation_ratio a float (`1.0`, not `1`). Every answer here is jsonWithFloats(…). */
-const recordBody = (inv: InventoryRecord) => ({ ...inv, allocation_ratio: new JsonFloat(inv.allocation_ratio) });
+const recordBody = (inv: InventoryRecord): Wire.InventoryRecord => ({
+  total: inv.total,
+  reserved: inv.reserved,
+  min_unit: inv.min_unit,
+  max_unit: inv.max_unit,
+  step_size: inv.step_size,
+  allocation_ratio: inv.allocation_ratio,
+});
+const oneClass = (generation: number, inv: InventoryRecord): Wire.InventoryWithGeneration => ({ resource_provider_generation: generation, ...recordBody(inv) });
+const allClasses = (generation: number, records: ReadonlyMap<string, InventoryRecord>): Wire.Inventories => ({
+  resource_provider_generation: generation,
+  inventories: Object.fromEntries([...records].map(([rc, r]) => [rc, recordBody(r)])),
+});
+/** An inventory answer as Placement writes it: allocation_ratio a float (`1.0`, not `1`). */
+const inventoryJson = (body: Wire.Inventories | Wire.InventoryWithGeneration) => jsonWithFloats(body, ['allocation_ratio']);
 
 export const list: Endpoint = {
   summary: "a provider's inventories",
   ok: [200],
+  response: schemas.schemaRef('Inventories'),
   policy: 'placement:resource_providers:inventories:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const inv = await readInventories(ctx.database, req.param('uuid'));
-    return {
-      body: jsonWithFloats({
-        resource_provider_generation: inv.generation,
-        inventories: Object.fromEntries([...inv.inventories].map(([rc, r]) => [rc, recordBody(r)])),
-      }),
-      lastModified: inv.lastModified,
-    };
+    return { body: inventoryJson(allClasses(inv.generation, inv.inventories)), lastModified: inv.lastModified };
   },
 };
 
 export const show: Endpoint = {
   summary: 'the inventory of one class',
   ok: [200],
+  response: schemas.schemaRef('InventoryWithGeneration'),
   policy: 'placement:resource_providers:inventories:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -68,7 +77,7 @@ export const show: Endpoint = {
     const inv = await readInventories(ctx.database, uuid);
     const record = inv.inventories.get(rc);
     if (!record) throw placementError(404, `No inventory of class ${rc} for ${uuid}`);
-    return { body: jsonWithFloats({ resource_provider_generation: inv.generation, ...recordBody(record) }), lastModified: inv.lastModified };
+    return { body: inventoryJson(oneClass(inv.generation, record)), lastModified: inv.lastModified };
   },
 };
 
@@ -85,10 +94,11 @@ export const create: Endpoint = {
   summary: 'add the inventory of one resource class',
   body: schemas.inventoryCreate,
   ok: [201],
+  response: schemas.schemaRef('InventoryWithGeneration'),
   policy: 'placement:resource_providers:inventories:create',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<InventoryInput & { resource_class: string; resource_provider_generation?: number }>();
+    const data = req.json<Wire.InventoryPost>();
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[data.resource_class, inventory]], 'create');
     await ensureClassExists(ctx, data.resource_class);
@@ -96,7 +106,7 @@ export const create: Endpoint = {
     return {
       status: 201,
       location: req.absoluteUrl(`${providerUrl(req, uuid)}/inventories/${data.resource_class}`),
-      body: jsonWithFloats({ resource_provider_generation: result.generation, ...recordBody(result.record!) }),
+      body: inventoryJson(oneClass(result.generation, result.record!)),
       lastModified: result.lastModified,
     };
   },
@@ -110,15 +120,16 @@ export const update: Endpoint = {
   summary: 'update the inventory of one class',
   body: schemas.inventoryUpdate,
   ok: [200],
+  response: schemas.schemaRef('InventoryWithGeneration'),
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     const rc = req.param('resource_class');
-    const data = req.json<InventoryInput & { resource_provider_generation: number }>();
+    const data = req.json<Wire.InventoryPut>();
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[rc, inventory]], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'update', resourceClass: rc, inventory }, data.resource_provider_generation, rc);
-    return { body: jsonWithFloats({ resource_provider_generation: result.generation, ...recordBody(result.record!) }), lastModified: result.lastModified };
+    return { body: inventoryJson(oneClass(result.generation, result.record!)), lastModified: result.lastModified };
   },
 };
 
@@ -126,20 +137,15 @@ export const replaceAll: Endpoint = {
   summary: "replace all of a provider's inventories",
   body: schemas.inventoriesReplace,
   ok: [200],
+  response: schemas.schemaRef('Inventories'),
   policy: 'placement:resource_providers:inventories:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<{ resource_provider_generation: number; inventories: Record<string, InventoryInput> }>();
+    const data = req.json<Wire.InventoriesPut>();
     const wanted = new Map(Object.entries(data.inventories).map(([rc, inv]) => [rc, withDefaults(inv)]));
     checkReserved(req, uuid, [...wanted], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories: wanted }, data.resource_provider_generation);
-    return {
-      body: jsonWithFloats({
-        resource_provider_generation: result.generation,
-        inventories: Object.fromEntries([...result.inventories!].map(([rc, r]) => [rc, recordBody(r)])),
-      }),
-      lastModified: result.lastModified,
-    };
+    return { body: inventoryJson(allClasses(result.generation, result.inventories!)), lastModified: result.lastModified };
   },
 };
 

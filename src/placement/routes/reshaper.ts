@@ -1,11 +1,10 @@
 // POST /reshaper (1.30)
+import type { ReshapeRequest } from '../../client/placement-wire.js';
 import { INVENTORY_DEFAULTS } from '../../core/capacity.js';
 import type { Endpoint } from '../request.js';
 import * as schemas from '../schemas.js';
 import { reshape } from '../services/reshaper.js';
 import { toConsumerAllocations } from './allocations.js';
-
-type InventoryInput = { total: number } & Partial<typeof INVENTORY_DEFAULTS>;
 
 export const post: Endpoint = {
   summary: 'move inventories and allocations atomically',
@@ -14,10 +13,7 @@ export const post: Endpoint = {
   since: '1.30',
   policy: 'placement:reshaper:reshape',
   async handle(req, ctx) {
-    const data = req.json<{
-      inventories: Record<string, { resource_provider_generation: number; inventories: Record<string, InventoryInput> }>;
-      allocations: Record<string, Parameters<typeof toConsumerAllocations>[1]>;
-    }>();
+    const data = req.json<ReshapeRequest>();
     const providers = Object.entries(data.inventories).map(([uuid, body]) => ({
       providerUuid: uuid,
       generation: body.resource_provider_generation,

@@ -1,4 +1,5 @@
 // /resource_classes and /resource_classes/{name}
+import type * as Wire from '../../client/placement-wire.js';
 import { describeSchemaError, validate } from '../../core/json-schema.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
@@ -8,17 +9,19 @@ import * as classes from '../services/resource-classes.js';
 import { listResourceClasses, requireResourceClass } from '../store/resource-classes.js';
 
 const classUrl = (req: PlacementRequest, name: string) => req.link(`/resource_classes/${name}`);
-const classBody = (req: PlacementRequest, name: string) => ({ name, links: [{ rel: 'self', href: classUrl(req, name) }] });
+const classBody = (req: PlacementRequest, name: string): Wire.ResourceClass => ({ name, links: [{ rel: 'self', href: classUrl(req, name) }] });
 
 export const list: Endpoint = {
   summary: 'list resource classes',
   ok: [200],
+  response: schemas.schemaRef('ResourceClassList'),
   since: '1.2',
   policy: 'placement:resource_classes:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const found = await listResourceClasses(ctx.database);
-    return { body: { resource_classes: found.map((rc) => classBody(req, rc.name)) } };
+    const body: Wire.ResourceClassList = { resource_classes: found.map((rc) => classBody(req, rc.name)) };
+    return { body };
   },
 };
 
@@ -29,7 +32,7 @@ export const create: Endpoint = {
   since: '1.2',
   policy: 'placement:resource_classes:create',
   async handle(req, ctx) {
-    const { name } = req.json<{ name: string }>();
+    const { name } = req.json<Wire.ResourceClassCreate>();
     await classes.create(ctx, name);
     return { status: 201, location: req.absoluteUrl(classUrl(req, name)) };
   },
@@ -38,6 +41,7 @@ export const create: Endpoint = {
 export const show: Endpoint = {
   summary: 'a resource class',
   ok: [200],
+  response: schemas.schemaRef('ResourceClass'),
   since: '1.2',
   policy: 'placement:resource_classes:show',
   async handle(req, ctx) {
@@ -57,7 +61,7 @@ export const update: Endpoint = {
     const name = req.param('name');
     if (req.mv.atLeast('1.7')) return createIfMissing(req, ctx, name);
     // the body 1.2–1.6 took (1.7+ takes none, as the document says)
-    const { name: newName } = req.json<{ name: string }>(schemas.customResourceClass);
+    const { name: newName } = req.json<Wire.ResourceClassCreate>(schemas.customResourceClass);
     const rc = await classes.rename(ctx, name, newName);
     return { body: classBody(req, rc.name), lastModified: rc.updated_at };
   },

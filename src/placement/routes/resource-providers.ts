@@ -1,4 +1,5 @@
 // /resource_providers and /resource_providers/{uuid}
+import type * as Wire from '../../client/placement-wire.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import { type PlacementContext, latest } from '../context.js';
 import { placementError } from '../errors.js';
@@ -14,7 +15,7 @@ export function providerUrl(req: PlacementRequest, uuid: string): string {
 }
 
 /** A provider as Placement shows it at the request's microversion. */
-export function providerBody(p: ProviderView, req: PlacementRequest): Record<string, unknown> {
+export function providerBody(p: ProviderView, req: PlacementRequest): Wire.ResourceProvider {
   const mv = req.mv;
   const self = providerUrl(req, p.uuid);
   const links = [
@@ -25,7 +26,7 @@ export function providerBody(p: ProviderView, req: PlacementRequest): Record<str
   if (mv.atLeast('1.1')) links.push({ rel: 'aggregates', href: `${self}/aggregates` });
   if (mv.atLeast('1.6')) links.push({ rel: 'traits', href: `${self}/traits` });
   if (mv.atLeast('1.11')) links.push({ rel: 'allocations', href: `${self}/allocations` });
-  const body: Record<string, unknown> = { uuid: p.uuid, name: p.name, generation: p.generation, links };
+  const body: Wire.ResourceProvider = { uuid: p.uuid, name: p.name, generation: p.generation, links };
   if (mv.atLeast('1.14')) {
     body.parent_provider_uuid = p.parent_provider_uuid;
     body.root_provider_uuid = p.root_provider_uuid;
@@ -68,13 +69,15 @@ export const list: Endpoint = {
   summary: 'list resource providers (filters: name, uuid, member_of, resources, in_tree, required)',
   query: schemas.providerListQuery,
   ok: [200],
+  response: schemas.schemaRef('ResourceProviderList'),
   policy: 'placement:resource_providers:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const filters = await listFilters(req, ctx);
     const found = filters ? await listProviders(ctx.database, filters) : [];
+    const body: Wire.ResourceProviderList = { resource_providers: found.map((p) => providerBody(p, req)) };
     return {
-      body: { resource_providers: found.map((p) => providerBody(p, req)) },
+      body,
       lastModified: latest(found.map((p) => p.updated_at)),
     };
   },
@@ -84,14 +87,15 @@ export const create: Endpoint = {
   summary: 'create a resource provider',
   body: schemas.providerCreate,
   ok: [200],
+  response: schemas.schemaRef('ResourceProvider'),
   policy: 'placement:resource_providers:create',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; uuid?: string; parent_provider_uuid?: string | null }>();
+    const data = req.json<Wire.ProviderCreate>();
     const provider = await providers.create(ctx, {
       // Placement normalizes a new provider's uuid (dashes, lower case); every other uuid stays as sent.
       uuid: data.uuid ? normalizeUuid(data.uuid) : newUuid(),
       name: data.name,
-      parentUuid: data.parent_provider_uuid ?? null,
+      parentUuid: ('parent_provider_uuid' in data ? data.parent_provider_uuid : null) ?? null, // 1.14+
     });
     const location = req.absoluteUrl(providerUrl(req, provider.uuid));
     if (req.mv.atLeast('1.20')) return { body: providerBody(provider, req), location, lastModified: provider.updated_at };
@@ -102,6 +106,7 @@ export const create: Endpoint = {
 export const show: Endpoint = {
   summary: 'a resource provider',
   ok: [200],
+  response: schemas.schemaRef('ResourceProvider'),
   policy: 'placement:resource_providers:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
@@ -114,10 +119,12 @@ export const update: Endpoint = {
   summary: "change a provider's name or parent",
   body: schemas.providerUpdate,
   ok: [200],
+  response: schemas.schemaRef('ResourceProvider'),
   policy: 'placement:resource_providers:update',
   async handle(req, ctx) {
-    const data = req.json<{ name: string; parent_provider_uuid?: string | null }>();
-    const provider = await providers.update(ctx, req.param('uuid'), { name: data.name, parentUuid: data.parent_provider_uuid }, req.mv.atLeast('1.37'));
+    const data = req.json<Wire.ProviderUpdate>();
+    const parentUuid = 'parent_provider_uuid' in data ? data.parent_provider_uuid : undefined; // 1.14+
+    const provider = await providers.update(ctx, req.param('uuid'), { name: data.name, parentUuid }, req.mv.atLeast('1.37'));
     return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };

@@ -1,4 +1,5 @@
 // /traits, /traits/{name} and /resource_providers/{uuid}/traits
+import type * as Wire from '../../client/placement-wire.js';
 import { placementError } from '../errors.js';
 import type { Endpoint } from '../request.js';
 import * as schemas from '../schemas.js';
@@ -10,6 +11,7 @@ export const list: Endpoint = {
   summary: 'list traits (name=startswith:/in:, associated)',
   query: schemas.traitListQuery,
   ok: [200],
+  response: schemas.schemaRef('TraitList'),
   since: '1.6',
   policy: 'placement:traits:list',
   async handle(req, ctx) {
@@ -31,7 +33,8 @@ export const list: Endpoint = {
       if (value !== 'true' && value !== 'false') throw placementError(400, 'The query parameter "associated" only accepts "true" or "false"');
       query.associated = value === 'true';
     }
-    return { body: { traits: await listTraits(ctx.database, query) } };
+    const body: Wire.TraitList = { traits: await listTraits(ctx.database, query) };
+    return { body };
   },
 };
 
@@ -82,15 +85,20 @@ export const remove: Endpoint = {
   },
 };
 
+function providerTraits({ provider, traits }: Awaited<ReturnType<typeof readProviderTraits>>) {
+  const body: Wire.ProviderTraits = { resource_provider_generation: provider.generation, traits };
+  return { body, lastModified: provider.updated_at };
+}
+
 export const listForProvider: Endpoint = {
   summary: "a provider's traits",
   ok: [200],
+  response: schemas.schemaRef('ProviderTraits'),
   since: '1.6',
   policy: 'placement:resource_providers:traits:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const { provider, traits: names } = await readProviderTraits(ctx.database, req.param('uuid'));
-    return { body: { resource_provider_generation: provider.generation, traits: names }, lastModified: provider.updated_at };
+    return providerTraits(await readProviderTraits(ctx.database, req.param('uuid')));
   },
 };
 
@@ -98,14 +106,14 @@ export const setForProvider: Endpoint = {
   summary: "replace a provider's traits",
   body: schemas.providerTraits,
   ok: [200],
+  response: schemas.schemaRef('ProviderTraits'),
   since: '1.6',
   policy: 'placement:resource_providers:traits:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    const data = req.json<{ traits: string[]; resource_provider_generation: number }>();
+    const data = req.json<Wire.ProviderTraitsPut>();
     await traits.setForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
-    const { provider, traits: names } = await readProviderTraits(ctx.database, uuid);
-    return { body: { resource_provider_generation: provider.generation, traits: names }, lastModified: provider.updated_at };
+    return providerTraits(await readProviderTraits(ctx.database, uuid));
   },
 };
 

@@ -1,4 +1,5 @@
 // /resource_providers/{uuid}/usages and /usages
+import type * as Wire from '../../client/placement-wire.js';
 import type { Endpoint } from '../request.js';
 import * as schemas from '../schemas.js';
 import { projectUsages, providerUsages } from '../store/usages.js';
@@ -6,11 +7,13 @@ import { projectUsages, providerUsages } from '../store/usages.js';
 export const forProvider: Endpoint = {
   summary: "a provider's usages per class",
   ok: [200],
+  response: schemas.schemaRef('ProviderUsages'),
   policy: 'placement:resource_providers:usages',
   async handle(req, ctx) {
     req.requireJsonAccept();
     const { provider, usages } = await providerUsages(ctx.database, req.param('uuid'));
-    return { body: { resource_provider_generation: provider.generation, usages } };
+    const body: Wire.ProviderUsages = { resource_provider_generation: provider.generation, usages };
+    return { body };
   },
 };
 
@@ -18,6 +21,7 @@ export const total: Endpoint = {
   summary: "a project's (and user's) usages",
   query: schemas.usagesQuery,
   ok: [200],
+  response: schemas.schemaRef('TotalUsages'),
   since: '1.9',
   // The target is the project asked about: a project's readers see their own project's usages only.
   policy: 'placement:usages',
@@ -27,6 +31,7 @@ export const total: Endpoint = {
     req.authorizeScoped({ project_id: req.query.get('project_id') ?? null });
     const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>();
     const usages = await projectUsages(ctx.database, { projectId: q.project_id, userId: q.user_id, consumerType: q.consumer_type }, req.mv.atLeast('1.38'));
-    return { body: { usages } };
+    const body: Wire.TotalUsages = { usages };
+    return { body };
   },
 };

@@ -1,5 +1,6 @@
 // Usage: how much of each resource class is allocated, per provider or per project/user.
 import { sql } from 'kysely';
+import type { TotalUsages } from '../../client/placement-wire.js';
 import type { Db } from '../../db/database.js';
 import { requireProvider } from './providers.js';
 
@@ -23,7 +24,7 @@ export interface UsageFilter {
 }
 
 /** Totals per class for a project (and user); with `byType`, grouped by consumer type (1.38). */
-export async function projectUsages(db: Db, f: UsageFilter, byType: boolean): Promise<Record<string, unknown>> {
+export async function projectUsages(db: Db, f: UsageFilter, byType: boolean): Promise<TotalUsages['usages']> {
   let q = db.db
     .selectFrom('allocations as a')
     .innerJoin('consumers as c', 'c.id', 'a.consumer_id')
@@ -52,7 +53,7 @@ export async function projectUsages(db: Db, f: UsageFilter, byType: boolean): Pr
     .select([type.as('type'), (eb) => eb.fn.count<number>('c.id').distinct().as('consumers')])
     .$if(typeGroup.length > 0, (qb) => qb.groupBy(typeGroup))
     .execute();
-  const out: Record<string, Record<string, number>> = {};
+  const out: Record<string, { consumer_count: number; [resourceClass: string]: number }> = {};
   // Without GROUP BY an empty selection still counts one row (of 0 consumers): no group then.
   for (const c of counts) if (Number(c.consumers) > 0) out[c.type] = { consumer_count: Number(c.consumers) };
   for (const r of rows) out[r.type]![r.name] = Number(r.used);
