@@ -103,9 +103,8 @@ export const setForProvider: Endpoint = {
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     const data = req.json<{ traits: string[]; resource_provider_generation: number }>();
-    await traits.setForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
-    const { provider, traits: names } = await readProviderTraits(ctx.database, uuid);
-    return { body: { resource_provider_generation: provider.generation, traits: names }, lastModified: provider.updated_at };
+    const written = await traits.replaceForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
+    return { body: { resource_provider_generation: written.generation, traits: written.members }, lastModified: written.updatedAt };
   },
 };
 
