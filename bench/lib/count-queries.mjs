@@ -68,7 +68,7 @@ if (file) {
     const now = JSON.stringify(counts);
     if (now !== last) writeFileSync(file, now);
     last = now;
-    if (trace) {
+    if (trace?.size) {
       const busiest = [...trace].sort(([, a], [, b]) => b.n - a.n).map(([text, e]) => [text, { n: e.n, ms: Math.round(e.ms * 10) / 10 }]);
       const text = JSON.stringify(Object.fromEntries(busiest), null, 1);
       if (text !== lastTrace) writeFileSync(traceFile, text);
