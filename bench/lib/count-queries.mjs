@@ -3,6 +3,11 @@
 // Preloaded into an `allot serve` (node --import) by the benches, it writes the totals to
 // ALLOT_BENCH_QUERY_COUNT_FILE every 100 ms, and a bench reads them with `statementsSent(file)` —
 // so it reports statements per operation without touching allot's code.
+//
+// Its tracing variant: with ALLOT_BENCH_QUERY_TRACE_FILE too, it also keeps, per statement text
+// (whitespace folded, cut at 160 characters; PostgreSQL only), how many times it was sent and the
+// milliseconds from sending to its answer, and writes them there as JSON ({text: {n, ms}}, the
+// busiest first) — where a request's round trips go.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -15,7 +20,19 @@ function installStatementCounter() {
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(...args) {
     counts.pg_queries++;
-    return query.apply(this, args);
+    if (!trace) return query.apply(this, args);
+    const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
+    const key = String(text).replace(/\s+/g, ' ').trim().slice(0, 160);
+    const entry = trace.get(key) ?? { n: 0, ms: 0 };
+    trace.set(key, entry);
+    entry.n++;
+    const started = performance.now();
+    const result = query.apply(this, args);
+    if (result && typeof result.then === 'function') {
+      const done = () => (entry.ms += performance.now() - started);
+      result.then(done, done);
+    }
+    return result;
   };
   const Sqlite = require('better-sqlite3');
   const prepare = Sqlite.prototype.prepare;
@@ -40,13 +57,23 @@ function installStatementCounter() {
 }
 
 const file = process.env.ALLOT_BENCH_QUERY_COUNT_FILE;
+const traceFile = process.env.ALLOT_BENCH_QUERY_TRACE_FILE;
+/** statement text → times sent and milliseconds until answered (the tracing variant) */
+const trace = file && traceFile ? new Map() : null;
 if (file) {
   const counts = installStatementCounter();
   let last = '';
+  let lastTrace = '';
   setInterval(() => {
     const now = JSON.stringify(counts);
     if (now !== last) writeFileSync(file, now);
     last = now;
+    if (trace?.size) {
+      const busiest = [...trace].sort(([, a], [, b]) => b.n - a.n).map(([text, e]) => [text, { n: e.n, ms: Math.round(e.ms * 10) / 10 }]);
+      const text = JSON.stringify(Object.fromEntries(busiest), null, 1);
+      if (text !== lastTrace) writeFileSync(traceFile, text);
+      lastTrace = text;
+    }
   }, 100).unref();
 }
 

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { type TestServer, startServer } from '../helpers/server.js';
-import { raceEveryWrite, raceForConsumerGeneration, raceForLastUnits, raceSwaps } from './races.js';
+import { raceEveryWrite, raceForConsumerGeneration, raceForLastUnits, raceForProviderGeneration, raceSwaps } from './races.js';
 
 for (const dialect of DIALECTS) {
   describe(`concurrent clients, one process (${dialect})`, () => {
@@ -33,6 +33,10 @@ for (const dialect of DIALECTS) {
     test('racing for the last units never over-allocates', async () => {
       const { ok, refused } = await raceForLastUnits([api], dialect);
       assert.ok(ok > 0 && refused > 0, `the race must be contended (ok ${ok}, refused ${refused})`);
+    });
+
+    test('registration: one creator of a name, one writer of inventories, traits and aggregates per generation; the rest 409', async () => {
+      await raceForProviderGeneration([api], dialect);
     });
 
     test('racing on one consumer generation lets exactly one writer win', async () => {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { type SpawnedServer, spawnServer } from '../helpers/server.js';
-import { raceEveryWrite, raceForConsumerGeneration, raceForLastUnits, raceSwaps } from './races.js';
+import { raceEveryWrite, raceForConsumerGeneration, raceForLastUnits, raceForProviderGeneration, raceSwaps } from './races.js';
 
 describe('three processes on one PostgreSQL', () => {
   let servers: SpawnedServer[] = [];
@@ -24,6 +24,10 @@ describe('three processes on one PostgreSQL', () => {
   test('racing for the last units never over-allocates', async () => {
     const { ok, refused } = await raceForLastUnits(clients, 'mp', 240);
     assert.ok(ok > 0 && refused > 0, `the race must be contended (ok ${ok}, refused ${refused})`);
+  });
+
+  test('registration: one creator of a name, one writer of inventories, traits and aggregates per generation; the rest 409', async () => {
+    await raceForProviderGeneration(clients, 'mp');
   });
 
   test('racing on one consumer generation lets exactly one writer win', async () => {

@@ -293,3 +293,47 @@ export async function raceEveryWrite(clients: PlacementClient[], label: string) 
   }
   return { acknowledged: answers.length - refused, refused };
 }
+
+/**
+ * Registration races: many creators of one name, then many writers of one provider's inventories,
+ * traits and aggregates, all with the generation they read. Exactly one of each wins, the others
+ * are refused with 409 (placement.duplicate_name, placement.concurrent_update), and the provider
+ * holds exactly what the winner was told it holds.
+ */
+export async function raceForProviderGeneration(clients: PlacementClient[], label: string, writers = 24) {
+  const next = spread(clients);
+  const api = clients[0]!;
+  const name = `${label}-registration-${randomUUID()}`;
+  const creations = await Promise.all(Array.from({ length: writers }, () => next().post('/resource_providers', { name })));
+  const created = creations.filter((r) => r.status === 200);
+  assert.equal(created.length, 1, `exactly one creator of the name wins, got ${created.length}`);
+  for (const r of creations) if (r.status !== 200) assert.equal(r.body.errors?.[0]?.code, 'placement.duplicate_name', r.text);
+  const rp = created[0]!.body.uuid as string;
+  assert.equal((await api.get(`/resource_providers?name=${name}`)).body.resource_providers.length, 1);
+
+  const writes: Array<[string, (i: number, generation: number) => unknown]> = [
+    [
+      'inventories',
+      (i, generation) => ({
+        resource_provider_generation: generation,
+        inventories: { VCPU: { total: 10 + i }, ...(i % 2 ? { DISK_GB: { total: 100 + i } } : {}) },
+      }),
+    ],
+    [
+      'traits',
+      (i, generation) => ({ resource_provider_generation: generation, traits: i % 2 ? ['HW_CPU_X86_AVX2'] : ['HW_CPU_X86_SSE42', 'STORAGE_DISK_SSD'] }),
+    ],
+    ['aggregates', (i, generation) => ({ resource_provider_generation: generation, aggregates: i % 3 ? [randomUUID()] : [randomUUID(), randomUUID()] })],
+  ];
+  for (const [what, body] of writes) {
+    const generation = (await api.get(`/resource_providers/${rp}`)).body.generation as number;
+    const answers = await Promise.all(Array.from({ length: writers }, (_, i) => next().put(`/resource_providers/${rp}/${what}`, body(i, generation))));
+    const won = answers.filter((r) => r.status === 200);
+    assert.equal(won.length, 1, `${what}: exactly one writer at generation ${generation} wins, got ${won.length}`);
+    for (const r of answers) if (r.status !== 200) assert.equal(r.body.errors?.[0]?.code, 'placement.concurrent_update', `${what}: ${r.text}`);
+    const winner = won[0]!.body;
+    assert.equal(winner.resource_provider_generation, generation + 1, `${what}: the winner moved the generation by one`);
+    const now = (await api.get(`/resource_providers/${rp}/${what}`)).body;
+    assert.deepEqual(now, winner, `${what}: the provider holds what the winner was answered`);
+  }
+}

@@ -1,18 +1,17 @@
 // /resource_providers/{uuid}/aggregates. Aggregate uuids are kept and answered as the client sent
 // them (upper case, without dashes), as Placement does.
 import type * as Wire from '../../client/placement-wire.js';
-import type { PlacementContext } from '../context.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as aggregates from '../services/aggregates.js';
 import { readProviderAggregates } from '../store/aggregates.js';
+import type { ProviderSet } from '../store/one-statement-registration.js';
 import { requireProvider } from '../store/providers.js';
 
-async function respond(req: PlacementRequest, ctx: PlacementContext) {
-  const { provider, aggregates: uuids } = await readProviderAggregates(ctx.database, req.param('uuid'));
-  const body: Wire.ProviderAggregates = { aggregates: uuids };
-  if (req.mv.atLeast('1.19')) body.resource_provider_generation = provider.generation;
-  return { body, lastModified: provider.updated_at };
+function answer(req: PlacementRequest, set: ProviderSet) {
+  const body: Wire.ProviderAggregates = { aggregates: set.members };
+  if (req.mv.atLeast('1.19')) body.resource_provider_generation = set.generation;
+  return { body, lastModified: set.updatedAt };
 }
 
 export const list: Endpoint = {
@@ -23,7 +22,8 @@ export const list: Endpoint = {
   policy: 'placement:resource_providers:aggregates:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    return respond(req, ctx);
+    const { provider, aggregates: members } = await readProviderAggregates(ctx.database, req.param('uuid'));
+    return answer(req, { generation: provider.generation, members, updatedAt: provider.updated_at });
   },
 };
 
@@ -36,13 +36,16 @@ export const put: Endpoint = {
   policy: 'placement:resource_providers:aggregates:update',
   async handle(req, ctx) {
     const uuid = req.param('uuid');
-    await requireProvider(ctx.database, uuid); // a missing provider is a 404 before any body check
-    const data = req.json<Wire.AggregatesPut>();
-    if (Array.isArray(data)) {
-      await aggregates.setForProvider(ctx, uuid, data, { mode: 'keep' });
-    } else {
-      await aggregates.setForProvider(ctx, uuid, data.aggregates, { mode: 'bump', client: data.resource_provider_generation });
+    let data: Wire.AggregatesPut;
+    try {
+      data = req.json();
+    } catch (err) {
+      await requireProvider(ctx.database, uuid); // a missing provider is a 404 before any body check
+      throw err;
     }
-    return respond(req, ctx);
+    const written = Array.isArray(data)
+      ? await aggregates.setForProvider(ctx, uuid, data, { mode: 'keep' })
+      : await aggregates.setForProvider(ctx, uuid, data.aggregates, { mode: 'bump', client: data.resource_provider_generation });
+    return answer(req, written);
   },
 };

@@ -81,13 +81,12 @@ export const show: Endpoint = {
   },
 };
 
-/** Apply a change and answer with the provider's inventory (or one class of it) afterwards. */
-async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, change: InventoryChange, generation: number | undefined, one?: string) {
+/** Apply a change to one class and answer with that class's inventory afterwards. */
+async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, change: InventoryChange, generation: number | undefined, one: string) {
   const uuid = req.param('uuid');
   await inventories.change(ctx, uuid, change, generation);
   const inv = await readInventories(ctx.database, uuid);
-  if (one) return { generation: inv.generation, record: inv.inventories.get(one)!, lastModified: inv.lastModified };
-  return { generation: inv.generation, inventories: inv.inventories, lastModified: inv.lastModified };
+  return { generation: inv.generation, record: inv.inventories.get(one)!, lastModified: inv.lastModified };
 }
 
 export const create: Endpoint = {
@@ -106,7 +105,7 @@ export const create: Endpoint = {
     return {
       status: 201,
       location: req.absoluteUrl(`${providerUrl(req, uuid)}/inventories/${data.resource_class}`),
-      body: inventoryJson(oneClass(result.generation, result.record!)),
+      body: inventoryJson(oneClass(result.generation, result.record)),
       lastModified: result.lastModified,
     };
   },
@@ -129,7 +128,7 @@ export const update: Endpoint = {
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[rc, inventory]], 'update');
     const result = await changeAndShow(req, ctx, { kind: 'update', resourceClass: rc, inventory }, data.resource_provider_generation, rc);
-    return { body: inventoryJson(oneClass(result.generation, result.record!)), lastModified: result.lastModified };
+    return { body: inventoryJson(oneClass(result.generation, result.record)), lastModified: result.lastModified };
   },
 };
 
@@ -144,8 +143,8 @@ export const replaceAll: Endpoint = {
     const data = req.json<Wire.InventoriesPut>();
     const wanted = new Map(Object.entries(data.inventories).map(([rc, inv]) => [rc, withDefaults(inv)]));
     checkReserved(req, uuid, [...wanted], 'update');
-    const result = await changeAndShow(req, ctx, { kind: 'replace-all', inventories: wanted }, data.resource_provider_generation);
-    return { body: inventoryJson(allClasses(result.generation, result.inventories!)), lastModified: result.lastModified };
+    const result = await inventories.replaceAll(ctx, uuid, wanted, data.resource_provider_generation);
+    return { body: inventoryJson(allClasses(result.generation, result.inventories)), lastModified: result.lastModified };
   },
 };
 

@@ -112,8 +112,9 @@ export const setForProvider: Endpoint = {
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     const data = req.json<Wire.ProviderTraitsPut>();
-    await traits.setForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
-    return providerTraits(await readProviderTraits(ctx.database, uuid));
+    const written = await traits.replaceForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
+    const body: Wire.ProviderTraits = { resource_provider_generation: written.generation, traits: written.members };
+    return { body, lastModified: written.updatedAt };
   },
 };
 

@@ -1,22 +1,33 @@
-// Writes to a provider's aggregates.
+// Writes to a provider's aggregates. On PostgreSQL a replacement at the client's generation (1.19+)
+// is first tried as one statement that also answers what it wrote
+// (store/one-statement-registration.ts).
 import { transaction } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
-import { replaceProviderAggregates } from '../store/aggregates.js';
+import { readProviderAggregates, replaceProviderAggregates } from '../store/aggregates.js';
+import { type ProviderSet, oneStatementAggregates } from '../store/one-statement-registration.js';
 import { checkGeneration, lockProvider } from '../store/providers.js';
+import { inOneStatement } from './providers.js';
 
 /**
- * Replace a provider's aggregates. `generation`: 'bump' with an optional client generation to
- * check (1.19+), or 'keep' to leave the generation alone (older microversions).
+ * Replace a provider's aggregates and answer them as they are then. `generation`: 'bump' with an
+ * optional client generation to check (1.19+), or 'keep' to leave the generation alone (older
+ * microversions).
  */
-export function setForProvider(
+export async function setForProvider(
   ctx: PlacementContext,
   uuid: string,
   aggregateUuids: string[],
   generation: { mode: 'bump'; client?: number } | { mode: 'keep' },
-): Promise<number> {
-  return transaction(ctx.database, async (tx) => {
+): Promise<ProviderSet> {
+  if (generation.mode === 'bump' && generation.client !== undefined) {
+    const written = await inOneStatement(ctx, oneStatementAggregates(ctx.database, uuid, aggregateUuids, generation.client));
+    if (written) return written.value;
+  }
+  await transaction(ctx.database, async (tx) => {
     const provider = await lockProvider(tx, uuid);
     if (generation.mode === 'bump') checkGeneration(provider, generation.client);
     return replaceProviderAggregates(tx, provider, aggregateUuids, generation.mode === 'bump');
   });
+  const { provider, aggregates } = await readProviderAggregates(ctx.database, uuid);
+  return { generation: provider.generation, members: aggregates, updatedAt: provider.updated_at };
 }

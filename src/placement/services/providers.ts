@@ -1,7 +1,9 @@
 // Writes to resource providers: each one transaction; the rules and SQL are in store/providers.ts.
+// On PostgreSQL a new provider is first tried as one statement (store/one-statement-registration.ts).
 import { isUniqueViolation } from '../../db/sql-helpers.js';
-import { transaction } from '../../db/transaction.js';
+import { transaction, tryFastPath } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
+import { type OneStatement, oneStatementCreate } from '../store/one-statement-registration.js';
 import {
   type NewProvider,
   type ProviderUpdate,
@@ -15,6 +17,8 @@ import {
 } from '../store/providers.js';
 
 export async function create(ctx: PlacementContext, input: NewProvider): Promise<ProviderView> {
+  const created = await inOneStatement(ctx, oneStatementCreate(ctx.database, input));
+  if (created) return created.value;
   try {
     return await transaction(ctx.database, (tx) => insertProvider(tx, input));
   } catch (err) {
@@ -36,4 +40,12 @@ export async function update(ctx: PlacementContext, uuid: string, input: Provide
 
 export function remove(ctx: PlacementContext, uuid: string): Promise<void> {
   return transaction(ctx.database, (tx) => deleteProvider(tx, uuid));
+}
+
+/**
+ * Run a one-statement registration write in a transaction of its own: its result, or undefined
+ * when the general write is to decide (no such statement for this write, or it stepped aside).
+ */
+export async function inOneStatement<T>(ctx: PlacementContext, statement: OneStatement<T>): Promise<{ value: T } | undefined> {
+  return statement ? tryFastPath(ctx.database, statement, { oneStatement: true }) : undefined;
 }

@@ -1,8 +1,12 @@
-// Writes to traits and to providers' traits.
+// Writes to traits and to providers' traits. On PostgreSQL a replacement of a provider's traits at
+// the client's generation is first tried as one statement that also answers what it wrote
+// (store/one-statement-registration.ts).
 import { transaction } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
+import { type ProviderSet, oneStatementTraits } from '../store/one-statement-registration.js';
 import { checkGeneration, lockProvider } from '../store/providers.js';
-import { deleteTrait, insertTrait, replaceProviderTraits } from '../store/traits.js';
+import { deleteTrait, insertTrait, readProviderTraits, replaceProviderTraits } from '../store/traits.js';
+import { inOneStatement } from './providers.js';
 
 /** Create a custom trait; false when it existed. */
 export function create(ctx: PlacementContext, name: string): Promise<boolean> {
@@ -20,4 +24,13 @@ export function setForProvider(ctx: PlacementContext, uuid: string, names: strin
     checkGeneration(provider, clientGeneration);
     return replaceProviderTraits(tx, provider, names);
   });
+}
+
+/** Replace a provider's traits at the client's generation (PUT …/traits); answers them as they are then. */
+export async function replaceForProvider(ctx: PlacementContext, uuid: string, names: string[], clientGeneration: number): Promise<ProviderSet> {
+  const written = await inOneStatement(ctx, await oneStatementTraits(ctx.database, ctx.names, uuid, names, clientGeneration));
+  if (written) return written.value;
+  await setForProvider(ctx, uuid, names, clientGeneration);
+  const { provider, traits } = await readProviderTraits(ctx.database, uuid);
+  return { generation: provider.generation, members: traits, updatedAt: provider.updated_at };
 }

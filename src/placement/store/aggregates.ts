@@ -1,6 +1,7 @@
 // Aggregates a provider is a member of. Before 1.19 replacing them did not bump the provider's
 // generation (and took none from the client); from 1.19 it does both.
 import type { Db, Tx } from '../../db/database.js';
+import { writeStatement } from '../../db/statement.js';
 
 import { noteProvidersChanged } from './provider-index.js';
 import { type ProviderView, bumpProvider, requireProvider } from './providers.js';
@@ -43,8 +44,14 @@ export async function replaceProviderAggregates(tx: Tx, provider: ProviderView, 
       .values(ids.map((aggregate_id) => ({ resource_provider_id: provider.id, aggregate_id })))
       .execute();
   if (!bump) {
+    // No new generation, but a new version of the provider's row (the same values): a one-statement
+    // write waiting for this one's lock then knows its snapshot of the provider's rows is old
+    // (one-statement-registration.ts).
+    if (tx.dialect === 'postgres') await TOUCH.run(tx, [provider.id]);
     noteProvidersChanged(tx, [provider.id]);
     return provider.generation;
   }
   return bumpProvider(tx, provider);
 }
+
+const TOUCH = writeStatement('update resource_providers set generation = generation where id = ?');
