@@ -12,10 +12,12 @@
 // listening connection drops, or (SQLite) another process wrote to the file, or a minute has
 // passed, the whole index is re-read.
 //
-// Size: at a million providers, one object per provider, its inventories as one array of numbers
-// (model.ts), and shared copies of what many providers have alike — the list of their classes,
-// their set of traits, their set of aggregates. (A Map of inventory objects and a Set per
-// provider took 1.4 GB and most of a 15–50 s load in allocation and garbage collection.)
+// Size: at a million providers, one object per provider in an array by id, its inventories a
+// stretch of one Float64Array per chunk of a load (model.ts), and shared copies of what many
+// providers have alike — the list of their classes, their set of traits, their set of aggregates.
+// (A Map of inventory objects and a Set per provider took 1.4 GB and most of a 15–50 s load in
+// allocation and garbage collection; a Map of providers, a Map of uuids and an array of numbers
+// per provider still took half of what remained: docs/performance.md.)
 type Logger = { info(details: object, message: string): void };
 import { randomUUID } from 'node:crypto';
 import type { CommitTopic, Database, Tx } from '../../db/database.js';
