@@ -1,8 +1,8 @@
 // `npm run bench:candidates [-- options]`: latency of GET /allocation_candidates at 1 000 and
 // 10 000 providers, on SQLite and PostgreSQL, printed as JSON.
 //
-// For each database and size: fill a fresh database directly (N root providers with VCPU,
-// MEMORY_MB and DISK_GB, a trait on every 4th, half of them partly used), start a real
+// For each database and size: fill a fresh database directly (bench/lib/fill-candidates.ts: N root
+// providers with VCPU, MEMORY_MB and DISK_GB, a trait on every 4th, half of them partly used), start a real
 // `allot serve` process on it (optionally under `node --cpu-prof`), and time three queries over
 // HTTP one at a time: limit=50, a required trait with limit=50, and no limit. Each result has
 // client-side percentiles, the server's own Server-Timing phases (parse, load, search,
@@ -15,7 +15,6 @@
 //
 // PostgreSQL: DATABASE_URL (a server that allows CREATE DATABASE) or a throwaway embedded one.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,14 +24,12 @@ import { send } from '../src/client/http.js';
 import { defaultConfig } from '../src/config.js';
 import { dialectOf } from '../src/db/database.js';
 import { openDatabase } from '../src/db/open.js';
-import { migrate } from '../src/db/migrate.js';
-import { transaction } from '../src/db/transaction.js';
 import type { CandidateRequest } from '../src/placement/candidates/model.js';
 import { searchCandidates } from '../src/placement/candidates/search.js';
 import { NameCache } from '../src/placement/store/names.js';
 import { ProviderIndex } from '../src/placement/store/provider-index.js';
-import { syncStandardNames } from '../src/placement/services/standard-names.js';
 import { createTestDatabase, startEmbeddedPostgres } from '../test/helpers/postgres.js';
+import { fillCandidateProviders } from './lib/fill-candidates.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: args } = parseArgs({
@@ -63,118 +60,6 @@ const QUERIES = {
   requiredTrait: 'resources=VCPU:1,MEMORY_MB:1024,DISK_GB:10&required=HW_CPU_X86_AVX2&limit=50',
   noLimit: 'resources=VCPU:1,MEMORY_MB:1024,DISK_GB:10',
 } as const;
-
-/** N root providers: 64 VCPU, 256 GiB, 2 TB; every 4th has AVX2; every 2nd runs a 4-VCPU instance. */
-async function populate(url: string, n: number): Promise<void> {
-  // a bulk fill of up to 1 000 000 providers: statements are bounded (per chunk), the transaction is not
-  const database = await openDatabase(url, { sqliteSync: 'off', statementTimeoutMs: 600_000, idleInTransactionTimeoutMs: 600_000 });
-  try {
-    await migrate(database);
-    await syncStandardNames(database);
-    const db = database.db;
-    const classIds = Object.fromEntries(
-      (await db.selectFrom('resource_classes').select(['id', 'name']).where('name', 'in', ['VCPU', 'MEMORY_MB', 'DISK_GB']).execute()).map((r) => [
-        r.name,
-        r.id,
-      ]),
-    );
-    const avx2 = (await db.selectFrom('traits').select('id').where('name', '=', 'HW_CPU_X86_AVX2').executeTakeFirstOrThrow()).id;
-    const now = new Date().toISOString();
-    await transaction(database, async ({ db: tx }) => {
-      const chunk = 500;
-      for (let start = 0; start < n; start += chunk) {
-        const count = Math.min(chunk, n - start);
-        const ids = (
-          await tx
-            .insertInto('resource_providers')
-            .values(
-              Array.from({ length: count }, (_, i) => ({
-                uuid: randomUUID(),
-                name: `cn${start + i}`,
-                generation: 1,
-                parent_provider_id: null,
-                root_provider_id: null,
-                created_at: now,
-                updated_at: now,
-              })),
-            )
-            .returning('id')
-            .execute()
-        ).map((r) => r.id);
-        await tx
-          .updateTable('resource_providers')
-          .set((eb) => ({ root_provider_id: eb.ref('id') }))
-          .where('id', 'in', ids)
-          .execute();
-        const inv = (id: number, cls: string, total: number, ratio: number) => ({
-          resource_provider_id: id,
-          resource_class_id: classIds[cls]!,
-          total,
-          reserved: 0,
-          min_unit: 1,
-          max_unit: total,
-          step_size: 1,
-          allocation_ratio: ratio,
-          created_at: now,
-          updated_at: now,
-        });
-        await tx
-          .insertInto('inventories')
-          .values(ids.flatMap((id) => [inv(id, 'VCPU', 64, 4), inv(id, 'MEMORY_MB', 262144, 1.5), inv(id, 'DISK_GB', 2000, 1)]))
-          .execute();
-        const traited = ids.filter((_, i) => (start + i) % 4 === 0);
-        if (traited.length)
-          await tx
-            .insertInto('resource_provider_traits')
-            .values(traited.map((id) => ({ resource_provider_id: id, trait_id: avx2 })))
-            .execute();
-        const used = ids.filter((_, i) => (start + i) % 2 === 0);
-        if (used.length) {
-          const consumers = (
-            await tx
-              .insertInto('consumers')
-              .values(
-                used.map(() => ({
-                  uuid: randomUUID(),
-                  project_id: 'bench',
-                  user_id: 'bench',
-                  generation: 1,
-                  consumer_type_id: null,
-                  created_at: now,
-                  updated_at: now,
-                })),
-              )
-              .returning('id')
-              .execute()
-          ).map((r) => r.id);
-          await tx
-            .insertInto('allocations')
-            .values(
-              used.flatMap((id, i) =>
-                (
-                  [
-                    ['VCPU', 4],
-                    ['MEMORY_MB', 8192],
-                    ['DISK_GB', 100],
-                  ] as const
-                ).map(([cls, amount]) => ({
-                  resource_provider_id: id,
-                  consumer_id: consumers[i]!,
-                  resource_class_id: classIds[cls]!,
-                  used: amount,
-                  created_at: now,
-                  updated_at: now,
-                })),
-              ),
-            )
-            .execute();
-        }
-      }
-    });
-  } finally {
-    await database.close();
-  }
-}
 
 interface Server {
   url: string;
@@ -426,7 +311,7 @@ try {
           dbUrl = await createTestDatabase(admin, 'allot_bench');
         }
         const t0 = performance.now();
-        await populate(dbUrl, n);
+        await fillCandidateProviders(dbUrl, dialect, n);
         await measureServing(dbUrl, Math.round(performance.now() - t0));
         if (args.keep) console.error(`# kept ${dbUrl}`);
       }

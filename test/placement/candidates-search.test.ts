@@ -13,7 +13,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { type CandidateRequest, type GroupRequest, type ModelProvider, NO_PROVIDER, type ProviderModel } from '../../src/placement/candidates/model.js';
+import {
+  type CandidateRequest,
+  type GroupRequest,
+  INVENTORY_WIDTH,
+  type ModelProvider,
+  NO_PROVIDER,
+  type ProviderModel,
+} from '../../src/placement/candidates/model.js';
 import { type Candidate, searchCandidates } from '../../src/placement/candidates/search.js';
 import { CANDIDATE_STRATEGIES } from '../../src/core/candidate-strategies.js';
 import type { InventoryLimits } from '../../src/core/capacity.js';
@@ -215,7 +222,12 @@ const model = fc
           parentId: parent?.id ?? null,
           rootId: parent?.rootId ?? id,
           classes,
-          inventories: inventories.flatMap((i) => [i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used]),
+          // as the index keeps them: after other providers' numbers (here -1s) in a shared array
+          inventories: [
+            ...Array<number>((id % 3) * INVENTORY_WIDTH).fill(-1),
+            ...inventories.flatMap((i) => [i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio, i.used]),
+          ],
+          inventoryStart: (id % 3) * INVENTORY_WIDTH,
           traits: new Set(shape.traits),
           aggregates: new Set(shape.aggregates),
         };

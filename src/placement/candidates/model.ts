@@ -5,9 +5,11 @@
 import { capacityOf, unitViolationOf } from '../../core/capacity.js';
 
 /**
- * A provider's inventories are numbers in one array, INVENTORY_WIDTH per resource class (in the
- * order of `classes`): at a million providers a Map of objects per provider was half of the
- * index's memory (bench/candidates.ts, docs/performance.md).
+ * A provider's inventories are numbers, INVENTORY_WIDTH per resource class (in the order of
+ * `classes`), from `inventoryStart` in an array that may hold other providers' too (the index keeps
+ * a chunk of providers in one Float64Array, off the garbage-collected heap): at a million providers
+ * a Map of objects per provider was half of the index's memory, and an array per provider a third
+ * of its load in garbage collection (bench/candidates.ts, docs/performance.md).
  */
 export const INVENTORY_WIDTH = 7;
 /** offsets within one inventory's numbers */
@@ -26,8 +28,10 @@ export interface ModelProvider {
   rootId: number;
   /** the classes of its inventories (one array shared by every provider with the same classes); at least those the request asks for */
   classes: readonly string[];
-  /** INVENTORY_WIDTH numbers per class of `classes`: total, reserved, min_unit, max_unit, step_size, allocation_ratio, used */
-  inventories: readonly number[];
+  /** from `inventoryStart`, INVENTORY_WIDTH numbers per class of `classes`: total, reserved, min_unit, max_unit, step_size, allocation_ratio, used */
+  inventories: ArrayLike<number>;
+  /** where its numbers begin in `inventories` */
+  inventoryStart: number;
   /** trait names; at least those the request names */
   traits: ReadonlySet<string>;
   /** aggregate uuids; at least those the request names */
@@ -44,7 +48,7 @@ export interface ModelProvider {
 /** Where the inventory of `cls` starts in `p.inventories`, or -1 when it has none. */
 export function inventoryAt(p: ModelProvider, cls: string): number {
   const i = p.classes.indexOf(cls);
-  return i < 0 ? -1 : i * INVENTORY_WIDTH;
+  return i < 0 ? -1 : p.inventoryStart + i * INVENTORY_WIDTH;
 }
 
 /** The capacity of the inventory at `at`. */

@@ -318,7 +318,7 @@ interface SummaryShape {
 function summaryJson(model: ProviderModel, p: ModelProvider, shape: SummaryShape, requestedClasses: ReadonlyMap<string, number>): string {
   let resources = '';
   p.classes.forEach((name, i) => {
-    const at = i * INVENTORY_WIDTH;
+    const at = p.inventoryStart + i * INVENTORY_WIDTH;
     if (shape.allClasses || requestedClasses.has(name))
       resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacityAt(p, at)},"used":${p.inventories[at + USED]}}`;
   });

@@ -12,10 +12,12 @@
 // listening connection drops, or (SQLite) another process wrote to the file, or a minute has
 // passed, the whole index is re-read.
 //
-// Size: at a million providers, one object per provider, its inventories as one array of numbers
-// (model.ts), and shared copies of what many providers have alike — the list of their classes,
-// their set of traits, their set of aggregates. (A Map of inventory objects and a Set per
-// provider took 1.4 GB and most of a 15–50 s load in allocation and garbage collection.)
+// Size: at a million providers, one object per provider in an array by id, its inventories a
+// stretch of one Float64Array per chunk of a load (model.ts), and shared copies of what many
+// providers have alike — the list of their classes, their set of traits, their set of aggregates.
+// (A Map of inventory objects and a Set per provider took 1.4 GB and most of a 15–50 s load in
+// allocation and garbage collection; a Map of providers, a Map of uuids and an array of numbers
+// per provider still took half of what remained: docs/performance.md.)
 type Logger = { info(details: object, message: string): void };
 import { randomUUID } from 'node:crypto';
 import type { CommitTopic, Database, Tx } from '../../db/database.js';
@@ -27,7 +29,7 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { ALLOCATION_RATIO, INVENTORY_WIDTH, type ModelProvider, type ProviderModel, USED, inventoryAt } from '../candidates/model.js';
 import { prepareSearch } from '../candidates/search.js';
 import type { NameCache } from './names.js';
-import { type Names, PackedLines, type PackedProviders, type ProviderSelection, chunkEnd, readNames, readProviders } from './provider-rows.js';
+import { LAST_CHUNK, type Names, PackedLines, type PackedProviders, type ProviderSelection, readNames, readProviders } from './provider-rows.js';
 
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
@@ -40,7 +42,9 @@ class IndexedProvider implements ModelProvider {
   /** the full load that last read it (a provider no full load read is gone) */
   loadedIn = 0;
   classes: readonly string[] = NO_CLASSES;
-  inventories: number[] = NO_NUMBERS;
+  /** shared with the other providers read with it (a chunk of a load), each its own stretch */
+  inventories: Float64Array = NO_NUMBERS;
+  inventoryStart = 0;
   /** NONE until the provider has one; sets are shared by every provider with the same members */
   traits: ReadonlySet<string> = NONE;
   aggregates: ReadonlySet<string> = NONE;
@@ -56,7 +60,7 @@ class IndexedProvider implements ModelProvider {
 /** The one empty set every provider without traits (or aggregates) shares. */
 const NONE: ReadonlySet<string> = new Set();
 const NO_CLASSES: readonly string[] = [];
-const NO_NUMBERS: number[] = [];
+const NO_NUMBERS = new Float64Array(0);
 
 /** Providers per statement of a full load: bounds its memory and how long one step holds the event loop. */
 const LOAD_CHUNK = 10_000;
@@ -97,9 +101,13 @@ export function noteUsageChanged(tx: Tx, providerId: number, generation: number,
 const NOTIFY_DELAY_MS = 5;
 
 export class ProviderIndex implements ProviderModel {
-  readonly providers = new Map<number, IndexedProvider>();
+  readonly providers = new ProviderTable();
   readonly sharingAnchors = new Map<number, number[]>();
-  private readonly byUuid = new Map<string, number>();
+  /**
+   * uuid → id, made when first asked for (in_tree) and kept up to date from then on: at a million
+   * providers a Map of uuids took a third of the load's JavaScript, for requests most clouds never make.
+   */
+  private byUuid: Map<string, number> | null = null;
   private readonly members = new Map<string, Set<number>>(); // aggregate uuid → provider ids
   /** resource class and trait names by id, read with every full load (and when a row names one not known) */
   private nameOf: Names = { classes: new Map(), traits: new Map(), maxClassId: 0, maxTraitId: 0 };
@@ -269,6 +277,10 @@ export class ProviderIndex implements ProviderModel {
 
   /** id of the provider with this uuid */
   idOf(uuid: string): number | undefined {
+    if (!this.byUuid) {
+      this.byUuid = new Map();
+      for (const p of this.providers.values()) this.byUuid.set(p.uuid, p.id);
+    }
     return this.byUuid.get(uuid);
   }
 
@@ -318,41 +330,44 @@ export class ProviderIndex implements ProviderModel {
   }
 
   /**
-   * Every provider, read in chunks of LOAD_CHUNK ids (the next chunk's statement runs while this
-   * one is applied: in PostgreSQL, or on SQLite on a thread of its own), each chunk applied in place
-   * as it arrives (a search in between sees some providers a little older than others, which
-   * candidates tolerate: every claim re-checks under its locks). The event loop gets a turn between
-   * chunks, so requests are answered meanwhile. Providers that are gone are dropped at the end.
+   * Every provider, read in chunks of LOAD_CHUNK providers, each chunk applied in place as it
+   * arrives (a search in between sees some providers a little older than others, which candidates
+   * tolerate: every claim re-checks under its locks). The next chunk is asked for before this one
+   * is applied, so the database (PostgreSQL, or SQLite on a thread of its own) reads it meanwhile,
+   * on the machine's other core. The event loop gets a turn between chunks, so requests are
+   * answered meanwhile. Providers that are gone are dropped at the end.
    */
   private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
     const load = ++this.loads;
     this.nameOf = await readNames(this.database);
     this.shared = new SharedValues();
-    // the next chunk's end and rows are asked for while this one is applied
-    type Chunk = { after: number; upTo: number; rows: PackedProviders };
     const reader = this.database.openThreadReader?.();
-    const nextChunk = async (after: number): Promise<Chunk> => {
-      const upTo = (await chunkEnd(this.database, after, LOAD_CHUNK)) ?? Number.MAX_SAFE_INTEGER;
-      return { after, upTo, rows: await this.read({ after, upTo }, reader) };
+    const nextChunk = (after: number) => {
+      const chunk = this.read({ after, size: LOAD_CHUNK }, reader);
+      chunk.catch(() => {}); // awaited (and thrown) at its turn
+      return chunk;
     };
     try {
-      for (let next: Promise<Chunk> | null = nextChunk(0); next; ) {
-        const chunk: Chunk = await next;
-        next = chunk.upTo === Number.MAX_SAFE_INTEGER ? null : nextChunk(chunk.upTo);
-        next?.catch(() => {}); // awaited (and thrown) at its turn
-        this.apply(chunk.rows, [], load);
-        progress?.(this.providers.size);
-        // in the background: what changed since the reload began may be older in this chunk
-        if (touched?.size) this.invalidate([...touched].filter((id) => id > chunk.after && id <= chunk.upTo));
+      let after = 0;
+      for (let next: Promise<PackedProviders> | null = nextChunk(after); next; ) {
+        const rows: PackedProviders = await next;
+        next = rows.upTo === LAST_CHUNK ? null : nextChunk(rows.upTo);
+        // a turn for the event loop, which also puts the next chunk's statement on the wire
         await new Promise((resolve) => setImmediate(resolve));
         stop?.throwIfAborted();
+        this.apply(rows, [], load);
+        progress?.(this.providers.size);
+        // in the background: what changed since the reload began may be older in this chunk
+        if (touched?.size) this.invalidate([...touched].filter((id) => id > after && id <= rows.upTo));
+        after = rows.upTo;
       }
     } finally {
       await reader?.close();
     }
     // A provider made after its chunk was read is not gone: it is re-read as the change it is.
-    const gone = [...this.providers.values()].filter((p) => p.loadedIn !== load && !touched?.has(p.id));
-    for (const p of gone) this.remove(p.id);
+    const gone: number[] = [];
+    for (const p of this.providers.values()) if (p.loadedIn !== load && !touched?.has(p.id)) gone.push(p.id);
+    for (const id of gone) this.remove(id);
     if (touched?.size) this.invalidate(touched);
     this.computeSharingAnchors();
     this.structureVersion++;
@@ -395,10 +410,11 @@ export class ProviderIndex implements ProviderModel {
         structureChanged = true;
         p = new IndexedProvider(id, uuid, generation, parentId, rootId);
         this.providers.set(id, p);
-        this.byUuid.set(uuid, id);
+        this.byUuid?.set(uuid, id);
       }
       p.classes = NO_CLASSES;
       p.inventories = NO_NUMBERS;
+      p.inventoryStart = 0;
       p.traits = NONE;
       p.aggregates = NONE;
       if (load !== undefined) p.loadedIn = load;
@@ -438,45 +454,50 @@ export class ProviderIndex implements ProviderModel {
   }
 
   /**
-   * Each provider's inventories, ordered by class id, as one array of numbers. Rows come grouped
-   * by provider and ordered by class when the scan read them through the (provider, class) index;
-   * otherwise a provider's groups are put together and ordered here.
+   * Each provider's inventories, ordered by class id, as a stretch of one Float64Array for all of
+   * these rows (its memory outside the garbage-collected heap). Rows come grouped by provider and
+   * ordered by class when the scan read them through the (provider, class) index; a group out of
+   * class order is put in order where it lies, and a provider whose rows came in several groups gets
+   * an array of its own.
    */
   private applyInventories(text: string): void {
+    let rows = text.length > 0 ? 1 : 0;
+    for (let at = text.indexOf(';'); at >= 0; at = text.indexOf(';', at + 1)) rows++;
+    const numbers = new Float64Array(rows * INVENTORY_WIDTH);
+    let end = 0;
     const ids: number[] = [];
-    const read: number[] = [];
     for (const lines = new PackedLines(text); !lines.done; ) {
       const pid = lines.int();
+      const start = end;
       ids.length = 0;
-      read.length = 0;
       let ordered = true;
       for (;;) {
         const cls = lines.int();
         if (ids.length > 0 && cls < ids[ids.length - 1]!) ordered = false;
         ids.push(cls);
-        for (let f = 0; f < INVENTORY_WIDTH; f++) read.push(f === ALLOCATION_RATIO ? lines.real() : lines.int());
+        for (let f = 0; f < INVENTORY_WIDTH; f++) numbers[end++] = f === ALLOCATION_RATIO ? lines.real() : lines.int();
         if (lines.done || lines.peekInt() !== pid) break;
         lines.int();
       }
       const p = this.providers.get(pid);
       if (!p) continue;
-      let numbers = read.slice(); // exactly as long as it needs (an array grown by push holds up to half again as much)
-      if (p.classes !== NO_CLASSES) {
-        // another group of this provider's rows, read earlier
-        const earlier = p.classes.map((name) => [...this.nameOf.classes].find(([, n]) => n === name)![0]);
-        ids.unshift(...earlier);
-        numbers = [...p.inventories, ...numbers];
-        ordered = false;
+      if (p.classes === NO_CLASSES) {
+        if (!ordered) sortInventories(ids, numbers, start);
+        p.classes = this.shared.list(ids, this.nameOf.classes);
+        p.inventories = numbers;
+        p.inventoryStart = start;
+        continue;
       }
-      if (!ordered) {
-        const order = ids.map((_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
-        numbers = order.flatMap((i) => numbers.slice(i * INVENTORY_WIDTH, (i + 1) * INVENTORY_WIDTH));
-        const sorted = order.map((i) => ids[i]!);
-        ids.length = 0;
-        ids.push(...sorted);
-      }
-      p.classes = this.shared.list(ids, this.nameOf.classes);
-      p.inventories = numbers;
+      // another group of this provider's rows, read earlier: both together, in an array of its own
+      const earlier = p.classes.map((name) => [...this.nameOf.classes].find(([, n]) => n === name)![0]);
+      const own = new Float64Array(p.classes.length * INVENTORY_WIDTH + end - start);
+      own.set(p.inventories.subarray(p.inventoryStart, p.inventoryStart + p.classes.length * INVENTORY_WIDTH));
+      own.set(numbers.subarray(start, end), p.classes.length * INVENTORY_WIDTH);
+      const all = [...earlier, ...ids];
+      sortInventories(all, own, 0);
+      p.classes = this.shared.list(all, this.nameOf.classes);
+      p.inventories = own;
+      p.inventoryStart = 0;
     }
   }
 
@@ -503,7 +524,7 @@ export class ProviderIndex implements ProviderModel {
     const p = this.providers.get(id);
     if (!p) return;
     for (const uuid of p.aggregates) this.members.get(uuid)?.delete(id);
-    this.byUuid.delete(p.uuid);
+    this.byUuid?.delete(p.uuid);
     this.providers.delete(id);
   }
 
@@ -525,6 +546,69 @@ export class ProviderIndex implements ProviderModel {
       this.sharingAnchors.set(p.id, [...roots]);
     }
   }
+}
+
+/**
+ * The providers by id: an array indexed by id (ids are a sequence the database hands out), read in
+ * id order. At a million providers a Map's hashing and growth cost a quarter of the load's
+ * JavaScript; an array slot is a store.
+ */
+class ProviderTable implements ReadonlyMap<number, IndexedProvider> {
+  private readonly slots: Array<IndexedProvider | undefined> = [];
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  get(id: number): IndexedProvider | undefined {
+    return this.slots[id];
+  }
+
+  has(id: number): boolean {
+    return this.slots[id] !== undefined;
+  }
+
+  set(id: number, p: IndexedProvider): void {
+    if (this.slots[id] === undefined) this.count++;
+    this.slots[id] = p;
+  }
+
+  delete(id: number): void {
+    if (this.slots[id] === undefined) return;
+    this.slots[id] = undefined;
+    this.count--;
+  }
+
+  *values(): MapIterator<IndexedProvider> {
+    for (const p of this.slots) if (p !== undefined) yield p;
+  }
+
+  *keys(): MapIterator<number> {
+    for (const p of this.values()) yield p.id;
+  }
+
+  *entries(): MapIterator<[number, IndexedProvider]> {
+    for (const p of this.values()) yield [p.id, p];
+  }
+
+  [Symbol.iterator](): MapIterator<[number, IndexedProvider]> {
+    return this.entries();
+  }
+
+  forEach(fn: (p: IndexedProvider, id: number, table: ReadonlyMap<number, IndexedProvider>) => void): void {
+    for (const p of this.values()) fn(p, p.id, this);
+  }
+}
+
+/** Put the inventories of class `ids` (INVENTORY_WIDTH numbers each, from `start`) in class id order, in place; `ids` too. */
+function sortInventories(ids: number[], numbers: Float64Array, start: number): void {
+  const order = ids.map((_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
+  const copy = numbers.slice(start, start + ids.length * INVENTORY_WIDTH);
+  for (const [to, from] of order.entries()) numbers.set(copy.subarray(from * INVENTORY_WIDTH, (from + 1) * INVENTORY_WIDTH), start + to * INVENTORY_WIDTH);
+  const sorted = order.map((i) => ids[i]!);
+  ids.length = 0;
+  ids.push(...sorted);
 }
 
 /** What the sharing anchors depend on in one provider: its aggregates and whether it shares. */
