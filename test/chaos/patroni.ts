@@ -26,6 +26,8 @@ const PROXY_PORT = 5000;
 const REST_PORT = 8008;
 const PG_PORT = 5432;
 const ETCD_PORT = 2379;
+/** How long a fault waits for the pair to have a primary (and a synchronous standby) before it counts as not injected. */
+const SETTLE_MS = 30_000;
 
 /** Debian packages → what the run needs of them. */
 const PACKAGES: Record<string, string> = {
@@ -244,6 +246,21 @@ export class ChaosPatroni {
     return (await getStatus(`http://${standby.ip}:${REST_PORT}/sync`)) === 200 ? { primary, standby } : null;
   }
 
+  /**
+   * What `look` finds once the pair has settled, waiting up to SETTLE_MS: a fault scheduled soon
+   * after a failover or a crash finds the old primary still rejoining as a standby (seen in a
+   * 10-minute run at load 15: three failovers and a kill found no primary or no synchronous
+   * standby and were not injected). null when it did not settle in time.
+   */
+  private async settled<T>(look: () => Promise<T | null>): Promise<T | null> {
+    const until = Date.now() + SETTLE_MS;
+    for (;;) {
+      const found = await look();
+      if (found || Date.now() >= until) return found;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
   async primary(): Promise<Machine | null> {
     for (const m of this.members) if ((await getStatus(`http://${m.ip}:${REST_PORT}/primary`)) === 200) return m;
     return null;
@@ -277,7 +294,7 @@ export class ChaosPatroni {
       this.frozen = [];
       return;
     }
-    const primary = await this.primary();
+    const primary = await this.settled(() => this.primary());
     const pid = primary && this.postmaster(primary);
     if (!pid) throw new Error('no primary to freeze');
     this.frozen = [pid, ...descendants(pid)];
@@ -286,7 +303,7 @@ export class ChaosPatroni {
 
   /** SIGKILL the primary's PostgreSQL (its Patroni restarts it, or the standby takes over). */
   async kill(): Promise<void> {
-    const primary = await this.primary();
+    const primary = await this.settled(() => this.primary());
     const pid = primary && this.postmaster(primary);
     if (!pid) throw new Error('no primary to kill');
     const tree = [pid, ...descendants(pid)];
@@ -299,7 +316,7 @@ export class ChaosPatroni {
    * its PostgreSQL, SIGKILL) until the standby has taken over. Resolves to what happened.
    */
   async failover(how: 'switchover' | 'crash'): Promise<string> {
-    const now = await this.healthy();
+    const now = await this.settled(() => this.healthy());
     if (!now) throw new Error('no primary with a synchronous standby to fail over from');
     const { primary, standby } = now;
     if (how === 'switchover') {

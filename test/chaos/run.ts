@@ -532,6 +532,8 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
 /** Bounded reads of the allot database by the harness (PostgreSQL may be frozen meanwhile). */
 async function queryAllot(postgres: ChaosDatabase, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
   const client = new pg.Client({ connectionString: postgres.url('allot'), connectionTimeoutMillis: 1_000, query_timeout: 1_000 });
+  // a connection PostgreSQL ends under it (a crash, a failover) is an 'error' event: unheard, it ends the run
+  client.on('error', () => {});
   try {
     await client.connect();
     return (await client.query(sql, params)).rows;
