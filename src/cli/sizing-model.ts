@@ -25,18 +25,18 @@ const P = `${S}placement.json targets.allot-*.sizes[]`;
  */
 export const COEFFICIENTS = {
   allot_ms_per_claim: {
-    sqlite: 0.8,
-    postgres: 1.4,
+    sqlite: 1.1,
+    postgres: 1.6,
     unit: 'CPU ms',
-    source: `${S}placement.json targets.allot-*: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.server_cpu_ms_per_op (the claim in Nova's loop; the PUT alone, claim_write_path, 0.55 / 0.72, a delete 0.42 / 0.39)`,
+    source: `${S}placement.json targets.allot-*: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.server_cpu_ms_per_op (the claim in Nova's loop; the PUT alone, claim_write_path, 0.67 / 0.77, a delete 0.47 / 0.56)`,
   },
   postgres_ms_per_claim: {
     sqlite: null,
-    postgres: 1.6,
+    postgres: 1.8,
     unit: 'CPU ms',
-    source: `${S}placement.json targets.allot-postgres: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.db_cpu_ms_per_op (the PUT alone 1.20, a delete 0.55)`,
+    source: `${S}placement.json targets.allot-postgres: scheduler_loop[0] less sizes[0].candidates.limit_50[0], cost.db_cpu_ms_per_op (the PUT alone 1.41, a delete 0.89)`,
   },
-  allot_ms_per_candidates: { sqlite: 0.35, postgres: 0.31, unit: 'CPU ms', source: `${P}[10 000 providers] candidates.limit_50[0].cost.server_cpu_ms_per_op` },
+  allot_ms_per_candidates: { sqlite: 0.37, postgres: 0.33, unit: 'CPU ms', source: `${P}[10 000 providers] candidates.limit_50[0].cost.server_cpu_ms_per_op` },
   postgres_ms_per_candidates: {
     sqlite: null,
     postgres: 0.01,
@@ -45,15 +45,15 @@ export const COEFFICIENTS = {
   },
   allot_ms_per_registration: {
     sqlite: 1.5,
-    postgres: 2.9,
+    postgres: 1.1,
     unit: 'CPU ms',
     source: `${P} setup.cost.server_cpu_ms_per_op (per request: POST provider, PUT inventories, PUT traits; the larger: 1 000 providers)`,
   },
   postgres_ms_per_registration: {
     sqlite: null,
-    postgres: 3,
+    postgres: 0.9,
     unit: 'CPU ms',
-    source: `${P}[1 000 providers] setup.cost.db_cpu_ms_per_op (the larger; 10 000: 2.3)`,
+    source: `${P}[10 000 providers] setup.cost.db_cpu_ms_per_op (the larger; 1 000: 0.85)`,
   },
   allot_ms_per_baremetal_allocation: {
     sqlite: 2.2,
