@@ -93,11 +93,13 @@ export const COEFFICIENTS = {
     source: `${S}storage.json results[*].phases.providers.server_rss_mb_before (serving, nothing stored)`,
   },
   allot_bytes_per_provider: {
-    sqlite: 770,
-    postgres: 770,
+    sqlite: 600,
+    postgres: 600,
     unit: 'bytes RSS',
-    source: 'bench/results/2026-11-28-index-1m/pg-w34index-1.json serverRssMb at 1 000 000 providers after the queries (842 MB), less allot_base_mb',
+    source:
+      'bench/results/2026-11-29-index-1m/pg-after-1.json serverRssMb at 1 000 000 providers after the queries (700 MB; SQLite on the quiet machine 693 MB, quiet-sqlite-served.json), less allot_base_mb',
   },
+
   db_bytes_per_provider: {
     sqlite: 620,
     postgres: 1400,
