@@ -155,7 +155,7 @@ export interface TransactionOptions {
 /** What the transaction helper tells the process's metrics (the handle's `observer`). */
 export interface WriteObserver {
   /** a transaction is run again: it lost a race (`conflict`) or met a database fault before its commit (`fault`) */
-  retried(reason: 'conflict' | 'fault'): void;
+  retried(reason: 'conflict' | 'fault' | 'step_aside'): void;
   /** SQLite: one group commit made `size` writes durable */
   batchCommitted(size: number): void;
 }

@@ -127,3 +127,58 @@ export async function writeTogether(tx: Tx, writes: ReadonlyArray<Compilable>): 
   prepareOnPostgres(databaseOf(tx), text);
   return Number((await kysely.executeQuery(CompiledQuery.raw(text, params))).numAffectedRows ?? 0);
 }
+
+/**
+ * PostgreSQL: writes a transaction holds back for its last statement, so that rows every other
+ * transaction of their kind waits for (a shared provider's, a pool's) are locked from that
+ * statement to the commit instead of across the round trips before it (a reservation: issue 31).
+ * Each write becomes a data-modifying CTE that must change `rows` rows (null: unchecked); each
+ * embedded part adds its CTEs, its condition and its result columns. `send` runs them as ONE
+ * statement asserting every count and condition: it raises, and keeps nothing, when any fails.
+ * The writes must not change one row twice (the parts of a statement share its snapshot).
+ */
+export class ClosingWrites {
+  private readonly writes: Array<{ query: Compilable; rows: number | null }> = [];
+  private readonly parts: EmbeddedWrite[] = [];
+
+  /** A write the statement makes, changing exactly `rows` rows (null: any number). */
+  add(query: Compilable, rows: number | null): void {
+    this.writes.push({ query, rows });
+  }
+
+  /** Another domain's write as parts of the statement (it names its own rows). */
+  embed(part: EmbeddedWrite): void {
+    this.parts.push(part);
+  }
+
+  async send(tx: Tx): Promise<void> {
+    if (tx.dialect !== 'postgres') throw new Error('closing writes are PostgreSQL statements');
+    if (!this.writes.length && !this.parts.length) return;
+    const params: unknown[] = [tx.clock.nowIso()];
+    const ctes: string[] = [];
+    const checks: string[] = [];
+    for (const [i, { query, rows }] of this.writes.entries()) {
+      const c = query.compile();
+      const offset = params.length;
+      params.push(...c.parameters);
+      const text = c.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+      ctes.push(`w${i} as (${text}${/\breturning\b/i.test(text) ? '' : ' returning 1'})`);
+      if (rows !== null) checks.push(`(select count(*) from w${i}) = ${rows}`);
+    }
+    const columns: string[] = [];
+    for (const part of this.parts) {
+      // the part names its placeholders in the order of its values
+      const start = params.length;
+      const rendered = part.parts((type) => `$${params.push(undefined)}::${type}`, '$1::text', 'null');
+      if (params.length - start !== part.params.length) throw new Error(`a part of shape ${part.shape} named other values than it has`);
+      params.splice(start, part.params.length, ...part.params);
+      ctes.push(...rendered.ctes);
+      checks.push(rendered.check);
+      columns.push(...rendered.columns);
+    }
+    const text = `with ${ctes.join(',\n')}\nselect allot_assert(${checks.join(' and ') || 'true'}, 'closing writes refused') as ok${columns.map((c) => `, ${c}`).join('')}`;
+    prepareOnPostgres(databaseOf(tx), text);
+    const row = (await kyselyOf(tx).executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, params))).rows[0]!;
+    for (const part of this.parts) part.written(tx, row);
+  }
+}

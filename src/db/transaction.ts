@@ -29,7 +29,7 @@ import { type CommitTopic, type Database, type TransactionOptions, type Tx, type
 import { msLeft } from './deadline.js';
 import { DatabaseFault, classifyFault, isRetryableFault } from './faults.js';
 import type { Schema } from './schema.js';
-import { isLostRace } from './sql-helpers.js';
+import { isAssertRefusal, isLostRace, isUniqueViolation } from './sql-helpers.js';
 
 /** Call `listener` with the record of every committed transaction that recorded under `topic`. */
 export function onCommit<T>(database: Database, topic: CommitTopic<T>, listener: (record: T) => void): () => void {
@@ -147,6 +147,42 @@ export async function tryFastPath<T>(
     if (fault && !isRetryableFault(fault)) throw fault;
     if (fault || isLostRace(err)) options.onStepAside?.();
     return undefined;
+  }
+}
+
+/**
+ * A transaction some of whose steps are single statements that may refuse (allot_assert, a unique
+ * index: store/one-statement-*.ts) where the general path would decide again and word the answer.
+ * On PostgreSQL a refused statement aborts the transaction, and a savepoint around each such step
+ * would cost two more round trips while the transaction may hold rows others wait for. So a
+ * refused step throws StepAside (`fastStep`), and the whole transaction runs again with `fast`
+ * false: its steps then take the general path (counted as a retry, reason `step_aside`). `run`
+ * must begin its own transaction.
+ */
+export async function withFastSteps<T>(database: Database, run: (fast: boolean) => Promise<T>): Promise<T> {
+  try {
+    return await run(true);
+  } catch (err) {
+    if (!(err instanceof StepAside)) throw err;
+    database.observer.retried('step_aside');
+    return run(false);
+  }
+}
+
+/** A step of withFastSteps's transaction that a single statement took and refused. */
+export class StepAside extends Error {
+  constructor() {
+    super('a one-statement step was refused: the transaction runs again the general way');
+  }
+}
+
+/** Run a one-statement step of a withFastSteps transaction: its refusal becomes StepAside. */
+export async function fastStep<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (isAssertRefusal(err) || isUniqueViolation(err)) throw new StepAside();
+    throw err;
   }
 }
 

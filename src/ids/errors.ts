@@ -237,7 +237,6 @@ export const DOMAIN_ERRORS: { [C in Exclude<IdsErrorCode, 'in_batch' | 'in_attri
   instance_not_found: { status: 404, code: 'ids.not_found', detail: (p) => `service instance ${p.id} not found` },
   unknown_spec: { status: 422, code: 'ids.invalid_request', detail: (p) => `allocation spec ${q(p.spec)} not found` },
   instance_exists: { status: 409, code: 'ids.instance_exists', detail: (p) => `Service instance ${p.id} exists with other content` },
-  instance_created_concurrently: { status: 409, code: 'ids.instance_exists', detail: () => 'created concurrently' },
   attribute_read_only: {
     status: 400,
     code: 'ids.attribute_read_only',

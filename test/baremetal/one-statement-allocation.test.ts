@@ -42,6 +42,7 @@ for (const backend of ['database', 'placement'] as const)
       candidate_nodes: '[]',
       extra: '{}',
       owner: null,
+      held_by: null,
       now: new Date().toISOString(),
       ...extra,
     });

@@ -5,7 +5,9 @@
 // backends; every fact is checked through the API that owns it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import type { BaremetalBackendName } from '../../src/config.js';
+import { transaction } from '../../src/db/transaction.js';
 import { IronicClient, availableNode, fault, nodeSettled } from '../baremetal/helpers.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
@@ -190,6 +192,46 @@ for (const dialect of DIALECTS) {
         for (const a of held) assert.equal((await ironic.delete(`/v1/allocations/${a}`)).status, 204);
       });
 
+      test('the candidates index saw room the database no longer has: 409 naming the capacity attribute, and nothing held', async () => {
+        // Another writer took every NIC's bandwidth without telling this process's candidates index
+        // (as a process that dies between its commit and its NOTIFY would): the index still sees
+        // room; the reservation's claim finds none (on PostgreSQL the statement that closes its
+        // transaction refuses, and the transaction runs again the general way).
+        const reserveAll = (reserved: number) =>
+          transaction(server.running.context.database, (tx) =>
+            sql`update inventories set reserved = ${reserved} where resource_provider_id in (select id from resource_providers where name like ${'%-nic'})`.execute(
+              tx.db,
+            ),
+          );
+        await reserveAll(25 * GBIT);
+        try {
+          const before = {
+            allocations: (await ironic.get('/v1/allocations')).body.allocations.length,
+            vlan: (await ids.all('/pools/vlan/allocations')).length,
+          };
+          const id = newId();
+          const stepAsides = await counted(server, 'allot_transaction_retries_total{reason="step_aside"}');
+          const res = await reserve(id);
+          // PostgreSQL: the statement that closes the transaction refused, and it ran again the general way
+          assert.equal(await counted(server, 'allot_transaction_retries_total{reason="step_aside"}'), stepAsides + (dialect === 'postgres' ? 1 : 0));
+          assert.equal(res.status, 409, res.text);
+          assert.equal(res.body.code, 'ids.capacity_unavailable');
+          assert.equal(res.body.attribute, 'uplink');
+          assert.match(res.body.detail, /no resource provider has room/);
+          const seen = await seenFrom(id);
+          assert.deepEqual([seen.allocations.length, seen.values.length], [0, 0]);
+          assert.equal(Object.keys(seen.capacity ?? {}).length, 0);
+          assert.equal((await ironic.get('/v1/allocations')).body.allocations.length, before.allocations, 'no node held');
+          assert.equal((await ids.all('/pools/vlan/allocations')).length, before.vlan, 'no VLAN held');
+        } finally {
+          await reserveAll(0);
+        }
+        const id = newId();
+        const res = await reserve(id);
+        assert.equal(res.status, 201, res.text);
+        assert.equal((await ids.delete(`/service-instances/${id}`)).status, 200);
+      });
+
       test('held means held: the other APIs refuse to release it, each in its own format; terminate releases everything', async () => {
         const id = newId();
         const res = await reserve(id);
@@ -349,6 +391,13 @@ for (const dialect of DIALECTS) {
       });
     });
   }
+}
+
+/** A sample of the server's metrics (0 when it has none yet). */
+async function counted(server: TestServer, sample: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${sample} `));
+  return line ? Number(line.slice(sample.length + 1)) : 0;
 }
 
 async function nodeSettledAllocation(api: IronicClient, uuid: string): Promise<{ state: string }> {

@@ -376,7 +376,7 @@ export async function takeNode(tx: Tx, ctx: BaremetalContext, allocation: Alloca
 }
 
 /** Once the transaction that made `allocation` active commits: the metrics, and a request waiting for it is woken. */
-function noteActive(tx: Tx, ctx: BaremetalContext, allocation: { id: number; created_at: string }): void {
+export function noteActive(tx: Tx, ctx: BaremetalContext, allocation: { id: number; created_at: string }): void {
   tx.afterCommit(() => {
     ctx.allocationEnds.ended(allocation.id);
     ctx.metrics.baremetalAllocationsFinished.inc({ state: 'active' });

@@ -8,13 +8,14 @@
 // (services/nodes.ts `deallocate`).
 import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
-import { savepoint } from '../../db/transaction.js';
+import { fastStep, savepoint } from '../../db/transaction.js';
 import type { BaremetalContext } from '../context.js';
 import { deallocationRefusal } from '../core/states.js';
 import { findAllocation, insertNewAllocation, nodesHeldBy as heldNodes } from '../store/allocations.js';
 import { type NodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates.js';
 import { lockNode, resolveNodes } from '../store/nodes.js';
-import { Unsuitable, takeNode } from './allocations.js';
+import { allocateOnFreeNode } from '../store/one-statement-allocation.js';
+import { Unsuitable, noteActive, takeNode } from './allocations.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate } from './node-allocation.js';
 
@@ -56,14 +57,22 @@ export const prepareNodeReservations = (ctx: BaremetalContext) => ensureRegister
  * with the one statement POST /v1/allocations uses, claim it in the backend, make it active. The
  * node, or Ironic's reason why none can be had now. `prepareNodeReservations` must have run.
  * `last`: the holder gives up its transaction when this fails (nothing is tried after it).
+ * `fast` (withFastSteps): the last try may be the one statement POST /v1/allocations makes on
+ * PostgreSQL, whose refusal runs the holder's transaction again without it.
  */
-export async function reserveNode(tx: Tx, ctx: BaremetalContext, request: NodeRequest, holding: NodeHolding, last: boolean): Promise<NodeOutcome> {
+export async function reserveNode(
+  tx: Tx,
+  ctx: BaremetalContext,
+  request: NodeRequest,
+  holding: NodeHolding,
+  options: { last: boolean; fast: boolean },
+): Promise<NodeOutcome> {
   try {
     // A failure must leave no allocation behind in the holder's transaction when the holder goes
     // on (tries another request): a savepoint of its own then. The last try needs none (two
     // round trips fewer while the transaction may hold hot rows): its failure fails the whole.
-    const allocate = () => allocateNode(tx, ctx, request, holding);
-    return { ok: true, held: await (last ? allocate() : savepoint(tx, allocate)) };
+    const allocate = () => allocateNode(tx, ctx, request, holding, options.last && options.fast);
+    return { ok: true, held: await (options.last ? allocate() : savepoint(tx, allocate)) };
   } catch (err) {
     if (err instanceof NoNode) return { ok: false, reason: err.message };
     throw err;
@@ -72,34 +81,39 @@ export async function reserveNode(tx: Tx, ctx: BaremetalContext, request: NodeRe
 
 class NoNode extends Error {}
 
-async function allocateNode(tx: Tx, ctx: BaremetalContext, request: NodeRequest, holding: NodeHolding): Promise<HeldNode> {
+async function allocateNode(tx: Tx, ctx: BaremetalContext, request: NodeRequest, holding: NodeHolding, fast: boolean): Promise<HeldNode> {
   const resolved = await resolveNodes(tx, [...request.candidateNodes]);
   const missing = request.candidateNodes.filter((i) => !resolved.has(i));
   if (missing.length) throw new NoNode(`nodes cannot be found: ${missing.join(', ')}`);
   const candidates = [...new Set(request.candidateNodes.map((i) => resolved.get(i)!.uuid))];
   const traits = [...new Set(request.traits)].sort();
   const now = tx.clock.nowIso();
+  const values = {
+    uuid: newUuid(),
+    name: holding.name,
+    resource_class: request.resourceClass,
+    conductor_affinity: ctx.conductorId,
+    candidate_nodes: JSON.stringify(candidates),
+    extra: JSON.stringify(holding.extra),
+    owner: holding.owner,
+    held_by: holding.holder,
+  };
+  const wanted: NodeWanted = { resourceClass: request.resourceClass, candidates, owner: holding.owner, traits, name: null };
+  if (fast && tx.dialect === 'postgres') {
+    // the allocation, active on a free node, and the backend's claim of it: one statement
+    const inStatement = await ctx.backend.claimInStatement(tx, values);
+    if (inStatement) {
+      const { allocationId, node } = await fastStep(() => allocateOnFreeNode(tx, { ...values, now }, wanted, inStatement.claim));
+      noteActive(tx, ctx, { id: allocationId, created_at: now });
+      return { allocation: values.uuid, node: node.uuid, nodeName: node.name };
+    }
+  }
   const allocation = await insertNewAllocation(
     tx,
-    {
-      uuid: newUuid(),
-      name: holding.name,
-      node_id: null,
-      resource_class: request.resourceClass,
-      state: 'allocating',
-      last_error: null,
-      conductor_affinity: ctx.conductorId,
-      candidate_nodes: JSON.stringify(candidates),
-      extra: JSON.stringify(holding.extra),
-      owner: holding.owner,
-      held_by: holding.holder,
-      created_at: now,
-      updated_at: null,
-    },
+    { ...values, node_id: null, state: 'allocating', last_error: null, created_at: now, updated_at: null },
     traits,
   );
   if (!allocation) throw new NoNode('the allocation could not be made: its uuid is a node instance');
-  const wanted: NodeWanted = { resourceClass: request.resourceClass, candidates, owner: holding.owner, traits, name: null };
   for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
     try {
       const taken = await savepoint(tx, async () => {

@@ -38,6 +38,8 @@ export interface AllocationValues {
   /** JSON, as stored */
   extra: string;
   owner: string | null;
+  /** the service holding it (held-allocations.ts); null: an API client's */
+  held_by: string | null;
   /** created_at and updated_at */
   now: string;
 }
@@ -47,6 +49,7 @@ interface Result extends Record<string, unknown> {
   allocation_id: number;
   node_id: number;
   node_uuid: string;
+  node_name: string | null;
   node_resource_class: string | null;
 }
 
@@ -60,8 +63,8 @@ interface Shape {
 
 // $1 uuid, $2 name, $3 resource class, $4 conductor, $5 candidate_nodes (JSON), $6 extra,
 // $7 owner, $8 now, $9 the random start uuid, $10 the traits (text[]), $11 the traits (JSON),
-// $12 the candidate node uuids (text[], only in the shapes that have candidates: a parameter the
-// text never names could not be typed), then the claim's values.
+// $12 held_by, $13 the candidate node uuids (text[], only in the shapes that have candidates: a
+// parameter the text never names could not be typed), then the claim's values.
 function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
   // store/candidates.ts `free`: in the pool, with every trait, not held, with a power state
   const free = [
@@ -73,7 +76,7 @@ function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
     'n.power_state is not null',
     'n.allocation_id is null',
     'n.reservation is null',
-    shape.candidates ? 'n.uuid = any($12::text[])' : '',
+    shape.candidates ? 'n.uuid = any($13::text[])' : '',
     shape.owner ? '(n.owner = $7::text or n.lessee = $7::text)' : '',
     shape.traits
       ? `not exists (select 1 from unnest($10::text[]) w(trait)
@@ -90,7 +93,7 @@ function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
   ].filter(Boolean);
   // The claim on the reserved node's provider (same uuid), after the node in lock order as in the
   // general path: the node, then Placement's consumer, provider and inventory.
-  let n = shape.candidates ? 12 : 11;
+  let n = shape.candidates ? 13 : 12;
   const claimed = claim?.parts((type) => `$${++n}::${type}`, '$8::text', '(select uuid from reserved)');
   // COALESCE stops at the first pick that finds a node: the later ones neither run nor lock.
   // MATERIALIZED: evaluated once (inlined, PostgreSQL ran the picks once for the filter and again
@@ -101,8 +104,8 @@ function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
      ),
      allocation as (
        insert into baremetal_allocations
-         (uuid, name, node_id, resource_class, state, last_error, conductor_affinity, candidate_nodes, extra, owner, created_at, updated_at)
-       select $1::text, $2::text, p.id, $3::text, 'active', null, $4::text, $5::text, $6::text, $7::text, $8::text, $8::text
+         (uuid, name, node_id, resource_class, state, last_error, conductor_affinity, candidate_nodes, extra, owner, held_by, created_at, updated_at)
+       select $1::text, $2::text, p.id, $3::text, 'active', null, $4::text, $5::text, $6::text, $7::text, $12::text, $8::text, $8::text
        from picked p where p.id is not null
        returning id, node_id
      ),
@@ -112,7 +115,7 @@ function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
            instance_info = (n.instance_info::jsonb || jsonb_build_object('traits', $11::jsonb))::text
        from allocation a
        where n.id = a.node_id and n.instance_uuid is null and n.allocation_id is null and n.reservation is null
-       returning n.id, n.uuid, n.resource_class
+       returning n.id, n.uuid, n.name, n.resource_class
      ),
      traits as (
        insert into baremetal_allocation_traits (allocation_id, trait)
@@ -120,7 +123,7 @@ function makeStatement(shape: Shape, claim: EmbeddedWrite | undefined) {
      )${claimed ? `,\n     ${claimed.ctes.join(',\n     ')}` : ''}
      select allot_assert((select count(*) from reserved) = 1${claimed ? ` and ${claimed.check}` : ''}, 'no free node') as ok,
             (select id from allocation) as allocation_id,
-            (select id from reserved) as node_id, (select uuid from reserved) as node_uuid,
+            (select id from reserved) as node_id, (select uuid from reserved) as node_uuid, (select name from reserved) as node_name,
             (select resource_class from reserved) as node_resource_class${claimed ? `, ${claimed.columns.join(', ')}` : ''}`,
   );
 }
@@ -143,7 +146,7 @@ export async function allocateOnFreeNode(
   values: AllocationValues,
   wanted: NodeWanted,
   claim?: EmbeddedWrite,
-): Promise<{ allocationId: number; node: ReservedNode }> {
+): Promise<{ allocationId: number; node: ReservedNode & { name: string | null } }> {
   const key = (wanted.name !== null ? 1 : 0) | (wanted.candidates.length ? 2 : 0) | (wanted.owner !== null ? 4 : 0) | (wanted.traits.length ? 8 : 0);
   const params: unknown[] = [
     values.uuid,
@@ -157,10 +160,14 @@ export async function allocateOnFreeNode(
     newUuid(),
     wanted.traits,
     JSON.stringify(wanted.traits),
+    values.held_by,
   ];
   if (wanted.candidates.length) params.push(wanted.candidates);
   if (claim) params.push(...claim.params);
   const row = (await statementFor({ pick: key, claim }).one(tx, params))!;
   claim?.written(tx, row);
-  return { allocationId: row.allocation_id, node: { id: row.node_id, uuid: row.node_uuid, resource_class: row.node_resource_class } };
+  return {
+    allocationId: row.allocation_id,
+    node: { id: row.node_id, uuid: row.node_uuid, name: row.node_name, resource_class: row.node_resource_class },
+  };
 }

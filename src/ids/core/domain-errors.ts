@@ -77,7 +77,6 @@ export interface IdsDomainErrors {
   /** a new instance names an allocation spec that does not exist */
   unknown_spec: { spec: string };
   instance_exists: { id: string };
-  instance_created_concurrently: { id: string };
   attribute_read_only: { attribute: string; from: string };
   action_not_allowed: { action: string; state: string; allowed: readonly string[] };
   /** a new instance names a lifecycle that is neither built in nor loaded from --ids-lifecycles */

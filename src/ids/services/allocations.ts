@@ -3,6 +3,7 @@
 // the lease-expiry pass of the worker.
 import { DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid } from '../../core/uuid.js';
+import type { ClosingWrites } from '../../db/statement.js';
 import type { Db, Tx } from '../../db/database.js';
 import { refreshStaleStatistics } from '../../db/sql-helpers.js';
 import { transaction } from '../../db/transaction.js';
@@ -19,8 +20,11 @@ import { EVERY_POOL, type PoolScope, inScope } from '../core/scope.js';
 import {
   type AllocationRequest,
   type AllocationRow,
+  type AutomaticPlan,
+  type Picked,
   allocateInPool,
   expireLeasesInPool,
+  planAutomatic,
   releaseInPool,
   requestParams,
   allocationValue,
@@ -28,7 +32,7 @@ import {
 } from '../store/allocate.js';
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
-import { type FreeRow, freeSpansHolding, holderKey, takeMany } from '../store/free-ranges.js';
+import { type FreeRow, freeSpansHolding, holderKey, probeTogether, takeMany } from '../store/free-ranges.js';
 import { allocateWithoutLock } from './automatic-allocations.js';
 import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
 
@@ -71,8 +75,17 @@ export async function allocate(
   }
 }
 
-/** `allocate` inside a caller's transaction (service instances allocate with their own changes). */
-export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source = 'api', scope: PoolScope = EVERY_POOL): Promise<AllocationResult[]> {
+/**
+ * `allocate` inside a caller's transaction (service instances allocate with their own changes).
+ * `closing`: each pool's last write is held back for the statement that closes the transaction.
+ */
+export async function allocateInTx(
+  tx: Tx,
+  requests: AllocationRequest[],
+  source = 'api',
+  scope: PoolScope = EVERY_POOL,
+  closing?: ClosingWrites,
+): Promise<AllocationResult[]> {
   const pools = await lockPools(
     tx,
     requests.map((r) => r.pool),
@@ -82,11 +95,12 @@ export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source
   // Each pool's last request stores the pool's counters with its own writes: one round trip less
   // per pool under the pools' locks (a reservation's VLAN and address: two).
   const lastOfPool = new Map(requests.map((r, i) => [r.pool, i]));
+  const asked = await askFirstTogether(tx, requests, pools);
   const results: AllocationResult[] = [];
   for (const [index, req] of requests.entries()) {
     const pool = pools.get(req.pool)!;
     try {
-      const { row, created } = await allocateInPool(tx, pool, req, source, lastOfPool.get(req.pool) === index);
+      const { row, created } = await allocateInPool(tx, pool, req, source, lastOfPool.get(req.pool) === index, closing, asked.get(index));
       results.push({ pool, row, created });
     } catch (err) {
       if (err instanceof DomainError && requests.length > 1) throw idsDomainError('in_batch', { index, error: err });
@@ -96,6 +110,35 @@ export async function allocateInTx(tx: Tx, requests: AllocationRequest[], source
   // pools whose last request wrote nothing (it was a repeat) and lease expiries
   for (const pool of pools.values()) await flushPool(tx, pool);
   return results;
+}
+
+/**
+ * The probes of the first automatic request of each pool, asked of all those pools in ONE
+ * statement when there are several (a reservation's VLAN and addresses): one round trip under the
+ * pools' locks instead of one per pool. A later request of a pool asks after its predecessor's
+ * write; a request whose parameters are wrong is left to its turn, which words the error.
+ */
+async function askFirstTogether(tx: Tx, requests: AllocationRequest[], pools: Map<string, LockedPool>): Promise<Map<number, Picked>> {
+  const plans: Array<{ index: number; plan: AutomaticPlan }> = [];
+  const seen = new Set<string>();
+  for (const [index, req] of requests.entries()) {
+    if (seen.has(req.pool)) continue;
+    seen.add(req.pool);
+    if (req.value !== undefined) continue;
+    const pool = pools.get(req.pool)!;
+    try {
+      const holder = { owner: req.owner, purpose: req.purpose ?? '' };
+      plans.push({ index, plan: planAutomatic(tx, pool, blockSize(pool.space, req), req.strategy ?? pool.strategy, [holder]) });
+    } catch {
+      // its turn answers it
+    }
+  }
+  if (plans.length < 2) return new Map();
+  const answers = await probeTogether(
+    tx,
+    plans.map((p) => p.plan.probe),
+  );
+  return new Map(plans.map((p, i) => [p.index, p.plan.pick(answers[i]!)]));
 }
 
 /** Pools by id, each read once per call (a page of allocations names few pools). */

@@ -14,6 +14,7 @@
 import type { AllocationHolder } from '../../baremetal/context.js';
 import { type HeldNode, nodesHeldBy, prepareNodeReservations, releaseNode, reserveNode } from '../../baremetal/services/held-allocations.js';
 import type { Db, Tx } from '../../db/database.js';
+import type { ClosingWrites } from '../../db/statement.js';
 import type { CapacitySpecAttribute, Holding, NodeSpecAttribute } from '../../client/ids-wire.js';
 import type { ConsumerHolder } from '../../placement/context.js';
 import {
@@ -61,12 +62,14 @@ export const holdsEngines = (spec: Spec) => nodeAttributes(spec).length > 0 || c
 export interface EnginePreparation {
   /** Placement's candidates index, for capacity attributes */
   index: CapacityIndex | null;
+  /** the transaction runs withFastSteps: its node and capacity may be one statement each (PostgreSQL) */
+  fast: boolean;
 }
 
 /** Before the validating transaction: what reservations need made or read outside of it. */
 export async function prepareEngineReservations(ctx: IdsContext, spec: Spec): Promise<EnginePreparation> {
   if (nodeAttributes(spec).length) await prepareNodeReservations(ctx.baremetal);
-  return { index: capacityAttributes(spec).length ? await capacityIndex(ctx.placement) : null };
+  return { index: capacityAttributes(spec).length ? await capacityIndex(ctx.placement) : null, fast: false };
 }
 
 /** Who an instance is in the other engines. */
@@ -78,37 +81,55 @@ export interface InstanceIdentity {
 }
 
 /**
- * Reserve, in the validating transaction, every node and capacity attribute `next` (the
- * candidate set being validated) has no value for, or whose value the instance no longer holds:
- * node attributes first (a capacity attribute may be `in_tree_of` one), each value written into
- * `next`. `others` are the instance's other sets, whose capacity stays held; `released` its forced
- * releases (a node released by another API is asked for again first). A failure throws the
- * attribute's domain error; the caller's transaction then keeps nothing.
+ * Reserve, in the validating transaction, every node attribute `next` (the candidate set being
+ * validated) has no value for, or whose node the instance no longer holds; each value written into
+ * `next`. `released` are its forced releases (a node released by another API is asked for again
+ * first). Nodes come first of what a validation reserves (a capacity attribute may be `in_tree_of`
+ * one), then pool values, then capacity: the order every change of an instance locks them in. A
+ * failure throws the attribute's domain error; the caller's transaction then keeps nothing.
  */
-export async function reserveEngineAttributes(
+export async function reserveNodeAttributes(
+  tx: Tx,
+  ctx: IdsContext,
+  who: InstanceIdentity,
+  spec: Spec,
+  next: Attributes,
+  released: readonly ForcedRelease[],
+  prepared: EnginePreparation,
+): Promise<void> {
+  const holder = ownerOfInstance(who.id);
+  const nodes = nodeAttributes(spec);
+  if (!nodes.length) return;
+  // what it holds already matters only to values the set names (none, for a new instance)
+  const named = nodes.some(([attr]) => isNodeValue(next[attr]));
+  const held = new Set(named ? (await nodesHeldBy(tx, holder)).map((n) => n.allocation) : []);
+  for (const [attr, s] of nodes) {
+    const given = next[attr];
+    if (isNodeValue(given) && held.has(given.allocation)) continue;
+    // the node it had (in the set, or released by another API since): asked for first
+    const lost = isNodeValue(given) ? given : released.find((f) => f.attribute === attr && f.source === 'node')?.value;
+    next[attr] = await reserveNodeAttribute(tx, ctx, who, attr, s, isNodeValue(lost) ? lost.node : null, prepared.fast);
+  }
+}
+
+/**
+ * Reserve, in the validating transaction, every capacity attribute `next` has no value for, after
+ * its nodes and pool values; `others` are the instance's other sets, whose capacity stays held.
+ * Given `closing` (the transaction closes with one statement, PostgreSQL), a new consumer's claim
+ * is held back for that statement: the shared provider's row is then locked only from it to the
+ * commit.
+ */
+export async function reserveCapacityAttributes(
   tx: Tx,
   ctx: IdsContext,
   who: InstanceIdentity,
   spec: Spec,
   next: Attributes,
   others: Attributes[],
-  released: readonly ForcedRelease[],
   prepared: EnginePreparation,
+  closing: ClosingWrites | null,
 ): Promise<void> {
   const holder = ownerOfInstance(who.id);
-  const nodes = nodeAttributes(spec);
-  if (nodes.length) {
-    // what it holds already matters only to values the set names (none, for a new instance)
-    const named = nodes.some(([attr]) => isNodeValue(next[attr]));
-    const held = new Set(named ? (await nodesHeldBy(tx, holder)).map((n) => n.allocation) : []);
-    for (const [attr, s] of nodes) {
-      const given = next[attr];
-      if (isNodeValue(given) && held.has(given.allocation)) continue;
-      // the node it had (in the set, or released by another API since): asked for first
-      const lost = isNodeValue(given) ? given : released.find((f) => f.attribute === attr && f.source === 'node')?.value;
-      next[attr] = await reserveNodeAttribute(tx, ctx, who, attr, s, isNodeValue(lost) ? lost.node : null);
-    }
-  }
   const capacities = capacityAttributes(spec);
   if (!capacities.length) return;
   const consumer = { uuid: who.id, projectId: who.project ?? NO_PROJECT, userId: who.user ?? NO_PROJECT, holder };
@@ -123,14 +144,17 @@ export async function reserveEngineAttributes(
       if (!isNodeValue(node)) throw inAttribute(attr, idsDomainError('capacity_unavailable', { reason: `attribute ${s.in_tree_of} holds no node` }));
       inTree = node.node;
     }
-    const allocations = await reserveCapacity(tx, ctx.placement, prepared.index!, consumer, keep, {
+    const request = {
       resources: new Map(Object.entries(s.resources)),
       required: terms.required,
       forbidden: terms.forbidden,
       memberOf: aggregates.memberOf,
       forbiddenAggregates: aggregates.forbidden,
       inTree,
-    }).catch((err: unknown) => {
+    };
+    // held back only when it is the one claim (a second attribute's claim would keep the first's)
+    const how = { fast: prepared.fast, closing: capacities.length === 1 ? closing : null };
+    const allocations = await reserveCapacity(tx, ctx.placement, prepared.index!, consumer, keep, request, how).catch((err: unknown) => {
       throw err instanceof NoCapacity ? inAttribute(attr, idsDomainError('capacity_unavailable', { reason: err.reason })) : err;
     });
     next[attr] = capacityValue(who.id, allocations);
@@ -144,6 +168,7 @@ async function reserveNodeAttribute(
   attr: string,
   s: NodeSpecAttribute,
   preferred: string | null,
+  fast: boolean,
 ): Promise<NodeValue> {
   const holding = {
     holder: ownerOfInstance(who.id),
@@ -153,8 +178,8 @@ async function reserveNodeAttribute(
   };
   const request = { resourceClass: s.resource_class, traits: s.traits ?? [], candidateNodes: s.candidate_nodes ?? [] };
   const allowed = preferred !== null && (request.candidateNodes.length === 0 || request.candidateNodes.includes(preferred));
-  let outcome = allowed ? await reserveNode(tx, ctx.baremetal, { ...request, candidateNodes: [preferred] }, holding, false) : undefined;
-  if (!outcome?.ok) outcome = await reserveNode(tx, ctx.baremetal, request, holding, true);
+  let outcome = allowed ? await reserveNode(tx, ctx.baremetal, { ...request, candidateNodes: [preferred] }, holding, { last: false, fast }) : undefined;
+  if (!outcome?.ok) outcome = await reserveNode(tx, ctx.baremetal, request, holding, { last: true, fast });
   if (!outcome.ok) throw inAttribute(attr, idsDomainError('node_unavailable', { reason: outcome.reason }));
   return { node: outcome.held.node, name: outcome.held.nodeName, allocation: outcome.held.allocation };
 }
@@ -174,21 +199,25 @@ function referencedCapacity(spec: Spec, sets: Attributes[]): Amounts {
 }
 
 /**
- * After a change of the instance's sets (terminating: of all of them), in its transaction: the
- * nodes no set refers to are released (refused while deployed: `node_in_use`), and the
- * consumer's allocations become what the sets refer to.
+ * After a change of the instance's sets (terminating: of all of them), in its transaction, first of
+ * what it lets go of: the nodes no set refers to are released (refused while deployed: `node_in_use`).
  */
-export async function reconcileEngineHoldings(tx: Tx, ctx: IdsContext, row: store.InstanceRow, spec: Spec, sets: Attributes[]): Promise<void> {
-  if (!holdsEngines(spec)) return;
-  const holder = ownerOfInstance(row.id);
+export async function releaseUnreferencedNodes(tx: Tx, ctx: IdsContext, row: store.InstanceRow, spec: Spec, sets: Attributes[]): Promise<void> {
   const nodes = nodeAttributes(spec);
+  if (!nodes.length) return;
+  const holder = ownerOfInstance(row.id);
   for (const held of await nodesHeldBy(tx, holder)) {
     const attribute = nodes.find(([attr]) => sets.some((set) => isNodeValue(set[attr]) && set[attr].allocation === held.allocation))?.[0];
     if (attribute !== undefined) continue;
     const refusal = await releaseNode(tx, ctx.baremetal, held.allocation, holder);
     if (refusal) throw idsDomainError('node_in_use', { attribute: attributeOf(row, held), node: held.node, allocation: held.allocation, reason: refusal });
   }
+}
+
+/** Then, after its pool values: the consumer's allocations become what the sets refer to. */
+export async function reconcileCapacity(tx: Tx, ctx: IdsContext, row: store.InstanceRow, spec: Spec, sets: Attributes[]): Promise<void> {
   if (!capacityAttributes(spec).length) return;
+  const holder = ownerOfInstance(row.id);
   const live = await heldAllocations(tx, row.id);
   if (live.heldBy !== holder) return; // never reserved (or not this instance's)
   const wanted = referencedCapacity(spec, sets);
@@ -208,12 +237,42 @@ function attributeOf(row: store.InstanceRow, held: HeldNode): string | null {
 /** A node or capacity the instance holds, as its view lists it (with its place in its own API). */
 type EngineHolding = Extract<Holding, { source: 'node' | 'capacity' }>;
 
-/** What the instance holds now in the other engines. */
-export async function engineHoldings(db: Db, row: store.InstanceRow, spec: Spec): Promise<EngineHolding[]> {
+/** What an instance holds in the other engines, as read (engineSources) or as its transaction reserved it. */
+export interface EngineSources {
+  /** the nodes held, in the order they were reserved */
+  nodes: HeldNode[];
+  /** its Placement consumer's allocations, and who holds it (null: no consumer) */
+  capacity: { heldBy: string | null; allocations: Amounts };
+}
+
+/** What the instance holds now in the other engines, read. */
+export async function engineSources(db: Db, row: store.InstanceRow, spec: Spec): Promise<EngineSources> {
+  if (!holdsEngines(spec)) return { nodes: [], capacity: { heldBy: null, allocations: new Map() } };
+  const nodes = await nodesHeldBy(db, ownerOfInstance(row.id));
+  const { heldBy, allocations } = capacityAttributes(spec).length ? await heldAllocations(db, row.id) : { heldBy: null, allocations: new Map() };
+  return { nodes, capacity: { heldBy, allocations } };
+}
+
+/**
+ * What a new instance holds in the other engines once its validating transaction commits: the
+ * nodes and capacity its candidate set `next` names — that transaction reserved exactly those.
+ */
+export function reservedSources(id: string, spec: Spec, next: Attributes): EngineSources {
+  const nodes: HeldNode[] = [];
+  for (const [attr] of nodeAttributes(spec)) {
+    const v = next[attr];
+    if (isNodeValue(v)) nodes.push({ allocation: v.allocation, node: v.node, nodeName: v.name });
+  }
+  const allocations = referencedCapacity(spec, [next]);
+  return { nodes, capacity: { heldBy: allocations.size ? ownerOfInstance(id) : null, allocations } };
+}
+
+/** The instance's holdings in the other engines, as its view lists them. */
+export function engineHoldings(row: store.InstanceRow, spec: Spec, sources: EngineSources): EngineHolding[] {
   if (!holdsEngines(spec)) return [];
   const out: EngineHolding[] = [];
   const holder = ownerOfInstance(row.id);
-  for (const held of await nodesHeldBy(db, holder)) {
+  for (const held of sources.nodes) {
     out.push({
       attribute: attributeOf(row, held),
       source: 'node',
@@ -221,7 +280,7 @@ export async function engineHoldings(db: Db, row: store.InstanceRow, spec: Spec)
       href: `/baremetal/v1/allocations/${held.allocation}`,
     });
   }
-  const capacity = await heldAllocations(db, row.id);
+  const capacity = sources.capacity;
   if (capacity.heldBy !== holder) return out;
   // the consumer's allocations are the sum of the capacity values the sets name: one holding each
   const named = new Map<string, Extract<Holding, { source: 'capacity' }>>();

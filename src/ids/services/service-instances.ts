@@ -17,11 +17,12 @@
 import type { Holding } from '../../client/ids-wire.js';
 import { mergePatch } from '../../core/merge-patch.js';
 import { canonicalJson } from '../../core/canonical-json.js';
-import { DomainError } from '../../core/errors.js';
+import { DomainError, RetryableConflict } from '../../core/errors.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
 import { DatabaseFault, classifyFault } from '../../db/faults.js';
-import { transaction } from '../../db/transaction.js';
+import { ClosingWrites } from '../../db/statement.js';
+import { fastStep, transaction, withFastSteps } from '../../db/transaction.js';
 
 import type { IdsContext } from '../context.js';
 import { idsDomainError, isIdsError } from '../core/domain-errors.js';
@@ -36,10 +37,21 @@ import { enqueueDeallocation } from '../store/outbox.js';
 import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
-import { allocateInTx } from './allocations.js';
+import { type PooledAllocation, allocateInTx } from './allocations.js';
 import { type PoolScope, inScope } from '../core/scope.js';
 import { poolRefsById } from '../store/pools.js';
-import { type EnginePreparation, engineHoldings, prepareEngineReservations, reconcileEngineHoldings, reserveEngineAttributes } from './engine-holdings.js';
+import {
+  type EngineSources,
+  type EnginePreparation,
+  engineHoldings,
+  engineSources,
+  prepareEngineReservations,
+  reconcileCapacity,
+  releaseUnreferencedNodes,
+  reserveCapacityAttributes,
+  reserveNodeAttributes,
+  reservedSources,
+} from './engine-holdings.js';
 
 export type Attributes = Record<string, JsonValue>;
 
@@ -99,17 +111,33 @@ async function detailsAfterCommit(db: Db, row: store.InstanceRow, spec: Spec, fr
 const MAX_VIEW_READS = 3;
 
 async function holdingsOf(db: Db, row: store.InstanceRow, spec: Spec, fresh: boolean): Promise<Holding[]> {
-  const out: Holding[] = [];
   const allocations = await allocationsOfOwner(db, ownerOf(row.id));
   const pools = await poolRefsById(db, [...new Set(allocations.map((a) => a.pool_id))]);
-  for (const a of allocations) {
-    out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pools.get(a.pool_id)!, a), href: `/ids/v1/allocations/${a.id}` });
+  const pooled = allocations.map((a) => ({ pool: pools.get(a.pool_id)!, row: a }));
+  return holdingsFrom(row, spec, pooled, fresh ? [] : await store.holdingsOf(db, row.id), await engineSources(db, row, spec));
+}
+
+/** The holdings an instance's view lists, from what it holds: pool allocations (in id order), external values, nodes and capacity. */
+function holdingsFrom(row: store.InstanceRow, spec: Spec, pooled: PooledAllocation[], external: store.HoldingRow[], engines: EngineSources): Holding[] {
+  const out: Holding[] = [];
+  for (const { pool, row: a } of pooled) {
+    out.push({ attribute: a.purpose, source: 'pool', value: allocationValue(pool, a), href: `/ids/v1/allocations/${a.id}` });
   }
-  for (const h of fresh ? [] : await store.holdingsOf(db, row.id)) {
+  for (const h of external) {
     if (h.value !== null) out.push({ attribute: h.attribute, source: 'inventory', value: JSON.parse(h.value) as unknown, href: null });
   }
-  out.push(...(await engineHoldings(db, row, spec)));
+  out.push(...engineHoldings(row, spec, engines));
   return out;
+}
+
+/**
+ * The view of an instance its own transaction just made and validated: what it holds is what that
+ * transaction reserved (a new instance held nothing before, and no deallocation can be owed for
+ * it), so nothing is read back — the answer is the state that commit left.
+ */
+function newInstanceDetails(row: store.InstanceRow, spec: Spec, validated: Validation): InstanceDetails {
+  const pooled = [...validated.pooled].sort((a, b) => (a.row.id < b.row.id ? -1 : a.row.id > b.row.id ? 1 : 0));
+  return { row, spec, pendingDeallocations: 0, holdings: holdingsFrom(row, spec, pooled, [], reservedSources(row.id, spec, validated.next)) };
 }
 
 /** Does this caller see the instance? Its project's callers, and those allowed every project. */
@@ -195,20 +223,32 @@ const callsOut = (spec: Spec) => Object.values(spec.attributes).some((a) => a.fr
 async function createAtOnce(ctx: IdsContext, input: InstanceInput, caller: Caller, spec: Spec): Promise<InstanceDetails & { created: boolean }> {
   const prepared = await prepareEngineReservations(ctx, spec);
   try {
-    const written = await transaction(ctx.database, async (tx) => {
-      const { row, created } = await insertOrFindInTx(tx, ctx, input, caller, spec);
-      // the steps' changes applied in turn to the row in memory, then saved once
-      let changes: Partial<store.InstanceRow> = {};
-      if (needsValidation(row)) changes = await validateInTx(tx, ctx, row, spec, { found: {}, ownerKeys: new Map(), prepared }, caller);
-      const validated = { ...row, ...changes };
-      if (input.promote && needsPromotion(validated)) changes = { ...changes, ...promotion(ctx, validated) };
-      if (!Object.keys(changes).length) return { row, created };
-      const saved = await store.saveInstance(tx, row, changes);
-      // a new instance lets go of nothing; a repeat may (its candidate set was replaced)
-      if (!created) await reconcileHoldings(tx, ctx, saved, spec, false);
-      return { row: saved, created };
-    });
-    return { ...(await detailsAfterCommit(ctx.database, written.row, spec, written.created)), created: written.created };
+    const written = await withFastSteps(ctx.database, (fast) =>
+      transaction(ctx.database, async (tx) => {
+        const { row, created } = await insertOrFindInTx(tx, ctx, input, caller, spec);
+        // the steps' changes applied in turn to the row in memory, then saved once
+        // PostgreSQL: the pools' and the capacity's writes, and the instance's, close it in one statement
+        const closing = fast && tx.dialect === 'postgres' ? new ClosingWrites() : null;
+        const gathered = { found: {}, ownerKeys: new Map<string, string>(), prepared: { ...prepared, fast }, closing };
+        const validation = needsValidation(row) ? await validateInTx(tx, ctx, row, spec, gathered, caller) : null;
+        let changes = validation?.changes ?? {};
+        const validated = { ...row, ...changes };
+        if (input.promote && needsPromotion(validated)) changes = { ...changes, ...promotion(ctx, validated) };
+        if (!Object.keys(changes).length) {
+          await closing?.send(tx);
+          return { row, created, validation };
+        }
+        const saved = closing ? await fastStep(() => store.saveInstanceClosing(tx, row, changes, closing)) : await store.saveInstance(tx, row, changes);
+        // a new instance lets go of nothing; a repeat may (its candidate set was replaced)
+        if (!created) await reconcileHoldings(tx, ctx, saved, spec, false);
+        return { row: saved, created, validation };
+      }),
+    );
+    const view =
+      written.created && written.validation
+        ? newInstanceDetails(written.row, spec, written.validation)
+        : await detailsAfterCommit(ctx.database, written.row, spec, written.created);
+    return { ...view, created: written.created };
   } catch (err) {
     if (!(err instanceof DomainError)) throw err;
     const made = await insertOrFind(ctx, input, caller);
@@ -247,24 +287,8 @@ async function insertOrFindInTx(
   const definition = ctx.lifecycles.get(lifecycle);
   const serviceType = input.service_type ?? spec.name;
   const requested = canonicalJson(input.attributes);
-  const existing = await store.lockInstanceIfPresent(tx, id);
-  if (existing) {
-    // the same request: the same spec, lifecycle, type and attributes, none left out or added
-    // (instances from before migration 012 kept no request: one of their sets, exactly)
-    const sameAttributes =
-      existing.requested_attributes !== null
-        ? existing.requested_attributes === requested
-        : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
-    const matches =
-      existing.spec_id === spec.id &&
-      existing.lifecycle === lifecycle &&
-      existing.service_type === serviceType &&
-      existing.project_id === input.project_id &&
-      sameAttributes;
-    if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
-    return { row: existing, created: false };
-  }
-  const row = await store.insertInstance(tx, {
+  // new (the common case): one statement; else the one there, locked, if the request is the same
+  const inserted = await store.insertInstanceIfAbsent(tx, {
     id,
     service_type: serviceType,
     spec_id: spec.id,
@@ -281,7 +305,24 @@ async function insertOrFindInTx(
     requested_attributes: requested,
     project_id: input.project_id,
   });
-  return { row, created: true };
+  if (inserted) return { row: inserted, created: true };
+  const existing = await store.lockInstanceIfPresent(tx, id);
+  // deleted since the insert met it: the transaction runs again
+  if (!existing) throw new RetryableConflict('instance deleted concurrently', () => idsDomainError('changed_concurrently', { resource: 'instance' }));
+  // the same request: the same spec, lifecycle, type and attributes, none left out or added
+  // (instances from before migration 012 kept no request: one of their sets, exactly)
+  const sameAttributes =
+    existing.requested_attributes !== null
+      ? existing.requested_attributes === requested
+      : [existing.candidate, existing.active].some((set) => set !== null && canonicalJson(JSON.parse(set)) === requested);
+  const matches =
+    existing.spec_id === spec.id &&
+    existing.lifecycle === lifecycle &&
+    existing.service_type === serviceType &&
+    existing.project_id === input.project_id &&
+    sameAttributes;
+  if (!visible(caller.scope, existing) || !matches) throw idsDomainError('instance_exists', { id });
+  return { row: existing, created: false };
 }
 
 /** The instance, if the caller sees it (another project's is not found). */
@@ -385,11 +426,11 @@ export function terminate(ctx: IdsContext, id: string, ifMatch: IfMatch, caller:
 /**
  * Release what no set of the instance refers to any more (everything, when terminating): nodes
  * and capacity go back to their engines, pool allocations to their pools, external holdings
- * become outbox deallocations.
+ * become outbox deallocations. Nodes, pools, then capacity: the order validation locks them in.
  */
 async function reconcileHoldings(tx: Tx, ctx: IdsContext, row: store.InstanceRow, spec: Spec, terminating: boolean): Promise<void> {
   const sets = terminating ? [] : [row.candidate, row.active, row.rollback].map(attributeSet).filter((s): s is Attributes => s !== null);
-  await reconcileEngineHoldings(tx, ctx, row, spec, sets);
+  await releaseUnreferencedNodes(tx, ctx, row, spec, sets);
   const referenced = (attr: string, value: unknown) => sets.some((s) => s[attr] !== undefined && same(s[attr], value));
 
   const allocations = await allocationsOfOwner(tx, ownerOf(row.id));
@@ -403,6 +444,7 @@ async function reconcileHoldings(tx: Tx, ctx: IdsContext, row: store.InstanceRow
     }
     await flushPool(tx, pool);
   }
+  await reconcileCapacity(tx, ctx, row, spec, sets);
 
   for (const h of await store.holdingsOf(tx, row.id)) {
     const keep = h.value === null ? !terminating : referenced(h.attribute, JSON.parse(h.value));
@@ -460,10 +502,12 @@ export async function validate(ctx: IdsContext, id: string, ifMatch: IfMatch, ca
       }
     }
 
-    return await change(ctx, id, null, caller.scope, async (tx, locked, lockedSpec) => {
-      if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
-      return validateInTx(tx, ctx, locked, lockedSpec, { found, ownerKeys, prepared }, caller);
-    });
+    return await withFastSteps(ctx.database, (fast) =>
+      change(ctx, id, null, caller.scope, async (tx, locked, lockedSpec) => {
+        if (locked.version !== row.version) throw idsDomainError('changed_during_validation', {});
+        return (await validateInTx(tx, ctx, locked, lockedSpec, { found, ownerKeys, prepared: { ...prepared, fast }, closing: null }, caller)).changes;
+      }),
+    );
   } catch (err) {
     // The instance keeps what its client was told (the problem's detail) as last_error.
     if (err instanceof DomainError) {
@@ -479,29 +523,32 @@ interface Gathered {
   found: Attributes;
   ownerKeys: Map<string, string>;
   prepared: EnginePreparation;
+  /** the statement that will close the transaction (PostgreSQL), which the last writes join */
+  closing: ClosingWrites | null;
+}
+
+/** What validation did in its transaction: the row's changes, the candidate set it wrote, the pool allocations it made or found. */
+interface Validation {
+  changes: Partial<store.InstanceRow>;
+  next: Attributes;
+  pooled: PooledAllocation[];
 }
 
 /**
- * Validation inside the instance's transaction (its row locked): reserve every node, capacity and
- * pool attribute the candidate set lacks — all in this transaction, so all or nothing — and
- * write them into it. The row's changes.
+ * Validation inside the instance's transaction (its row locked): reserve every node, pool and
+ * capacity attribute the candidate set lacks — all in this transaction, so all or nothing — and
+ * write them into it. In that order, the order every change of an instance locks them in: nodes
+ * (a capacity attribute may be in the tree of one), then pools, then capacity — the rows other
+ * reservations want most (a shared provider's, a pool's) as late as possible; given `closing`,
+ * their writes are held back for the statement that closes the transaction.
  */
-async function validateInTx(
-  tx: Tx,
-  ctx: IdsContext,
-  locked: store.InstanceRow,
-  spec: Spec,
-  gathered: Gathered,
-  caller: Caller,
-): Promise<Partial<store.InstanceRow>> {
+async function validateInTx(tx: Tx, ctx: IdsContext, locked: store.InstanceRow, spec: Spec, gathered: Gathered, caller: Caller): Promise<Validation> {
   const id = locked.id;
   const t = transitionOf(ctx, locked, 'validate');
   const next: Attributes = { ...(attributeSet(locked.candidate) ?? {}), ...gathered.found };
-  // Nodes and capacity first: they may fail for want of a free node or room, and a capacity
-  // attribute may be in the tree of a node attribute's node.
-  const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
+  const who = { id, project: locked.project_id, user: caller.user };
   const released = forcedReleasesOf(locked.forced_releases);
-  await reserveEngineAttributes(tx, ctx, { id, project: locked.project_id, user: caller.user }, spec, next, others, released, gathered.prepared);
+  await reserveNodeAttributes(tx, ctx, who, spec, next, released, gathered.prepared);
   // Values released by force since the last validation: taken again below when still free,
   // replaced by a fresh allocation when another owner took them meanwhile.
   for (const f of released) {
@@ -526,19 +573,28 @@ async function validateInTx(
       },
     });
   }
+  let pooled: PooledAllocation[] = [];
   if (requests.length) {
     const results = await allocateInTx(
       tx,
       requests.map((r) => r.req),
       'service-instance',
       poolScopeOf(locked, caller.scope),
+      gathered.closing ?? undefined,
     ).catch((err: unknown) => {
       throw inAttribute(err, requests);
     });
     for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);
+    pooled = results;
   }
+  const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
+  await reserveCapacityAttributes(tx, ctx, who, spec, next, others, gathered.prepared, gathered.closing);
   for (const [attr, ownerKey] of gathered.ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
-  return { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) };
+  return {
+    changes: { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) },
+    next,
+    pooled,
+  };
 }
 
 /** A failure of the allocations of an instance's attributes, as the failure of the attribute's value. */

@@ -15,9 +15,21 @@ import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { rawRead, writeTogether } from '../../db/statement.js';
-import { type FreeRow, type Probe, type SpansAround, freeSpanHolding, giveBack, heldByQuery, holderKey, probeAuto, takeWrites } from './free-ranges.js';
-import { type LockedPool, type PoolRef, flushPoolWith } from './pools.js';
+import { type ClosingWrites, rawRead, writeTogether } from '../../db/statement.js';
+import {
+  type AutoProbe,
+  type FreeRow,
+  type Probe,
+  type ProbeAnswers,
+  type SpansAround,
+  autoProbe,
+  freeSpanHolding,
+  giveBack,
+  heldByQuery,
+  holderKey,
+  takeWrites,
+} from './free-ranges.js';
+import { type LockedPool, type PoolRef, flushPoolClosing, flushPoolWith } from './pools.js';
 
 export type AllocationRow = Selectable<IdsAllocationTable>;
 
@@ -82,9 +94,19 @@ const RANDOM_TRIES = 8;
  * Allocate for one request in a pool already locked by the caller. Idempotent per owner+purpose.
  * An automatic allocation asks its questions in one statement (probeAuto) and writes in one
  * (writeTogether: the free span, the allocation and, with `flush`, the pool's counters), so the
- * pool's lock is held for two round trips and the commit (issue 15: nine before).
+ * pool's lock is held for two round trips and the commit (issue 15: nine before). With `closing`,
+ * that write (with the counters: `flush` must be set) is held back for the transaction's last
+ * statement. `asked`: the probe's answer, asked already with other pools' (planAutomatic).
  */
-export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRequest, source = 'api', flush = false): Promise<AllocationOutcome> {
+export async function allocateInPool(
+  tx: Tx,
+  pool: LockedPool,
+  req: AllocationRequest,
+  source = 'api',
+  flush = false,
+  closing?: ClosingWrites,
+  asked?: Picked,
+): Promise<AllocationOutcome> {
   const purpose = req.purpose ?? '';
   const block = blockSize(pool.space, req);
   const explicit = req.value === undefined ? null : parseRequestedValue(pool.space, req.value, block);
@@ -95,7 +117,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   if (explicit) heldId = (await heldBy(tx, pool.id, req.owner, purpose))?.id ?? null;
   else {
     const holder = { owner: req.owner, purpose };
-    const picked = await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy, [holder]);
+    const picked = asked ?? (await pickAutomatic(tx, pool, block, req.strategy ?? pool.strategy, [holder]));
     heldId = picked.held.get(holderKey(holder)) ?? null;
     if (heldId === null) chosen = picked.chosen;
   }
@@ -113,6 +135,7 @@ export async function allocateInPool(tx: Tx, pool: LockedPool, req: AllocationRe
   const row = newAllocationRow(tx, pool.id, req, chosen.span, block, params, source);
   const writes = [...takeWrites(tx, pool.id, chosen.row, chosen.span), tx.db.insertInto('ids_allocations').values(row)];
   if (!flush) await writeTogether(tx, writes);
+  else if (closing) flushPoolClosing(tx, pool, writes, closing);
   else await flushPoolWith(tx, pool, writes);
   return { row, created: true };
 }
@@ -215,7 +238,30 @@ export async function pickAutomatic(
   block: bigint,
   strategy: Strategy,
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
-): Promise<{ chosen: Choice | null; held: Map<string, string> }> {
+): Promise<Picked> {
+  const plan = planAutomatic(db, pool, block, strategy, holders);
+  return plan.pick(plan.probe.read(await rawRead(db, plan.probe.query)));
+}
+
+/** The block chosen (null: none free), and what the holders hold already (owner+purpose → id). */
+export interface Picked {
+  chosen: Choice | null;
+  held: Map<string, string>;
+}
+
+/** pickAutomatic's question, and how its answers choose: several pools' may be asked as one (probeTogether). */
+export interface AutomaticPlan {
+  probe: AutoProbe;
+  pick(answers: ProbeAnswers): Picked;
+}
+
+export function planAutomatic(
+  db: Db,
+  pool: LockedPool,
+  block: bigint,
+  strategy: Strategy,
+  holders: ReadonlyArray<{ owner: string; purpose: string }>,
+): AutomaticPlan {
   const k = log2Exact(block);
   const probes: Probe[] = [];
   /** the probes of "the first block at or after `from`": in the span holding `from`, or in a later one */
@@ -231,11 +277,14 @@ export async function pickAutomatic(
       return next && nextStart !== null ? { row: next, span: { first: nextStart, last: nextStart + block - 1n } } : null;
     };
   };
-  let choose: (answers: Array<FreeRow | null>) => Choice | null;
-  if (strategy === 'lowest') choose = fitFrom(0n);
-  else if (strategy === 'highest') {
+  let choose: (answers: ProbeAnswers) => Choice | null;
+  let around: bigint[] = [];
+  if (strategy === 'lowest') {
+    const lowest = fitFrom(0n);
+    choose = ({ answers }) => lowest(answers);
+  } else if (strategy === 'highest') {
     probes.push({ kind: 'last', k });
-    choose = ([row]) => {
+    choose = ({ answers: [row] }) => {
       if (!row) return null;
       const start = alignDown(row.last - block + 1n, block);
       return start >= row.first ? { row, span: { first: start, last: start + block - 1n } } : null;
@@ -244,15 +293,14 @@ export async function pickAutomatic(
     const from = pool.lastKey === null ? 0n : fromKey(pool.lastKey) + 1n;
     const after = fitFrom(from);
     const wrapped = fitFrom(0n);
-    choose = (answers) => after(answers) ?? wrapped(answers);
+    choose = ({ answers }) => after(answers) ?? wrapped(answers);
   } else {
     const random = randomDraws(pool, block, 1);
     probes.push(...random.lowest);
-    const { answers, held, spansAround } = await probeAuto(db, pool, probes, holders, random.points);
-    return { chosen: random.choose(spansAround, answers)[0] ?? null, held };
+    around = random.points;
+    choose = ({ answers, spansAround }) => random.choose(spansAround, answers)[0] ?? null;
   }
-  const { answers, held } = await probeAuto(db, pool, probes, holders);
-  return { chosen: choose(answers), held };
+  return { probe: autoProbe(db, pool, probes, holders, around), pick: (answers) => ({ chosen: choose(answers), held: answers.held }) };
 }
 
 const alignDown = (v: bigint, block: bigint) => v - (v % block);

@@ -167,7 +167,7 @@ export async function ownerAt(db: Db, poolName: string, key: string): Promise<st
 
 /** Every allocation of an owner, in any pool. */
 export async function allocationsOfOwner(db: Db, owner: string): Promise<AllocationRow[]> {
-  return db.db.selectFrom('ids_allocations').selectAll().where('owner', '=', owner).execute();
+  return db.db.selectFrom('ids_allocations').selectAll().where('owner', '=', owner).orderBy('id').execute();
 }
 
 /** Every allocation of a pool, in value order (what a change of the pool's ranges must keep inside). */

@@ -216,7 +216,31 @@ export async function probeAuto(
   probes: readonly Probe[],
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
   around: readonly bigint[] = [],
-): Promise<{ answers: Array<FreeRow | null>; held: Map<string, string>; spansAround: SpansAround[] }> {
+): Promise<ProbeAnswers> {
+  const asked = autoProbe(db, pool, probes, holders, around);
+  return asked.read(await rawRead(db, asked.query));
+}
+
+/** What probeAuto learns: each probe's answer, what the holders hold, the spans around each point. */
+export interface ProbeAnswers {
+  answers: Array<FreeRow | null>;
+  held: Map<string, string>;
+  spansAround: SpansAround[];
+}
+
+/** probeAuto's statement, and how its rows are read: several pools' probes may go as one (probeTogether). */
+export interface AutoProbe {
+  query: RawBuilder<RawFree & { tag: number }>;
+  read(rows: ReadonlyArray<RawFree & { tag: number }>): ProbeAnswers;
+}
+
+export function autoProbe(
+  db: Db,
+  pool: { id: number; maxK: number },
+  probes: readonly Probe[],
+  holders: ReadonlyArray<{ owner: string; purpose: string }>,
+  around: readonly bigint[] = [],
+): AutoProbe {
   const parts: Array<RawBuilder<unknown>> = [];
   const probe = (tag: number, w: Omit<Walk, 'poolId' | 'band' | 'limit'>) =>
     sql`select * from (${walkSpans({ ...w, poolId: pool.id, band: 'auto', limit: 1 }, sql`, ${sql.lit(tag)} as tag`)}) as ${sql.ref(`p${parts.length}`)}`;
@@ -231,30 +255,44 @@ export async function probeAuto(
   // what the holders hold: the allocation's id, owner and purpose in the probes' columns (in their order)
   parts.push(heldByQuery(db, pool.id, holders, sql`w.purpose as band, w.id as first_key, w.owner as last_key, -1 as tag`));
   if (around.length) parts.push(...aroundParts(db, pool.id, around, probes.length));
-  const rows = await rawRead(db, sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`);
-  const answers: Array<FreeRow | null> = probes.map(() => null);
-  const held = new Map<string, string>();
-  const spansAround: SpansAround[] = around.map(() => ({ holding: null, next: null }));
-  for (const r of rows) {
-    const tag = Number(r.tag);
-    if (tag < 0) {
-      held.set(holderKey({ owner: r.last_key, purpose: r.band }), r.first_key);
-      continue;
-    }
-    if (tag >= probes.length) {
-      const i = (tag - probes.length) >> 1;
+  const read = (rows: ReadonlyArray<RawFree & { tag: number }>): ProbeAnswers => {
+    const answers: Array<FreeRow | null> = probes.map(() => null);
+    const held = new Map<string, string>();
+    const spansAround: SpansAround[] = around.map(() => ({ holding: null, next: null }));
+    for (const r of rows) {
+      const tag = Number(r.tag);
+      if (tag < 0) {
+        held.set(holderKey({ owner: r.last_key, purpose: r.band }), r.first_key);
+        continue;
+      }
+      if (tag >= probes.length) {
+        const i = (tag - probes.length) >> 1;
+        const row = toFree(r);
+        if ((tag - probes.length) & 1) spansAround[i]!.next = row;
+        else if (row.last >= around[i]!) spansAround[i]!.holding = row;
+        continue;
+      }
       const row = toFree(r);
-      if ((tag - probes.length) & 1) spansAround[i]!.next = row;
-      else if (row.last >= around[i]!) spansAround[i]!.holding = row;
-      continue;
+      const p = probes[tag]!;
+      const best = answers[tag];
+      if (p.kind === 'holding') answers[tag] = row.last >= p.at ? row : null;
+      else if (!best || (p.kind === 'from' ? row.first < best.first : row.first > best.first)) answers[tag] = row;
     }
-    const row = toFree(r);
-    const p = probes[tag]!;
-    const best = answers[tag];
-    if (p.kind === 'holding') answers[tag] = row.last >= p.at ? row : null;
-    else if (!best || (p.kind === 'from' ? row.first < best.first : row.first > best.first)) answers[tag] = row;
-  }
-  return { answers, held, spansAround };
+    return { answers, held, spansAround };
+  };
+  return { query: sql<RawFree & { tag: number }>`${sql.join(parts, sql` union all `)}`, read };
+}
+
+/**
+ * Several pools' probes in ONE statement (each tagged with its place in `asked`): a request that
+ * allocates from two locked pools asks both in one round trip while it holds both locks.
+ */
+export async function probeTogether(db: Db, asked: readonly AutoProbe[]): Promise<ProbeAnswers[]> {
+  const parts = asked.map((a, i) => sql`select ${sql.lit(i)} as q, ${sql.ref(`q${i}`)}.* from (${a.query}) as ${sql.ref(`q${i}`)}`);
+  const rows = await rawRead(db, sql<RawFree & { tag: number; q: number }>`${sql.join(parts, sql` union all `)}`);
+  const byQuery = asked.map((): Array<RawFree & { tag: number }> => []);
+  for (const r of rows) byQuery[Number(r.q)]!.push(r);
+  return asked.map((a, i) => a.read(byQuery[i]!));
 }
 
 /** Free spans in order, for listings (`after` is an exclusive cursor on the first value). */

@@ -6,7 +6,7 @@ import type { Compilable, Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration, bumpGenerationQuery } from '../../db/generation.js';
-import { writeTogether } from '../../db/statement.js';
+import { type ClosingWrites, writeTogether } from '../../db/statement.js';
 import type { IdsPoolTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
@@ -188,6 +188,18 @@ export async function flushPoolWith(tx: Tx, pool: LockedPool, writes: readonly C
   const changed = await writeTogether(tx, [...writes, bumpGenerationQuery(tx, 'ids_pools', pool.id, pool.generation, counters)]);
   if (changed !== 1)
     throw new RetryableConflict(`pool ${pool.name} changed under its lock`, () => idsDomainError('changed_concurrently', { resource: 'pool' }));
+  pool.generation += 1;
+  pool.dirty = false;
+}
+
+/**
+ * `flushPoolWith`, held back for the statement that closes the transaction (ClosingWrites): the
+ * pool's row is then locked from that statement to the commit, not across the round trips between.
+ */
+export function flushPoolClosing(tx: Tx, pool: LockedPool, writes: readonly Compilable[], closing: ClosingWrites): void {
+  const counters = { used_count: pool.used.toString(), allocation_count: pool.allocationCount, last_key: pool.lastKey };
+  for (const w of writes) closing.add(w, 1);
+  closing.add(bumpGenerationQuery(tx, 'ids_pools', pool.id, pool.generation, counters), 1);
   pool.generation += 1;
   pool.dirty = false;
 }

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { IdsExternalHoldingTable, IdsServiceInstanceTable } from '../../db/schema.js';
-import { isUniqueViolation } from '../../db/sql-helpers.js';
+import type { ClosingWrites } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 
@@ -53,21 +53,15 @@ export async function listInstances(
   return q.orderBy('id').limit(limit).execute();
 }
 
-/** Insert a new instance; a racer that created the id first makes the transaction run again. */
-/** Insert a new instance; the row as stored (RETURNING: no read after it). */
-export async function insertInstance(tx: Tx, row: Omit<InstanceRow, 'created_at' | 'updated_at'>): Promise<InstanceRow> {
+/** Insert a new instance: the row as stored (RETURNING: no read after it), or undefined when one has its id. */
+export async function insertInstanceIfAbsent(tx: Tx, row: Omit<InstanceRow, 'created_at' | 'updated_at'>): Promise<InstanceRow | undefined> {
   const now = tx.clock.nowIso();
-  try {
-    return await tx.db
-      .insertInto('ids_service_instances')
-      .values({ ...row, created_at: now, updated_at: now })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-  } catch (err) {
-    if (isUniqueViolation(err))
-      throw new RetryableConflict('instance created concurrently', () => idsDomainError('instance_created_concurrently', { id: row.id }));
-    throw err;
-  }
+  return tx.db
+    .insertInto('ids_service_instances')
+    .values({ ...row, created_at: now, updated_at: now })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Change a locked instance and move its version; the row as it is now. */
@@ -83,6 +77,18 @@ export async function saveInstance(tx: Tx, row: InstanceRow, changes: Partial<In
     .executeTakeFirst();
   if (!saved) throw new RetryableConflict('instance changed under its lock', () => idsDomainError('changed_concurrently', { resource: 'instance' }));
   return saved;
+}
+
+/**
+ * `saveInstance` as the last of the writes that close the transaction (ClosingWrites), sent
+ * together in one statement now; raises (allot_assert) when any of them, this one included, did
+ * not happen. The row as it is now.
+ */
+export async function saveInstanceClosing(tx: Tx, row: InstanceRow, changes: Partial<InstanceRow>, closing: ClosingWrites): Promise<InstanceRow> {
+  const moved = { ...changes, version: row.version + 1, updated_at: tx.clock.nowIso() };
+  closing.add(tx.db.updateTable('ids_service_instances').set(moved).where('id', '=', row.id).where('version', '=', row.version), 1);
+  await closing.send(tx);
+  return { ...row, ...moved };
 }
 
 /** A deallocating instance whose deallocations were all delivered is terminated. */

@@ -5,12 +5,14 @@
 // reshape moves it and tells the holder (services/reshaper.ts). Everything here runs in the
 // holder's transaction, so its capacity is reserved or released with the rest of what it holds.
 import type { Db, Tx } from '../../db/database.js';
-import { savepoint } from '../../db/transaction.js';
+import type { ClosingWrites } from '../../db/statement.js';
+import { fastStep, savepoint } from '../../db/transaction.js';
 import type { GroupRequest } from '../candidates/model.js';
 import { searchCandidates } from '../candidates/search.js';
 import { type PlacementErrorCode, isPlacementError } from '../core/domain-errors.js';
 import type { PlacementContext } from '../context.js';
 import { deleteConsumer, readConsumer, writeAllocations } from '../store/allocations.js';
+import { oneStatementWrite, writeInStatement } from '../store/one-statement-writes.js';
 
 /** provider uuid → resource class → amount */
 export type ProviderAmounts = Map<string, Map<string, number>>;
@@ -69,7 +71,11 @@ export type CapacityIndex = Awaited<ReturnType<typeof capacityIndex>>;
  * but the database found full is taken back and the next one tried. The last try has no
  * savepoint: its refusal fails the holder's transaction anyway, and the savepoint's release would
  * be one more round trip while the providers' rows are locked — the rows every concurrent
- * reservation of them waits for. The chosen allocations; NoCapacity when there are none.
+ * reservation of them waits for. `fast` (the holder's transaction runs withFastSteps), for a new
+ * consumer on PostgreSQL: the first candidate is claimed by the one statement a Placement claim
+ * makes (store/one-statement-writes.ts) — or, given `closing`, by parts of the statement that
+ * closes the holder's transaction — whose refusal runs the holder's transaction again without it.
+ * The chosen allocations; NoCapacity when there are none.
  */
 export async function reserveCapacity(
   tx: Tx,
@@ -78,6 +84,7 @@ export async function reserveCapacity(
   consumer: HeldConsumer,
   keep: ProviderAmounts,
   request: CapacityRequest,
+  how: { fast: boolean; closing: ClosingWrites | null },
 ): Promise<ProviderAmounts> {
   const { ids: classes } = await ctx.names.forTx(tx, 'resource_classes', [...request.resources.keys()]);
   const missingClass = [...request.resources.keys()].find((c) => !classes.has(c));
@@ -109,8 +116,26 @@ export async function reserveCapacity(
   );
   const wanted = describe(request);
   if (!candidates.length) throw new NoCapacity(`no resource provider has room for ${wanted}`);
+  const chosenOf = (candidate: (typeof candidates)[number]): ProviderAmounts =>
+    new Map([...candidate.allocations].map(([id, amounts]) => [model.providers.get(id)!.uuid, new Map(amounts)]));
+  if (how.fast && keep.size === 0) {
+    const chosen = chosenOf(candidates[0]!);
+    const writes = [
+      { consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations: chosen, holder: consumer.holder },
+    ];
+    const part = how.closing ? await writeInStatement(tx, ctx.names, writes) : null;
+    if (part) {
+      how.closing!.embed(part);
+      return chosen;
+    }
+    const write = how.closing ? null : await oneStatementWrite(tx, ctx.names, writes);
+    if (write) {
+      await fastStep(() => write(tx));
+      return chosen;
+    }
+  }
   for (const [i, candidate] of candidates.entries()) {
-    const chosen: ProviderAmounts = new Map([...candidate.allocations].map(([id, amounts]) => [model.providers.get(id)!.uuid, new Map(amounts)]));
+    const chosen = chosenOf(candidate);
     const write = () => setHeldAllocations(tx, ctx, consumer, sum(keep, chosen));
     try {
       await (i === candidates.length - 1 ? write() : savepoint(tx, write));

@@ -9,6 +9,8 @@
 //   - `oneStatementDelete`: DELETE /allocations/{c}.
 //   - `claimInStatement`: a new consumer's claim on a provider another statement chooses, as parts
 //     of that statement (the bare-metal allocation's claim on the node it reserves).
+//   - `writeInStatement`: a new consumer's claim, as parts of the statement that closes another
+//     domain's transaction (a service instance's reservation: its capacity).
 //
 // Each statement does what store/allocations.ts does for such a write, in the same lock order:
 // the existing consumers (their rows, then their allocations), then the providers that receive
@@ -20,7 +22,7 @@
 // client (or, for a delete, the snapshot) saw, and every change of a consumer's allocations moves
 // or removes its row, so an unchanged generation means the snapshot's allocations are the latest.
 // A consumer a holder holds (a service instance's, `held_by`) is never changed here: the general
-// path refuses it to the API's clients.
+// path refuses it to the API's clients. A holder may make its new consumer here (held_by written).
 // When any check fails — a consumer exists or moved on, a provider or inventory is missing, an
 // amount breaks a rule or does not fit, a cached class id is stale — `allot_assert` raises and
 // nothing is kept. The write then goes the general way, which decides again under its own locks
@@ -109,8 +111,8 @@ function writeParts(shape: Shape, param: (type: 'text' | 'integer') => string, n
   if (shape.created) {
     // New consumers: the insert itself finds out when one exists (then it inserts nothing).
     ctes.push(`created as (
-       insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, created_at, updated_at)
-       values ${times(shape.created, () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, ${now}, ${now})`)}
+       insert into consumers (uuid, project_id, user_id, generation, consumer_type_id, held_by, created_at, updated_at)
+       values ${times(shape.created, () => `(${param('text')}, ${param('text')}, ${param('text')}, 1, ${param('integer')}, ${param('text')}, ${now}, ${now})`)}
        on conflict (uuid) do nothing
        returning id, uuid
      )`);
@@ -253,6 +255,25 @@ export async function claimInStatement(
 }
 
 /**
+ * `writes` (new consumers' claims on the providers they name) as parts of a statement another
+ * domain closes its transaction with (db/statement.ts ClosingWrites: a service instance's
+ * reservation), which then writes them as oneStatementWrite would or raises. Null when they
+ * cannot be (on SQLite; a class not known yet; not a write of this kind).
+ */
+export async function writeInStatement(db: Db, names: NameCache, writes: ConsumerAllocations[]): Promise<EmbeddedWrite | null> {
+  if (db.dialect !== 'postgres') return null;
+  const values = await writeValues(db, names, writes, false);
+  if (!values) return null;
+  const shape = parseShape(values.shape);
+  return {
+    ...values,
+    parts: (param, now) => writeParts(shape, param, now),
+    written: (tx, row) =>
+      noteWritten(tx, { providers: (row.providers as WriteResult['providers']) ?? null, usage: (row.usage as WriteResult['usage']) ?? null }),
+  };
+}
+
+/**
  * The shape of `writes` and their values in the order writeParts names them (after the time
  * stamp); the providers' uuids left out when the statement names its provider itself. Null when
  * `writes` is not a write of this kind.
@@ -275,6 +296,8 @@ async function writeValues(
     // Each consumer once: new (generation null) with allocations, or existing at a generation the
     // client gives. (Without a generation, before 1.28, or "new" and empty, the general path.)
     if (w.generation === undefined || consumers.has(w.consumerUuid)) return null;
+    // A holder (a service instance) writes here only the new consumer it will hold.
+    if (w.holder !== undefined && w.generation !== null) return null;
     consumers.add(w.consumerUuid);
     const empty = w.allocations.size === 0;
     if (w.generation === null) {
@@ -302,7 +325,7 @@ async function writeValues(
   const rows = writes.flatMap((w) => [...w.allocations].flatMap(([rp, resources]) => [...resources].map(([rc, amount]) => ({ w, rp, rc, amount }))));
   const providers = [...new Set(rows.map((r) => r.rp))];
   const params = [
-    ...created.flatMap((w) => [w.consumerUuid, w.projectId, w.userId, typeId(w)]),
+    ...created.flatMap((w) => [w.consumerUuid, w.projectId, w.userId, typeId(w), w.holder ?? null]),
     ...kept.flatMap((w) => [w.consumerUuid, w.generation, w.projectId, w.userId, typeId(w)]),
     ...emptied.flatMap((w) => [w.consumerUuid, w.generation]),
     ...(providerInStatement ? [] : providers),

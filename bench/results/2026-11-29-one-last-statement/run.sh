@@ -1,0 +1,20 @@
+#!/bin/sh
+# Issue 31: reservations (node + capacity + two identifiers) before and after the statement that
+# closes the transaction, alternately in one sitting, beside the bare-metal allocation rate.
+#   sh run.sh BASE_TREE NEW_TREE [ROUNDS]   (both trees built: npm run build)
+# Writes here: base-N.json, new-N.json, baremetal.json, load.txt.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+base=$1 new=$2 rounds=${3:-2}
+cd "$here/../../.."
+uptime >> "$here/load.txt"
+npx tsx bench/baremetal.ts --root "$new" --allocations 600 --concurrency 16 --dialects sqlite,postgres --backends database,placement --out "$here/baremetal.json" > /dev/null
+for i in $(seq 1 "$rounds"); do
+  for t in base new; do
+    eval root=\$$t
+    uptime >> "$here/load.txt"
+    npx tsx bench/reservations.ts --root "$root" --reservations 600 --concurrency 16 --dialects sqlite,postgres --backends database,placement --out "$here/$t-$i.json" > /dev/null
+  done
+done
+uptime >> "$here/load.txt"
+echo done >> "$here/load.txt"
