@@ -19,9 +19,11 @@ import type { CapacitySpecAttribute, Holding, NodeSpecAttribute } from '../../cl
 import type { ConsumerHolder } from '../../placement/context.js';
 import {
   type CapacityIndex,
+  type CapacityRequest,
   NoCapacity,
   capacityIndex,
   heldAllocations,
+  holdBackCapacity,
   reserveCapacity,
   setHeldAllocations,
 } from '../../placement/services/held-consumers.js';
@@ -115,9 +117,6 @@ export async function reserveNodeAttributes(
 /**
  * Reserve, in the validating transaction, every capacity attribute `next` has no value for, after
  * its nodes and pool values; `others` are the instance's other sets, whose capacity stays held.
- * Given `closing` (the transaction closes with one statement, PostgreSQL), a new consumer's claim
- * is held back for that statement: the shared provider's row is then locked only from it to the
- * commit.
  */
 export async function reserveCapacityAttributes(
   tx: Tx,
@@ -127,39 +126,74 @@ export async function reserveCapacityAttributes(
   next: Attributes,
   others: Attributes[],
   prepared: EnginePreparation,
-  closing: ClosingWrites | null,
 ): Promise<void> {
-  const holder = ownerOfInstance(who.id);
-  const capacities = capacityAttributes(spec);
-  if (!capacities.length) return;
-  const consumer = { uuid: who.id, projectId: who.project ?? NO_PROJECT, userId: who.user ?? NO_PROJECT, holder };
-  for (const [attr, s] of capacities) {
+  const consumer = heldConsumer(who);
+  for (const [attr, s] of capacityAttributes(spec)) {
     if (isCapacityValue(next[attr])) continue;
     const keep = referencedCapacity(spec, [next, ...others]);
-    const terms = traitTerms(s.required ?? []);
-    const aggregates = aggregateTerms(s.member_of ?? []);
-    let inTree: string | null = null;
-    if (s.in_tree_of !== undefined) {
-      const node = next[s.in_tree_of];
-      if (!isNodeValue(node)) throw inAttribute(attr, idsDomainError('capacity_unavailable', { reason: `attribute ${s.in_tree_of} holds no node` }));
-      inTree = node.node;
-    }
-    const request = {
-      resources: new Map(Object.entries(s.resources)),
-      required: terms.required,
-      forbidden: terms.forbidden,
-      memberOf: aggregates.memberOf,
-      forbiddenAggregates: aggregates.forbidden,
-      inTree,
-    };
-    // held back only when it is the one claim (a second attribute's claim would keep the first's)
-    const how = { fast: prepared.fast, closing: capacities.length === 1 ? closing : null };
-    const allocations = await reserveCapacity(tx, ctx.placement, prepared.index!, consumer, keep, request, how).catch((err: unknown) => {
-      throw err instanceof NoCapacity ? inAttribute(attr, idsDomainError('capacity_unavailable', { reason: err.reason })) : err;
-    });
+    const allocations = await reserveCapacity(tx, ctx.placement, prepared.index!, consumer, keep, capacityRequest(attr, s, next), prepared.fast).catch(
+      inCapacityAttribute(attr),
+    );
     next[attr] = capacityValue(who.id, allocations);
   }
 }
+
+/**
+ * PostgreSQL, a transaction that closes with one statement (`closing`): the spec's one capacity
+ * attribute of a new instance is chosen now, before the pools are locked, and its claim held back
+ * for that statement — so the pools are not held while it is chosen, and the shared provider's
+ * row is locked by the closing statement only (after the pools: the order validation keeps).
+ * What cannot be held back is left to reserveCapacityAttributes, after the pools.
+ */
+export async function holdBackCapacityAttribute(
+  tx: Tx,
+  ctx: IdsContext,
+  who: InstanceIdentity,
+  spec: Spec,
+  next: Attributes,
+  prepared: EnginePreparation,
+  closing: ClosingWrites,
+): Promise<void> {
+  const capacities = capacityAttributes(spec);
+  // one claim only: a second attribute's would keep the first's amounts
+  if (capacities.length !== 1 || !prepared.fast) return;
+  const [attr, s] = capacities[0]!;
+  if (isCapacityValue(next[attr])) return;
+  const request = capacityRequest(attr, s, next);
+  const allocations = await holdBackCapacity(tx, ctx.placement, prepared.index!, heldConsumer(who), request, closing).catch(inCapacityAttribute(attr));
+  if (allocations) next[attr] = capacityValue(who.id, allocations);
+}
+
+const heldConsumer = (who: InstanceIdentity) => ({
+  uuid: who.id,
+  projectId: who.project ?? NO_PROJECT,
+  userId: who.user ?? NO_PROJECT,
+  holder: ownerOfInstance(who.id),
+});
+
+/** A capacity attribute's request, as Placement's candidates take it (`in_tree_of` read from `next`). */
+function capacityRequest(attr: string, s: CapacitySpecAttribute, next: Attributes): CapacityRequest {
+  const terms = traitTerms(s.required ?? []);
+  const aggregates = aggregateTerms(s.member_of ?? []);
+  let inTree: string | null = null;
+  if (s.in_tree_of !== undefined) {
+    const node = next[s.in_tree_of];
+    if (!isNodeValue(node)) throw inAttribute(attr, idsDomainError('capacity_unavailable', { reason: `attribute ${s.in_tree_of} holds no node` }));
+    inTree = node.node;
+  }
+  return {
+    resources: new Map(Object.entries(s.resources)),
+    required: terms.required,
+    forbidden: terms.forbidden,
+    memberOf: aggregates.memberOf,
+    forbiddenAggregates: aggregates.forbidden,
+    inTree,
+  };
+}
+
+const inCapacityAttribute = (attr: string) => (err: unknown) => {
+  throw err instanceof NoCapacity ? inAttribute(attr, idsDomainError('capacity_unavailable', { reason: err.reason })) : err;
+};
 
 async function reserveNodeAttribute(
   tx: Tx,

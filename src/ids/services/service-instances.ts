@@ -48,6 +48,7 @@ import {
   prepareEngineReservations,
   reconcileCapacity,
   releaseUnreferencedNodes,
+  holdBackCapacityAttribute,
   reserveCapacityAttributes,
   reserveNodeAttributes,
   reservedSources,
@@ -540,7 +541,8 @@ interface Validation {
  * write them into it. In that order, the order every change of an instance locks them in: nodes
  * (a capacity attribute may be in the tree of one), then pools, then capacity — the rows other
  * reservations want most (a shared provider's, a pool's) as late as possible; given `closing`,
- * their writes are held back for the statement that closes the transaction.
+ * their writes are held back for the statement that closes the transaction, and the capacity is
+ * chosen before the pools are locked (its claim waits for that statement all the same).
  */
 async function validateInTx(tx: Tx, ctx: IdsContext, locked: store.InstanceRow, spec: Spec, gathered: Gathered, caller: Caller): Promise<Validation> {
   const id = locked.id;
@@ -549,6 +551,7 @@ async function validateInTx(tx: Tx, ctx: IdsContext, locked: store.InstanceRow, 
   const who = { id, project: locked.project_id, user: caller.user };
   const released = forcedReleasesOf(locked.forced_releases);
   await reserveNodeAttributes(tx, ctx, who, spec, next, released, gathered.prepared);
+  if (gathered.closing) await holdBackCapacityAttribute(tx, ctx, who, spec, next, gathered.prepared, gathered.closing);
   // Values released by force since the last validation: taken again below when still free,
   // replaced by a fresh allocation when another owner took them meanwhile.
   for (const f of released) {
@@ -588,7 +591,7 @@ async function validateInTx(tx: Tx, ctx: IdsContext, locked: store.InstanceRow, 
     pooled = results;
   }
   const others = [locked.active, locked.rollback].map(attributeSet).filter((set): set is Attributes => set !== null);
-  await reserveCapacityAttributes(tx, ctx, who, spec, next, others, gathered.prepared, gathered.closing);
+  await reserveCapacityAttributes(tx, ctx, who, spec, next, others, gathered.prepared);
   for (const [attr, ownerKey] of gathered.ownerKeys) await store.setHoldingValue(tx, id, attr, ownerKey, JSON.stringify(next[attr]));
   return {
     changes: { candidate: JSON.stringify(next), candidate_validated: 1, last_error: null, forced_releases: null, state: stateAfter(t, locked) },

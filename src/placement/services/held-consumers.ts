@@ -11,7 +11,7 @@ import type { GroupRequest } from '../candidates/model.js';
 import { searchCandidates } from '../candidates/search.js';
 import { type PlacementErrorCode, isPlacementError } from '../core/domain-errors.js';
 import type { PlacementContext } from '../context.js';
-import { deleteConsumer, readConsumer, writeAllocations } from '../store/allocations.js';
+import { type ConsumerAllocations, deleteConsumer, readConsumer, writeAllocations } from '../store/allocations.js';
 import { oneStatementWrite, writeInStatement } from '../store/one-statement-writes.js';
 
 /** provider uuid → resource class → amount */
@@ -73,9 +73,8 @@ export type CapacityIndex = Awaited<ReturnType<typeof capacityIndex>>;
  * be one more round trip while the providers' rows are locked — the rows every concurrent
  * reservation of them waits for. `fast` (the holder's transaction runs withFastSteps), for a new
  * consumer on PostgreSQL: the first candidate is claimed by the one statement a Placement claim
- * makes (store/one-statement-writes.ts) — or, given `closing`, by parts of the statement that
- * closes the holder's transaction — whose refusal runs the holder's transaction again without it.
- * The chosen allocations; NoCapacity when there are none.
+ * makes (store/one-statement-writes.ts), whose refusal runs the holder's transaction again
+ * without it. The chosen allocations; NoCapacity when there are none.
  */
 export async function reserveCapacity(
   tx: Tx,
@@ -84,8 +83,56 @@ export async function reserveCapacity(
   consumer: HeldConsumer,
   keep: ProviderAmounts,
   request: CapacityRequest,
-  how: { fast: boolean; closing: ClosingWrites | null },
+  fast: boolean,
 ): Promise<ProviderAmounts> {
+  const { candidates, wanted } = await candidatesFor(tx, ctx, model, request);
+  if (fast && keep.size === 0) {
+    const chosen = candidates[0]!;
+    const write = await oneStatementWrite(tx, ctx.names, [newClaim(consumer, chosen)]);
+    if (write) {
+      await fastStep(() => write(tx));
+      return chosen;
+    }
+  }
+  for (const [i, chosen] of candidates.entries()) {
+    const write = () => setHeldAllocations(tx, ctx, consumer, sum(keep, chosen));
+    try {
+      await (i === candidates.length - 1 ? write() : savepoint(tx, write));
+      return chosen;
+    } catch (err) {
+      // full by now, or gone: the next candidate
+      if (!isPlacementError(err, REFUSED)) throw err;
+    }
+  }
+  throw new NoCapacity(`no resource provider has room for ${wanted} now`);
+}
+
+/**
+ * PostgreSQL, a new held consumer: choose as reserveCapacity does, and hold the first candidate's
+ * claim back for the statement that closes the holder's transaction (`closing`: Placement's one
+ * statement, as parts of it), which refuses — and the holder's transaction runs again the general
+ * way — when the database has no room after all. No lock is taken now. The chosen allocations;
+ * null when the claim cannot be one statement (reserveCapacity then claims it in place);
+ * NoCapacity when the index has no candidate.
+ */
+export async function holdBackCapacity(
+  tx: Tx,
+  ctx: PlacementContext,
+  model: CapacityIndex,
+  consumer: HeldConsumer,
+  request: CapacityRequest,
+  closing: ClosingWrites,
+): Promise<ProviderAmounts | null> {
+  const { candidates } = await candidatesFor(tx, ctx, model, request);
+  const chosen = candidates[0]!;
+  const part = await writeInStatement(tx, ctx.names, [newClaim(consumer, chosen)]);
+  if (!part) return null;
+  closing.embed(part);
+  return chosen;
+}
+
+/** The candidates for `request`, as provider uuid → class → amount, best first; NoCapacity when there are none. */
+async function candidatesFor(tx: Tx, ctx: PlacementContext, model: CapacityIndex, request: CapacityRequest) {
   const { ids: classes } = await ctx.names.forTx(tx, 'resource_classes', [...request.resources.keys()]);
   const missingClass = [...request.resources.keys()].find((c) => !classes.has(c));
   if (missingClass !== undefined) throw new NoCapacity(`no resource class ${missingClass}`);
@@ -116,37 +163,19 @@ export async function reserveCapacity(
   );
   const wanted = describe(request);
   if (!candidates.length) throw new NoCapacity(`no resource provider has room for ${wanted}`);
-  const chosenOf = (candidate: (typeof candidates)[number]): ProviderAmounts =>
-    new Map([...candidate.allocations].map(([id, amounts]) => [model.providers.get(id)!.uuid, new Map(amounts)]));
-  if (how.fast && keep.size === 0) {
-    const chosen = chosenOf(candidates[0]!);
-    const writes = [
-      { consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations: chosen, holder: consumer.holder },
-    ];
-    const part = how.closing ? await writeInStatement(tx, ctx.names, writes) : null;
-    if (part) {
-      how.closing!.embed(part);
-      return chosen;
-    }
-    const write = how.closing ? null : await oneStatementWrite(tx, ctx.names, writes);
-    if (write) {
-      await fastStep(() => write(tx));
-      return chosen;
-    }
-  }
-  for (const [i, candidate] of candidates.entries()) {
-    const chosen = chosenOf(candidate);
-    const write = () => setHeldAllocations(tx, ctx, consumer, sum(keep, chosen));
-    try {
-      await (i === candidates.length - 1 ? write() : savepoint(tx, write));
-      return chosen;
-    } catch (err) {
-      // full by now, or gone: the next candidate
-      if (!isPlacementError(err, REFUSED)) throw err;
-    }
-  }
-  throw new NoCapacity(`no resource provider has room for ${wanted} now`);
+  const chosen = candidates.map((c): ProviderAmounts => new Map([...c.allocations].map(([id, amounts]) => [model.providers.get(id)!.uuid, new Map(amounts)])));
+  return { candidates: chosen, wanted };
 }
+
+/** The claim of a new held consumer, as Placement's writes take it. */
+const newClaim = (consumer: HeldConsumer, allocations: ProviderAmounts): ConsumerAllocations => ({
+  consumerUuid: consumer.uuid,
+  projectId: consumer.projectId,
+  userId: consumer.userId,
+  generation: null,
+  allocations,
+  holder: consumer.holder,
+});
 
 /** What a claim refuses when a candidate cannot take it after all (the index was behind). */
 const REFUSED: readonly PlacementErrorCode[] = ['capacity_exceeded', 'inventory_invalid', 'inventory_constraint_violated', 'allocation_provider_missing'];
