@@ -9,6 +9,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest, ironicError } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import {
   type DeployTemplateFields,
   createDeployTemplate,
@@ -76,6 +77,7 @@ export const list: E = {
   summary: 'list deploy templates (1.55)',
   query: listQuery({ detail: flag }),
   ok: [200],
+  response: schemaRef('DeployTemplateList'),
   ...READ_SINCE,
   handle: (req, ctx) => listing(req, ctx, false),
 };
@@ -84,6 +86,7 @@ export const detail: E = {
   summary: 'list deploy templates with every field',
   query: detailQuery({}),
   ok: [200],
+  response: schemaRef('DeployTemplateDetailList'),
   ...READ_SINCE,
   handle: (req, ctx) => listing(req, ctx, true),
 };
@@ -93,6 +96,7 @@ export const show: E = {
   summary: 'a deploy template (by uuid or name)',
   query: showQuery(),
   ok: [200],
+  response: schemaRef('DeployTemplate'),
   ...READ_SINCE,
   async handle(req, ctx) {
     const args = req.queryArgs();
@@ -106,6 +110,7 @@ export const create: E = {
   summary: 'create a deploy template (its name is a trait)',
   body: schemas.deployTemplate,
   ok: [201],
+  response: schemaRef('DeployTemplate'),
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs();
@@ -122,6 +127,7 @@ export const patch: E = {
   summary: 'change a deploy template (JSON Patch)',
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('DeployTemplate'),
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs();

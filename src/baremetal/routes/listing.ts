@@ -10,7 +10,7 @@ import { isLogicalName } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { IronicQuery, IronicRequest } from '../request.js';
 import type { Page, SortDir } from '../core/paging.js';
-import { type ViewContext, parseFields } from '../views.js';
+import { type FieldVersions, type ViewContext, parseFields } from '../views.js';
 import { queryBool } from './common.js';
 import { PAGING as PAGING_PARAMS } from './query.js';
 
@@ -18,15 +18,12 @@ import { PAGING as PAGING_PARAMS } from './query.js';
 const MAX_LIMIT = 1000;
 const PAGING = Object.keys(PAGING_PARAMS);
 
-/** A resource's fields as views.ts lists them: name, the version that brought it, its value. */
-type FieldTable = readonly [string, string, unknown][];
-
 /** One Ironic collection, as its list endpoints take their query. */
 export interface Collection {
   /** the body's key: `{"nodes": [...], "next": ...}` */
   key: string;
   /** the resource's fields (what `fields` may name, from which version) */
-  table: FieldTable;
+  table: FieldVersions;
   /** what a list shows without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS); none: every field */
   defaults?: readonly string[];
   sortKeys: readonly string[];
@@ -42,7 +39,7 @@ export interface Collection {
    * 406, as in `fields`. Nodes, ports and port groups check their own fields; Ironic checks the
    * conductors' and deploy templates' sort key against the node's fields; the others not at all.
    */
-  sortKeyVersions?: FieldTable;
+  sortKeyVersions?: FieldVersions;
   /** the marker is a name, not a uuid (conductors: their hostname) */
   namedMarker?: boolean;
 }

@@ -1,6 +1,7 @@
 // /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
 // (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
 // no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
+import type * as Wire from '../../client/baremetal-wire.js';
 import { detailQuery, flag, listQuery, showQuery, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
@@ -9,6 +10,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import {
   type ConnectorFields,
   type TargetFields,
@@ -45,14 +47,18 @@ async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: stri
     const found = await lookupNode(ctx, node);
     if (!found || !canSeeNode(req, found)) throw nodeNotFound(node);
   }
-  return {
-    body: { links: links(req.baseUrl, `${base}/`), connectors: links(req.baseUrl, `${base}/connectors`), targets: links(req.baseUrl, `${base}/targets`) },
+  const body: Wire.VolumeLinks = {
+    links: links(req.baseUrl, `${base}/`),
+    connectors: links(req.baseUrl, `${base}/connectors`),
+    targets: links(req.baseUrl, `${base}/targets`),
   };
+  return { body };
 }
 export const root: E = {
   ...scoped('baremetal:volume:list'),
   summary: 'links to volume connectors and targets (1.32)',
   ok: [200],
+  response: schemaRef('VolumeLinks'),
   ...SINCE,
   handle: (req, ctx) => volumeRoot(req, ctx),
 };
@@ -60,6 +66,7 @@ export const nodeRoot: E = {
   ...scoped('baremetal:volume:list'),
   summary: "links to a node's volume connectors and targets (1.32)",
   ok: [200],
+  response: schemaRef('VolumeLinks'),
   ...SINCE,
   handle: (req, ctx) => volumeRoot(req, ctx, nodeIdent(req, 'node')),
 };
@@ -68,6 +75,7 @@ const SPEC = {
   connector: {
     key: 'connectors',
     noun: 'volume connector',
+    schemas: { one: 'VolumeConnector', list: 'VolumeConnectorList', detail: 'VolumeConnectorDetailList' },
     table: CONNECTOR_FIELDS,
     view: connectorView,
     defaults: ['uuid', 'node_uuid', 'type', 'connector_id'],
@@ -78,6 +86,7 @@ const SPEC = {
   target: {
     key: 'targets',
     noun: 'volume target',
+    schemas: { one: 'VolumeTarget', list: 'VolumeTargetList', detail: 'VolumeTargetDetailList' },
     table: TARGET_FIELDS,
     view: targetView,
     defaults: ['uuid', 'node_uuid', 'volume_type', 'boot_index', 'volume_id'],
@@ -126,6 +135,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       summary: `list ${noun}s`,
       query: listQuery({ node: text, detail: flag }),
       ok: [200],
+      response: schemaRef(SPEC[kind].schemas.list),
       handle: (req, ctx) => listing(req, ctx, kind, undefined, false),
     },
     detail: {
@@ -134,6 +144,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       summary: `list ${noun}s with every field`,
       query: detailQuery({ node: text }),
       ok: [200],
+      response: schemaRef(SPEC[kind].schemas.detail),
       handle: (req, ctx) => listing(req, ctx, kind, undefined, true),
     },
     ofNode: {
@@ -142,6 +153,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       summary: `a node's ${noun}s`,
       query: listQuery({ detail: flag }),
       ok: [200],
+      response: schemaRef(SPEC[kind].schemas.list),
       handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'), false),
     },
   };
@@ -195,6 +207,7 @@ function crud(kind: VolumeKind) {
     summary: `a ${spec.noun}`,
     query: showQuery(),
     ok: [200],
+    response: schemaRef(spec.schemas.one),
     async handle(req, ctx) {
       const args = req.queryArgs();
       const fields = parseFields(args.fields, spec.table, req.mv);
@@ -207,6 +220,7 @@ function crud(kind: VolumeKind) {
     summary: `create a ${spec.noun}`,
     body: schema,
     ok: [201],
+    response: schemaRef(spec.schemas.one),
     async handle(req, ctx) {
       req.queryArgs();
       const body = req.json<Record<string, unknown>>(kind === 'connector' ? 'connector' : 'target');
@@ -223,6 +237,7 @@ function crud(kind: VolumeKind) {
     summary: `change a ${spec.noun} (node powered off)`,
     body: schemas.patch,
     ok: [200],
+    response: schemaRef(spec.schemas.one),
     async handle(req, ctx) {
       req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
