@@ -365,15 +365,13 @@ function resource(description: string, r: Members): JsonSchema {
   };
 }
 
-/** The same members, as `fields=` or a list's short form shows them: any may be absent but `links` (a driver's too). */
-function selection(of: JsonSchema, what: string, always: string[] = ['links']): JsonSchema {
+/** The same members, as `fields=` or a list's short form shows them: any may be absent but `links`. */
+function selection(of: JsonSchema, what: string): JsonSchema {
   return {
     type: 'object',
-    description: always.length
-      ? `${what} as \`fields=\` or a list without detail shows it: the members asked for (or the list's defaults), links always`
-      : `${what} as \`fields=\` shows it: the members asked for`,
+    description: `${what} as \`fields=\` or a list without detail shows it: the members asked for (or the list's defaults), links always`,
     properties: of.properties!,
-    required: always,
+    required: ['links'],
   };
 }
 
@@ -760,7 +758,7 @@ const deployTemplateSelection = selection(deployTemplateResponse, 'a deploy temp
 const connectorSelection = selection(connector, 'a volume connector');
 const targetSelection = selection(target, 'a volume target');
 const conductorSelection = selection(conductor, 'a conductor');
-const driverSelection = selection(driver, 'a driver', []);
+const driverSelection = selection(driver, 'a driver');
 
 /** The responses' schemas, as components of the OpenAPI document. */
 export const RESPONSE_SCHEMAS = {
@@ -799,15 +797,12 @@ export const RESPONSE_SCHEMAS = {
   VolumeConnector: connector,
   VolumeConnectorSelection: connectorSelection,
   VolumeConnectorList: list('connectors', connectorSelection, 'GET /v1/volume/connectors (and a node’s): with detail=True whole connectors'),
-  VolumeConnectorDetailList: list('connectors', connector, 'GET /v1/volume/connectors/detail'),
   VolumeTarget: target,
   VolumeTargetSelection: targetSelection,
   VolumeTargetList: list('targets', targetSelection, 'GET /v1/volume/targets (and a node’s): with detail=True whole targets'),
-  VolumeTargetDetailList: list('targets', target, 'GET /v1/volume/targets/detail'),
   DeployTemplate: deployTemplateResponse,
   DeployTemplateSelection: deployTemplateSelection,
   DeployTemplateList: list('deploy_templates', deployTemplateSelection, 'GET /v1/deploy_templates: with detail=True whole templates'),
-  DeployTemplateDetailList: list('deploy_templates', deployTemplateResponse, 'GET /v1/deploy_templates/detail'),
   Conductor: conductor,
   ConductorSelection: conductorSelection,
   ConductorList: list('conductors', conductorSelection, 'GET /v1/conductors: hostname, conductor_group, alive and links; with detail=True whole conductors'),

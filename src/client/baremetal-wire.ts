@@ -477,13 +477,6 @@ export type VolumeConnectorList = {
   next?: string;
 };
 
-/** GET /v1/volume/connectors/detail */
-export type VolumeConnectorDetailList = {
-  connectors: Array<VolumeConnector>;
-  /** the next page's URL, when this page is full */
-  next?: string;
-};
-
 /** a volume target; with `fields=`, a VolumeTargetSelection */
 export type VolumeTarget = {
   uuid: string;
@@ -505,13 +498,6 @@ export type VolumeTargetSelection = Partial<VolumeTarget> & Pick<VolumeTarget, '
 /** GET /v1/volume/targets (and a node’s): with detail=True whole targets */
 export type VolumeTargetList = {
   targets: Array<VolumeTargetSelection>;
-  /** the next page's URL, when this page is full */
-  next?: string;
-};
-
-/** GET /v1/volume/targets/detail */
-export type VolumeTargetDetailList = {
-  targets: Array<VolumeTarget>;
   /** the next page's URL, when this page is full */
   next?: string;
 };
@@ -540,13 +526,6 @@ export type DeployTemplateSelection = Partial<DeployTemplate> & Pick<DeployTempl
 /** GET /v1/deploy_templates: with detail=True whole templates */
 export type DeployTemplateList = {
   deploy_templates: Array<DeployTemplateSelection>;
-  /** the next page's URL, when this page is full */
-  next?: string;
-};
-
-/** GET /v1/deploy_templates/detail */
-export type DeployTemplateDetailList = {
-  deploy_templates: Array<DeployTemplate>;
   /** the next page's URL, when this page is full */
   next?: string;
 };
@@ -635,8 +614,8 @@ export type Driver = {
   enabled_console_interfaces?: Array<string>;
 };
 
-/** a driver as `fields=` shows it: the members asked for */
-export type DriverSelection = Partial<Driver> & Pick<Driver, never>;
+/** a driver as `fields=` or a list without detail shows it: the members asked for (or the list's defaults), links always */
+export type DriverSelection = Partial<Driver> & Pick<Driver, 'links'>;
 
 /** GET /v1/drivers: whole drivers unless `fields=` (1.77) */
 export type DriverList = {

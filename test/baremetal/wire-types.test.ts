@@ -182,7 +182,7 @@ for (const dialect of DIALECTS) {
           await get('VolumeConnector', `/v1/volume/connectors/${connector.uuid}`);
           answer('VolumeConnector', mv, await api.patch(`/v1/volume/connectors/${connector.uuid}`, [{ op: 'add', path: '/extra/a', value: 1 }]));
           await get('VolumeConnectorList', '/v1/volume/connectors');
-          await get('VolumeConnectorDetailList', '/v1/volume/connectors/detail');
+          await get('VolumeConnectorList', '/v1/volume/connectors?detail=True');
           await get('VolumeConnectorList', `/v1/nodes/${node.uuid}/volume/connectors`);
           await get('VolumeConnectorSelection', `/v1/volume/connectors/${connector.uuid}?fields=type`);
           const target = answer(
@@ -194,7 +194,7 @@ for (const dialect of DIALECTS) {
           await get('VolumeTarget', `/v1/volume/targets/${target.uuid}`);
           answer('VolumeTarget', mv, await api.patch(`/v1/volume/targets/${target.uuid}`, [{ op: 'add', path: '/extra/a', value: 1 }]));
           await get('VolumeTargetList', '/v1/volume/targets');
-          await get('VolumeTargetDetailList', '/v1/volume/targets/detail');
+          await get('VolumeTargetList', '/v1/volume/targets?detail=True');
           await get('VolumeTargetList', `/v1/nodes/${node.uuid}/volume/targets`);
           await get('VolumeTargetSelection', `/v1/volume/targets/${target.uuid}?fields=volume_type`);
         }
@@ -236,7 +236,7 @@ for (const dialect of DIALECTS) {
           await get('DeployTemplate', `/v1/deploy_templates/${template.uuid}`);
           answer('DeployTemplate', mv, await api.patch(`/v1/deploy_templates/${template.uuid}`, [{ op: 'add', path: '/extra/a', value: 1 }]));
           await get('DeployTemplateList', '/v1/deploy_templates');
-          await get('DeployTemplateDetailList', '/v1/deploy_templates/detail');
+          await get('DeployTemplateList', '/v1/deploy_templates?detail=True');
           await get('DeployTemplateSelection', `/v1/deploy_templates/${template.uuid}?fields=name`);
         }
 

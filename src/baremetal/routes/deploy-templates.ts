@@ -1,8 +1,9 @@
-// /v1/deploy_templates (1.55): list (and detail), create, show, JSON-patch, delete. A template's
+// /v1/deploy_templates (1.55): list (`?detail=True`: every field; Ironic 21.4 has no `/detail`
+// path: `detail` there is a template's name), create, show, JSON-patch, delete. A template's
 // name is a trait: Ironic runs its deploy steps on a deployment whose traits name it. allot's fake
 // deploy runs no step, so templates are kept and validated (steps, no duplicates) but never run.
 // The rules (`baremetal:deploy_template:*`) are the system's and take no target.
-import { detailQuery, flag, listQuery, showQuery } from './query.js';
+import { flag, listQuery, showQuery } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
@@ -63,8 +64,8 @@ const TEMPLATES: Collection = {
   sortKeyVersions: NODE_FIELDS,
 };
 
-async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
-  const list = listRequest(req, TEMPLATES, 'deploy_templates', detailPath);
+async function listing(req: IronicRequest, ctx: BaremetalContext) {
+  const list = listRequest(req, TEMPLATES, 'deploy_templates', false);
   return listPage(req, TEMPLATES, list, viewContext(req, ctx), {
     marker: (uuid) => getDeployTemplate(ctx, uuid),
     find: (page) => listDeployTemplatePage(ctx, page),
@@ -79,16 +80,7 @@ export const list: E = {
   ok: [200],
   response: schemaRef('DeployTemplateList'),
   ...READ_SINCE,
-  handle: (req, ctx) => listing(req, ctx, false),
-};
-export const detail: E = {
-  policy: 'baremetal:deploy_template:get',
-  summary: 'list deploy templates with every field',
-  query: detailQuery({}),
-  ok: [200],
-  response: schemaRef('DeployTemplateDetailList'),
-  ...READ_SINCE,
-  handle: (req, ctx) => listing(req, ctx, true),
+  handle: (req, ctx) => listing(req, ctx),
 };
 
 export const show: E = {

@@ -63,7 +63,8 @@ function driverView(req: IronicRequest, hostnames: string[], detail: boolean, fi
   if (!fields) return out;
   const bad = fields.filter((f) => !(f in out));
   if (bad.length) throw badRequest(`Field(s) "${bad.join(', ')}" are not valid`);
-  return Object.fromEntries(Object.entries(out).filter(([k]) => fields.includes(k)));
+  // links always, where they stand, as Ironic's sanitize_dict (and every other resource's `fields`)
+  return Object.fromEntries(Object.entries(out).filter(([k]) => k === 'links' || fields.includes(k))) as Wire.DriverSelection;
 }
 
 /** `fields` (1.77) */

@@ -1,8 +1,9 @@
 // /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
-// (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
+// (/v1/nodes/{node}/volume/…): list (`?detail=True`: every field; Ironic 21.4 has no `/detail` path
+// here), create, show, JSON-patch, delete. Records only:
 // no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
 import type * as Wire from '../../client/baremetal-wire.js';
-import { detailQuery, flag, listQuery, showQuery, text } from './query.js';
+import { flag, listQuery, showQuery, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
@@ -75,7 +76,7 @@ const SPEC = {
   connector: {
     key: 'connectors',
     noun: 'volume connector',
-    schemas: { one: 'VolumeConnector', list: 'VolumeConnectorList', detail: 'VolumeConnectorDetailList' },
+    schemas: { one: 'VolumeConnector', list: 'VolumeConnectorList' },
     table: CONNECTOR_FIELDS,
     view: connectorView,
     defaults: ['uuid', 'node_uuid', 'type', 'connector_id'],
@@ -86,7 +87,7 @@ const SPEC = {
   target: {
     key: 'targets',
     noun: 'volume target',
-    schemas: { one: 'VolumeTarget', list: 'VolumeTargetList', detail: 'VolumeTargetDetailList' },
+    schemas: { one: 'VolumeTarget', list: 'VolumeTargetList' },
     table: TARGET_FIELDS,
     view: targetView,
     defaults: ['uuid', 'node_uuid', 'volume_type', 'boot_index', 'volume_id'],
@@ -105,11 +106,11 @@ const COLLECTIONS: Record<VolumeKind, Collection> = {
   target: { ...SPEC.target, detail: 'volume' },
 };
 
-async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined, detailPath: boolean) {
+async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined) {
   const project = listScope(req, 'volume', undefined);
   const collection = COLLECTIONS[kind];
   const path = parentNode ? `nodes/${parentNode}/volume/${collection.key}` : `volume/${collection.key}`;
-  const list = listRequest(req, collection, path, detailPath);
+  const list = listRequest(req, collection, path, false);
   const f: VolumeFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? list.args.node;
@@ -126,7 +127,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
   });
 }
 
-const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
+const lists = (kind: VolumeKind): Record<'list' | 'ofNode', E> => {
   const { noun } = SPEC[kind];
   return {
     list: {
@@ -136,16 +137,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       query: listQuery({ node: text, detail: flag }),
       ok: [200],
       response: schemaRef(SPEC[kind].schemas.list),
-      handle: (req, ctx) => listing(req, ctx, kind, undefined, false),
-    },
-    detail: {
-      ...SINCE,
-      ...scoped('baremetal:volume:list_all'),
-      summary: `list ${noun}s with every field`,
-      query: detailQuery({ node: text }),
-      ok: [200],
-      response: schemaRef(SPEC[kind].schemas.detail),
-      handle: (req, ctx) => listing(req, ctx, kind, undefined, true),
+      handle: (req, ctx) => listing(req, ctx, kind, undefined),
     },
     ofNode: {
       ...SINCE,
@@ -154,7 +146,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       query: listQuery({ detail: flag }),
       ok: [200],
       response: schemaRef(SPEC[kind].schemas.list),
-      handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'), false),
+      handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node')),
     },
   };
 };
