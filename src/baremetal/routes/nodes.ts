@@ -76,6 +76,9 @@ const NODE_FILTERS = {
   /** owned or leased by this project (scope.ts listScope) */
   project: text,
 };
+/** What the node lists declare as filters (the chassis's own list has no chassis_uuid). */
+type NodeQueryFilters = typeof NODE_FILTERS & { chassis_uuid: typeof text };
+
 /** Ironic's node faults (ironic/common/faults.py), in its order. */
 const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
 
@@ -154,8 +157,9 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await getChassis(ctx, chassisUuid));
   const instanceUuid = queryUuid(args, 'instance_uuid');
   // the other filters go to the store as the request gives them (booleans read as Ironic reads them)
-  const { chassis_uuid, instance_uuid, project: _asked, shard, conductor, ...given } = listFilters(req, list);
-  const filters: NodeFilters = { ...given };
+  const { chassis_uuid, instance_uuid, project: _asked, shard, conductor, ...given } = listFilters<NodeQueryFilters>(req, list);
+  // each goes to the store by its name and type: a filter the store does not know does not compile
+  const filters: NodeFilters & Record<Exclude<keyof typeof given, keyof NodeFilters>, never> = { ...given };
   if (chassis) filters.chassisId = chassis.id;
   if (instanceUuid !== undefined) filters.instance_uuid = instanceUuid;
   if (project !== undefined) filters.project = project;
