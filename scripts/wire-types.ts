@@ -1,21 +1,24 @@
-// The wire types of the identifier API and of Placement, written from their JSON schemas (the
-// WIRE_TYPES of src/ids/schemas.ts and src/placement/schemas.ts): the same objects validate
-// requests, describe them in the OpenAPI documents, and — through the files this writes — type the
-// server's views and the typed client. So a body's shape is written once. `npx tsx
-// scripts/wire-types.ts` rewrites src/client/ids-wire.ts and src/client/placement-wire.ts;
-// test/ids/wire-types.test.ts and test/placement/wire-types.test.ts fail when a file is not what
-// the schemas say.
+// The wire types of the identifier API, Placement and bare metal, written from their JSON schemas
+// (the WIRE_TYPES of src/ids/schemas.ts, src/placement/schemas.ts and src/baremetal/schemas.ts):
+// the same objects validate requests, describe them in the OpenAPI documents, and — through the
+// files this writes — type the server's views and the typed client. So a body's shape is written
+// once. `npx tsx scripts/wire-types.ts` rewrites src/client/ids-wire.ts, placement-wire.ts and
+// baremetal-wire.ts; test/ids/wire-types.test.ts, test/placement/wire-types.test.ts and
+// test/baremetal/wire-types.test.ts fail when a file is not what the schemas say.
 //
 // The schemas use a small subset of JSON Schema, and that subset is what is translated: type
 // (one or several), const, enum, anyOf/oneOf (a union), properties with required (the rest
 // optional), additionalProperties/patternProperties (an index signature), items, $ref to a
 // component, description (a doc comment). A schema that is itself one of the named wire types is
-// written as its name. A table of schemas by microversion (Placement's request bodies) is the
+// written as its name; one that shares a named type's `properties` object with fewer required
+// (bare metal's selections: `fields=`) as `Partial<Name> & Pick<Name, …required>`; an anyOf whose
+// branches only constrain a typed schema (a trait: a pattern or a known name) as that type. A table of schemas by microversion (Placement's request bodies) is the
 // union of its entries: a body some microversion accepts.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { WIRE_TYPES as BAREMETAL_WIRE_TYPES } from '../src/baremetal/schemas.js';
 import { WIRE_TYPES as IDS_WIRE_TYPES } from '../src/ids/schemas.js';
 import { WIRE_TYPES as PLACEMENT_WIRE_TYPES } from '../src/placement/schemas.js';
 
@@ -53,6 +56,16 @@ export const WIRE_FILES = {
       'optional (its comment says from which).',
     ],
   },
+  baremetal: {
+    file: path.join(ROOT, 'src', 'client', 'baremetal-wire.ts'),
+    types: BAREMETAL_WIRE_TYPES,
+    header: [
+      'from src/baremetal/schemas.ts (WIRE_TYPES): do not edit.',
+      'The bare-metal (Ironic) request bodies the client sends and the answers, as its JSON schemas',
+      'define them: a member only some microversions write is optional (its comment says from which);',
+      'a `…Selection` is what `fields=` or a list without detail shows (every member optional but links).',
+    ],
+  },
 } satisfies Record<string, { file: string; types: Record<string, Schema | Record<string, Schema>>; header: string[] }>;
 export type WireApi = keyof typeof WIRE_FILES;
 
@@ -61,15 +74,19 @@ const literal = (v: unknown) => JSON.stringify(v);
 const union = (parts: string[]) => [...new Set(parts)].join(' | ');
 const doc = (text: string | undefined, indent: string) => (text ? `${indent}/** ${text.replace(/\*\//g, '*\\/')} */\n` : '');
 
-/** The TypeScript type of `schema`; `names` gives the named wire types by schema object. */
+/** The TypeScript type of `schema`; `names` gives the named wire types by schema object (and by their `properties` object). */
 function typeOf(schema: Schema, names: Map<object, string>, indent: string, self?: object): string {
   const named = names.get(schema);
   if (named && schema !== self) return named;
   if (schema.$ref) return schema.$ref.slice(schema.$ref.lastIndexOf('/') + 1);
   if ('const' in schema) return literal(schema.const);
   if (schema.enum) return union(schema.enum.map(literal));
+  // a named schema with another named type's members: a selection of it
+  const partOf = schema === self && schema.properties ? names.get(schema.properties) : undefined;
+  if (partOf && partOf !== named) return `Partial<${partOf}> & Pick<${partOf}, ${union((schema.required ?? []).map(literal)) || 'never'}>`;
   const branches = schema.oneOf ?? schema.anyOf;
-  if (branches) return union(branches.map((b) => typeOf(b, names, indent)));
+  const onlyConstrains = schema.type !== undefined && branches?.every((b) => b.type === undefined && !b.$ref && !b.properties);
+  if (branches && !onlyConstrains) return union(branches.map((b) => typeOf(b, names, indent)));
   const types = schema.type === undefined ? [] : Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.length === 0) return schema.properties ? objectType(schema, names, indent) : 'unknown';
   return union(
@@ -125,6 +142,8 @@ function unformatted(api: WireApi): string {
   const { types, header } = WIRE_FILES[api];
   const entries = Object.entries(types) as Array<[string, Schema | Record<string, Schema>]>;
   const names = new Map<object, string>(entries.map(([name, s]) => [s, name]));
+  // a named object type's members, by their object: another schema with the same is a selection of it
+  for (const [name, s] of entries) if (!isVersionTable(s) && s.properties && !names.has(s.properties)) names.set(s.properties, name);
   const decls = entries.map(([name, s]) => {
     if (!isVersionTable(s)) return `${doc(s.description, '')}export type ${name} = ${typeOf(s, names, '', s)};`;
     const versions = Object.keys(s);

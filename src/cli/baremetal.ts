@@ -98,7 +98,7 @@ export function registerBaremetalCommands(program: Command): void {
           o.limit !== undefined || o.marker
             ? (await client.baremetal.listNodes({ ...query, limit: o.limit, marker: o.marker })).nodes
             : await client.baremetal.listAllNodes(query);
-        out.print(nodes, (l: B.Node[]) => ({ rows: l, columns: NODE_COLUMNS }));
+        out.print(nodes, (l: B.NodeSelection[]) => ({ rows: l, columns: NODE_COLUMNS }));
       }),
     );
   node
@@ -325,7 +325,7 @@ export function registerBaremetalCommands(program: Command): void {
           o.limit !== undefined || o.marker
             ? (await client.baremetal.listAllocations({ ...query, limit: o.limit, marker: o.marker })).allocations
             : await client.baremetal.listAllAllocations(query);
-        out.print(list, (l: B.Allocation[]) => ({ rows: l, columns: ALLOCATION_COLUMNS }));
+        out.print(list, (l: B.AllocationSelection[]) => ({ rows: l, columns: ALLOCATION_COLUMNS }));
       }),
     );
   allocation
@@ -419,7 +419,7 @@ export function registerBaremetalCommands(program: Command): void {
     .description('list conductors')
     .action(
       a(async ({ client, out }) =>
-        out.print(await client.baremetal.listConductors(true), (l: B.Conductor[]) => ({ rows: l, columns: ['hostname', 'alive', 'updated_at'] })),
+        out.print(await client.baremetal.listConductors(true), (l: B.ConductorSelection[]) => ({ rows: l, columns: ['hostname', 'alive', 'updated_at'] })),
       ),
     );
 }

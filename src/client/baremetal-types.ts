@@ -1,11 +1,14 @@
-// Request and response bodies of the bare-metal (Ironic) API, from the Ironic API reference, at
-// the newest microversion allot serves (1.82). Nodes have many more fields than named here;
-// they are all in the index signature.
+// Types of the bare-metal (Ironic) API for the typed client. The request and response bodies are
+// bare metal's JSON schemas written as TypeScript (baremetal-wire.ts, generated from
+// src/baremetal/schemas.ts by scripts/wire-types.ts) — the types the server's views are checked
+// against too, so a body's shape is written once. A member of an answer that only some
+// microversions write is optional; a `…Selection` is what `fields=` or a list without detail
+// answers. What is written here is the client's side of a call: query parameters and the words
+// the state verbs take.
 
-export interface Link {
-  href: string;
-  rel: string;
-}
+import type { JsonPatch } from './baremetal-wire.js';
+
+export type * from './baremetal-wire.js';
 
 export type ProvisionState =
   | 'enroll'
@@ -57,50 +60,6 @@ export type ProvisionTarget =
 
 export type PowerTarget = 'power on' | 'power off' | 'rebooting' | 'soft power off' | 'soft rebooting';
 
-export interface Node {
-  uuid: string;
-  name: string | null;
-  provision_state: ProvisionState;
-  target_provision_state: ProvisionState | null;
-  power_state: string | null;
-  target_power_state: string | null;
-  maintenance: boolean;
-  maintenance_reason?: string | null;
-  instance_uuid: string | null;
-  driver?: string;
-  resource_class?: string | null;
-  traits?: string[];
-  allocation_uuid?: string | null;
-  last_error?: string | null;
-  properties?: Record<string, unknown>;
-  extra?: Record<string, unknown>;
-  owner?: string | null;
-  lessee?: string | null;
-  description?: string | null;
-  conductor?: string | null;
-  links: Link[];
-  [field: string]: unknown;
-}
-
-export interface NodeCreate {
-  driver: string;
-  name?: string | null;
-  uuid?: string;
-  resource_class?: string | null;
-  properties?: Record<string, unknown>;
-  extra?: Record<string, unknown>;
-  driver_info?: Record<string, unknown>;
-  instance_info?: Record<string, unknown>;
-  owner?: string | null;
-  lessee?: string | null;
-  description?: string | null;
-  conductor_group?: string;
-  automated_clean?: boolean | null;
-  network_data?: Record<string, unknown>;
-  shard?: string | null;
-  [field: string]: unknown;
-}
-
 export interface NodeListQuery {
   maintenance?: boolean;
   associated?: boolean;
@@ -123,55 +82,10 @@ export interface NodeListQuery {
   sort_dir?: 'asc' | 'desc';
 }
 
-export interface NodeStates {
-  power_state: string | null;
-  target_power_state: string | null;
-  provision_state: ProvisionState;
-  target_provision_state: ProvisionState | null;
-  provision_updated_at: string | null;
-  last_error: string | null;
-  console_enabled: boolean;
-  raid_config?: unknown;
-  target_raid_config?: unknown;
-  boot_mode?: string | null;
-  secure_boot?: boolean | null;
-  [field: string]: unknown;
-}
-
-/** RFC 6902 JSON patch, as Ironic takes it (paths like `/extra/foo`, `/name`) */
-export type PatchOperation = { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
+/** One operation of an RFC 6902 JSON patch, as Ironic takes it (paths like `/extra/foo`, `/name`) */
+export type PatchOperation = JsonPatch[number];
 
 export type AllocationState = 'allocating' | 'active' | 'error';
-
-export interface Allocation {
-  uuid: string;
-  name: string | null;
-  state: AllocationState;
-  node_uuid: string | null;
-  resource_class: string | null;
-  traits: string[];
-  candidate_nodes: string[];
-  last_error: string | null;
-  extra: Record<string, unknown>;
-  /** 1.60+ */
-  owner?: string | null;
-  created_at: string;
-  updated_at: string | null;
-  links: Link[];
-}
-
-export interface AllocationCreate {
-  resource_class?: string;
-  traits?: string[];
-  candidate_nodes?: string[];
-  name?: string;
-  uuid?: string;
-  extra?: Record<string, unknown>;
-  /** 1.58+: backfill an allocation for a node already deployed */
-  node?: string;
-  /** 1.60+ */
-  owner?: string;
-}
 
 export interface AllocationListQuery {
   node?: string;
@@ -183,29 +97,4 @@ export interface AllocationListQuery {
   marker?: string;
   sort_key?: string;
   sort_dir?: 'asc' | 'desc';
-}
-
-export interface Conductor {
-  hostname: string;
-  conductor_group: string;
-  alive: boolean;
-  drivers?: string[];
-  links: Link[];
-  [field: string]: unknown;
-}
-
-export interface BaremetalVersion {
-  id: string;
-  links: Link[];
-  status: string;
-  min_version: string;
-  version: string;
-}
-
-/** GET / */
-export interface BaremetalRoot {
-  name: string;
-  description: string;
-  default_version: BaremetalVersion;
-  versions: BaremetalVersion[];
 }

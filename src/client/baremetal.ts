@@ -81,8 +81,8 @@ export class BaremetalClient {
   }
 
   /** GET /: the version document. */
-  root(): Promise<T.BaremetalRoot> {
-    return this.http.get<T.BaremetalRoot>('/');
+  root(): Promise<T.Root> {
+    return this.http.get<T.Root>('/');
   }
 
   async call<R = unknown>(method: string, path: string, options: CallOptions = {}) {
@@ -111,16 +111,19 @@ export class BaremetalClient {
   // ---- nodes --------------------------------------------------------------------------------
 
   /** One page of nodes (`next` is the link to the following page, when there is one). */
-  listNodes(query: T.NodeListQuery = {}): Promise<{ nodes: T.Node[]; next?: string }> {
+  listNodes(query: T.NodeListQuery = {}): Promise<T.NodeList> {
     return this.body('GET', '/v1/nodes', { query: listQuery(query) });
   }
 
   /** Every node matching the query, all pages. */
-  listAllNodes(query: Omit<T.NodeListQuery, 'marker'> = {}): Promise<T.Node[]> {
-    return this.all<T.Node>('/v1/nodes', 'nodes', listQuery(query));
+  listAllNodes(query: Omit<T.NodeListQuery, 'marker'> = {}): Promise<T.NodeSelection[]> {
+    return this.all<T.NodeSelection>('/v1/nodes', 'nodes', listQuery(query));
   }
 
-  getNode(ident: string, fields?: string[]): Promise<T.Node> {
+  /** A node; with `fields`, only those (and its links). */
+  getNode(ident: string): Promise<T.Node>;
+  getNode(ident: string, fields: string[] | undefined): Promise<T.NodeSelection>;
+  getNode(ident: string, fields?: string[]): Promise<T.NodeSelection> {
     return this.body('GET', `/v1/nodes/${seg(ident)}`, { query: { fields: fields?.join(',') } });
   }
 
@@ -159,11 +162,11 @@ export class BaremetalClient {
   }
 
   async listNodeTraits(ident: string): Promise<string[]> {
-    return (await this.body<{ traits: string[] }>('GET', `/v1/nodes/${seg(ident)}/traits`)).traits;
+    return (await this.body<T.NodeTraits>('GET', `/v1/nodes/${seg(ident)}/traits`)).traits;
   }
 
   async setNodeTraits(ident: string, traits: string[]): Promise<void> {
-    await this.call('PUT', `/v1/nodes/${seg(ident)}/traits`, { body: { traits } });
+    await this.call('PUT', `/v1/nodes/${seg(ident)}/traits`, { body: { traits } satisfies T.NodeTraitsPut });
   }
 
   async addNodeTrait(ident: string, trait: string): Promise<void> {
@@ -194,9 +197,9 @@ export class BaremetalClient {
   async waitForProvisionState(ident: string, expected: string, options: WaitOptions = {}): Promise<T.Node> {
     const node = await this.poll(
       () => this.getNode(ident),
-      (n) => n.provision_state,
+      (n) => String(n.provision_state),
       // settled: no target left and the conductor's lock released (the next change would be refused while it is held)
-      (n) => !n.target_provision_state && !n.reservation && (n.provision_state === expected || FAILED_STATES.has(n.provision_state)),
+      (n) => !n.target_provision_state && !n.reservation && (n.provision_state === expected || FAILED_STATES.has(String(n.provision_state))),
       `node ${ident} to become ${expected}`,
       options,
     );
@@ -246,12 +249,13 @@ export class BaremetalClient {
     return this.body('GET', `/v1/allocations/${seg(ident)}`);
   }
 
-  listAllocations(query: T.AllocationListQuery = {}): Promise<{ allocations: T.Allocation[]; next?: string }> {
+  /** One page of allocations (whole, or with `fields` only those and their links). */
+  listAllocations(query: T.AllocationListQuery = {}): Promise<T.AllocationList> {
     return this.body('GET', '/v1/allocations', { query: listQuery(query) });
   }
 
-  listAllAllocations(query: Omit<T.AllocationListQuery, 'marker'> = {}): Promise<T.Allocation[]> {
-    return this.all<T.Allocation>('/v1/allocations', 'allocations', listQuery(query));
+  listAllAllocations(query: Omit<T.AllocationListQuery, 'marker'> = {}): Promise<T.AllocationSelection[]> {
+    return this.all<T.AllocationSelection>('/v1/allocations', 'allocations', listQuery(query));
   }
 
   /** PATCH (1.57+: name and extra) with a JSON patch. */
@@ -281,8 +285,9 @@ export class BaremetalClient {
 
   // ---- conductors ---------------------------------------------------------------------------
 
-  async listConductors(detail = false): Promise<T.Conductor[]> {
-    return (await this.body<{ conductors: T.Conductor[] }>('GET', '/v1/conductors', { query: { detail: detail || undefined } })).conductors;
+  /** The conductors: hostname, conductor_group, alive and links; with `detail`, every field. */
+  async listConductors(detail = false): Promise<T.ConductorSelection[]> {
+    return (await this.body<T.ConductorList>('GET', '/v1/conductors', { query: { detail: detail || undefined } })).conductors;
   }
 
   private async poll<R>(read: () => Promise<R>, state: (r: R) => string, done: (r: R) => boolean, what: string, options: WaitOptions): Promise<R> {

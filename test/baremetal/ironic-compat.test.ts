@@ -393,5 +393,24 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys((await api.get(`/v1/conductors/${detail.hostname}`)).body), Object.keys(detail));
       assert.equal((await api.delete('/v1/nodes/ordered')).status, 204);
     });
+
+    test('volume connectors, targets and deploy templates have no /detail path; a driver selected by fields keeps its links (Ironic 21.4.4)', async () => {
+      // `detail` is read as the identifier it stands in place of, as Ironic's controllers read it
+      const connector = await api.get('/v1/volume/connectors/detail');
+      assert.equal(connector.status, 400, connector.text);
+      assert.equal(fault(connector).faultstring, 'Expected UUID for connector_uuid: detail');
+      const target = await api.get('/v1/volume/targets/detail');
+      assert.equal(target.status, 400, target.text);
+      assert.equal(fault(target).faultstring, 'Expected UUID for target_uuid: detail');
+      const template = await api.get('/v1/deploy_templates/detail');
+      assert.equal(template.status, 404, template.text);
+      assert.equal(fault(template).faultstring, 'Deploy template detail could not be found.');
+      // the lists take ?detail=True instead
+      assert.deepEqual((await api.get('/v1/deploy_templates?detail=True')).body, { deploy_templates: [] });
+      // links always, in their place, as every other resource's `fields`
+      const driver = (await api.get('/v1/drivers/fake-hardware?fields=hosts')).body;
+      assert.deepEqual(Object.keys(driver), ['hosts', 'links']);
+      assert.deepEqual(Object.keys((await api.get('/v1/drivers?fields=name')).body.drivers[0]), ['name', 'links']);
+    });
   });
 }

@@ -60,7 +60,7 @@ for (const dialect of DIALECTS) {
       assert.equal(conductors.status, 400, conductors.text);
       assert.equal(fault(conductors).faultstring, 'The sort_key value "owner" is an invalid field for sorting');
       notAcceptable(await api.at('1.60').get('/v1/deploy_templates?sort_key=retired'));
-      notAcceptable(await api.at('1.60').get('/v1/deploy_templates/detail?sort_key=retired'));
+      notAcceptable(await api.at('1.60').get('/v1/deploy_templates?detail=True&sort_key=retired'));
       const templates = await api.at('1.61').get('/v1/deploy_templates?sort_key=retired');
       assert.equal(templates.status, 400, templates.text);
       assert.equal(fault(templates).faultstring, 'The sort_key value "retired" is an invalid field for sorting');

@@ -9,6 +9,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest, frameworkError, ironicError, notAcceptable } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
 import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, getAllocation, listAllocationPage } from '../services/allocation-reads.js';
 import { getNode, nodeNotFound } from '../services/node-reads.js';
@@ -41,6 +42,7 @@ export const create: E = {
   summary: 'request an allocation (asynchronous: answered allocating, then active or error; Prefer: wait=N answers the outcome)',
   body: schemas.allocationCreate,
   ok: [201],
+  response: schemaRef('Allocation'),
   headers: [
     {
       name: 'Prefer',
@@ -168,6 +170,7 @@ export const list: E = {
   summary: 'list allocations',
   query: listQuery({ node: text, resource_class: text, state: text, owner: since('1.60', text) }),
   ok: [200],
+  response: schemaRef('AllocationList'),
   ...SINCE,
   async handle(req, ctx) {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
@@ -211,6 +214,7 @@ export const show: E = {
   summary: 'an allocation (by uuid or name)',
   query: showQuery(),
   ok: [200],
+  response: schemaRef('Allocation'),
   ...SINCE,
   async handle(req, ctx) {
     const ident = allocationIdent(req);
@@ -226,6 +230,7 @@ export const patch: E = {
   summary: "change an allocation's name or extra (JSON Patch)",
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('Allocation'),
   since: '1.57',
   // before allocations existed the framework's 405, after that Ironic's own
   tooOld: (mv) =>

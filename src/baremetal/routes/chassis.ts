@@ -8,6 +8,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, getChassis, listChassisPage, patchChassis } from '../services/chassis.js';
 import { CHASSIS_FIELDS, chassisView, parseFields } from '../views.js';
 import { viewContext } from './common.js';
@@ -53,6 +54,7 @@ export const list: E = {
   summary: 'list chassis',
   query: listQuery({ detail: flag }, FIELDS_SINCE_1_8),
   ok: [200],
+  response: schemaRef('ChassisList'),
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
@@ -60,6 +62,7 @@ export const detail: E = {
   summary: 'list chassis with every field',
   query: detailQuery({}),
   ok: [200],
+  response: schemaRef('ChassisDetailList'),
   handle: (req, ctx) => listing(req, ctx, true),
 };
 
@@ -68,6 +71,7 @@ export const show: E = {
   summary: 'a chassis',
   query: showQuery(FIELDS_SINCE_1_8),
   ok: [200],
+  response: schemaRef('Chassis'),
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
     const args = req.queryArgs();
@@ -81,6 +85,7 @@ export const create: E = {
   summary: 'create a chassis',
   body: schemas.chassis,
   ok: [201],
+  response: schemaRef('Chassis'),
   async handle(req, ctx) {
     req.queryArgs();
     const body = req.json<Record<string, unknown>>('chassis');
@@ -96,6 +101,7 @@ export const patch: E = {
   summary: "change a chassis's description or extra (JSON Patch)",
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('Chassis'),
   async handle(req, ctx) {
     const uuid = chassisUuid(req);
     req.queryArgs();

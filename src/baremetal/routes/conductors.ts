@@ -1,4 +1,6 @@
 // /v1/conductors (1.49): the allot processes working bare-metal allocations, alive or not.
+import type * as Wire from '../../client/baremetal-wire.js';
+import { CONDUCTOR, schemaRef } from '../schemas.js';
 import { listQuery } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
@@ -11,10 +13,8 @@ type E = Endpoint;
 /** Before 1.49 Ironic answers as for any resource it does not know, in its own envelope. */
 const SINCE: Pick<E, 'since' | 'tooOld'> = { since: '1.49', tooOld: () => ironicError(404, 'Resource could not be found.') };
 
-/** A conductor's fields in Ironic's key order (`fields=` may name any of them; all exist since 1.49). */
-const CONDUCTOR_FIELDS = (['created_at', 'updated_at', 'hostname', 'conductor_group', 'drivers', 'links', 'alive'] as const).map(
-  (name) => [name, '1.49', null] as [string, string, unknown],
-);
+/** A conductor's fields in Ironic's key order (`fields=` may name any of them; all exist since 1.49): its schema's members. */
+const CONDUCTOR_FIELDS = Object.entries(CONDUCTOR.members).map(([name, [since]]) => [name, since, null] as const);
 /** The list's fields without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS). */
 const LIST_FIELDS = ['hostname', 'conductor_group', 'alive'];
 /** The conductor collection: sorted by its columns, not by what is computed (Ironic's invalid_sort_key_list); its marker is a hostname. */
@@ -30,9 +30,9 @@ const CONDUCTORS: Collection = {
 };
 
 /** The conductor in Ironic's key order; `fields`: only those (links always), as Ironic's sanitize_dict. */
-function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields?: readonly string[]): Record<string, unknown> {
+function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields?: readonly string[]): Wire.ConductorSelection {
   const alive = c.online === 1 && Date.parse(c.heartbeat_at) >= ctx.clock.nowMs() - ctx.config.heartbeatTimeout;
-  const out: Record<string, unknown> = {
+  const out: Wire.Conductor = {
     created_at: ironicTime(c.created_at),
     updated_at: ironicTime(c.heartbeat_at),
     hostname: c.hostname,
@@ -44,8 +44,8 @@ function view(c: ConductorRow, req: IronicRequest, ctx: BaremetalContext, fields
     ],
     alive,
   };
-  if (fields) for (const key of Object.keys(out)) if (key !== 'links' && !fields.includes(key)) delete out[key];
-  return out;
+  if (!fields) return out;
+  return Object.fromEntries(Object.entries(out).filter(([key]) => key === 'links' || fields.includes(key))) as Wire.ConductorSelection;
 }
 
 /**
@@ -58,6 +58,7 @@ export const list: E = {
   summary: 'list conductors and whether they are alive',
   query: listQuery({ detail: { type: 'boolean' } }),
   ok: [200],
+  response: schemaRef('ConductorList'),
   ...SINCE,
   async handle(req, ctx) {
     const list = listRequest(req, CONDUCTORS, 'conductors', false);
@@ -82,6 +83,7 @@ export const show: E = {
   policy: 'baremetal:conductor:get',
   summary: 'a conductor',
   ok: [200],
+  response: schemaRef('Conductor'),
   ...SINCE,
   async handle(req, ctx) {
     req.queryArgs();

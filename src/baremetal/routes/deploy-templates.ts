@@ -1,14 +1,16 @@
-// /v1/deploy_templates (1.55): list (and detail), create, show, JSON-patch, delete. A template's
+// /v1/deploy_templates (1.55): list (`?detail=True`: every field; Ironic 21.4 has no `/detail`
+// path: `detail` there is a template's name), create, show, JSON-patch, delete. A template's
 // name is a trait: Ironic runs its deploy steps on a deployment whose traits name it. allot's fake
 // deploy runs no step, so templates are kept and validated (steps, no duplicates) but never run.
 // The rules (`baremetal:deploy_template:*`) are the system's and take no target.
-import { detailQuery, flag, listQuery, showQuery } from './query.js';
+import { flag, listQuery, showQuery } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest, ironicError } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import {
   type DeployTemplateFields,
   createDeployTemplate,
@@ -62,8 +64,8 @@ const TEMPLATES: Collection = {
   sortKeyVersions: NODE_FIELDS,
 };
 
-async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
-  const list = listRequest(req, TEMPLATES, 'deploy_templates', detailPath);
+async function listing(req: IronicRequest, ctx: BaremetalContext) {
+  const list = listRequest(req, TEMPLATES, 'deploy_templates', false);
   return listPage(req, TEMPLATES, list, viewContext(req, ctx), {
     marker: (uuid) => getDeployTemplate(ctx, uuid),
     find: (page) => listDeployTemplatePage(ctx, page),
@@ -76,16 +78,9 @@ export const list: E = {
   summary: 'list deploy templates (1.55)',
   query: listQuery({ detail: flag }),
   ok: [200],
+  response: schemaRef('DeployTemplateList'),
   ...READ_SINCE,
-  handle: (req, ctx) => listing(req, ctx, false),
-};
-export const detail: E = {
-  policy: 'baremetal:deploy_template:get',
-  summary: 'list deploy templates with every field',
-  query: detailQuery({}),
-  ok: [200],
-  ...READ_SINCE,
-  handle: (req, ctx) => listing(req, ctx, true),
+  handle: (req, ctx) => listing(req, ctx),
 };
 
 export const show: E = {
@@ -93,6 +88,7 @@ export const show: E = {
   summary: 'a deploy template (by uuid or name)',
   query: showQuery(),
   ok: [200],
+  response: schemaRef('DeployTemplate'),
   ...READ_SINCE,
   async handle(req, ctx) {
     const args = req.queryArgs();
@@ -106,6 +102,7 @@ export const create: E = {
   summary: 'create a deploy template (its name is a trait)',
   body: schemas.deployTemplate,
   ok: [201],
+  response: schemaRef('DeployTemplate'),
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs();
@@ -122,6 +119,7 @@ export const patch: E = {
   summary: 'change a deploy template (JSON Patch)',
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('DeployTemplate'),
   ...WRITE_SINCE,
   async handle(req, ctx) {
     req.queryArgs();

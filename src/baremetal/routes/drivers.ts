@@ -1,6 +1,8 @@
 // /v1/drivers: the one hardware type allot simulates, `fake-hardware`, with its interfaces (the
 // ones core/rules.ts enables), its properties and the RAID logical disk properties, as Ironic 21.4
 // answers for it. Its hosts are the live conductors (every allot process).
+import type * as Wire from '../../client/baremetal-wire.js';
+import { DRIVER_INTERFACES, schemaRef } from '../schemas.js';
 import { flag, ironicQuery, showQuery, text } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { DRIVER, INTERFACES } from '../core/rules.js';
@@ -11,16 +13,11 @@ import { queryBool } from './common.js';
 
 type E = Endpoint;
 
-/** Interfaces newer than 1.30's `type` and interface fields. */
-const INTERFACE_SINCE: Record<string, string> = { storage: '1.33', rescue: '1.38', bios: '1.40' };
-/** The order Ironic 21.4 writes the interface fields in. */
-const INTERFACE_ORDER = ['raid', 'vendor', 'network', 'inspect', 'boot', 'bios', 'rescue', 'storage', 'deploy', 'management', 'power', 'console'];
-
 /** What fake-hardware's interfaces tell of the driver's properties (Ironic's fake vendor interface). */
-const PROPERTIES = { B1: 'B1 description. Required.', B2: 'B2 description. Required.' };
+const PROPERTIES: Wire.DriverProperties = { B1: 'B1 description. Required.', B2: 'B2 description. Required.' };
 
 /** Ironic's RAID logical disk properties (ironic/common/raid.py), in its order. */
-const LOGICAL_DISK_PROPERTIES = {
+const LOGICAL_DISK_PROPERTIES: Wire.RaidLogicalDiskProperties = {
   raid_level: "RAID level for the logical disk. Valid values are 'JBOD', '0', '1', '2', '5', '6', '1+0', '5+0' and '6+0'. Required.",
   size_gb:
     "Size in GiB (Integer) for the logical disk. Use 'MAX' as size_gb if this logical disk is supposed to use the rest of the space available. Required.",
@@ -47,25 +44,27 @@ async function hosts(ctx: BaremetalContext): Promise<string[]> {
   return [...new Set([ctx.conductorId, ...alive])].sort();
 }
 
-function driverView(req: IronicRequest, hostnames: string[], detail: boolean, fields: string[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = { name: DRIVER, hosts: hostnames, links: links(req.baseUrl, '') };
+function driverView(req: IronicRequest, hostnames: string[], detail: boolean, fields: string[] | undefined): Wire.DriverSelection {
+  const out: Wire.Driver = { name: DRIVER, hosts: hostnames, links: links(req.baseUrl, '') };
   if (req.mv.atLeast('1.14')) out.properties = links(req.baseUrl, '/properties');
   if (req.mv.atLeast('1.30')) {
     out.type = 'dynamic';
     if (detail) {
-      for (const kind of INTERFACE_ORDER) {
-        const since = INTERFACE_SINCE[kind];
-        if (since && !req.mv.atLeast(since)) continue;
+      // in the order Ironic 21.4 writes them, each from its version (schemas.ts)
+      const named = out as Record<string, unknown>;
+      for (const [kind, since] of Object.entries(DRIVER_INTERFACES)) {
+        if (!req.mv.atLeast(since)) continue;
         const enabled = INTERFACES[`${kind}_interface`]!;
-        out[`default_${kind}_interface`] = enabled[0];
-        out[`enabled_${kind}_interfaces`] = [...enabled];
+        named[`default_${kind}_interface`] = enabled[0];
+        named[`enabled_${kind}_interfaces`] = [...enabled];
       }
     }
   }
   if (!fields) return out;
   const bad = fields.filter((f) => !(f in out));
   if (bad.length) throw badRequest(`Field(s) "${bad.join(', ')}" are not valid`);
-  return Object.fromEntries(Object.entries(out).filter(([k]) => fields.includes(k)));
+  // links always, where they stand, as Ironic's sanitize_dict (and every other resource's `fields`)
+  return Object.fromEntries(Object.entries(out).filter(([k]) => k === 'links' || fields.includes(k))) as Wire.DriverSelection;
 }
 
 /** `fields` (1.77) */
@@ -90,6 +89,7 @@ export const list: E = {
   summary: 'the hardware types: fake-hardware',
   query: ironicQuery({ type: text, detail: flag, fields: text }),
   ok: [200],
+  response: schemaRef('DriverList'),
   async handle(req, ctx) {
     const args = req.queryArgs();
     const detail = queryBool(args, 'detail');
@@ -110,6 +110,7 @@ export const show: E = {
   summary: 'fake-hardware and its interfaces',
   query: showQuery(),
   ok: [200],
+  response: schemaRef('Driver'),
   async handle(req, ctx) {
     const args = req.queryArgs();
     const fields = fieldsArg(req, args.fields);
@@ -122,6 +123,7 @@ export const properties: E = {
   policy: 'baremetal:driver:get_properties',
   summary: "the driver's properties",
   ok: [200],
+  response: schemaRef('DriverProperties'),
   async handle(req) {
     req.queryArgs();
     requireDriver(req);
@@ -133,6 +135,7 @@ export const logicalDiskProperties: E = {
   policy: 'baremetal:driver:get_raid_logical_disk_properties',
   summary: 'the properties of a RAID logical disk (1.12)',
   ok: [200],
+  response: schemaRef('RaidLogicalDiskProperties'),
   async handle(req) {
     req.queryArgs();
     if (!req.mv.atLeast('1.12')) throw notAcceptable();

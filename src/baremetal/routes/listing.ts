@@ -10,23 +10,20 @@ import { isLogicalName } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { IronicQuery, IronicRequest } from '../request.js';
 import type { Page, SortDir } from '../core/paging.js';
-import { type ViewContext, parseFields } from '../views.js';
+import { type FieldVersions, type ViewContext, parseFields } from '../views.js';
 import { queryBool } from './common.js';
-import { PAGING as PAGING_PARAMS } from './query.js';
+import { type Filters, PAGING as PAGING_PARAMS, type Param } from './query.js';
 
 /** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
 const MAX_LIMIT = 1000;
 const PAGING = Object.keys(PAGING_PARAMS);
-
-/** A resource's fields as views.ts lists them: name, the version that brought it, its value. */
-type FieldTable = readonly [string, string, unknown][];
 
 /** One Ironic collection, as its list endpoints take their query. */
 export interface Collection {
   /** the body's key: `{"nodes": [...], "next": ...}` */
   key: string;
   /** the resource's fields (what `fields` may name, from which version) */
-  table: FieldTable;
+  table: FieldVersions;
   /** what a list shows without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS); none: every field */
   defaults?: readonly string[];
   sortKeys: readonly string[];
@@ -42,7 +39,7 @@ export interface Collection {
    * 406, as in `fields`. Nodes, ports and port groups check their own fields; Ironic checks the
    * conductors' and deploy templates' sort key against the node's fields; the others not at all.
    */
-  sortKeyVersions?: FieldTable;
+  sortKeyVersions?: FieldVersions;
   /** the marker is a name, not a uuid (conductors: their hostname) */
   namedMarker?: boolean;
 }
@@ -92,16 +89,17 @@ export function listRequest(req: IronicRequest, c: Collection, path: string, det
 
 /**
  * A list's filters: the parameters its endpoint declares besides paging, `fields` and `detail`, as
- * the request gives them, booleans read as Ironic reads them (in the declaration's order).
+ * the request gives them, booleans read as Ironic reads them (in the declaration's order). `P`:
+ * the filters the endpoint declares, so each is typed by its schema (a flag a boolean, else text).
  */
-export function listFilters(req: IronicRequest, list: ListRequest): Record<string, string | boolean> {
+export function listFilters<P extends Record<string, Param>>(req: IronicRequest, list: ListRequest): Filters<P> {
   const declared = (req.endpoint.query as IronicQuery | undefined)?.properties ?? {};
   const filters: Record<string, string | boolean> = {};
   for (const [name, schema] of Object.entries(declared)) {
     if (PAGING.includes(name) || name === 'fields' || name === 'detail' || list.args[name] === undefined) continue;
     filters[name] = schema.type === 'boolean' ? queryBool(list.args, name)! : list.args[name]!;
   }
-  return filters;
+  return filters as Filters<P>;
 }
 
 function parsePage(args: Record<string, string>, c: Collection): PageArgs {

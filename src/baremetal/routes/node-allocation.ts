@@ -1,3 +1,4 @@
+import { schemaRef } from '../schemas.js';
 import { badRequest } from '../errors.js';
 import type { Endpoint } from '../request.js';
 import { deleteNodeAllocation } from '../services/allocations.js';
@@ -20,6 +21,7 @@ export const allocation: E = {
   summary: "the node's allocation",
   query: showQuery(),
   ok: [200],
+  response: schemaRef('Allocation'),
   ...ALLOCATIONS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');

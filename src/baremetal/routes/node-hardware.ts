@@ -2,11 +2,13 @@
 // recorded on its ports and port groups), the boot device (fake: always PXE, not persistent; only
 // PXE is supported), the console switch and the target RAID configuration (1.12). Nothing reaches
 // real hardware: no BMC is called, no console is opened, no disk is configured.
+import type * as Wire from '../../client/baremetal-wire.js';
 import { validate } from '../../core/json-schema.js';
 import { INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import { attachVif, detachVif, listVifs } from '../services/node-vifs.js';
 import { recordOnNode } from '../services/node-states.js';
 import type { NodeRecord } from '../services/node-reads.js';
@@ -31,12 +33,13 @@ export const validateNode: E = {
   ...scoped('baremetal:node:validate'),
   summary: "validate a node's interfaces (fake hardware passes; a no-* interface is not supported)",
   ok: [200],
+  response: schemaRef('NodeValidation'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
     // fake hardware passes every check; an interface set to no-<kind> is not supported
-    const body: Record<string, unknown> = {};
+    const body: Wire.NodeValidation = {};
     for (const kind of VALIDATED) {
       body[kind] = implementation(node, kind).startsWith('no-') ? { result: false, reason: unsupported(node, kind) } : { result: true };
     }
@@ -52,12 +55,14 @@ export const vifs: E = {
   ...scoped('baremetal:node:vif:list'),
   summary: 'the VIFs attached to a node (1.28)',
   ok: [200],
+  response: schemaRef('NodeVifs'),
   ...VIFS_SINCE,
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs();
     const node = await authorizedNode(req, ctx, ident, req.endpointRule);
-    return { body: { vifs: (await listVifs(ctx, node.id)).map((id) => ({ id })) } };
+    const body: Wire.NodeVifs = { vifs: (await listVifs(ctx, node.id)).map((id) => ({ id })) };
+    return { body };
   },
 };
 
@@ -106,11 +111,13 @@ export const bootDevice: E = {
   ...scoped('baremetal:node:get_boot_device'),
   summary: "the node's boot device (fake: pxe)",
   ok: [200],
+  response: schemaRef('BootDevice'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
-    return { body: { boot_device: BOOT_DEVICES[0], persistent: false } };
+    const body: Wire.BootDevice = { boot_device: BOOT_DEVICES[0]!, persistent: false };
+    return { body };
   },
 };
 
@@ -118,11 +125,13 @@ export const supportedBootDevices: E = {
   ...scoped('baremetal:node:get_boot_device'),
   summary: 'the supported boot devices',
   ok: [200],
+  response: schemaRef('SupportedBootDevices'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs();
     await authorizedNode(req, ctx, ident, req.endpointRule);
-    return { body: { supported_boot_devices: BOOT_DEVICES } };
+    const body: Wire.SupportedBootDevices = { supported_boot_devices: BOOT_DEVICES };
+    return { body };
   },
 };
 
@@ -157,6 +166,7 @@ export const getConsole: E = {
   ...scoped('baremetal:node:get_console'),
   summary: "the node's console state",
   ok: [200],
+  response: schemaRef('ConsoleState'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs();
@@ -164,7 +174,8 @@ export const getConsole: E = {
     if (implementation(node, 'console') === 'no-console') throw ironicError(400, unsupported(node, 'console'));
     const enabled = node.console_enabled === 1;
     // the fake console has no address to tell
-    return { body: { console_enabled: enabled, console_info: enabled ? {} : null } };
+    const body: Wire.ConsoleState = { console_enabled: enabled, console_info: enabled ? {} : null };
+    return { body };
   },
 };
 

@@ -1,11 +1,13 @@
 // A node's states (GET …/states) and its state verbs: provision (PUT …/states/provision), power
 // (PUT …/states/power) and maintenance (PUT and DELETE …/maintenance). The console and RAID
 // states are node-hardware.ts.
+import type * as Wire from '../../client/baremetal-wire.js';
 import { POWER_TARGETS, VERB_SINCE } from '../core/states.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import { setMaintenance, setPowerState, setProvisionState } from '../services/node-states.js';
 import { authorizedNode, scoped } from './scope.js';
 import { ironicTime, provisionStateAt } from '../views.js';
@@ -17,11 +19,12 @@ export const states: E = {
   ...scoped('baremetal:node:get_states'),
   summary: "a node's power and provision states",
   ok: [200],
+  response: schemaRef('NodeStates'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node_ident');
     req.queryArgs();
     const n = await authorizedNode(req, ctx, ident, req.endpointRule);
-    const body: Record<string, unknown> = {
+    const body: Wire.NodeStates = {
       console_enabled: n.console_enabled === 1,
       last_error: n.last_error,
       power_state: n.power_state,

@@ -1,10 +1,12 @@
 // A node's traits (1.37): list, replace, add one, remove one or all (…/traits, …/traits/{trait}).
+import type * as Wire from '../../client/baremetal-wire.js';
 import type { BaremetalContext } from '../context.js';
 import { ApiError } from '../../http/errors.js';
 import { CODES, ironicError, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import { addNodeTrait, removeAllNodeTraits, removeNodeTrait, setNodeTraits } from '../services/node-traits.js';
 import { authorizedNode, scoped } from './scope.js';
 import { emptyBody, nodeIdent } from './common.js';
@@ -39,11 +41,13 @@ export const traits: E = {
   ...scoped('baremetal:node:traits:list'),
   summary: "a node's traits",
   ok: [200],
+  response: schemaRef('NodeTraits'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     await requireTraitsVersion(req, ctx, ident);
     req.queryArgs();
-    return { body: { traits: (await authorizedNode(req, ctx, ident, req.endpointRule)).traits } };
+    const body: Wire.NodeTraits = { traits: (await authorizedNode(req, ctx, ident, req.endpointRule)).traits };
+    return { body };
   },
 };
 

@@ -2,6 +2,7 @@
 // node's states and state verbs are node-states.ts, its traits node-traits.ts, its allocation
 // node-allocation.ts, its fake hardware node-hardware.ts; the fields it is created and patched
 // with node-fields.ts.
+import type * as Wire from '../../client/baremetal-wire.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { PROVISION_STATES } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
@@ -9,6 +10,7 @@ import { badRequest, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
 import { checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import { createNode, deleteNode, patchNode } from '../services/nodes.js';
 import { aliveConductorHosts } from '../services/conductors.js';
 import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
@@ -31,12 +33,15 @@ type E = Endpoint;
  * readers) Ironic redacts the fields that tell of the infrastructure unless their own rule allows
  * them (by default the owner's readers: not a lessee); the texts are Ironic's.
  */
-function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Record<string, unknown> {
+function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord): Wire.Node;
+function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Wire.NodeSelection;
+function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, fields?: readonly string[]): Wire.NodeSelection {
   const body = nodeView(node, viewContext(req, ctx), fields);
   const target = nodeTarget(node);
   // secrets are masked for everyone the policy does not name (by default: everyone)
-  if (body.driver_info && !req.allows('show_password', target)) body.driver_info = maskSecrets(body.driver_info);
-  if (body.instance_info && !req.allows('show_instance_secrets', target)) body.instance_info = maskInstanceSecrets(body.instance_info);
+  if (body.driver_info && !req.allows('show_password', target)) body.driver_info = maskSecrets(body.driver_info) as Record<string, unknown>;
+  if (body.instance_info && !req.allows('show_instance_secrets', target))
+    body.instance_info = maskInstanceSecrets(body.instance_info) as Record<string, unknown>;
   if (req.allows('baremetal:node:get:filter_threshold', target)) return body;
   const hidden = (field: string) => field in body && !req.allows(`baremetal:node:get:${field}`, target);
   if (hidden('last_error')) body.last_error = '** Value Redacted - Requires baremetal:node:get:last_error permission. **';
@@ -71,6 +76,9 @@ const NODE_FILTERS = {
   /** owned or leased by this project (scope.ts listScope) */
   project: text,
 };
+/** What the node lists declare as filters (the chassis's own list has no chassis_uuid). */
+type NodeQueryFilters = typeof NODE_FILTERS & { chassis_uuid: typeof text };
+
 /** Ironic's node faults (ironic/common/faults.py), in its order. */
 const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
 
@@ -149,8 +157,9 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
   const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await getChassis(ctx, chassisUuid));
   const instanceUuid = queryUuid(args, 'instance_uuid');
   // the other filters go to the store as the request gives them (booleans read as Ironic reads them)
-  const { chassis_uuid, instance_uuid, project: _asked, shard, conductor, ...given } = listFilters(req, list);
-  const filters: NodeFilters = { ...given };
+  const { chassis_uuid, instance_uuid, project: _asked, shard, conductor, ...given } = listFilters<NodeQueryFilters>(req, list);
+  // each goes to the store by its name and type: a filter the store does not know does not compile
+  const filters: NodeFilters & Record<Exclude<keyof typeof given, keyof NodeFilters>, never> = { ...given };
   if (chassis) filters.chassisId = chassis.id;
   if (instanceUuid !== undefined) filters.instance_uuid = instanceUuid;
   if (project !== undefined) filters.project = project;
@@ -172,6 +181,7 @@ export const list: E = {
   summary: 'list nodes',
   query: listQuery({ ...NODE_FILTERS, chassis_uuid: text, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('NodeList'),
   handle: (req, ctx) => listing(req, ctx, false),
 };
 export const detail: E = {
@@ -179,6 +189,7 @@ export const detail: E = {
   summary: 'list nodes with every field',
   query: detailQuery({ ...NODE_FILTERS, chassis_uuid: text }),
   ok: [200],
+  response: schemaRef('NodeDetailList'),
   handle: (req, ctx) => listing(req, ctx, true),
 };
 
@@ -193,6 +204,7 @@ export const inChassis: E = {
   summary: 'the nodes in a chassis',
   query: listQuery({ ...NODE_FILTERS, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('NodeList'),
   handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)),
 };
 export const inChassisDetail: E = {
@@ -200,6 +212,7 @@ export const inChassisDetail: E = {
   summary: 'the nodes in a chassis with every field',
   query: detailQuery(NODE_FILTERS),
   ok: [200],
+  response: schemaRef('NodeDetailList'),
   handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)),
 };
 
@@ -208,6 +221,7 @@ export const create: E = {
   summary: 'enroll a node (fake-hardware)',
   body: schemas.nodeCreate,
   ok: [201],
+  response: schemaRef('Node'),
   async handle(req, ctx) {
     // A project admin (or service) creates nodes for its own project (Ironic's
     // project_admin_can_manage_own_nodes, on by default); anyone else needs node:create.
@@ -233,6 +247,7 @@ export const show: E = {
   summary: 'a node (by uuid or name)',
   query: showQuery(FIELDS),
   ok: [200],
+  response: schemaRef('Node'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     const args = req.queryArgs();
@@ -282,6 +297,7 @@ export const patch: E = {
   summary: 'change a node (JSON Patch)',
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('Node'),
   async handle(req, ctx) {
     const ident = nodeIdent(req, 'node');
     req.queryArgs();

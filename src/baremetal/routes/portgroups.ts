@@ -9,6 +9,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import {
   type PortgroupFields,
   createPortgroup,
@@ -75,6 +76,7 @@ export const listPortgroupsEndpoint: E = {
   summary: 'list port groups (1.23)',
   query: listQuery({ ...PORTGROUPS_OF, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('PortgroupList'),
   ...PORTGROUPS_SINCE,
   handle: (req, ctx) => portgroupListing(req, ctx, undefined, false),
 };
@@ -83,6 +85,7 @@ export const detailPortgroups: E = {
   summary: 'list port groups with every field (1.23)',
   query: detailQuery(PORTGROUPS_OF),
   ok: [200],
+  response: schemaRef('PortgroupDetailList'),
   ...PORTGROUPS_SINCE,
   handle: (req, ctx) => portgroupListing(req, ctx, undefined, true),
 };
@@ -91,6 +94,7 @@ export const nodePortgroups: E = {
   summary: "a node's port groups (1.24)",
   query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('PortgroupList'),
   since: '1.24',
   handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false),
 };
@@ -99,6 +103,7 @@ export const nodePortgroupsDetail: E = {
   summary: "a node's port groups with every field (1.24)",
   query: detailQuery(PARTS_OF),
   ok: [200],
+  response: schemaRef('PortgroupDetailList'),
   since: '1.24',
   handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true),
 };
@@ -134,6 +139,7 @@ export const showPortgroup: E = {
   summary: 'a port group (by uuid or name)',
   query: showQuery(FIELDS),
   ok: [200],
+  response: schemaRef('Portgroup'),
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);
@@ -148,6 +154,7 @@ export const createPortgroupEndpoint: E = {
   summary: 'create a port group on a node (1.23)',
   body: schemas.portgroup,
   ok: [201],
+  response: schemaRef('Portgroup'),
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     req.queryArgs();
@@ -166,6 +173,7 @@ export const patchPortgroupEndpoint: E = {
   summary: 'change a port group (JSON Patch)',
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('Portgroup'),
   ...PORTGROUPS_SINCE,
   async handle(req, ctx) {
     const ident = portgroupIdent(req);

@@ -12,6 +12,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import {
   type PortFields,
   createPort,
@@ -26,7 +27,7 @@ import {
 } from '../services/ports.js';
 import type { Edit } from '../services/resource-writes.js';
 import { type NodeRecord, lookupNode, nodeNotFound } from '../services/node-reads.js';
-import { PORT_FIELDS, parseFields, portView } from '../views.js';
+import { type FieldVersions, PORT_FIELDS, parseFields, portView } from '../views.js';
 import { boolField } from './node-fields.js';
 import { nodeIdent, viewContext } from './common.js';
 import { type Collection, listPage, listRequest } from './listing.js';
@@ -48,7 +49,7 @@ export function uuidArg(value: unknown, field: string): string {
 }
 
 /** A field newer than the request's version is a 406. */
-export function checkVersions(table: readonly [string, string, unknown][], names: string[], mv: Microversion): void {
+export function checkVersions(table: FieldVersions, names: string[], mv: Microversion): void {
   for (const name of names) {
     const since = table.find(([n]) => n === name)?.[1];
     if (since !== undefined && !mv.atLeast(since)) throw notAcceptable();
@@ -56,8 +57,7 @@ export function checkVersions(table: readonly [string, string, unknown][], names
 }
 
 /** A port's or port group's fields that are not its sort keys: Ironic refuses to sort by them. */
-export const unsortable = (table: readonly [string, string, unknown][], sortKeys: readonly string[]) =>
-  table.map(([name]) => name).filter((name) => !sortKeys.includes(name));
+export const unsortable = (table: FieldVersions, sortKeys: readonly string[]) => table.map(([name]) => name).filter((name) => !sortKeys.includes(name));
 
 /** The node a list is filtered by (or that a path names), if the caller may see it; else not found. */
 export async function visibleNode(req: IronicRequest, ctx: BaremetalContext, ident: string): Promise<NodeRecord> {
@@ -125,6 +125,7 @@ export const listPortsEndpoint: E = {
   summary: 'list ports',
   query: listQuery({ ...PORTS_OF, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('PortList'),
   handle: (req, ctx) => portListing(req, ctx, {}, false),
 };
 export const detailPorts: E = {
@@ -132,6 +133,7 @@ export const detailPorts: E = {
   summary: 'list ports with every field',
   query: detailQuery(PORTS_OF),
   ok: [200],
+  response: schemaRef('PortDetailList'),
   handle: (req, ctx) => portListing(req, ctx, {}, true),
 };
 export const nodePorts: E = {
@@ -139,6 +141,7 @@ export const nodePorts: E = {
   summary: "a node's ports",
   query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('PortList'),
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false),
 };
 export const nodePortsDetail: E = {
@@ -146,6 +149,7 @@ export const nodePortsDetail: E = {
   summary: "a node's ports with every field",
   query: detailQuery(PARTS_OF),
   ok: [200],
+  response: schemaRef('PortDetailList'),
   handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true),
 };
 export const portgroupPorts: E = {
@@ -153,6 +157,7 @@ export const portgroupPorts: E = {
   summary: "a port group's ports (1.24)",
   query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
+  response: schemaRef('PortList'),
   since: '1.24',
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false),
 };
@@ -161,6 +166,7 @@ export const portgroupPortsDetail: E = {
   summary: "a port group's ports with every field (1.24)",
   query: detailQuery(PARTS_OF),
   ok: [200],
+  response: schemaRef('PortDetailList'),
   since: '1.24',
   handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true),
 };
@@ -213,6 +219,7 @@ export const showPort: E = {
   summary: 'a port',
   query: showQuery(FIELDS),
   ok: [200],
+  response: schemaRef('Port'),
   async handle(req, ctx) {
     const uuid = portIdent(req);
     const args = req.queryArgs();
@@ -226,6 +233,7 @@ export const createPortEndpoint: E = {
   summary: 'create a port on a node',
   body: schemas.port,
   ok: [201],
+  response: schemaRef('Port'),
   async handle(req, ctx) {
     req.queryArgs();
     const body = req.json<Record<string, unknown>>('port');
@@ -242,6 +250,7 @@ export const patchPortEndpoint: E = {
   summary: 'change a port (JSON Patch)',
   body: schemas.patch,
   ok: [200],
+  response: schemaRef('Port'),
   async handle(req, ctx) {
     const uuid = portIdent(req);
     req.queryArgs();

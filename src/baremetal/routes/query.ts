@@ -4,16 +4,25 @@
 import type { JsonSchema } from '../../core/json-schema.js';
 import type { IronicQuery, ParamSince } from '../request.js';
 
-export const text: JsonSchema = { type: 'string' };
-export const flag: JsonSchema = { type: 'boolean' };
+export const text = { type: 'string' } as const satisfies JsonSchema;
+export const flag = { type: 'boolean' } as const satisfies JsonSchema;
 
 /** A parameter with the version that brought it (`named`: Ironic's 406 names that version). */
-export interface Versioned extends ParamSince {
-  schema: JsonSchema;
+export interface Versioned<S extends JsonSchema = JsonSchema> extends ParamSince {
+  schema: S;
 }
-type Param = JsonSchema | Versioned;
+export type Param = JsonSchema | Versioned;
 
-export const since = (version: string, schema: JsonSchema, named?: 'named'): Versioned => ({ schema, since: version, ...(named ? { named: true } : {}) });
+export const since = <S extends JsonSchema>(version: string, schema: S, named?: 'named'): Versioned<S> => ({
+  schema,
+  since: version,
+  ...(named ? { named: true } : {}),
+});
+
+/** What a declared filter reads as: a boolean for a flag, else the text the request gave. */
+type FilterValue<P> = (P extends Versioned<infer S> ? S : P) extends { type: 'boolean' } ? boolean : string;
+/** A list's filters, as `listFilters` hands them on: each one its declaration names, typed by its schema. */
+export type Filters<P> = { [K in keyof P]?: FilterValue<P[K]> };
 
 const isVersioned = (p: Param): p is Versioned => 'schema' in p;
 

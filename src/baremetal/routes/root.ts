@@ -1,9 +1,11 @@
 // GET / (the version document; no negotiation) and GET /v1 (links to every resource v1 serves at
 // the request's version).
+import type * as Wire from '../../client/baremetal-wire.js';
+import { schemaRef } from '../schemas.js';
 import type { Endpoint } from '../request.js';
 import { MAX_VERSION, MIN_VERSION } from '../microversion.js';
 
-const version = (base: string) => ({
+const version = (base: string): Wire.Version => ({
   id: 'v1',
   links: [{ href: `${base}/v1/`, rel: 'self' }],
   status: 'CURRENT',
@@ -15,21 +17,21 @@ export const root: Endpoint = {
   public: true,
   summary: 'the root document: API versions',
   ok: [200],
+  response: schemaRef('Root'),
   unversioned: true,
   async handle(req) {
     req.queryArgs();
-    return {
-      body: {
-        name: 'OpenStack Ironic API',
-        description: 'allot: an Ironic-compatible bare-metal API for nodes and their allocation.',
-        default_version: version(req.baseUrl),
-        versions: [version(req.baseUrl)],
-      },
+    const body: Wire.Root = {
+      name: 'OpenStack Ironic API',
+      description: 'allot: an Ironic-compatible bare-metal API for nodes and their allocation.',
+      default_version: version(req.baseUrl),
+      versions: [version(req.baseUrl)],
     };
+    return { body };
   },
 };
 
-const links = (base: string, kind: string) => [
+const links = (base: string, kind: string): Wire.Link[] => [
   { href: `${base}/v1/${kind}/`, rel: 'self' },
   { href: `${base}/${kind}/`, rel: 'bookmark' },
 ];
@@ -38,10 +40,11 @@ export const v1: Endpoint = {
   public: true,
   summary: 'the v1 document: links to the resources',
   ok: [200],
+  response: schemaRef('V1'),
   async handle(req) {
     req.queryArgs();
     const base = req.baseUrl;
-    const body: Record<string, unknown> = {
+    const body: Wire.V1 = {
       id: 'v1',
       links: [
         { href: `${base}/v1/`, rel: 'self' },

@@ -1,7 +1,9 @@
 // /v1/volume (1.32): volume connectors and targets (boot from volume) and their views from a node
-// (/v1/nodes/{node}/volume/…): list (and detail), create, show, JSON-patch, delete. Records only:
+// (/v1/nodes/{node}/volume/…): list (`?detail=True`: every field; Ironic 21.4 has no `/detail` path
+// here), create, show, JSON-patch, delete. Records only:
 // no storage is attached. Scoped by the node, with Ironic's `baremetal:volume:*` rules.
-import { detailQuery, flag, listQuery, showQuery, text } from './query.js';
+import type * as Wire from '../../client/baremetal-wire.js';
+import { flag, listQuery, showQuery, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
@@ -9,6 +11,7 @@ import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
 import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
+import { schemaRef } from '../schemas.js';
 import {
   type ConnectorFields,
   type TargetFields,
@@ -45,14 +48,18 @@ async function volumeRoot(req: IronicRequest, ctx: BaremetalContext, node?: stri
     const found = await lookupNode(ctx, node);
     if (!found || !canSeeNode(req, found)) throw nodeNotFound(node);
   }
-  return {
-    body: { links: links(req.baseUrl, `${base}/`), connectors: links(req.baseUrl, `${base}/connectors`), targets: links(req.baseUrl, `${base}/targets`) },
+  const body: Wire.VolumeLinks = {
+    links: links(req.baseUrl, `${base}/`),
+    connectors: links(req.baseUrl, `${base}/connectors`),
+    targets: links(req.baseUrl, `${base}/targets`),
   };
+  return { body };
 }
 export const root: E = {
   ...scoped('baremetal:volume:list'),
   summary: 'links to volume connectors and targets (1.32)',
   ok: [200],
+  response: schemaRef('VolumeLinks'),
   ...SINCE,
   handle: (req, ctx) => volumeRoot(req, ctx),
 };
@@ -60,6 +67,7 @@ export const nodeRoot: E = {
   ...scoped('baremetal:volume:list'),
   summary: "links to a node's volume connectors and targets (1.32)",
   ok: [200],
+  response: schemaRef('VolumeLinks'),
   ...SINCE,
   handle: (req, ctx) => volumeRoot(req, ctx, nodeIdent(req, 'node')),
 };
@@ -68,6 +76,7 @@ const SPEC = {
   connector: {
     key: 'connectors',
     noun: 'volume connector',
+    schemas: { one: 'VolumeConnector', list: 'VolumeConnectorList' },
     table: CONNECTOR_FIELDS,
     view: connectorView,
     defaults: ['uuid', 'node_uuid', 'type', 'connector_id'],
@@ -78,6 +87,7 @@ const SPEC = {
   target: {
     key: 'targets',
     noun: 'volume target',
+    schemas: { one: 'VolumeTarget', list: 'VolumeTargetList' },
     table: TARGET_FIELDS,
     view: targetView,
     defaults: ['uuid', 'node_uuid', 'volume_type', 'boot_index', 'volume_id'],
@@ -96,11 +106,11 @@ const COLLECTIONS: Record<VolumeKind, Collection> = {
   target: { ...SPEC.target, detail: 'volume' },
 };
 
-async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined, detailPath: boolean) {
+async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined) {
   const project = listScope(req, 'volume', undefined);
   const collection = COLLECTIONS[kind];
   const path = parentNode ? `nodes/${parentNode}/volume/${collection.key}` : `volume/${collection.key}`;
-  const list = listRequest(req, collection, path, detailPath);
+  const list = listRequest(req, collection, path, false);
   const f: VolumeFilters = {};
   if (project !== undefined) f.project = project;
   const nodeArg = parentNode ?? list.args.node;
@@ -117,7 +127,7 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
   });
 }
 
-const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
+const lists = (kind: VolumeKind): Record<'list' | 'ofNode', E> => {
   const { noun } = SPEC[kind];
   return {
     list: {
@@ -126,15 +136,8 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       summary: `list ${noun}s`,
       query: listQuery({ node: text, detail: flag }),
       ok: [200],
-      handle: (req, ctx) => listing(req, ctx, kind, undefined, false),
-    },
-    detail: {
-      ...SINCE,
-      ...scoped('baremetal:volume:list_all'),
-      summary: `list ${noun}s with every field`,
-      query: detailQuery({ node: text }),
-      ok: [200],
-      handle: (req, ctx) => listing(req, ctx, kind, undefined, true),
+      response: schemaRef(SPEC[kind].schemas.list),
+      handle: (req, ctx) => listing(req, ctx, kind, undefined),
     },
     ofNode: {
       ...SINCE,
@@ -142,7 +145,8 @@ const lists = (kind: VolumeKind): Record<'list' | 'detail' | 'ofNode', E> => {
       summary: `a node's ${noun}s`,
       query: listQuery({ detail: flag }),
       ok: [200],
-      handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'), false),
+      response: schemaRef(SPEC[kind].schemas.list),
+      handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node')),
     },
   };
 };
@@ -195,6 +199,7 @@ function crud(kind: VolumeKind) {
     summary: `a ${spec.noun}`,
     query: showQuery(),
     ok: [200],
+    response: schemaRef(spec.schemas.one),
     async handle(req, ctx) {
       const args = req.queryArgs();
       const fields = parseFields(args.fields, spec.table, req.mv);
@@ -207,6 +212,7 @@ function crud(kind: VolumeKind) {
     summary: `create a ${spec.noun}`,
     body: schema,
     ok: [201],
+    response: schemaRef(spec.schemas.one),
     async handle(req, ctx) {
       req.queryArgs();
       const body = req.json<Record<string, unknown>>(kind === 'connector' ? 'connector' : 'target');
@@ -223,6 +229,7 @@ function crud(kind: VolumeKind) {
     summary: `change a ${spec.noun} (node powered off)`,
     body: schemas.patch,
     ok: [200],
+    response: schemaRef(spec.schemas.one),
     async handle(req, ctx) {
       req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
