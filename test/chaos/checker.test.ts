@@ -117,6 +117,16 @@ describe('the chaos checker', () => {
     caught(sum, 'usage-not-sum');
   });
 
+  test('an unknown delete may take effect after later acknowledged writes: only observations pin those down', () => {
+    const del = op({ api: 'placement', kind: 'delete', key: 'c1', invoke: 20, complete: 30, outcome: 'unknown', write: { to: null } });
+    const moved = (more: Op[], snapshots: Snapshot[]) =>
+      history([claim('c1', 0, 'ok'), del, read('placement', 'c1', 40, consumer(1)), move('c1', 50, 1, 'ok', { rp: RP, vcpu: 2 }), ...more], snapshots);
+    // the consumer is seen gone after its move: the delete applied late; c2's claim then fits
+    assert.deepEqual(rules(moved([claim('c2', 200, 'ok', { rp: RP, vcpu: 3 })], [snapshot(100)])), []);
+    // seen still holding the move while c2 holds its claim: over capacity
+    assert.deepEqual(rules(moved([claim('c2', 200, 'ok', { rp: RP, vcpu: 3 }), read('placement', 'c1', 300, consumer(2))], [])), ['over-capacity']);
+  });
+
   test('a bare-metal allocation finished twice, and a node held by two allocations', () => {
     const create = (key: string, t: number) =>
       op({

@@ -555,14 +555,15 @@ function checkCapacity(history: History, objects: Map<string, ObjectHistory>, en
   for (const obj of objects.values()) {
     if (obj.api !== 'placement') continue;
     for (const [i, w] of obj.writes.entries()) {
-      if (w.outcome !== 'ok' || !w.write?.to || w.write.to.value.rp === undefined) continue;
+      const to = w.write?.to;
+      if (w.outcome !== 'ok' || !to || to.value.rp === undefined) continue;
       const next = obj.writes.slice(i + 1).find((x) => x.outcome !== 'fail');
       holdings.push({
         key: obj.key,
-        what: String(w.write.to.value.rp),
-        amount: Number(w.write.to.value.vcpu),
+        what: String(to.value.rp),
+        amount: Number(to.value.vcpu),
         from: w.complete,
-        until: next?.invoke ?? end,
+        until: heldUntil(obj, w, to, next?.invoke ?? end),
         why: `#${w.id}`,
       });
     }
@@ -574,6 +575,27 @@ function checkCapacity(history: History, objects: Map<string, ObjectHistory>, en
       'over-capacity',
       flag,
     );
+}
+
+/**
+ * Until when an acknowledged write's state certainly held: until the next write that may have
+ * changed it (`until`) — unless a write of the object invoked before it ended is still unknown: an
+ * unknown write may take effect at any time after its invoke, even after later writes were
+ * acknowledged (a statement delivered late: the chaos run saw a DELETE answered commit_unknown
+ * during a partition delete the consumer 9 s later, after two acknowledged moves). Then only
+ * observations pin the state down: it held until the last one (begun before any showing otherwise)
+ * that still shows it.
+ */
+function heldUntil(obj: ObjectHistory, w: Op, to: State, until: number): number {
+  if (!obj.writes.some((x) => x !== w && x.outcome === 'unknown' && x.invoke < w.complete)) return until;
+  let confirmed = w.complete;
+  for (const o of obj.observations) {
+    if (o.invoke <= w.complete) continue;
+    if (o.invoke >= until) break;
+    if (o.state === null || !fulfils(o.state, to)) break;
+    confirmed = o.invoke;
+  }
+  return confirmed;
 }
 
 /** Per life of `obj`: from its first observation holding `match` until it may have ended (a delete, its lease). */
