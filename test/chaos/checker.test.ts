@@ -202,6 +202,32 @@ describe('the chaos checker', () => {
       );
     });
 
+    test('an absence seen while the retry after an expired lease was being made is the gap between the two, even once the retry is confirmed', () => {
+      // (the Patroni run of seed 41: the unknown allocation's lease ran out, its retry's answer came
+      // while a snapshot that began before it showed the owner absent; the retry was confirmed later)
+      const retry = allocate('o1|', 7_200, { ttlS: 5, value: 6 });
+      retry.complete = 11_000;
+      const confirm = op({
+        api: 'ids',
+        kind: 'confirm',
+        key: 'o1|',
+        invoke: 15_000,
+        complete: 15_010,
+        outcome: 'ok',
+        write: { to: { version: 0, value: { state: 'allocated' } } },
+        seen: { version: 2, value: { value: 6, state: 'allocated' } },
+      });
+      const first = allocate('o1|', 0, { ttlS: 5, outcome: 'unknown' });
+      first.complete = 7_000;
+      const h = history(
+        [first, retry, confirm],
+        [snapshot(2_000, { values: { 'o1|': reserved(2) } }), snapshot(5_500), { ...snapshot(10_500), complete: 11_300 }],
+      );
+      assert.deepEqual(rules(h), []);
+      // absent after the retry was certainly there (its answer ended before the snapshot began): lost
+      caught(history([first, retry, confirm], [snapshot(2_000, { values: { 'o1|': reserved(2) } }), snapshot(5_500), snapshot(12_000)]), 'acknowledged-lost');
+    });
+
     test('the new allocation still holds its value: another owner given it during its lease is a double hold', () => {
       // the retry's lease runs at least until 10 000 ms (the first one could not end before 5 000 ms)
       caught(retriedAfterExpiry([allocate('o2|', 9_000, { value: 3 })]), 'value-held-twice');

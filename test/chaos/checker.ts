@@ -383,8 +383,19 @@ function checkObject(obj: ObjectHistory, flag: Flag): void {
   const deletes = writes.filter((w) => w.write?.to === null);
   const lives = livesOf(obj);
   const expiresAt = (o: Observation) => lifeAt(lives, o.complete)?.leaseEnd ?? Number.POSITIVE_INFINITY;
-  /** is the object's absence over [.., t] explained: a delete that may have applied, or a lease run out */
-  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt(o);
+  /**
+   * A moment of `o` may fall between two lives: the one before could have ended by its end, and
+   * the next one was not yet certainly there at its beginning (no observation of it had ended).
+   */
+  const betweenLives = (o: Observation) =>
+    lives.some((life, i) => {
+      const next = lives[i + 1];
+      if (!next) return false;
+      const nextBy = Math.min(...next.present.map((p) => p.complete));
+      return life.endsBy <= o.complete && nextBy > o.invoke && life.endsBy < nextBy;
+    });
+  /** is the object's absence over [.., t] explained: a delete that may have applied, a lease run out, a gap between two lives */
+  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt(o) || betweenLives(o);
 
   // explained: every present state was asked for by a write that may have applied (or by the system)
   for (const o of observations) {
