@@ -7,9 +7,11 @@
 // conductors before and after, and a sequence number: two changes of one row are numbered in the
 // order they happened (the second waits for the first's row lock, so it draws the later number).
 // White-box on purpose, like the snapshots; the log lives in a schema of its own (`chaos`) that
-// allot never reads.
+// allot never reads. The same for the nodes' locks: a trigger on `baremetal_nodes` logs every
+// change of a node's lock (`reservation`) or of the states a transition under it changes (power,
+// provision, their targets), with its writer, for the node-lock fencing rule.
 import pg from 'pg';
-import type { AllocationChange, AllocationRow } from './history.js';
+import type { AllocationChange, AllocationRow, NodeLockChange, NodeLockRow } from './history.js';
 
 const INSTALL = `
   create schema if not exists chaos;
@@ -48,6 +50,36 @@ const INSTALL = `
   drop trigger if exists chaos_allocation_changes on baremetal_allocations;
   create trigger chaos_allocation_changes after insert or update or delete on baremetal_allocations
     for each row execute function chaos.log_allocation_change();
+
+  create table if not exists chaos.node_lock_changes (
+    seq bigserial primary key,
+    at timestamptz not null default clock_timestamp(),
+    writer inet,
+    uuid text not null,
+    old_reservation text, new_reservation text,
+    old_power text, new_power text,
+    old_target_power text, new_target_power text,
+    old_provision text, new_provision text,
+    old_target_provision text, new_target_provision text
+  );
+  create or replace function chaos.log_node_lock_change() returns trigger language plpgsql as $$
+  begin
+    insert into chaos.node_lock_changes (writer, uuid, old_reservation, new_reservation, old_power, new_power,
+      old_target_power, new_target_power, old_provision, new_provision, old_target_provision, new_target_provision)
+    values (inet_client_addr(), new.uuid, old.reservation, new.reservation, old.power_state, new.power_state,
+      old.target_power_state, new.target_power_state, old.provision_state, new.provision_state,
+      old.target_provision_state, new.target_provision_state);
+    return null;
+  end $$;
+  drop trigger if exists chaos_node_lock_changes on baremetal_nodes;
+  create trigger chaos_node_lock_changes after update on baremetal_nodes
+    for each row
+    when (old.reservation is distinct from new.reservation
+       or old.power_state is distinct from new.power_state
+       or old.target_power_state is distinct from new.target_power_state
+       or old.provision_state is distinct from new.provision_state
+       or old.target_provision_state is distinct from new.target_provision_state)
+    execute function chaos.log_node_lock_change();
 `;
 
 const row = (state: string, conductor: string | null, node: string | null, error: string | null): AllocationRow => ({
@@ -89,6 +121,31 @@ export async function readAllocationChanges(url: string, resourceClass: string, 
       uuid: r.uuid,
       before: r.op === 'INSERT' ? null : row(r.old_state, r.old_conductor, r.old_node, r.old_error),
       after: r.op === 'DELETE' ? null : row(r.new_state, r.new_conductor, r.new_node, r.new_error),
+    }));
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every change of the lock or states of the nodes `nodes` (uuids), in the order they happened, each writer named as in readAllocationChanges. */
+export async function readNodeLockChanges(url: string, nodes: string[], conductors: Record<string, string>): Promise<NodeLockChange[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000, query_timeout: 30_000 });
+  await client.connect();
+  try {
+    const { rows } = await client.query('select *, host(writer) as writer_host from chaos.node_lock_changes where uuid = any($1) order by seq', [nodes]);
+    const lockRow = (r: Record<string, string | null>, side: 'old' | 'new'): NodeLockRow => ({
+      reservation: r[`${side}_reservation`] ?? null,
+      power: r[`${side}_power`] ?? null,
+      targetPower: r[`${side}_target_power`] ?? null,
+      provision: r[`${side}_provision`] ?? '',
+      targetProvision: r[`${side}_target_provision`] ?? null,
+    });
+    return rows.map((r) => ({
+      seq: Number(r.seq),
+      writer: r.writer_host === null ? null : (conductors[r.writer_host] ?? r.writer_host),
+      node: r.uuid,
+      before: lockRow(r, 'old'),
+      after: lockRow(r, 'new'),
     }));
   } finally {
     await client.end();

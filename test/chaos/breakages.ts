@@ -35,4 +35,10 @@ export const BREAKAGES: Record<string, Breakage> = {
       ],
     },
   },
+  'unfenced-node-lock': {
+    what: 'a conductor finishes a node’s transition without checking it still holds the node’s lock (a paused one whose lock was taken over finishes it when it resumes)',
+    edits: {
+      'baremetal/services/node-states.js': [['if (!node || node.reservation !== ctx.conductorId)', 'if (!node)']],
+    },
+  },
 };

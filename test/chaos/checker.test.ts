@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { check } from './checker.js';
-import type { AllocationChange, AllocationRow, History, Op, Snapshot, State } from './history.js';
+import type { AllocationChange, AllocationRow, History, InstanceReading, NodeLockChange, NodeLockRow, Op, Snapshot, State } from './history.js';
 
 const RP = 'rp-1';
 const RP2 = 'rp-2';
@@ -117,6 +117,16 @@ describe('the chaos checker', () => {
     caught(sum, 'usage-not-sum');
   });
 
+  test('an unknown delete may take effect after later acknowledged writes: only observations pin those down', () => {
+    const del = op({ api: 'placement', kind: 'delete', key: 'c1', invoke: 20, complete: 30, outcome: 'unknown', write: { to: null } });
+    const moved = (more: Op[], snapshots: Snapshot[]) =>
+      history([claim('c1', 0, 'ok'), del, read('placement', 'c1', 40, consumer(1)), move('c1', 50, 1, 'ok', { rp: RP, vcpu: 2 }), ...more], snapshots);
+    // the consumer is seen gone after its move: the delete applied late; c2's claim then fits
+    assert.deepEqual(rules(moved([claim('c2', 200, 'ok', { rp: RP, vcpu: 3 })], [snapshot(100)])), []);
+    // seen still holding the move while c2 holds its claim: over capacity
+    assert.deepEqual(rules(moved([claim('c2', 200, 'ok', { rp: RP, vcpu: 3 }), read('placement', 'c1', 300, consumer(2))], [])), ['over-capacity']);
+  });
+
   test('a bare-metal allocation finished twice, and a node held by two allocations', () => {
     const create = (key: string, t: number) =>
       op({
@@ -190,6 +200,32 @@ describe('the chaos checker', () => {
         verdict.unknowns.map((u) => [u.key, u.resolution]),
         [['o1|', 'applied']],
       );
+    });
+
+    test('an absence seen while the retry after an expired lease was being made is the gap between the two, even once the retry is confirmed', () => {
+      // (the Patroni run of seed 41: the unknown allocation's lease ran out, its retry's answer came
+      // while a snapshot that began before it showed the owner absent; the retry was confirmed later)
+      const retry = allocate('o1|', 7_200, { ttlS: 5, value: 6 });
+      retry.complete = 11_000;
+      const confirm = op({
+        api: 'ids',
+        kind: 'confirm',
+        key: 'o1|',
+        invoke: 15_000,
+        complete: 15_010,
+        outcome: 'ok',
+        write: { to: { version: 0, value: { state: 'allocated' } } },
+        seen: { version: 2, value: { value: 6, state: 'allocated' } },
+      });
+      const first = allocate('o1|', 0, { ttlS: 5, outcome: 'unknown' });
+      first.complete = 7_000;
+      const h = history(
+        [first, retry, confirm],
+        [snapshot(2_000, { values: { 'o1|': reserved(2) } }), snapshot(5_500), { ...snapshot(10_500), complete: 11_300 }],
+      );
+      assert.deepEqual(rules(h), []);
+      // absent after the retry was certainly there (its answer ended before the snapshot began): lost
+      caught(history([first, retry, confirm], [snapshot(2_000, { values: { 'o1|': reserved(2) } }), snapshot(5_500), snapshot(12_000)]), 'acknowledged-lost');
     });
 
     test('the new allocation still holds its value: another owner given it during its lease is a double hold', () => {
@@ -268,6 +304,215 @@ describe('the chaos checker', () => {
         rules(withChanges([created('chaos-1'), finish('chaos-1', 'chaos-1', 1), finish('chaos-1', 'chaos-1', 2, row('active', 'chaos-1', 1))])),
         ['finished-twice'],
       );
+    });
+  });
+
+  describe('the cross-engine reservation', () => {
+    const SPEC = { name: 'chaos-reservation', node: 'server', capacity: 'cpu', value: 'vni' };
+    const holds = (node = 'n1', value = 5, rp = RP, vcpu = 1) => ({ node, rp, vcpu, value });
+    const instanceOp = (kind: string, id: string, t: number, outcome: Op['outcome'], held?: ReturnType<typeof holds> | null) =>
+      op({ api: 'ids', kind, key: id, invoke: t, complete: t + 10, outcome, reservation: held === undefined ? {} : { holds: held } });
+    const withSpec = (h: History): History => ({ ...h, fixtures: { ...h.fixtures, reservation: SPEC } });
+    const reading = (parts: Partial<InstanceReading> = {}): InstanceReading => ({
+      spec: SPEC.name,
+      state: 'up',
+      node: null,
+      capacity: {},
+      values: [],
+      ...parts,
+    });
+    /** a snapshot in which instance `id` holds node n1, 1 VCPU on RP and value 5 (each part by its own flag), as each engine's section and its reading show */
+    const holding = (
+      t: number,
+      id: string,
+      parts = { node: true, capacity: true, value: true },
+      more: { consumers?: Snapshot['placement']['consumers'] } = {},
+    ) => {
+      const allocation = `alloc-${id}`;
+      const s = snapshot(t, {
+        consumers: { ...(parts.capacity ? { [id]: { generation: 1, allocations: { [RP]: 1 } } } : {}), ...more.consumers },
+        allocations: parts.node ? { [`service-instance.${id}.server`]: { uuid: allocation, state: 'active', node: 'n1', conductor: 'chaos-0' } } : {},
+        nodes: { n1: parts.node ? { allocation, instance: allocation } : { allocation: null, instance: null } },
+        values: parts.value ? { [`service-instance/${id}|vni`]: { value: 5, size: 1, state: 'allocated', version: 1, expiresAt: null } } : {},
+      });
+      return {
+        ...s,
+        reservations: {
+          [id]: reading({ node: parts.node ? 'n1' : null, capacity: parts.capacity ? { [RP]: 1 } : {}, values: parts.value ? [5] : [] }),
+        },
+      };
+    };
+    const none = (t: number, id: string, state = 'terminated') => ({
+      ...holding(t, id, { node: false, capacity: false, value: false }),
+      reservations: { [id]: reading({ state }) },
+    });
+
+    test('instances that hold all or nothing, released by terminate, with unknown outcomes resolved once for all three, pass', () => {
+      const verdict = check(
+        withSpec(
+          history(
+            [
+              instanceOp('reserve', 'i1', 0, 'ok', holds()),
+              instanceOp('promote', 'i1', 20, 'ok', holds()),
+              instanceOp('terminate', 'i1', 100, 'ok'),
+              instanceOp('reserve', 'i2', 200, 'unknown'), // applied: the snapshot after it shows everything
+              instanceOp('terminate', 'i2', 300, 'ok'),
+              instanceOp('reserve', 'i3', 400, 'unknown'), // not applied: nothing shows
+              instanceOp('reserve', 'i4', 400, 'fail', undefined),
+            ],
+            [holding(50, 'i1'), none(150, 'i1'), holding(250, 'i2'), none(350, 'i2'), { ...none(450, 'i3', 'start') }],
+            {
+              ...none(500, 'i3', 'start'),
+              reservations: { i1: reading({ state: 'terminated' }), i3: reading({ state: 'start' }), i4: reading({ state: 'start' }) },
+            },
+          ),
+        ),
+      );
+      assert.deepEqual(verdict.anomalies, []);
+      assert.deepEqual(
+        verdict.unknowns.map((u) => [u.api, u.key, u.resolution]),
+        [
+          ['reservation', 'i2', 'applied'],
+          ['reservation', 'i3', 'not applied'],
+        ],
+      );
+      assert.equal(verdict.counts.reservations.instances, 4);
+      assert.deepEqual(verdict.counts.reservations.ops.reserve, { ok: 1, unknown: 2, fail: 1 });
+    });
+
+    test('an instance holding some of its attributes and not others, in a snapshot or through the APIs at the end', () => {
+      const ops = [instanceOp('reserve', 'i1', 0, 'ok', holds())];
+      assert.deepEqual(rules(withSpec(history(ops, [holding(50, 'i1', { node: true, capacity: false, value: true })]))), [
+        'acknowledged-lost',
+        'partial-reservation',
+      ]);
+      const throughApis = { ...withSpec(history(ops, [holding(50, 'i1')])), finalThroughApis: { i1: reading({ node: 'n1', values: [5] }) } };
+      const found = check(throughApis).anomalies;
+      assert.deepEqual(
+        found.map((a) => a.rule),
+        ['partial-reservation'],
+      );
+      assert.match(found[0]!.detail, /the final state through the APIs/);
+    });
+
+    test('an unknown reservation whose parts resolve differently', () => {
+      // the snapshots have no reading of instances (an older history): the parts alone show it
+      const { reservations: _, ...partial } = holding(50, 'i1', { node: true, capacity: false, value: false });
+      const h = withSpec(history([instanceOp('reserve', 'i1', 0, 'unknown')], [partial]));
+      const verdict = check(h);
+      assert.deepEqual(
+        verdict.anomalies.map((a) => a.rule),
+        ['partial-reservation'],
+      );
+      assert.deepEqual(
+        verdict.unknowns.map((u) => [u.key, u.resolution]),
+        [['i1', 'undetermined']],
+      );
+    });
+
+    test('something held for an instance that is terminated, or that does not exist', () => {
+      const terminated = withSpec(history([], [{ ...holding(50, 'i1'), reservations: { i1: reading({ state: 'terminated', values: [5] }) } }]));
+      assert.ok(rules(terminated).includes('held-by-dead-instance'));
+      const missing = withSpec(history([], [{ ...snapshot(50), reservations: { i9: reading({ spec: null, state: null, node: 'n1' }) } }]));
+      assert.deepEqual(rules(missing), ['held-by-dead-instance']);
+    });
+
+    test('a refused reservation whose parts are in place, and an acknowledged terminate undone', () => {
+      const refused = withSpec(history([instanceOp('reserve', 'i1', 0, 'fail')], [holding(50, 'i1')]));
+      assert.ok(rules(refused).includes('failed-write-applied'));
+      const undone = withSpec(history([instanceOp('reserve', 'i1', 0, 'ok', holds()), instanceOp('terminate', 'i1', 20, 'ok')], [holding(50, 'i1')]));
+      assert.ok(rules(undone).includes('delete-undone'));
+    });
+
+    test('a node, a value or capacity held by an instance and by a plain client at once', () => {
+      const active = (node: string): State => ({ version: 2, value: { state: 'active', node } });
+      const allocation = op({
+        api: 'baremetal',
+        kind: 'create',
+        key: 'a1',
+        invoke: 0,
+        complete: 10,
+        outcome: 'ok',
+        write: { from: 0, to: { version: 1, value: { state: 'allocating' } } },
+      });
+      const node = withSpec(history([instanceOp('reserve', 'i1', 0, 'ok', holds('n1')), allocation, read('baremetal', 'a1', 30, active('n1'))]));
+      assert.deepEqual(rules(node), ['node-held-twice']);
+      // three VCPU claimed by plain consumers and two by the instance, on a provider of four
+      const capacity = withSpec(
+        history([
+          claim('c1', 0, 'ok', { rp: RP, vcpu: 2 }),
+          claim('c2', 0, 'ok', { rp: RP, vcpu: 1 }),
+          instanceOp('reserve', 'i1', 5, 'ok', holds('n1', 5, RP, 2)),
+        ]),
+      );
+      assert.deepEqual(rules(capacity), ['over-capacity']);
+      const allocate = op({
+        api: 'ids',
+        kind: 'allocate',
+        key: 'o1|',
+        invoke: 60,
+        complete: 70,
+        outcome: 'ok',
+        write: { from: 0, to: { version: 1, value: { state: 'allocated' } } },
+        seen: { version: 1, value: { value: 5, state: 'allocated' } },
+      });
+      const value = withSpec(history([instanceOp('reserve', 'i1', 0, 'ok', holds()), allocate], [holding(50, 'i1')]));
+      assert.deepEqual(rules(value), ['value-held-twice']);
+    });
+  });
+
+  describe('fencing: node locks', () => {
+    let seq = 0;
+    const lock = (reservation: string | null, power = 'power off', targetPower: string | null = null): NodeLockRow => ({
+      reservation,
+      power,
+      targetPower,
+      provision: 'available',
+      targetProvision: null,
+    });
+    const change = (writer: string, before: NodeLockRow, after: NodeLockRow, node = 'n1'): NodeLockChange => ({ seq: ++seq, writer, node, before, after });
+    /** `by` starts a power change: takes the lock */
+    const start = (by: string, node = 'n1') => change(by, lock(null), lock(by, 'power off', 'power on'), node);
+    const takeOver = (from: string, to: string) => change(to, lock(from, 'power off', 'power on'), lock(to, 'power off', 'power on'));
+    /** `by` ends the transition while `holder` holds the lock */
+    const finish = (by: string, holder: string, node = 'n1') => change(by, lock(holder, 'power off', 'power on'), lock(null, 'power on'), node);
+    const withChanges = (changes: NodeLockChange[]): History => ({ ...history([]), nodeLockChanges: changes });
+
+    test('locks taken, finished by their holder, taken over and finished by the taker, pass', () => {
+      const verdict = check(
+        withChanges([
+          start('chaos-0'),
+          finish('chaos-0', 'chaos-0'),
+          start('chaos-1', 'n2'),
+          { ...takeOver('chaos-1', 'chaos-2'), node: 'n2' },
+          finish('chaos-2', 'chaos-2', 'n2'),
+        ]),
+      );
+      assert.deepEqual(verdict.anomalies, []);
+      assert.deepEqual(verdict.counts.nodeLocks, { changes: 5, taken: 2, takeOvers: 1, lockedWrites: 2 });
+    });
+
+    test('a process that finishes a transition after its lock was taken over is a fenced write', () => {
+      const verdict = check(withChanges([start('chaos-1'), takeOver('chaos-1', 'chaos-0'), finish('chaos-1', 'chaos-0')]));
+      assert.deepEqual(
+        verdict.anomalies.map((a) => [a.rule, a.key]),
+        [['fenced-write', 'n1']],
+      );
+      assert.match(verdict.anomalies[0]!.detail, /taken over from chaos-1 by chaos-0 \(change #\d+\), then written under it by its old holder/);
+    });
+
+    test('a lock moved by other than its taker, given to another, or written under by a process that never held it', () => {
+      assert.deepEqual(
+        rules(withChanges([start('chaos-1'), change('chaos-2', lock('chaos-1', 'power off', 'power on'), lock('chaos-0', 'power off', 'power on'))])),
+        ['fenced-write'],
+      );
+      assert.deepEqual(rules(withChanges([change('chaos-2', lock(null), lock('chaos-0', 'power off', 'power on'))])), ['fenced-write']);
+      assert.deepEqual(rules(withChanges([start('chaos-1'), finish('chaos-2', 'chaos-1')])), ['fenced-write']);
+    });
+
+    test('a lock still held once everything settled', () => {
+      const final = snapshot(100, { nodes: { n1: { allocation: null, instance: null, reservation: 'chaos-1' } } });
+      assert.deepEqual(rules(history([], [], final)), ['stuck-locked']);
     });
   });
 

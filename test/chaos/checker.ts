@@ -36,8 +36,31 @@
 // allocation (its state, node or error) or changes its conductor — is made only by the process
 // that is its conductor at that moment, and a finish only of an allocation still allocating.
 // So an allocation taken over from a process is never finished or changed by that process after
-// the take-over (unless it took it back), and none is finished twice.
-import type { AllocationChange, AllocationRow, History, Op, Snapshot, State } from './history.js';
+// the take-over (unless it took it back), and none is finished twice. The same for node locks,
+// from the change log of the nodes: a write under a node's lock — finishing its transition (power
+// or provision state, their targets) or letting the lock go — is made only by the lock's holder of
+// that moment; the lock moves between processes only by a take-over (the taker, for itself).
+//
+// The cross-engine reservation: an operation on a service instance (create with validate,
+// validate, terminate) is a write of each of the three things it holds — its bare-metal
+// allocation, its Placement consumer, its pool value — which are then objects like any other, so
+// every rule above (and the node, capacity and value counts across objects) covers them beside
+// the plain clients' objects. Besides: at every snapshot, and in the final state as each engine's
+// own API shows it, an instance holds all three or none, and nothing is held for an instance that
+// does not exist or is terminated; an unknown outcome resolves the same way for all three.
+import {
+  type AllocationChange,
+  type AllocationRow,
+  type History,
+  type InstanceReading,
+  type NodeLockChange,
+  type NodeLockRow,
+  type Op,
+  type ReservationSpec,
+  type Snapshot,
+  type State,
+  reservationParts,
+} from './history.js';
 
 export interface Anomaly {
   rule: string;
@@ -72,6 +95,10 @@ export interface Verdict {
     objects: number;
     /** the bare-metal allocations' change log: changes recorded, take-overs and finishes (or other conductor writes) among them */
     fencing: { changes: number; takeOvers: number; finishes: number };
+    /** the nodes' change log: changes recorded, locks taken, take-overs of a lock, writes under a lock (each judged by its writer) */
+    nodeLocks: { changes: number; taken: number; takeOvers: number; lockedWrites: number };
+    /** the reservation's operations by outcome, and the instances judged all-or-nothing */
+    reservations: { ops: Record<string, Record<string, number>>; instances: number };
   };
 }
 
@@ -122,7 +149,11 @@ export function check(history: History): Verdict {
 
   const objects = collectObjects(history, snapshots);
   for (const obj of objects.values()) checkObject(obj, flag);
-  const unknowns = [...objects.values()].flatMap((obj) => resolveUnknowns(obj));
+  const unknowns = reservationUnknowns(
+    history,
+    [...objects.values()].flatMap((obj) => resolveUnknowns(obj)),
+    flag,
+  );
 
   checkCapacity(history, objects, end, flag);
   checkNodes(objects, end, flag);
@@ -130,6 +161,14 @@ export function check(history: History): Verdict {
   for (const [i, s] of snapshots.entries()) checkSnapshot(s, i === snapshots.length - 1 && history.final !== null, flag);
   checkProviderGenerations(history, snapshots, flag);
   const fencing = checkFencing(history.allocationChanges ?? [], flag);
+  const nodeLocks = checkNodeLocks(history.nodeLockChanges ?? [], flag);
+  const instances = checkReservations(history, snapshots, flag);
+  const reservationOps: Record<string, Record<string, number>> = {};
+  for (const op of history.ops)
+    if (op.reservation) {
+      const k = (reservationOps[op.kind] ??= {});
+      k[op.outcome] = (k[op.outcome] ?? 0) + 1;
+    }
 
   const byOutcome: Record<string, number> = {};
   const byApiKind: Record<string, Record<string, number>> = {};
@@ -138,7 +177,20 @@ export function check(history: History): Verdict {
     const k = (byApiKind[`${op.api} ${op.kind}`] ??= {});
     k[op.outcome] = (k[op.outcome] ?? 0) + 1;
   }
-  return { anomalies, unknowns, counts: { ops: history.ops.length, byOutcome, byApiKind, snapshots: snapshots.length, objects: objects.size, fencing } };
+  return {
+    anomalies,
+    unknowns,
+    counts: {
+      ops: history.ops.length,
+      byOutcome,
+      byApiKind,
+      snapshots: snapshots.length,
+      objects: objects.size,
+      fencing,
+      nodeLocks,
+      reservations: { ops: reservationOps, instances },
+    },
+  };
 }
 
 // ---- objects -----------------------------------------------------------------------------------
@@ -166,6 +218,34 @@ function snapshotStates(s: Snapshot): Map<string, State> {
   return states;
 }
 
+/** Operations on no register: provider reads (their generations are judged on their own), node power changes (judged by the nodes' change log). */
+const NOT_REGISTERS = new Set(['read-provider', 'power', 'read-node']);
+
+/**
+ * An operation on a service instance as writes of the three things it holds (each a copy of the
+ * operation, under the thing's key): a create with validate, or a validate, asks each to exist —
+ * the bare-metal allocation active at once, the consumer and the value as its answer showed them,
+ * when it was acknowledged —, a terminate asks each gone. A promote changes none of them. An
+ * acknowledged answer naming the node is an observation of the allocation too.
+ */
+function reservationWrites(spec: ReservationSpec, op: Op): Op[] {
+  const parts = reservationParts(spec, op.key);
+  const split = (key: string) => {
+    const [api, ...rest] = key.split(' ');
+    return { api: api as Op['api'], key: rest.join(' ') };
+  };
+  const { reservation: _, ...plain } = op;
+  if (op.kind === 'terminate') return Object.values(parts).map((key) => ({ ...plain, ...split(key), write: { to: null } }));
+  if (op.kind !== 'reserve' && op.kind !== 'validate') return [];
+  const holds = op.outcome === 'ok' ? op.reservation?.holds : undefined;
+  const allocation: State = { version: 2, value: { state: 'active', ...(holds ? { node: holds.node } : {}) } };
+  return [
+    { ...plain, ...split(parts.node), write: { from: 0, to: allocation }, ...(holds ? { seen: allocation } : {}) },
+    { ...plain, ...split(parts.capacity), write: { from: 0, to: { version: 0, value: holds ? { rp: holds.rp, vcpu: holds.vcpu } : {} } } },
+    { ...plain, ...split(parts.value), write: { from: 0, to: { version: 0, value: holds ? { value: holds.value } : {} } } },
+  ];
+}
+
 /** After an object's last operation, snapshots keep observing it this long (then only the final state does). */
 const ABSENCE_TAIL_MS = 30_000;
 
@@ -178,8 +258,9 @@ function collectObjects(history: History, snapshots: Snapshot[]): Map<string, Ob
     return o;
   };
   const span = new Map<string, [number, number]>();
-  for (const op of history.ops) {
-    if (op.kind === 'read-provider') continue;
+  const spec = history.fixtures.reservation;
+  const registerOps = history.ops.flatMap((op) => (op.reservation ? (spec ? reservationWrites(spec, op) : []) : NOT_REGISTERS.has(op.kind) ? [] : [op]));
+  for (const op of registerOps) {
     const o = get(op.api, op.key);
     const [first, last] = span.get(`${op.api} ${op.key}`) ?? [op.invoke, op.complete];
     span.set(`${op.api} ${op.key}`, [Math.min(first, op.invoke), Math.max(last, op.complete)]);
@@ -302,8 +383,19 @@ function checkObject(obj: ObjectHistory, flag: Flag): void {
   const deletes = writes.filter((w) => w.write?.to === null);
   const lives = livesOf(obj);
   const expiresAt = (o: Observation) => lifeAt(lives, o.complete)?.leaseEnd ?? Number.POSITIVE_INFINITY;
-  /** is the object's absence over [.., t] explained: a delete that may have applied, or a lease run out */
-  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt(o);
+  /**
+   * A moment of `o` may fall between two lives: the one before could have ended by its end, and
+   * the next one was not yet certainly there at its beginning (no observation of it had ended).
+   */
+  const betweenLives = (o: Observation) =>
+    lives.some((life, i) => {
+      const next = lives[i + 1];
+      if (!next) return false;
+      const nextBy = Math.min(...next.present.map((p) => p.complete));
+      return life.endsBy <= o.complete && nextBy > o.invoke && life.endsBy < nextBy;
+    });
+  /** is the object's absence over [.., t] explained: a delete that may have applied, a lease run out, a gap between two lives */
+  const goneExplained = (o: Observation) => deletes.some((d) => mayHaveApplied(d, o.complete)) || o.complete >= expiresAt(o) || betweenLives(o);
 
   // explained: every present state was asked for by a write that may have applied (or by the system)
   for (const o of observations) {
@@ -474,14 +566,15 @@ function checkCapacity(history: History, objects: Map<string, ObjectHistory>, en
   for (const obj of objects.values()) {
     if (obj.api !== 'placement') continue;
     for (const [i, w] of obj.writes.entries()) {
-      if (w.outcome !== 'ok' || !w.write?.to) continue;
+      const to = w.write?.to;
+      if (w.outcome !== 'ok' || !to || to.value.rp === undefined) continue;
       const next = obj.writes.slice(i + 1).find((x) => x.outcome !== 'fail');
       holdings.push({
         key: obj.key,
-        what: String(w.write.to.value.rp),
-        amount: Number(w.write.to.value.vcpu),
+        what: String(to.value.rp),
+        amount: Number(to.value.vcpu),
         from: w.complete,
-        until: next?.invoke ?? end,
+        until: heldUntil(obj, w, to, next?.invoke ?? end),
         why: `#${w.id}`,
       });
     }
@@ -493,6 +586,27 @@ function checkCapacity(history: History, objects: Map<string, ObjectHistory>, en
       'over-capacity',
       flag,
     );
+}
+
+/**
+ * Until when an acknowledged write's state certainly held: until the next write that may have
+ * changed it (`until`) — unless a write of the object invoked before it ended is still unknown: an
+ * unknown write may take effect at any time after its invoke, even after later writes were
+ * acknowledged (a statement delivered late: the chaos run saw a DELETE answered commit_unknown
+ * during a partition delete the consumer 9 s later, after two acknowledged moves). Then only
+ * observations pin the state down: it held until the last one (begun before any showing otherwise)
+ * that still shows it.
+ */
+function heldUntil(obj: ObjectHistory, w: Op, to: State, until: number): number {
+  if (!obj.writes.some((x) => x !== w && x.outcome === 'unknown' && x.invoke < w.complete)) return until;
+  let confirmed = w.complete;
+  for (const o of obj.observations) {
+    if (o.invoke <= w.complete) continue;
+    if (o.invoke >= until) break;
+    if (o.state === null || !fulfils(o.state, to)) break;
+    confirmed = o.invoke;
+  }
+  return confirmed;
 }
 
 /** Per life of `obj`: from its first observation holding `match` until it may have ended (a delete, its lease). */
@@ -535,6 +649,9 @@ function checkSnapshot(s: Snapshot, final: boolean, flag: Flag): void {
       flag('stuck-allocating', name_, `${name}: still allocating (worked by ${a.conductor}) after the faults healed and the wait`);
   }
   for (const [node, names] of onNode) if (names.length > 1) flag('node-held-twice', node, `${name}: allocations ${names.join(', ')}`);
+  if (final)
+    for (const [node, n] of Object.entries(s.baremetal.nodes))
+      if (n.reservation) flag('stuck-locked', node, `${name}: its lock still held by ${n.reservation} after the faults healed and the wait`);
   const byUuid = new Map(Object.values(s.baremetal.allocations).map((a) => [a.uuid, a]));
   for (const [node, n] of Object.entries(s.baremetal.nodes)) {
     if (n.allocation === null) continue;
@@ -633,4 +750,132 @@ function checkFencing(changes: AllocationChange[], flag: Flag): Verdict['counts'
     }
   }
   return counts;
+}
+
+/**
+ * Node locks: per node, in the order its changes happened, the lock is taken by the writer for
+ * itself (from nobody), moved only by a take-over (from a holder, by the taker, for itself, with
+ * nothing else changed), and a write under it — a state or target changed, the lock let go — is
+ * made by its holder of that moment. So a process whose lock was taken over while it was paused
+ * never finishes the transition, or lets the lock go, after it resumes (unless it took it back).
+ * Changes with no lock held before or after (a transition that needs none) are anybody's.
+ */
+function checkNodeLocks(changes: NodeLockChange[], flag: Flag): Verdict['counts']['nodeLocks'] {
+  const counts = { changes: changes.length, taken: 0, takeOvers: 0, lockedWrites: 0 };
+  const show = (r: NodeLockRow) =>
+    `power ${r.power}${r.targetPower ? ` → ${r.targetPower}` : ''}, ${r.provision}${r.targetProvision ? ` → ${r.targetProvision}` : ''}, lock ${r.reservation}`;
+  const byNode = new Map<string, NodeLockChange[]>();
+  for (const c of changes) byNode.set(c.node, [...(byNode.get(c.node) ?? []), c]);
+  for (const [node, list] of byNode) {
+    const takenFrom = new Map<string, NodeLockChange>();
+    for (const c of list.sort((a, b) => a.seq - b.seq)) {
+      const { before, after } = c;
+      const by = c.writer ?? 'an unknown writer';
+      const states =
+        before.power !== after.power ||
+        before.targetPower !== after.targetPower ||
+        before.provision !== after.provision ||
+        before.targetProvision !== after.targetProvision;
+      const what = `change #${c.seq} by ${by} (${show(before)} → ${show(after)})`;
+      if (before.reservation === null) {
+        if (after.reservation === null) continue; // no lock involved
+        if (after.reservation === c.writer) counts.taken++;
+        else flag('fenced-write', node, `its lock given to ${after.reservation} by another process: ${what}`);
+        continue;
+      }
+      if (after.reservation !== before.reservation && after.reservation !== null && !states) {
+        if (after.reservation === c.writer) {
+          takenFrom.set(before.reservation, c);
+          if (c.writer) takenFrom.delete(c.writer);
+          counts.takeOvers++;
+        } else flag('fenced-write', node, `its lock moved by other than a take-over: ${what}`);
+        continue;
+      }
+      if (!states && after.reservation === before.reservation) continue; // another column: anybody's
+      counts.lockedWrites++;
+      if (c.writer === before.reservation && after.reservation !== null && after.reservation !== before.reservation)
+        flag('fenced-write', node, `its lock handed on with other changes: ${what}`);
+      else if (c.writer !== before.reservation) {
+        const took = c.writer ? takenFrom.get(c.writer) : undefined;
+        flag(
+          'fenced-write',
+          node,
+          took
+            ? `its lock taken over from ${c.writer} by ${took.writer} (change #${took.seq}), then written under it by its old holder: ${what}`
+            : `written under a lock held by another process: ${what}`,
+        );
+      }
+    }
+  }
+  return counts;
+}
+
+// ---- the cross-engine reservation ---------------------------------------------------------------
+
+const DEAD_STATES = new Set(['terminated', 'deallocating']);
+
+/**
+ * Every reading of the reservation's instances — each snapshot's (one transaction), and the final
+ * one through each engine's own API —: nothing held for an instance that does not exist or is
+ * terminated, an instance of the reservation spec holds its node, its capacity and its value or
+ * none of them, and no two instances hold one node or one value. How many instances were judged.
+ */
+function checkReservations(history: History, snapshots: Snapshot[], flag: Flag): number {
+  const spec = history.fixtures.reservation;
+  const judged = new Set<string>();
+  const readings: Array<[string, Record<string, InstanceReading>]> = snapshots.flatMap((s, i) =>
+    s.reservations ? [[s === history.final ? 'the final state' : `snapshot ${i}`, s.reservations] as [string, Record<string, InstanceReading>]] : [],
+  );
+  if (history.finalThroughApis) readings.push(['the final state through the APIs', history.finalThroughApis]);
+  for (const [name, reading] of readings) {
+    const nodes = new Map<string, string>();
+    const values = new Map<number, string>();
+    for (const [id, r] of Object.entries(reading)) {
+      judged.add(id);
+      const held = { node: r.node !== null, capacity: Object.values(r.capacity).some((n) => n > 0), value: r.values.length > 0 };
+      const what = `node ${r.node ?? 'none'}, capacity ${JSON.stringify(r.capacity)}, values [${r.values.join(', ')}]`;
+      if ((r.state === null || DEAD_STATES.has(r.state)) && (held.node || held.capacity || held.value))
+        flag('held-by-dead-instance', id, `${name}: instance ${r.state === null ? 'does not exist' : `is ${r.state}`}, yet holds ${what}`);
+      else if (spec && r.spec === spec.name && new Set(Object.values(held)).size > 1)
+        flag('partial-reservation', id, `${name}: instance (${r.state}) holds some of its attributes, not all: ${what}`);
+      if (r.node !== null) {
+        const other = nodes.get(r.node);
+        if (other) flag('node-held-twice', r.node, `${name}: held by instances ${other} and ${id}`);
+        nodes.set(r.node, id);
+      }
+      for (const v of r.values) {
+        const other = values.get(v);
+        if (other) flag('value-held-twice', String(v), `${name}: held by instances ${other} and ${id}`);
+        values.set(v, id);
+      }
+    }
+  }
+  return judged.size;
+}
+
+/**
+ * An unknown outcome of an operation on a service instance resolves once, for all three things it
+ * holds: their resolutions (each from what was observed of it) agree, or the instance held some of
+ * them and not others (`partial-reservation`). The three become one entry, about the instance.
+ */
+function reservationUnknowns(history: History, unknowns: UnknownResolved[], flag: Flag): UnknownResolved[] {
+  const ops = new Map(history.ops.filter((op) => op.reservation).map((op) => [op.id, op]));
+  const plain = unknowns.filter((u) => !ops.has(u.op));
+  const byOp = new Map<number, UnknownResolved[]>();
+  for (const u of unknowns) if (ops.has(u.op)) byOp.set(u.op, [...(byOp.get(u.op) ?? []), u]);
+  const joined: UnknownResolved[] = [];
+  for (const [id, parts] of byOp) {
+    const op = ops.get(id)!;
+    const resolutions = new Set(parts.map((p) => p.resolution));
+    const evidence = parts.map((p) => `${p.key}: ${p.resolution} (${p.evidence})`).join('; ');
+    let resolution = parts[0]!.resolution;
+    if (resolutions.size > 1) {
+      // a part never observed does not contradict the others
+      const known = new Set([...resolutions].filter((r) => r !== 'undetermined'));
+      if (known.size > 1) flag('partial-reservation', op.key, `${src(op)}: its parts resolved differently: ${evidence}`, [id]);
+      resolution = known.size === 1 ? [...known][0]! : 'undetermined';
+    }
+    joined.push({ op: id, api: 'reservation', kind: op.kind, key: op.key, told: op.told, resolution, evidence });
+  }
+  return [...plain, ...joined.sort((a, b) => a.op - b.op)];
 }

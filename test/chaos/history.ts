@@ -43,6 +43,37 @@ export interface Op {
   seen?: State | null;
   /** seconds a reservation lasts (identifier leases) */
   ttlS?: number;
+  /**
+   * An operation on a service instance of the cross-engine reservation (its `key` is the instance
+   * id): the checker turns it into writes of the three things the instance holds (its bare-metal
+   * allocation, its Placement consumer, its pool value). `holds`: what an acknowledged answer
+   * showed the instance holding (null: nothing).
+   */
+  reservation?: { holds?: ReservationHolds | null };
+}
+
+/** What a service instance of the cross-engine reservation holds, as its answer shows it. */
+export interface ReservationHolds {
+  /** the node (uuid) of its bare-metal allocation */
+  node: string;
+  /** the provider of its capacity, and the VCPU */
+  rp: string;
+  vcpu: number;
+  /** its value from the pool */
+  value: number;
+}
+
+/** A service instance of the cross-engine reservation at one moment: what each engine holds for it. */
+export interface InstanceReading {
+  /** its allocation spec's name and its state (null: no such instance) */
+  spec: string | null;
+  state: string | null;
+  /** the node its bare-metal allocation is on (null: it holds none) */
+  node: string | null;
+  /** its consumer's allocations (provider → VCPU; empty: none) */
+  capacity: Record<string, number>;
+  /** the values it holds in the workload's pool */
+  values: number[];
 }
 
 /** The database at one moment (one REPEATABLE READ transaction), between invoke and complete. */
@@ -60,8 +91,8 @@ export interface Snapshot {
   baremetal: {
     /** allocation name → state, node uuid, and the conductor working it */
     allocations: Record<string, { uuid: string; state: string; node: string | null; conductor: string | null }>;
-    /** node uuid → the allocation uuid and instance uuid it records */
-    nodes: Record<string, { allocation: string | null; instance: string | null }>;
+    /** node uuid → the allocation uuid and instance uuid it records, and who holds its lock (absent in older histories) */
+    nodes: Record<string, { allocation: string | null; instance: string | null; reservation?: string | null }>;
   };
   ids: {
     /** `owner|purpose` → value, state, version, expiry */
@@ -69,6 +100,12 @@ export interface Snapshot {
     /** pool counters against what its rows hold */
     pool: { total: number; used: number; allocationCount: number; free: number };
   };
+  /**
+   * instance id → what it holds in each engine: every instance of the reservation spec, and every
+   * holder named by a held bare-metal allocation, Placement consumer or pool value (absent in older
+   * histories)
+   */
+  reservations?: Record<string, InstanceReading>;
 }
 
 /** A bare-metal allocation's row as one change left it (or found it). */
@@ -80,6 +117,26 @@ export interface AllocationRow {
   node: number | null;
   /** last_error */
   error: string | null;
+}
+
+/** A node's lock and what runs under it, as one change left it (or found it). */
+export interface NodeLockRow {
+  /** the conductor holding the node's lock (`reservation`) */
+  reservation: string | null;
+  power: string | null;
+  targetPower: string | null;
+  provision: string;
+  targetProvision: string | null;
+}
+
+/** One change of a node's row that touched its lock or its states, as PostgreSQL recorded it (allocation-changes.ts). */
+export interface NodeLockChange {
+  seq: number;
+  writer: string | null;
+  /** the node's uuid */
+  node: string;
+  before: NodeLockRow;
+  after: NodeLockRow;
 }
 
 /**
@@ -106,9 +163,35 @@ export interface History {
   final: Snapshot | null;
   /** every change of the workload's bare-metal allocations, with its writer (absent: not recorded) */
   allocationChanges?: AllocationChange[];
+  /** every change of a node's lock or states, with its writer (absent: not recorded) */
+  nodeLockChanges?: NodeLockChange[];
+  /** the reservation's instances once everything settled, each engine read through its own API (absent in older histories) */
+  finalThroughApis?: Record<string, InstanceReading>;
   /** the fixtures the workload ran on */
-  fixtures: { providers: Record<string, number>; nodes: string[]; poolSize: number; sharedConsumers: string[] };
+  fixtures: {
+    providers: Record<string, number>;
+    nodes: string[];
+    poolSize: number;
+    sharedConsumers: string[];
+    /** the reservation spec's name and attributes (absent in older histories) */
+    reservation?: ReservationSpec;
+  };
 }
+
+/** The cross-engine reservation's allocation spec: its name, and the name of each of its attributes. */
+export interface ReservationSpec {
+  name: string;
+  node: string;
+  capacity: string;
+  value: string;
+}
+
+/** The keys (`api key`, as the checker names objects) of what an instance of `spec` holds in each engine. */
+export const reservationParts = (spec: ReservationSpec, instance: string) => ({
+  node: `baremetal service-instance.${instance}.${spec.node}`,
+  capacity: `placement ${instance}`,
+  value: `ids service-instance/${instance}|${spec.value}`,
+});
 
 /** What a client makes of an HTTP answer. */
 export function outcomeOf(api: Api, status: number, body: unknown, text: string, error?: string): { outcome: Outcome; told: string } {

@@ -11,15 +11,17 @@
 // while it holds the leader lock); a failover either switches over (`patronictl switchover`) or
 // crashes the primary's machine — its Patroni and its PostgreSQL, SIGKILL — until the standby takes
 // the lock over, then starts its Patroni again (it rejoins as a standby, rewound).
+//
+// The layout is the HA test's (test/helpers/patroni-layout.ts), with the namespaces' addresses.
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { PG_BIN, haproxyConfig, patroniYaml } from '../helpers/patroni-layout.js';
 import { descendants, signal } from '../helpers/process-tree.js';
 import type { Machine } from './network.js';
 import { launch } from './processes.js';
 
-const PG_BIN = '/usr/lib/postgresql/15/bin';
 const SCOPE = 'allot-chaos';
 /** the port of every sidecar HAProxy, on each client's loopback */
 const PROXY_PORT = 5000;
@@ -61,78 +63,28 @@ async function getStatus(url: string): Promise<number | null> {
   }
 }
 
+/** A member's Patroni configuration (test/helpers/patroni-layout.ts) in its namespace: trust on the run's subnet, no fsync. */
 function memberYaml(dir: string, member: Machine, etcd: Machine, subnet: string): string {
-  return `scope: ${SCOPE}
-name: ${member.name}
-restapi:
-  listen: ${member.ip}:${REST_PORT}
-  connect_address: ${member.ip}:${REST_PORT}
-etcd3:
-  hosts: ${etcd.ip}:${ETCD_PORT}
-bootstrap:
-  dcs:
-    ttl: 10
-    loop_wait: 1
-    retry_timeout: 4
-    maximum_lag_on_failover: 1048576
-    primary_start_timeout: 0
-    synchronous_mode: true
-    postgresql:
-      use_pg_rewind: true
-      remove_data_directory_on_rewind_failure: true
-      remove_data_directory_on_diverged_timelines: true
-      parameters:
-        max_connections: 300
-        wal_keep_size: 256MB
-        fsync: 'off'
-  initdb:
-    - encoding: UTF8
-    - auth-local: trust
-    - auth-host: trust
-  pg_hba:
-    - local all all trust
-    - host replication all ${subnet} trust
-    - host all all ${subnet} trust
-postgresql:
-  listen: ${member.ip}:${PG_PORT}
-  connect_address: ${member.ip}:${PG_PORT}
-  data_dir: ${dir}/${member.name}
-  bin_dir: ${PG_BIN}
-  pgpass: ${dir}/${member.name}.pgpass
-  authentication:
-    superuser:
-      username: postgres
-      password: chaos
-    replication:
-      username: replicator
-      password: chaos
-    rewind:
-      username: rewinder
-      password: chaos
-  parameters:
-    unix_socket_directories: ${dir}/${member.name}-run
-`;
+  return patroniYaml({
+    scope: SCOPE,
+    name: member.name,
+    rest: `${member.ip}:${REST_PORT}`,
+    postgres: `${member.ip}:${PG_PORT}`,
+    etcd: `${etcd.ip}:${ETCD_PORT}`,
+    dir,
+    socketDir: `${dir}/${member.name}-run`,
+    maxConnections: 300,
+    parameters: { fsync: "'off'" },
+    initdb: ['auth-local: trust', 'auth-host: trust'],
+    hba: [`host replication all ${subnet} trust`, `host all all ${subnet} trust`],
+    superuser: { username: 'postgres', password: 'chaos' },
+    passwords: { replication: 'chaos', rewind: 'chaos' },
+  });
 }
 
-function proxyConfig(members: Machine[]): string {
-  return `global
-  maxconn 1000
-defaults
-  mode tcp
-  retries 2
-  timeout connect 2s
-  timeout client 30m
-  timeout server 30m
-  timeout check 2s
-listen postgres_primary
-  bind 127.0.0.1:${PROXY_PORT}
-  option httpchk GET /primary
-  option redispatch
-  http-check expect status 200
-  default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
-${members.map((m) => `  server ${m.name} ${m.ip}:${PG_PORT} check port ${REST_PORT}`).join('\n')}
-`;
-}
+/** The HAProxy beside each client of the database, on its loopback. */
+const proxyConfig = (members: Machine[]) =>
+  haproxyConfig({ bind: `127.0.0.1:${PROXY_PORT}`, members: members.map((m) => ({ name: m.name, postgres: `${m.ip}:${PG_PORT}`, restPort: REST_PORT })) });
 
 export class ChaosPatroni {
   private readonly patronis = new Map<string, ChildProcess>();

@@ -25,14 +25,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { IronicClient, availableNode } from '../baremetal/helpers.js';
-import { installAllocationChanges, readAllocationChanges } from './allocation-changes.js';
+import { installAllocationChanges, readAllocationChanges, readNodeLockChanges } from './allocation-changes.js';
 import { type Verdict, check } from './checker.js';
 import type { History, Snapshot } from './history.js';
 import { ChaosNetwork, destroyNamespaces } from './network.js';
 import { ChaosPatroni, missingPatroniPackages } from './patroni.js';
 import { ChaosAllot, ChaosPostgres, FAKETIME_LIB } from './processes.js';
 import { type Fault, type FaultKind, PATRONI_FAULT_KINDS, Rng, makeSchedule } from './schedule.js';
-import { takeSnapshot } from './snapshots.js';
+import { readReservations, takeSnapshot } from './snapshots.js';
 import { type Fixtures, Workload } from './workload.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -55,9 +55,19 @@ const TIMING = {
 const STATEMENT_BOUND_S = TIMING.statementTimeoutS + 2;
 /** --allocation-delay of each process: one finishes allocations in their request, the others a moment later in their worker */
 const ALLOCATION_DELAYS_S = [0, 0.5, 1];
+/**
+ * --transition-time of each process: one settles power changes at once, the others hold the node's
+ * lock for seconds (pause-node-lock pauses them holding one, so that another conductor takes it over)
+ */
+const TRANSITION_TIMES_S = [0.05, 2, 3];
 const PROVIDERS = 3;
+/** the resource class of the nodes whose power is switched (no allocation takes them) */
+const LOCK_CLASS = 'chaos-power';
 const PROVIDER_VCPU = 8;
-const NODES = 3;
+/** nodes for the bare-metal clients and the reservation's node attribute (they compete for them) */
+const NODES = 4;
+/** nodes whose power the node-power clients switch (one each) */
+const LOCK_NODES = 2;
 const POOL_SIZE = 12;
 const SNAPSHOT_EVERY_MS = 1_500;
 /** once the faults are healed, how long bare-metal allocations get to finish */
@@ -128,7 +138,10 @@ interface RunRecord {
       healedAt: number | null;
       error?: string;
       notInjected?: boolean;
-      /** pause-allocating: the allocation the paused process's worker held, and whether another conductor took it over meanwhile */
+      /**
+       * pause-allocating: the allocation the paused process's worker held; pause-node-lock: the node
+       * whose lock it held; and whether another conductor took it over meanwhile
+       */
       held?: string | null;
       takenOver?: boolean;
       /** failover: what happened */
@@ -209,6 +222,7 @@ async function inner(options: Options, dir: string): Promise<number> {
       heartbeatTimeoutS: TIMING.heartbeatTimeoutS,
       statementBoundS: STATEMENT_BOUND_S,
       delayedWorkers: ALLOCATION_DELAYS_S.flatMap((delay, i) => (delay > 0 ? [i] : [])),
+      lockingWorkers: TRANSITION_TIMES_S.flatMap((time, i) => (time >= 1 ? [i] : [])),
       ...(patroni ? { kinds: PATRONI_FAULT_KINDS } : {}),
     });
   const record: RunRecord = {
@@ -290,7 +304,7 @@ async function inner(options: Options, dir: string): Promise<number> {
       '--takeover-interval',
       '2',
       '--transition-time',
-      '0.05',
+      String(TRANSITION_TIMES_S[i]),
       '--allocation-delay',
       String(ALLOCATION_DELAYS_S[i]),
       '--ids-worker-interval-ms',
@@ -322,7 +336,13 @@ async function inner(options: Options, dir: string): Promise<number> {
 
   // snapshots during the run
   const snapshots: Snapshot[] = [];
-  const scope = { providers: Object.keys(fixtures.providers), pool: fixtures.pool, resourceClass: fixtures.resourceClass };
+  const scope = {
+    providers: Object.keys(fixtures.providers),
+    pool: fixtures.pool,
+    resourceClass: fixtures.resourceClass,
+    lockClass: LOCK_CLASS,
+    reservationSpec: fixtures.reservation.name,
+  };
   let snapshotting = true;
   const snapshotter = (async () => {
     while (snapshotting) {
@@ -359,9 +379,10 @@ async function inner(options: Options, dir: string): Promise<number> {
   const settleBy = Date.now() + SETTLE_MS;
   for (;;) {
     const s = await takeSnapshot(postgres.url('allot'), scope, now).catch(() => null);
-    if (s && !Object.values(s.baremetal.allocations).some((a) => a.state === 'allocating')) break;
+    if (s && !Object.values(s.baremetal.allocations).some((a) => a.state === 'allocating') && !Object.values(s.baremetal.nodes).some((n) => n.reservation))
+      break;
     if (Date.now() > settleBy) {
-      log(`bare-metal allocations still allocating ${SETTLE_MS / 1000} s after the faults healed`);
+      log(`bare-metal allocations still allocating, or node locks still held, ${SETTLE_MS / 1000} s after the faults healed`);
       break;
     }
     await sleep(1_000);
@@ -375,7 +396,19 @@ async function inner(options: Options, dir: string): Promise<number> {
     snapshots,
     final,
     allocationChanges: await readAllocationChanges(postgres.url('allot'), fixtures.resourceClass, conductors),
-    fixtures: { providers: fixtures.providers, nodes: fixtures.nodes, poolSize: fixtures.poolSize, sharedConsumers: fixtures.sharedConsumers },
+    nodeLockChanges: await readNodeLockChanges(postgres.url('allot'), [...fixtures.nodes, ...fixtures.lockNodes], conductors),
+    finalThroughApis: await readReservations(
+      allots[0]!.url,
+      fixtures,
+      workload.ops.filter((op) => op.reservation).map((op) => op.key),
+    ),
+    fixtures: {
+      providers: fixtures.providers,
+      nodes: fixtures.nodes,
+      poolSize: fixtures.poolSize,
+      sharedConsumers: fixtures.sharedConsumers,
+      reservation: fixtures.reservation,
+    },
   };
   // what the conductors say they took over from each other (the zombies' work)
   const takeovers = allots.map((a) => {
@@ -452,11 +485,24 @@ async function makeFixtures(url: string): Promise<Fixtures> {
   const ironic = new IronicClient(`${url}/baremetal`);
   const nodes: string[] = [];
   for (let i = 0; i < NODES; i++) nodes.push((await availableNode(ironic, { name: `chaos-${i}`, resource_class: resourceClass })).uuid);
+  const lockNodes: string[] = [];
+  for (let i = 0; i < LOCK_NODES; i++) lockNodes.push((await availableNode(ironic, { name: `chaos-power-${i}`, resource_class: LOCK_CLASS })).uuid);
   const pool = 'chaos';
   await json('POST', '/ids/v1/pools', { name: pool, kind: 'integer', ranges: [`1-${POOL_SIZE}`], strategy: 'random' });
   const spec = 'chaos-spec';
   await json('POST', '/ids/v1/allocation-specs', { name: spec, attributes: { vni: { from: 'pool', pool } } });
-  return { providers, sharedConsumers: [randomUUID(), randomUUID()], resourceClass, nodes, pool, poolSize: POOL_SIZE, spec };
+  // the cross-engine reservation: a node of the bare-metal clients' class, a VCPU on the Placement
+  // clients' providers, a value from the identifier clients' pool
+  const reservation = { name: 'chaos-reservation', node: 'server', capacity: 'cpu', value: 'vni' };
+  await json('POST', '/ids/v1/allocation-specs', {
+    name: reservation.name,
+    attributes: {
+      [reservation.node]: { from: 'node', resource_class: resourceClass },
+      [reservation.capacity]: { from: 'capacity', resources: { VCPU: 1 } },
+      [reservation.value]: { from: 'pool', pool },
+    },
+  });
+  return { providers, sharedConsumers: [randomUUID(), randomUUID()], resourceClass, nodes, pool, poolSize: POOL_SIZE, spec, reservation, lockNodes };
 }
 
 /** The database of a run: one PostgreSQL, or a Patroni pair (its faults act on the primary). */
@@ -495,6 +541,13 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
       },
       () => a!.pause(false),
     ],
+    'pause-node-lock': [
+      async () => {
+        entry.held = await heldNodeLock(postgres, fault.target, HOLD_WAIT_MS);
+        a!.pause(true);
+      },
+      () => a!.pause(false),
+    ],
     'pause-postgres': [() => postgres.freeze(true), () => postgres.freeze(false)],
     'kill-allot': [() => a!.kill(), () => a!.start()],
     'kill-postgres': [() => postgres.kill(), () => postgres.start()],
@@ -513,9 +566,12 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
   try {
     await start();
     injected = true;
-    if (fault.kind === 'pause-allocating') {
-      entry.takenOver = entry.held ? await takenOver(postgres, fault.target, entry.held, fault.duration * 1000) : false;
-      log(`${what}: ${entry.held ? `held allocation ${entry.held}, ${entry.takenOver ? 'taken over' : 'NOT taken over'}` : 'held no allocation'}`);
+    if (fault.kind === 'pause-allocating' || fault.kind === 'pause-node-lock') {
+      const lock = fault.kind === 'pause-node-lock';
+      entry.takenOver = entry.held ? await takenOver(postgres, fault.target, entry.held, fault.duration * 1000, lock) : false;
+      log(
+        `${what}: ${entry.held ? `held ${lock ? "node's lock" : 'allocation'} ${entry.held}, ${entry.takenOver ? 'taken over' : 'NOT taken over'}` : `held no ${lock ? 'node lock' : 'allocation'}`}`,
+      );
     } else {
       log(`${what}${entry.outcome ? `: ${entry.outcome}` : ''}`);
       await sleep(fault.duration * 1000);
@@ -557,11 +613,26 @@ async function heldAllocation(postgres: ChaosDatabase, target: number, ms: numbe
   return null;
 }
 
-/** Waits (at most `ms`) until allocation `uuid` has left allot process `target` (another conductor took it over, or it is gone). */
-async function takenOver(postgres: ChaosDatabase, target: number, uuid: string, ms: number): Promise<boolean> {
+/** Waits (at most `ms`) until allot process `target` holds a node's lock: the node's uuid, or null. */
+async function heldNodeLock(postgres: ChaosDatabase, target: number, ms: number): Promise<string | null> {
+  for (const until = Date.now() + ms; Date.now() < until; await sleep(50)) {
+    const rows = await queryAllot(postgres, 'select uuid from baremetal_nodes where reservation = $1 order by id limit 1', [`chaos-${target}`]);
+    if (rows[0]) return String(rows[0].uuid);
+  }
+  return null;
+}
+
+/**
+ * Waits (at most `ms`) until allocation `uuid` (`lock`: node `uuid`'s lock) has left allot process
+ * `target` — another conductor took it over — (an allocation: or it is gone).
+ */
+async function takenOver(postgres: ChaosDatabase, target: number, uuid: string, ms: number, lock = false): Promise<boolean> {
+  const sql = lock
+    ? 'select reservation as holder from baremetal_nodes where uuid = $1'
+    : 'select conductor_affinity as holder from baremetal_allocations where uuid = $1';
   for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
-    const rows = await queryAllot(postgres, 'select conductor_affinity from baremetal_allocations where uuid = $1', [uuid]);
-    if (rows[0] && rows[0].conductor_affinity !== `chaos-${target}`) return true;
+    const rows = await queryAllot(postgres, sql, [uuid]);
+    if (rows[0] && rows[0].holder !== null && rows[0].holder !== `chaos-${target}`) return true;
   }
   return false;
 }
@@ -596,6 +667,11 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
     console.log(
       `#   (pause-allocating: ${zombies.filter((f) => f.held).length} paused holding an allocation, ${zombies.filter((f) => f.takenOver).length} resumed after its take-over)`,
     );
+  const lockZombies = record.faultLog!.filter((f) => f.kind === 'pause-node-lock');
+  if (lockZombies.length)
+    console.log(
+      `#   (pause-node-lock: ${lockZombies.filter((f) => f.held).length} paused holding a node's lock, ${lockZombies.filter((f) => f.takenOver).length} resumed after its take-over)`,
+    );
   console.log(
     `# operations: ${verdict.counts.ops} (${Object.entries(verdict.counts.byOutcome)
       .map(([o, n]) => `${o} ${n}`)
@@ -604,6 +680,21 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
   const fencing = verdict.counts.fencing;
   console.log(
     `# bare-metal allocation changes recorded: ${fencing.changes} (${fencing.takeOvers} take-overs, ${fencing.finishes} finishes or other conductor writes, each judged by its writer)`,
+  );
+  const locks = verdict.counts.nodeLocks;
+  console.log(
+    `# node lock changes recorded: ${locks.changes} (${locks.taken} locks taken, ${locks.takeOvers} take-overs, ${locks.lockedWrites} writes under a lock, each judged by its writer)`,
+  );
+  const reservations = verdict.counts.reservations;
+  console.log(
+    `# reservation (service instances across the engines): ${reservations.instances} instances judged all-or-nothing; ${Object.entries(reservations.ops)
+      .map(
+        ([kind, outcomes]) =>
+          `${kind} ${Object.entries(outcomes)
+            .map(([o, n]) => `${o} ${n}`)
+            .join('/')}`,
+      )
+      .join(', ')}`,
   );
   for (const [kind, outcomes] of Object.entries(verdict.counts.byApiKind).sort())
     console.log(

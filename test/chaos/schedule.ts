@@ -74,6 +74,12 @@ export type FaultKind =
    * database), SIGCONT as soon as another conductor has taken it over: the zombie resumes with it in hand
    */
   | 'pause-allocating'
+  /**
+   * SIGSTOP the allot process while it holds a node's lock (a power transition it started, read
+   * from the database), SIGCONT as soon as another conductor has taken the lock over: the zombie
+   * resumes with the transition's timer still set
+   */
+  | 'pause-node-lock'
   /** SIGSTOP PostgreSQL (every process of it), SIGCONT after the duration */
   | 'pause-postgres'
   /** SIGKILL an allot process, start it again after the duration */
@@ -95,6 +101,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'slow',
   'pause-allot',
   'pause-allocating',
+  'pause-node-lock',
   'pause-postgres',
   'kill-allot',
   'kill-postgres',
@@ -125,6 +132,8 @@ export interface ScheduleSettings {
   statementBoundS: number;
   /** the allot processes whose allocations wait in their worker for a while (--allocation-delay): pause-allocating's targets */
   delayedWorkers: readonly number[];
+  /** the allot processes whose transitions hold a node's lock for seconds (--transition-time): pause-node-lock's targets */
+  lockingWorkers: readonly number[];
   /** the kinds to draw from (FAULT_KINDS when not given) */
   kinds?: readonly FaultKind[];
 }
@@ -144,7 +153,13 @@ export function makeSchedule(rng: Rng, s: ScheduleSettings): Fault[] {
     if (deck.length === 0) deck = shuffle(rng, [...(s.kinds ?? FAULT_KINDS)]);
     const kind = deck.pop()!;
     const onPostgres = kind === 'pause-postgres' || kind === 'kill-postgres' || kind === 'failover';
-    const free = onPostgres ? [-1] : kind === 'pause-allocating' ? [...s.delayedWorkers] : Array.from({ length: s.processes }, (_, i) => i);
+    const free = onPostgres
+      ? [-1]
+      : kind === 'pause-allocating'
+        ? [...s.delayedWorkers]
+        : kind === 'pause-node-lock'
+          ? [...s.lockingWorkers]
+          : Array.from({ length: s.processes }, (_, i) => i);
     // one allot process is left alone at any moment: somebody must be able to take work over
     const allotBusy = [...busyUntil].filter(([t, until]) => t >= 0 && until > at).length;
     const candidates = free.filter((t) => (busyUntil.get(t) ?? 0) <= at && (onPostgres || allotBusy < s.processes - 1));
@@ -174,6 +189,7 @@ function duration(rng: Rng, kind: FaultKind, s: ScheduleSettings): number {
     case 'pause-allot':
       return rng.between(s.heartbeatTimeoutS + 1, s.heartbeatTimeoutS * 2.5);
     case 'pause-allocating':
+    case 'pause-node-lock':
       // the most it may last: a take-over comes a heartbeat timeout plus a take-over interval after the pause
       return rng.between(s.heartbeatTimeoutS * 2, s.heartbeatTimeoutS * 3);
     case 'pause-postgres':

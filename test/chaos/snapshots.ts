@@ -4,7 +4,8 @@
 // `used` counter beside its allocations, a node beside its allocation, a pool's counters beside
 // its rows — and they observe every object at that moment, for the checker.
 import pg from 'pg';
-import type { Snapshot } from './history.js';
+import type { InstanceReading, Snapshot } from './history.js';
+import type { Fixtures } from './workload.js';
 
 export interface SnapshotScope {
   providers: string[];
@@ -12,7 +13,13 @@ export interface SnapshotScope {
   pool: string;
   /** the bare-metal resource class of the workload */
   resourceClass: string;
+  /** the class of the nodes whose power the workload switches (their locks are watched) */
+  lockClass: string;
+  /** the allocation spec of the cross-engine reservation */
+  reservationSpec: string;
 }
+
+const INSTANCE = 'service-instance/';
 
 const fromKey = (k: string) => Number(BigInt(`0x${k}`));
 
@@ -46,10 +53,10 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
       [scope.resourceClass],
     );
     const nodes = await client.query(
-      `select n.uuid, n.allocation_id, a.uuid as allocation, n.instance_uuid
+      `select n.uuid, n.allocation_id, a.uuid as allocation, n.instance_uuid, n.reservation
          from baremetal_nodes n left join baremetal_allocations a on a.id = n.allocation_id
-        where n.resource_class = $1`,
-      [scope.resourceClass],
+        where n.resource_class = any($1)`,
+      [[scope.resourceClass, scope.lockClass]],
     );
     const held = await client.query(
       `select a.owner, a.purpose, a.first_key, a.last_key, a.state, a.version, a.expires_at
@@ -61,6 +68,24 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
               (select coalesce(json_agg(f.size_key), '[]') from ids_free_ranges f where f.pool_id = p.id) as free
          from ids_pools p where p.name = $1`,
       [scope.pool],
+    );
+    // the reservation: every instance of its spec, and every holder any engine names (by its own column)
+    const instances = await client.query(
+      `select i.id, s.name as spec, i.state
+         from ids_service_instances i join ids_allocation_specs s on s.id = i.spec_id
+        where s.name = $1
+           or i.id in (select substr(held_by, $2) from baremetal_allocations where held_by like 'service-instance/%'
+                       union select substr(held_by, $2) from consumers where held_by like 'service-instance/%'
+                       union select substr(owner, $2) from ids_allocations where owner like 'service-instance/%')`,
+      [scope.reservationSpec, INSTANCE.length + 1],
+    );
+    const heldNodes = await client.query(
+      `select a.held_by, n.uuid as node from baremetal_allocations a left join baremetal_nodes n on n.id = a.node_id where a.held_by like 'service-instance/%'`,
+    );
+    const heldCapacity = await client.query(
+      `select c.held_by, rp.uuid as rp, a.used
+         from consumers c join allocations a on a.consumer_id = c.id join resource_providers rp on rp.id = a.resource_provider_id
+        where c.held_by like 'service-instance/%'`,
     );
     await client.query('commit');
     const complete = now();
@@ -88,6 +113,7 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
       snapshot.baremetal.nodes[r.uuid] = {
         allocation: r.allocation_id === null ? null : (r.allocation ?? `missing allocation #${r.allocation_id}`),
         instance: r.instance_uuid,
+        reservation: r.reservation,
       };
     for (const r of held.rows) {
       const first = fromKey(r.first_key);
@@ -99,6 +125,16 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
         expiresAt: r.expires_at,
       };
     }
+    const reservations: Record<string, InstanceReading> = {};
+    const reading = (id: string) => (reservations[id] ??= { spec: null, state: null, node: null, capacity: {}, values: [] });
+    for (const r of instances.rows) Object.assign(reading(r.id), { spec: r.spec, state: r.state });
+    for (const r of heldNodes.rows) reading(r.held_by.slice(INSTANCE.length)).node = r.node ?? `no node (allocation held by ${r.held_by})`;
+    for (const r of heldCapacity.rows) {
+      const c = reading(r.held_by.slice(INSTANCE.length)).capacity;
+      c[r.rp] = (c[r.rp] ?? 0) + Number(r.used);
+    }
+    for (const r of held.rows) if (r.owner.startsWith(INSTANCE)) reading(r.owner.slice(INSTANCE.length)).values.push(fromKey(r.first_key));
+    snapshot.reservations = reservations;
     const p = pool.rows[0];
     if (p)
       snapshot.ids.pool = {
@@ -111,4 +147,46 @@ export async function takeSnapshot(url: string, scope: SnapshotScope, now: () =>
   } finally {
     await client.end().catch(() => {});
   }
+}
+
+/**
+ * The reservation's instances once everything settled, each engine read through its own API: the
+ * instance (`GET /ids/v1/service-instances/{id}`), its node (`GET
+ * /baremetal/v1/allocations/service-instance.<id>.<attribute>`), its capacity (`GET
+ * /placement/allocations/{id}`) and its values (`GET /ids/v1/allocations?owner=…`). A read that
+ * gets no answer after a few tries fails the run (the faults are healed by now).
+ */
+export async function readReservations(url: string, fixtures: Fixtures, instances: string[]): Promise<Record<string, InstanceReading>> {
+  const get = async (path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await fetch(`${url}${path}`, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(10_000) });
+        const text = await res.text();
+        if (res.status < 500) return { status: res.status, body: text ? JSON.parse(text) : null };
+        if (attempt >= 5) throw new Error(`${path}: ${res.status} ${text}`);
+      } catch (err) {
+        if (attempt >= 5) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
+  };
+  const spec = fixtures.reservation;
+  const readings: Record<string, InstanceReading> = {};
+  for (const id of new Set(instances)) {
+    const instance = await get(`/ids/v1/service-instances/${id}`);
+    const allocation = await get(`/baremetal/v1/allocations/service-instance.${id}.${spec.node}`, { 'x-openstack-ironic-api-version': '1.82' });
+    const consumer = await get(`/placement/allocations/${id}`, { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' });
+    const values = await get(`/ids/v1/allocations?pool=${fixtures.pool}&owner=${encodeURIComponent(`service-instance/${id}`)}`);
+    const capacity: Record<string, number> = {};
+    for (const [rp, a] of Object.entries((consumer.body?.allocations ?? {}) as Record<string, { resources: Record<string, number> }>))
+      capacity[rp] = a.resources.VCPU ?? 0;
+    readings[id] = {
+      spec: instance.status === 200 ? instance.body.allocation_spec : null,
+      state: instance.status === 200 ? instance.body.state : null,
+      node: allocation.status === 200 ? allocation.body.node_uuid : null,
+      capacity,
+      values: ((values.body?.items ?? []) as Array<{ value: number }>).map((v) => Number(v.value)),
+    };
+  }
+  return readings;
 }

@@ -12,11 +12,16 @@
 // - Identifiers: values allocated for new owners from a small pool, some as leases (a TTL) confirmed
 //   or left to expire, released; service instances created, validated (their value comes from the
 //   same pool), promoted and terminated.
-// - (The cross-engine reservation — a service instance holding Placement resources and identifiers
-//   together — is being built separately; its client joins `clientKinds` below, and its objects the
-//   checker, when it exists.)
+// - The cross-engine reservation: service instances of a spec holding a bare-metal node (of the
+//   bare-metal clients' class: they compete for the same few nodes), capacity (VCPU on the
+//   Placement clients' providers, chosen by allot) and a value from the identifier clients' pool,
+//   created with validate (some promoted at once, some later, some validated again, a failed one
+//   sometimes validated again) and terminated.
+// - Node locks: power changes of nodes of their own (a transition holds the node's lock for
+//   --transition-time, which the processes that pauses target run long), so that a pause catches
+//   a process holding a lock and another conductor takes it over.
 import { randomUUID } from 'node:crypto';
-import { type Api, type Op, type Outcome, type State, outcomeOf } from './history.js';
+import { type Api, type Op, type Outcome, type ReservationHolds, type ReservationSpec, type State, outcomeOf } from './history.js';
 import type { Rng } from './schedule.js';
 
 /** A client gives an answer up after this (longer than allot's own bounds: a missing answer is a finding, recorded as unknown). */
@@ -37,6 +42,10 @@ export interface Fixtures {
   pool: string;
   poolSize: number;
   spec: string;
+  /** the cross-engine reservation's spec */
+  reservation: ReservationSpec;
+  /** nodes whose power the workload switches (one per power client) */
+  lockNodes: string[];
 }
 
 interface Answer {
@@ -85,7 +94,7 @@ export class Workload {
   /** One request, recorded. `shape` turns an answer into what the op wrote or saw. */
   async call(
     rng: Rng,
-    o: Pick<Op, 'client' | 'api' | 'kind' | 'key' | 'write' | 'ttlS'>,
+    o: Pick<Op, 'client' | 'api' | 'kind' | 'key' | 'write' | 'ttlS' | 'reservation'>,
     method: string,
     path: string,
     body?: unknown,
@@ -139,6 +148,8 @@ const clientKinds: ClientKind[] = [
   { name: 'baremetal', count: 4, run: baremetalClient },
   { name: 'ids', count: 4, run: idsClient },
   { name: 'ids-instance', count: 2, run: instanceClient },
+  { name: 'reservation', count: 3, run: reservationClient },
+  { name: 'node-power', count: 2, run: powerClient },
 ];
 
 // ---- Placement -------------------------------------------------------------------------------
@@ -403,5 +414,81 @@ async function instanceClient(w: Workload, client: string, rng: Rng): Promise<vo
     if (validated?.outcome === 'ok' && rng.chance(0.7)) await repeat('promote', key, 'POST', `/service-instances/${id}/promote`);
     await sleep(500 + rng.int(3_000));
     await repeat('terminate', key, 'DELETE', `/service-instances/${id}`, undefined, { to: null });
+  }
+}
+
+// ---- The cross-engine reservation --------------------------------------------------------------
+
+/** What an instance's answer shows it holding (its `holdings`, in every engine): all of it, or null when it holds nothing. */
+function holdsOf(spec: ReservationSpec, body: any): ReservationHolds | null {
+  const holdings = (body?.holdings ?? []) as Array<{ attribute: string | null; source: string; value: any }>;
+  const of = (attribute: string) => holdings.find((h) => h.attribute === attribute)?.value;
+  const node = of(spec.node);
+  const capacity = of(spec.capacity);
+  const value = of(spec.value);
+  if (node === undefined && capacity === undefined && value === undefined) return null;
+  const [rp, a] = Object.entries((capacity?.allocations ?? {}) as Record<string, { resources: Record<string, number> }>)[0] ?? [];
+  // a partial answer is recorded as it is: the checker then finds the parts it lacks absent
+  return { node: String(node?.node), rp: String(rp), vcpu: Number(a?.resources.VCPU ?? 0), value: Number(value) };
+}
+
+/**
+ * Service instances reserving across the three engines: created with validate (half promoted in
+ * the same request), each operation repeated while its outcome is unknown (every one of them is
+ * idempotent by the instance id); a validated one promoted later or validated again, a failed one
+ * (no node, capacity or value free) sometimes validated again; held a moment, then terminated.
+ */
+async function reservationClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  const spec = w.fixture.reservation;
+  const repeat = async (kind: string, id: string, method: string, path: string, body?: unknown) => {
+    for (let attempt = 0; attempt < 20 && !w.isStopped; attempt++) {
+      const r = await w.call(rng, { client, api: 'ids', kind, key: id, reservation: {} }, method, path, body);
+      if (r.outcome === 'ok' && kind !== 'terminate') r.op.reservation = { holds: holdsOf(spec, r.body) };
+      if (r.outcome !== 'unknown' && r.status !== 503) return r;
+      await sleep(300 + rng.int(700));
+    }
+    return null;
+  };
+  while (!w.isStopped) {
+    const id = randomUUID();
+    const promote = rng.chance(0.5);
+    const reserved = await repeat('reserve', id, 'POST', '/service-instances', { id, allocation_spec: spec.name, attributes: {}, validate: true, promote });
+    if (reserved?.outcome === 'fail' && reserved.status === 409 && rng.chance(0.5)) {
+      await sleep(200 + rng.int(800));
+      await repeat('validate', id, 'POST', `/service-instances/${id}/validate`);
+    } else if (reserved?.outcome === 'ok' && !promote) {
+      const choice = rng.next();
+      if (choice < 0.3) await repeat('validate', id, 'POST', `/service-instances/${id}/validate`);
+      if (choice < 0.8) await repeat('promote', id, 'POST', `/service-instances/${id}/promote`);
+    }
+    await sleep(300 + rng.int(2_500));
+    await repeat('terminate', id, 'DELETE', `/service-instances/${id}`);
+    await sleep(50 + rng.int(300));
+  }
+}
+
+// ---- Node locks --------------------------------------------------------------------------------
+
+/**
+ * Switches its node's power on and off: each change starts a transition that holds the node's lock
+ * until the transition ends (--transition-time of the process that started it, or of the conductor
+ * that took the lock over); the client waits for it to end (bounded) before the next change.
+ */
+async function powerClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  const node = w.fixture.lockNodes[Number(client.split('-').at(-1))]!;
+  let on = false;
+  while (!w.isStopped) {
+    const target = on ? 'power off' : 'power on';
+    const r = await w.call(rng, { client, api: 'baremetal', kind: 'power', key: node }, 'PUT', `/v1/nodes/${node}/states/power`, { target });
+    // wait for the transition to end (whoever ends it), then switch again
+    for (const until = Date.now() + 60_000; !w.isStopped && Date.now() < until; ) {
+      await sleep(300 + rng.int(500));
+      const read = await w.call(rng, { client, api: 'baremetal', kind: 'read-node', key: node }, 'GET', `/v1/nodes/${node}`);
+      if (read.outcome === 'ok' && read.body.target_power_state === null) {
+        on = read.body.power_state === 'power on';
+        break;
+      }
+    }
+    if (r.outcome === 'fail') await sleep(200 + rng.int(500));
   }
 }

@@ -2,9 +2,13 @@
 // member, two PostgreSQL 15 members managed by Patroni with synchronous replication, HAProxy in
 // front sending every connection to the member whose Patroni answers 200 to GET /primary, and
 // allot's settings for fast detection. Pure text, no I/O: test/docs.test.ts renders it with the
-// addresses the document uses and finds it there word for word.
+// addresses the document uses and finds it there word for word. The layout itself is
+// test/helpers/patroni-layout.ts, which the chaos run's --patroni shares; this file gives it the
+// HA test's addresses and passwords.
 
-export const PG_BIN = '/usr/lib/postgresql/15/bin';
+import { type PatroniMember, haproxyConfig as proxy, patroniYaml as memberYaml } from '../helpers/patroni-layout.js';
+
+export { PG_BIN } from '../helpers/patroni-layout.js';
 
 export const SCOPE = 'allot-ha';
 export const SUPERUSER = { username: 'postgres', password: 'su-secret' };
@@ -17,82 +21,34 @@ export interface MemberPorts {
 }
 
 /**
- * One member's Patroni configuration. The timings are the test's (fast detection, a run of a few
- * minutes); docs/operations.md explains each and what production would use.
+ * One member's Patroni configuration (test/helpers/patroni-layout.ts), on loopback, with
+ * passwords: scram-sha-256 for every host connection, data checksums.
  */
 export function patroniYaml(o: { dir: string; member: MemberPorts; etcdPort: number }): string {
   const { dir, member, etcdPort } = o;
-  return `scope: ${SCOPE}
-name: ${member.name}
-restapi:
-  listen: 127.0.0.1:${member.restPort}
-  connect_address: 127.0.0.1:${member.restPort}
-etcd3:
-  hosts: 127.0.0.1:${etcdPort}
-bootstrap:
-  dcs:
-    ttl: 10
-    loop_wait: 1
-    retry_timeout: 4
-    maximum_lag_on_failover: 1048576
-    primary_start_timeout: 0
-    synchronous_mode: true
-    postgresql:
-      use_pg_rewind: true
-      remove_data_directory_on_rewind_failure: true
-      remove_data_directory_on_diverged_timelines: true
-      parameters:
-        max_connections: 200
-        wal_keep_size: 256MB
-  initdb:
-    - encoding: UTF8
-    - data-checksums
-    - auth-local: trust
-    - auth-host: scram-sha-256
-  pg_hba:
-    - local all all trust
-    - host replication replicator 127.0.0.1/32 scram-sha-256
-    - host all all 127.0.0.1/32 scram-sha-256
-postgresql:
-  listen: 127.0.0.1:${member.pgPort}
-  connect_address: 127.0.0.1:${member.pgPort}
-  data_dir: ${dir}/${member.name}
-  bin_dir: ${PG_BIN}
-  pgpass: ${dir}/${member.name}.pgpass
-  authentication:
-    superuser:
-      username: ${SUPERUSER.username}
-      password: ${SUPERUSER.password}
-    replication:
-      username: replicator
-      password: repl-secret
-    rewind:
-      username: rewinder
-      password: rewind-secret
-  parameters:
-    unix_socket_directories: ${dir}
-`;
+  const layout: PatroniMember = {
+    scope: SCOPE,
+    name: member.name,
+    rest: `127.0.0.1:${member.restPort}`,
+    postgres: `127.0.0.1:${member.pgPort}`,
+    etcd: `127.0.0.1:${etcdPort}`,
+    dir,
+    socketDir: dir,
+    maxConnections: 200,
+    initdb: ['data-checksums', 'auth-local: trust', 'auth-host: scram-sha-256'],
+    hba: ['host replication replicator 127.0.0.1/32 scram-sha-256', 'host all all 127.0.0.1/32 scram-sha-256'],
+    superuser: SUPERUSER,
+    passwords: { replication: 'repl-secret', rewind: 'rewind-secret' },
+  };
+  return memberYaml(layout);
 }
 
-/** HAProxy: one TCP front end, the member whose Patroni answers 200 to GET /primary behind it. */
+/** HAProxy on loopback: the member whose Patroni answers 200 to GET /primary behind it, 300 connections each at most. */
 export function haproxyConfig(o: { port: number; members: MemberPorts[] }): string {
-  return `global
-  maxconn 1000
-defaults
-  mode tcp
-  retries 2
-  timeout connect 2s
-  timeout client 30m
-  timeout server 30m
-  timeout check 2s
-listen postgres_primary
-  bind 127.0.0.1:${o.port}
-  option httpchk GET /primary
-  option redispatch
-  http-check expect status 200
-  default-server inter 1s fall 2 rise 1 on-marked-down shutdown-sessions
-${o.members.map((m) => `  server ${m.name} 127.0.0.1:${m.pgPort} maxconn 300 check port ${m.restPort}`).join('\n')}
-`;
+  return proxy({
+    bind: `127.0.0.1:${o.port}`,
+    members: o.members.map((m) => ({ name: m.name, postgres: `127.0.0.1:${m.pgPort}`, restPort: m.restPort, maxconn: 300 })),
+  });
 }
 
 /** A single-member etcd on loopback. */
