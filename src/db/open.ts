@@ -5,6 +5,7 @@ import { type FileHandle, open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type net from 'node:net';
 import pg from 'pg';
 import { systemClock } from '../core/clock.js';
 import { DatabaseClock } from './database-clock.js';
@@ -182,9 +183,9 @@ const CLIENT_GRACE_MS = 2_000;
  *   drops the dead client when it comes back.
  * - every query has a time limit: a server that stops answering (frozen host, lost packets) would
  *   otherwise hold the request forever. Past the statement timeout and its grace, or the request's
- *   deadline (db/deadline.ts) if that comes first, the connection is ended, so the pool never
- *   hands it out again.
- * - a query failing with a fault that condemns the connection (read-only server, shutdown) ends
+ *   deadline (db/deadline.ts) if that comes first, the connection is dropped (dropConnection), so
+ *   the pool never hands it out again.
+ * - a query failing with a fault that condemns the connection (read-only server, shutdown) drops
  *   it too: the next transaction gets a fresh connection, through the load balancer to the
  *   current primary.
  * - registered hot-path texts run as named (prepared) statements.
@@ -192,7 +193,7 @@ const CLIENT_GRACE_MS = 2_000;
 function guardConnection(client: pg.PoolClient, statementTimeoutMs: number, names: Map<string, string>): void {
   client.on('error', () => {});
   const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
-  const retire = () => void client.end().catch(() => {});
+  const retire = () => dropConnection(client);
   (client as { query: unknown }).query = (text: unknown, values?: unknown, callback?: unknown) => {
     if (callback !== undefined || typeof text !== 'string') return query(text, values, callback);
     // A request out of time sends nothing more; its connection may be inside a transaction that
@@ -225,6 +226,24 @@ function guardConnection(client: pg.PoolClient, statementTimeoutMs: number, name
       },
     );
   };
+}
+
+/**
+ * Drop a connection whose statement was given up on, with a reset (RST), not a close (FIN): a
+ * close leaves what the kernel has not yet delivered — a statement sent into a network partition —
+ * to be delivered when the partition heals, and run then, long after its client was answered
+ * `commit_unknown` and went on (found by the chaos run: a DELETE so answered applied 8 s later,
+ * after two acknowledged moves of the same consumer). A reset drops it. The server rolls back an
+ * open transaction when it learns the connection is gone.
+ */
+function dropConnection(client: pg.PoolClient): void {
+  const socket = (client as unknown as { connection?: { stream?: net.Socket } }).connection?.stream;
+  try {
+    if (socket && !socket.destroyed) socket.resetAndDestroy();
+  } catch {
+    socket?.destroy(); // a stream that cannot reset (TLS before its handshake): closed instead
+  }
+  void client.end().catch(() => {});
 }
 
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
