@@ -8,12 +8,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 base=$1 new=$2 rounds=${3:-2}
 cd "$here/../../.."
 uptime >> "$here/load.txt"
-npx tsx bench/baremetal.ts --root "$new" --allocations 600 --concurrency 16 --dialects sqlite,postgres --backends database,placement --out "$here/baremetal.json" > /dev/null
+npx tsx bench/baremetal.ts --root "$new" --allocations 500 --concurrency 16 --dialects sqlite,postgres --backends database,placement --out "$here/baremetal.json" > /dev/null
 for i in $(seq 1 "$rounds"); do
   for t in base new; do
     eval root=\$$t
     uptime >> "$here/load.txt"
-    npx tsx bench/reservations.ts --root "$root" --reservations 600 --concurrency 16 --dialects sqlite,postgres --backends database,placement --out "$here/$t-$i.json" > /dev/null
+    npx tsx bench/reservations.ts --root "$root" --reservations 500 --concurrency 16 --dialects sqlite,postgres --backends database,placement --out "$here/$t-$i.json" > /dev/null
   done
 done
 uptime >> "$here/load.txt"
