@@ -9,14 +9,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { WIRE_FILES, wireTypes } from '../../scripts/wire-types.js';
 import { AllotApiError, AllotClient } from '../../src/client/index.js';
 import { METHODS } from '../../src/http/router.js';
 import { placementRoutes } from '../../src/placement/api.js';
 import { RESPONSE_SCHEMAS, type ResponseName } from '../../src/placement/schemas.js';
 import { DIALECTS } from '../helpers/databases.js';
-import { documentedOnly } from '../helpers/openapi.js';
+import { wireChecker } from '../helpers/openapi.js';
 import { serverFor } from '../helpers/server.js';
 
 test('src/client/placement-wire.ts is what the schemas say (npx tsx scripts/wire-types.ts rewrites it)', () => {
@@ -48,16 +47,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('providers, inventories, usages, traits, aggregates, resource classes, allocations, candidates, reshaper and errors, oldest to newest microversion', async () => {
-      const ajv = new Ajv2020({ strict: false, validateFormats: false });
-      const components = { schemas: documentedOnly(RESPONSE_SCHEMAS) };
-      const validators = new Map<ResponseName, ReturnType<Ajv2020['compile']>>();
-      const checked = new Set<ResponseName>();
-      const check = (name: ResponseName, at: string, body: unknown) => {
-        let validate = validators.get(name);
-        if (!validate) validators.set(name, (validate = ajv.compile({ $ref: `#/components/schemas/${name}`, components })));
-        assert.ok(validate(body), `${name} at ${at}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(body)}`);
-        checked.add(name);
-      };
+      const { check, checked } = wireChecker<ResponseName>(RESPONSE_SCHEMAS);
       const client = (token: string, roles?: string) => new AllotClient({ url, token, ...(roles ? { headers: { 'x-roles': roles } } : {}) }).placement;
       const admin = client('admin');
       const service = client('nova', 'service');

@@ -22,6 +22,7 @@ import {
   type Probe,
   type ProbeAnswers,
   type SpansAround,
+  ask,
   autoProbe,
   freeSpanHolding,
   giveBack,
@@ -240,7 +241,7 @@ export async function pickAutomatic(
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
 ): Promise<Picked> {
   const plan = planAutomatic(db, pool, block, strategy, holders);
-  return plan.pick(plan.probe.read(await rawRead(db, plan.probe.query)));
+  return plan.pick(await ask(db, plan.probe));
 }
 
 /** The block chosen (null: none free), and what the holders hold already (owner+purpose → id). */

@@ -217,7 +217,11 @@ export async function probeAuto(
   holders: ReadonlyArray<{ owner: string; purpose: string }>,
   around: readonly bigint[] = [],
 ): Promise<ProbeAnswers> {
-  const asked = autoProbe(db, pool, probes, holders, around);
+  return ask(db, autoProbe(db, pool, probes, holders, around));
+}
+
+/** One probe's statement run, its rows read. */
+export async function ask(db: Db, asked: AutoProbe): Promise<ProbeAnswers> {
   return asked.read(await rawRead(db, asked.query));
 }
 
