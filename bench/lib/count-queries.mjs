@@ -20,9 +20,19 @@ function installStatementCounter() {
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function countedQuery(...args) {
     counts.pg_queries++;
-    if (!trace) return query.apply(this, args);
+    if (!trace && !timeline) return query.apply(this, args);
     const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
     const key = String(text).replace(/\s+/g, ' ').trim().slice(0, 160);
+    if (timeline) {
+      const event = [connectionOf(this), key.slice(0, 60), performance.now(), 0];
+      timeline.push(event);
+      const result = query.apply(this, args);
+      if (result && typeof result.then === 'function') {
+        const done = () => (event[3] = performance.now());
+        result.then(done, done);
+      }
+      return result;
+    }
     const entry = trace.get(key) ?? { n: 0, ms: 0 };
     trace.set(key, entry);
     entry.n++;
@@ -60,6 +70,25 @@ const file = process.env.ALLOT_BENCH_QUERY_COUNT_FILE;
 const traceFile = process.env.ALLOT_BENCH_QUERY_TRACE_FILE;
 /** statement text → times sent and milliseconds until answered (the tracing variant) */
 const trace = file && traceFile ? new Map() : null;
+// The timeline variant: with ALLOT_BENCH_QUERY_TIMELINE_FILE, every statement as [connection,
+// text (60 characters), sent ms, answered ms] — where a transaction's time goes between its
+// statements (what a row lock is held across).
+const timelineFile = process.env.ALLOT_BENCH_QUERY_TIMELINE_FILE;
+const timeline = file && timelineFile ? [] : null;
+const connections = new WeakMap();
+let connectionCount = 0;
+const connectionOf = (client) => {
+  if (!connections.has(client)) connections.set(client, ++connectionCount);
+  return connections.get(client);
+};
+if (timeline) {
+  let written = 0;
+  setInterval(() => {
+    if (timeline.length === written) return;
+    written = timeline.length;
+    writeFileSync(timelineFile, JSON.stringify(timeline));
+  }, 2000).unref();
+}
 if (file) {
   const counts = installStatementCounter();
   let last = '';
