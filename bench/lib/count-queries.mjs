@@ -5,8 +5,8 @@
 // so it reports statements per operation without touching allot's code.
 //
 // Its tracing variant: with ALLOT_BENCH_QUERY_TRACE_FILE too, it also keeps, per statement text
-// (whitespace folded, cut at 160 characters; PostgreSQL only), how many times it was sent and the
-// milliseconds from sending to its answer, and writes them there as JSON ({text: {n, ms}}, the
+// (whitespace folded, cut at 160 characters), how many times it was sent and the milliseconds
+// from sending to its answer (SQLite: that the statement ran on the main thread), and writes them there as JSON ({text: {n, ms}}, the
 // busiest first) — where a request's round trips go.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -57,7 +57,17 @@ function installStatementCounter() {
         const original = proto[method];
         proto[method] = function counted(...params) {
           counts.sqlite_statements++;
-          return original.apply(this, params);
+          if (!trace) return original.apply(this, params);
+          const key = String(this.source).replace(/\s+/g, ' ').trim().slice(0, 160);
+          const entry = trace.get(key) ?? { n: 0, ms: 0 };
+          trace.set(key, entry);
+          entry.n++;
+          const started = performance.now();
+          try {
+            return original.apply(this, params);
+          } finally {
+            entry.ms += performance.now() - started;
+          }
         };
       }
     }

@@ -265,17 +265,23 @@ export function planAutomatic(
 ): AutomaticPlan {
   const k = log2Exact(block);
   const probes: Probe[] = [];
-  /** the probes of "the first block at or after `from`": in the span holding `from`, or in a later one */
+  /**
+   * The probes of "the first block at or after `from`": in the span holding `from`, or in a later
+   * one. From 0 (lowest, a wrap-around) no span starts before it: one probe, the first span that
+   * can hold the block.
+   */
   const fitFrom = (from: bigint) => {
     const at = probes.length;
+    if (from === 0n) {
+      probes.push(lowestFit(k));
+      return (answers: Array<FreeRow | null>): Choice | null => firstBlockIn(answers[at], block);
+    }
     probes.push({ kind: 'holding', at: from }, { kind: 'from', from: from + 1n, k });
     return (answers: Array<FreeRow | null>): Choice | null => {
       const holding = answers[at];
       const start = holding ? alignedBlockIn(holding, block, from) : null;
       if (holding && start !== null) return { row: holding, span: { first: start, last: start + block - 1n } };
-      const next = answers[at + 1];
-      const nextStart = next ? alignedBlockIn(next, block) : null;
-      return next && nextStart !== null ? { row: next, span: { first: nextStart, last: nextStart + block - 1n } } : null;
+      return firstBlockIn(answers[at + 1], block);
     };
   };
   let choose: (answers: ProbeAnswers) => Choice | null;
@@ -306,6 +312,15 @@ export function planAutomatic(
 
 const alignDown = (v: bigint, block: bigint) => v - (v % block);
 
+/** The probe of the lowest free span that can hold an aligned block of 2^k. */
+const lowestFit = (k: number): Probe => ({ kind: 'from', from: 0n, k });
+
+/** The first aligned block of `block` values in `row`, if it holds one. */
+function firstBlockIn(row: FreeRow | null | undefined, block: bigint): Choice | null {
+  const start = row ? alignedBlockIn(row, block) : null;
+  return row && start !== null ? { row, span: { first: start, last: start + block - 1n } } : null;
+}
+
 /**
  * Random draws for `n` requests of one block size. `points`: each request's RANDOM_TRIES draws and
  * one more point, whose free spans around (probeAuto's `around`) `choose` reads together with the
@@ -317,11 +332,8 @@ const alignDown = (v: bigint, block: bigint) => v - (v % block);
 export function randomDraws(pool: LockedPool, block: bigint, n: number): RandomDraws {
   const per = RANDOM_TRIES + 1;
   const points = Array.from({ length: n * per }, (_, i) => (i % per < RANDOM_TRIES ? alignDown(randomPoint(pool), block) : randomPoint(pool)));
-  const lowest: Probe[] = [
-    { kind: 'holding', at: 0n },
-    { kind: 'from', from: 1n, k: log2Exact(block) },
-  ];
-  const choose = (around: SpansAround[], [low, lowNext]: Array<FreeRow | null>) => {
+  const lowest: Probe[] = [lowestFit(log2Exact(block))];
+  const choose = (around: SpansAround[], [low]: Array<FreeRow | null>) => {
     const chosen = new Set<bigint>();
     /** the first aligned block at or after `from` in `row` that no earlier request chose */
     const firstIn = (row: FreeRow | null | undefined, from: bigint): Choice | null => {
@@ -338,7 +350,7 @@ export function randomDraws(pool: LockedPool, block: bigint, n: number): RandomD
       }
       const last = r * per + RANDOM_TRIES;
       const after = points[last]!;
-      pick ??= firstIn(around[last]!.holding, after) ?? firstIn(around[last]!.next, after) ?? firstIn(low, 0n) ?? firstIn(lowNext, 0n);
+      pick ??= firstIn(around[last]!.holding, after) ?? firstIn(around[last]!.next, after) ?? firstIn(low, 0n);
       if (pick) chosen.add(pick.span.first);
       return pick;
     });

@@ -158,8 +158,14 @@ export function heldByQuery<Row>(
     const purposes = textArray(holders.map((h) => h.purpose));
     return sql`select ${select} from unnest(${owners}, ${purposes}) as h(owner, purpose) cross join lateral (${walk}) as w`;
   }
-  const pairs = sql.join(holders.map((h) => sql`(${h.owner}, ${h.purpose})`));
-  return sql`select ${select} from ids_allocations as w where w.pool_id = ${poolId} and (w.owner, w.purpose) in (${pairs})`;
+  // one pair (an allocation, a reservation's attribute) as equalities: a row-value IN list of one
+  // took SQLite four times as long
+  const [only] = holders;
+  const match =
+    holders.length === 1 && only
+      ? sql`w.owner = ${only.owner} and w.purpose = ${only.purpose}`
+      : sql`(w.owner, w.purpose) in (${sql.join(holders.map((h) => sql`(${h.owner}, ${h.purpose})`))})`;
+  return sql`select ${select} from ids_allocations as w where w.pool_id = ${poolId} and ${match}`;
 }
 
 /** One question an automatic allocation asks of the `auto` band's free spans. */
@@ -289,9 +295,17 @@ export function autoProbe(
 
 /**
  * Several pools' probes in ONE statement (each tagged with its place in `asked`): a request that
- * allocates from two locked pools asks both in one round trip while it holds both locks.
+ * allocates from two locked pools asks both in one round trip while it holds both locks. SQLite,
+ * in-process, has no round trip to save, and runs such a union of unions about ten times slower
+ * than its parts one by one (2.1 ms against 0.2 ms for a reservation's VLAN and address, SQLite
+ * 3.53): there each probe is its own statement.
  */
 export async function probeTogether(db: Db, asked: readonly AutoProbe[]): Promise<ProbeAnswers[]> {
+  if (db.dialect !== 'postgres') {
+    const answers: ProbeAnswers[] = [];
+    for (const a of asked) answers.push(await ask(db, a));
+    return answers;
+  }
   const parts = asked.map((a, i) => sql`select ${sql.lit(i)} as q, ${sql.ref(`q${i}`)}.* from (${a.query}) as ${sql.ref(`q${i}`)}`);
   const rows = await rawRead(db, sql<RawFree & { tag: number; q: number }>`${sql.join(parts, sql` union all `)}`);
   const byQuery = asked.map((): Array<RawFree & { tag: number }> => []);

@@ -28,7 +28,7 @@
 // would make every reader of them add up deltas for nothing.
 import type { Db, Tx } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
-import { alignedBlockIn, maxAlignedLog2 } from '../core/ranges.js';
+import { maxAlignedLog2 } from '../core/ranges.js';
 import type { Strategy } from '../core/pool-space.js';
 import { type Span, keyOf, sizeKeyOf } from '../core/values.js';
 import { type AllocationRequest, type AllocationRow, type Choice, newAllocationRow, pickAutomatic, randomDraws, requestParams } from './allocate.js';
@@ -210,10 +210,9 @@ export async function randomClaims(
   const holders = reqs.map((r) => ({ owner: r.owner, purpose: r.purpose ?? '' }));
   const draws = randomDraws(pool, block, reqs.length);
   const { answers, held, spansAround } = await probeAuto(db, pool, draws.lowest, holders, draws.points);
-  // a block fits somewhere (the lowest probes are alignment-aware); when it does, a request left
+  // a block fits somewhere (the lowest probe is alignment-aware); when it does, a request left
   // without one only lost it to the batch's earlier requests and asks again
-  const [low, lowNext] = answers;
-  const anyFree = (low != null && alignedBlockIn(low, block) !== null) || lowNext != null;
+  const anyFree = answers[0] != null;
   const picks = draws.choose(spansAround, answers);
   const rows: AllocationRow[] = [];
   const taking: Choice[] = [];
