@@ -353,6 +353,13 @@ const DECLARED = {
     default: DATABASE_TIMEOUT_DEFAULTS.keepAliveMs,
     doc: 'PostgreSQL: seconds of silence after which TCP keepalive probes check the server is there',
   }),
+  dbConnectionCheckInterval: option({
+    flag: '--db-connection-check-interval <seconds>',
+    env: 'ALLOT_DB_CONNECTION_CHECK_INTERVAL',
+    parse: seconds('db connection check interval', 0, 3600),
+    default: DATABASE_TIMEOUT_DEFAULTS.connectionCheckIntervalMs,
+    doc: "PostgreSQL 14+: while a statement runs, seconds between the server's checks that its connection is still there (`client_connection_check_interval`), so a statement allot gave up on is cancelled; 0: never",
+  }),
   requestDeadline: option({
     flag: '--request-deadline <seconds>',
     env: 'ALLOT_REQUEST_DEADLINE',
@@ -774,6 +781,7 @@ export function databaseOptions(config: Config): DatabaseOptions {
     statementTimeoutMs: config.dbStatementTimeout,
     idleInTransactionTimeoutMs: config.dbIdleInTransactionTimeout,
     keepAliveMs: config.dbKeepalive,
+    connectionCheckIntervalMs: config.dbConnectionCheckInterval,
     maxAttempts: config.maxAttempts,
   };
 }

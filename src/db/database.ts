@@ -36,6 +36,11 @@ export interface DatabaseOptions {
   idleInTransactionTimeoutMs?: number;
   /** PostgreSQL: TCP keepalive probes start after this much silence on a connection, ms */
   keepAliveMs?: number;
+  /**
+   * PostgreSQL 14+: how often the server checks, while a statement runs, that the connection is
+   * still there (`client_connection_check_interval`), ms; 0: never
+   */
+  connectionCheckIntervalMs?: number;
   /** tries for a write that loses a race to another writer (including the first); default 10 */
   maxAttempts?: number;
   /**
@@ -51,6 +56,7 @@ export const DATABASE_TIMEOUT_DEFAULTS = {
   statementTimeoutMs: 30_000,
   idleInTransactionTimeoutMs: 60_000,
   keepAliveMs: 10_000,
+  connectionCheckIntervalMs: 1_000,
   busyTimeoutMs: 5_000,
 } as const;
 

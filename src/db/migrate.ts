@@ -20,6 +20,7 @@ import * as baremetalFreeNodes from './migrations/010-baremetal-free-nodes.js';
 import * as idsBulk from './migrations/011-ids-bulk.js';
 import * as idsInstanceRequest from './migrations/012-ids-instance-request.js';
 import * as reservations from './migrations/013-reservations.js';
+import * as leaseCommitCheck from './migrations/014-lease-commit-check.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -38,6 +39,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['011-ids-bulk', idsBulk],
   ['012-ids-instance-request', idsInstanceRequest],
   ['013-reservations', reservations],
+  ['014-lease-commit-check', leaseCommitCheck],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

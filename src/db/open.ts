@@ -246,6 +246,25 @@ function dropConnection(client: pg.PoolClient): void {
   void client.end().catch(() => {});
 }
 
+/**
+ * Have the server check, every `intervalMs` while a statement of this connection runs, that the
+ * connection is still there (`client_connection_check_interval`, PostgreSQL 14+), and cancel the
+ * statement when it is not. When allot gives a statement up (the request's deadline, the statement
+ * timeout and its grace) it resets the connection (dropConnection), but a backend learns that only
+ * when it next reads or writes the socket: a statement waiting for a row lock would still run once
+ * the lock frees — a one-statement write (its own transaction) then commits, long after its client
+ * was told `commit_unknown` and went on. Sent as the connection's first statement (queued before any
+ * other); an older server skips it (the `where`), and a failure here leaves the connection as it
+ * was. Not a startup parameter: node-postgres passes only `options` for that, which a URL's own
+ * `options` would replace.
+ */
+function checkConnectionWhileRunning(client: pg.PoolClient, intervalMs: number): void {
+  if (intervalMs <= 0) return;
+  void client
+    .query("select set_config('client_connection_check_interval', $1, false) where current_setting('server_version_num')::int >= 140000", [String(intervalMs)])
+    .catch(() => {});
+}
+
 async function openPostgres(url: string, options: DatabaseOptions): Promise<Database> {
   const config = connectionConfig(url, options);
   const statementTimeoutMs = Number(config.statement_timeout);
@@ -266,7 +285,11 @@ async function openPostgres(url: string, options: DatabaseOptions): Promise<Data
     idleTimeoutMillis: 30_000,
   });
   const preparedNames = new Map<string, string>();
-  pool.on('connect', (client) => guardConnection(client, statementTimeoutMs, preparedNames));
+  const checkIntervalMs = options.connectionCheckIntervalMs ?? DATABASE_TIMEOUT_DEFAULTS.connectionCheckIntervalMs;
+  pool.on('connect', (client) => {
+    checkConnectionWhileRunning(client, checkIntervalMs);
+    guardConnection(client, statementTimeoutMs, preparedNames);
+  });
   // An idle client that loses its server emits 'error' on the pool; the pool drops it.
   pool.on('error', () => {});
   // A request waits for a pooled (or new) connection until its deadline at most.

@@ -228,6 +228,49 @@ describe('the chaos checker', () => {
       caught(history([first, retry, confirm], [snapshot(2_000, { values: { 'o1|': reserved(2) } }), snapshot(5_500), snapshot(12_000)]), 'acknowledged-lost');
     });
 
+    const confirm = (key: string, t: number, complete: number, outcome: Op['outcome'] = 'ok') =>
+      op({
+        api: 'ids',
+        kind: 'confirm',
+        key,
+        invoke: t,
+        complete,
+        outcome,
+        write: { to: { version: 0, value: { state: 'allocated' } } },
+        ...(outcome === 'ok' ? { seen: { version: 2, value: { value: 7, state: 'allocated' } } } : {}),
+      });
+
+    test('a confirmation committed after its lease ran out, while a reader saw the value released, is caught', () => {
+      // chaos finding 2 of issue 33: asked in time (2 s into a 6 s lease), answered after 9.7 s; a
+      // snapshot at 7 s held the reservation's row past its end (released, as every reader sees
+      // it), the next one the confirmed allocation
+      const wall = (ms: number) => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+      const expired = { ...snapshot(7_000, { values: { 'o1|': { ...reserved(7), expiresAt: wall(6_005) } } }), wallClock: wall(7_000) };
+      const confirmed = snapshot(9_800, { values: { 'o1|': { value: 7, size: 1, state: 'allocated', version: 2, expiresAt: null } } });
+      caught(history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 2_000, 9_700)], [expired, confirmed]), 'came-back');
+      // the same seen by a client's read that answered 404
+      caught(history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 2_000, 9_700), read('ids', 'o1|', 7_000, null)], [confirmed]), 'came-back');
+      // refused (404) as the lease ran out: the value stays released
+      assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 2_000, 9_700, 'fail')], [expired, snapshot(9_800)])), []);
+      // committed in time: the snapshot after the lease's end holds it confirmed
+      assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 2_000, 2_100)], [{ ...confirmed, invoke: 7_000, complete: 7_005 }])), []);
+    });
+
+    test('a confirmation acknowledged though asked after the lease had certainly run out, even with no reader in between', () => {
+      // the lease of the allocation answered at 10 ms ends by 6 010 ms at the latest
+      const h = history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 7_100, 7_110)]);
+      caught(h, 'confirmed-after-expiry');
+      assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 5_900, 5_910)])), []);
+      // refused, or of an allocation whose answer was lost (it may have been made later): nothing to say
+      assert.deepEqual(rules(history([allocate('o1|', 0, { ttlS: 6 }), confirm('o1|', 7_100, 7_110, 'fail')])), []);
+      assert.deepEqual(
+        rules(
+          history([allocate('o1|', 0, { ttlS: 6, outcome: 'unknown' }), confirm('o1|', 7_100, 7_110)], [snapshot(1_000, { values: { 'o1|': reserved(7) } })]),
+        ),
+        [],
+      );
+    });
+
     test('the new allocation still holds its value: another owner given it during its lease is a double hold', () => {
       // the retry's lease runs at least until 10 000 ms (the first one could not end before 5 000 ms)
       caught(retriedAfterExpiry([allocate('o2|', 9_000, { value: 3 })]), 'value-held-twice');

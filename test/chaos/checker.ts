@@ -24,7 +24,10 @@
 //   seen gone never comes back, and one version never shows two different states (a bare-metal
 //   allocation finished twice, a lost update);
 // - no stale write: no two acknowledged writes succeed from the same version, and none from a
-//   version older than one already seen (the generation compare-and-set).
+//   version older than one already seen (the generation compare-and-set);
+// - an identifier reservation is confirmed only while its lease runs: none acknowledged that was
+//   invoked after the lease had certainly run out (and one that committed late, after a reader saw
+//   the value released, is a `came-back`).
 // Across objects, at every instant the history pins down (from acknowledged writes and the
 // observations, not from guesses): no provider over its capacity, no node with two allocations, no
 // identifier value with two holders. Every snapshot: usages equal the sum of allocations, nodes and
@@ -355,24 +358,61 @@ function livesOf(obj: ObjectHistory): Life[] {
   return lives;
 }
 
+/**
+ * The allocations that may have made a life: invoked before it was seen, other than one answered
+ * while the life before was still seen (that one made or repeated the life before).
+ */
+function makersOf(obj: ObjectHistory, life: Begun): Op[] {
+  const first = life.present[0]!;
+  return obj.writes.filter(
+    (w) =>
+      w.kind === 'allocate' && w.outcome !== 'fail' && w.invoke < first.complete && (!life.after || w.outcome === 'unknown' || w.complete > life.after.invoke),
+  );
+}
+
 function leaseEndOf(obj: ObjectHistory, life: Begun, since: number, next: Observation | null): number {
   if (obj.api !== 'ids') return Number.POSITIVE_INFINITY;
   const first = life.present[0]!;
   // a confirmation acknowledged while this life ran (before the next one was seen) keeps it
   const confirmed = obj.writes.some((w) => w.kind === 'confirm' && w.outcome === 'ok' && w.complete > first.invoke && (!next || w.invoke < next.complete));
   if (confirmed) return Number.POSITIVE_INFINITY;
-  // made by an allocation invoked before it was seen, other than one answered while the life before
-  // was still seen (that one made or repeated the life before); reserved, by a correct clock, once
-  // both that allocation was invoked and the life before had ended: its lease runs ttl from then
-  const makers = obj.writes.filter(
-    (w) =>
-      w.kind === 'allocate' &&
-      w.ttlS !== undefined &&
-      w.outcome !== 'fail' &&
-      w.invoke < first.complete &&
-      (!life.after || w.outcome === 'unknown' || w.complete > life.after.invoke),
-  );
+  // reserved, by a correct clock, once both the allocation that made it was invoked and the life
+  // before had ended: its lease runs ttl from then
+  const makers = makersOf(obj, life).filter((w) => w.ttlS !== undefined);
   return Math.min(...makers.map((w) => Math.max(w.invoke, since) + w.ttlS! * 1000));
+}
+
+/**
+ * What the lease's clock (the database's, which each allot process reads with an error of half a
+ * round trip) may be off the history's by, for `confirmed-after-expiry`.
+ */
+const LEASE_CLOCK_TOLERANCE_MS = 1_000;
+
+/**
+ * An acknowledged confirmation took effect while its lease ran. One invoked after the lease had
+ * certainly run out — every allocation that may have made the life was answered, with a lease,
+ * more than its ttl before — confirmed a value that every reader was by then told is free (and a
+ * new allocation may have been given), even when no observation fell in between. (A confirmation
+ * invoked in time whose commit landed after the lease's end is seen as `came-back` when a reader
+ * saw the value released in between: chaos finding 2 of issue 33.)
+ */
+function checkConfirmations(obj: ObjectHistory, lives: Life[], flag: Flag): void {
+  if (obj.api !== 'ids') return;
+  for (const w of obj.writes) {
+    if (w.kind !== 'confirm' || w.outcome !== 'ok') continue;
+    const life = lifeAt(lives, w.invoke);
+    if (!life) continue;
+    const makers = makersOf(obj, life);
+    if (makers.length === 0 || makers.some((m) => m.outcome !== 'ok' || m.ttlS === undefined)) continue;
+    const latestEnd = Math.max(...makers.map((m) => m.complete + m.ttlS! * 1000));
+    if (w.invoke > latestEnd + LEASE_CLOCK_TOLERANCE_MS)
+      flag(
+        'confirmed-after-expiry',
+        obj.key,
+        `${src(w)} was acknowledged, invoked at ${Math.round(w.invoke)} ms, after the lease of ${makers.map(src).join('; ')} had run out (by ${Math.round(latestEnd)} ms)`,
+        [w.id, ...makers.map((m) => m.id)],
+      );
+  }
 }
 
 /** The life an observation ending at `t` follows or belongs to: the last one seen begun before. */
@@ -382,6 +422,7 @@ function checkObject(obj: ObjectHistory, flag: Flag): void {
   const { key, writes, observations } = obj;
   const deletes = writes.filter((w) => w.write?.to === null);
   const lives = livesOf(obj);
+  checkConfirmations(obj, lives, flag);
   const expiresAt = (o: Observation) => lifeAt(lives, o.complete)?.leaseEnd ?? Number.POSITIVE_INFINITY;
   /**
    * A moment of `o` may fall between two lives: the one before could have ended by its end, and

@@ -151,11 +151,16 @@ function poolLookup(ctx: IdsContext): (id: number) => Promise<PoolRef> {
   };
 }
 
-const isExpired = (ctx: IdsContext, row: AllocationRow) => row.expires_at !== null && row.expires_at <= ctx.database.clock.nowIso();
+/** Has the row's lease run out at `now` (an ISO time)? An expired reservation reads as released. */
+const leaseRanOut = (row: AllocationRow, now: string) => row.expires_at !== null && row.expires_at <= now;
 
 export async function getAllocation(ctx: IdsContext, id: string, scope: PoolScope): Promise<PooledAllocation> {
+  // "now" is read before the row, never after: a reader judges a lease at a moment its read
+  // could have seen every change committed before (a reader held up after its read — a pause —
+  // would otherwise call expired a lease whose confirmation committed in time; issue 33).
+  const now = ctx.database.clock.nowIso();
   const row = await store.findAllocation(ctx.database, id);
-  if (!row || isExpired(ctx, row) || !inScope(scope, await poolProjectById(ctx.database, row.pool_id))) throw idsDomainError('allocation_not_found', { id });
+  if (!row || leaseRanOut(row, now) || !inScope(scope, await poolProjectById(ctx.database, row.pool_id))) throw idsDomainError('allocation_not_found', { id });
   return { pool: await poolRefById(ctx.database, row.pool_id), row };
 }
 
@@ -202,14 +207,23 @@ export async function listAllocations(ctx: IdsContext, filter: AllocationFilter,
   return { items, next: rows.length > limit && last ? { poolId: last.pool_id, key: last.first_key } : null };
 }
 
-/** Lock the allocation's pool and read the allocation again under the lock (not found when gone or expired). */
+/**
+ * Lock the allocation's pool and read the allocation again under the lock (not found when gone or
+ * expired). The pool's "has leases past due" flag comes from before the lock was granted (store/
+ * pools.ts): a lease that ran out while this waited for the lock is released here.
+ */
 async function lockAllocation(tx: Tx, id: string, scope: PoolScope = EVERY_POOL): Promise<{ pool: LockedPool; row: AllocationRow }> {
   const poolId = await store.poolIdOfAllocation(tx, id);
   if (poolId === undefined) throw idsDomainError('allocation_not_found', { id });
   const pool = await lockPoolById(tx, poolId);
   if (!inScope(scope, pool.project)) throw idsDomainError('allocation_not_found', { id });
   await expireLeasesInPool(tx, pool);
-  const row = await store.findAllocation(tx, id);
+  const now = tx.clock.nowIso();
+  let row = await store.findAllocation(tx, id);
+  if (row && leaseRanOut(row, now)) {
+    await releaseInPool(tx, pool, row);
+    row = undefined;
+  }
   if (!row) {
     await flushPool(tx, pool);
     throw idsDomainError('allocation_not_found', { id });
@@ -316,7 +330,17 @@ export interface AllocationPatch {
   metadata?: Record<string, unknown> | null;
 }
 
-/** Confirm a reservation (`state: allocated`), extend its lease, or replace (or merge into) the metadata. */
+/**
+ * Confirm a reservation (`state: allocated`), extend its lease, or replace (or merge into) the
+ * metadata. A reservation whose lease has run out is not found (it reads as released), whether
+ * that is seen under the pool's lock or only when the change commits: the lease is checked under
+ * the lock, but the commit may land later (a slow or lost network, a paused server), and readers
+ * meanwhile see the value released. On PostgreSQL a deferred trigger (migration 014) refuses the
+ * commit of a change to a reservation whose lease ran out by the database's clock — the clock
+ * every process reads "now" on (db/database-clock.ts) — so no reader sees the value released and
+ * then confirmed (issue 33). SQLite needs no such check: its one connection is held from the
+ * check to the commit, and every read waits for it.
+ */
 export async function patchAllocation(
   ctx: IdsContext,
   id: string,
@@ -325,22 +349,27 @@ export async function patchAllocation(
   scope: PoolScope,
   merge = false,
 ): Promise<PooledAllocation> {
-  return transaction(ctx.database, async (tx) => {
-    const { pool, row } = await lockAllocation(tx, id, scope);
-    await flushPool(tx, pool);
-    requireMatch(ifMatch, row.version);
-    const changes: Parameters<typeof store.updateAllocation>[2] = {};
-    if (patch.state === 'allocated') {
-      changes.state = 'allocated';
-      changes.expires_at = null;
-    }
-    if (patch.ttl_seconds !== undefined) {
-      if (row.state !== 'reserved' || patch.state === 'allocated') throw idsDomainError('not_reserved', {});
-      changes.expires_at = new Date(tx.clock.nowMs() + patch.ttl_seconds * 1000).toISOString();
-    }
-    if (patch.metadata !== undefined) changes.metadata = patchedMetadata(row.metadata, patch.metadata, merge);
-    return { pool, row: await store.updateAllocation(tx, row, changes) };
-  });
+  try {
+    return await transaction(ctx.database, async (tx) => {
+      const { pool, row } = await lockAllocation(tx, id, scope);
+      await flushPool(tx, pool);
+      requireMatch(ifMatch, row.version);
+      const changes: Parameters<typeof store.updateAllocation>[2] = {};
+      if (patch.state === 'allocated') {
+        changes.state = 'allocated';
+        changes.expires_at = null;
+      }
+      if (patch.ttl_seconds !== undefined) {
+        if (row.state !== 'reserved' || patch.state === 'allocated') throw idsDomainError('not_reserved', {});
+        changes.expires_at = new Date(tx.clock.nowMs() + patch.ttl_seconds * 1000).toISOString();
+      }
+      if (patch.metadata !== undefined) changes.metadata = patchedMetadata(row.metadata, patch.metadata, merge);
+      return { pool, row: await store.updateAllocation(tx, row, changes) };
+    });
+  } catch (err) {
+    if (store.isLeaseRanOutAtCommit(err)) throw idsDomainError('allocation_not_found', { id });
+    throw err;
+  }
 }
 
 // --- import of values already in use (brownfield) ---

@@ -76,6 +76,7 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: A
  * not overlap, so it can only be the one starting nearest at or below it.
  */
 export async function allocationHolding(db: Db, poolId: number, key: string): Promise<AllocationRow | undefined> {
+  const now = db.clock.nowIso(); // before the read (services/allocations.ts getAllocation says why)
   const row = await db.db
     .selectFrom('ids_allocations')
     .selectAll()
@@ -84,8 +85,17 @@ export async function allocationHolding(db: Db, poolId: number, key: string): Pr
     .orderBy('first_key', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (!row || row.last_key < key || (row.expires_at !== null && row.expires_at <= db.clock.nowIso())) return undefined;
+  if (!row || row.last_key < key || (row.expires_at !== null && row.expires_at <= now)) return undefined;
   return row;
+}
+
+/**
+ * Did the transaction's COMMIT fail because it changed a reservation whose lease had run out by
+ * then (PostgreSQL: the deferred trigger `ids_allocations_lease_alive` of migration 014, SQLSTATE
+ * ALEXP)? Nothing was committed.
+ */
+export function isLeaseRanOutAtCommit(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'ALEXP';
 }
 
 /** Change an allocation read under its pool's lock and move its version. */
