@@ -100,6 +100,18 @@ export async function rawRead<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
 }
 
 /**
+ * A statement made with the query builder that every write of its kind sends (the pools' lock),
+ * run as a named prepared statement on PostgreSQL like the hand-written texts: parsed and planned
+ * once per connection instead of each time (0.45 ms of planning per identifier write, measured
+ * with pg_stat_statements). In a transaction: it may lock.
+ */
+export async function preparedRows<R>(tx: Tx, query: Compilable<R>): Promise<R[]> {
+  const compiled = query.compile();
+  if (tx.dialect === 'postgres') prepareOnPostgres(databaseOf(tx), compiled.sql);
+  return (await kyselyOf(tx).executeQuery<R>(compiled)).rows;
+}
+
+/**
  * Several writes of one transaction in one round trip. On PostgreSQL they become one statement:
  * every write but the last a data-modifying CTE (PostgreSQL runs each exactly once, referenced or
  * not), the last the statement itself. On SQLite they run one after another (in-process: there is

@@ -6,7 +6,7 @@ import type { Compilable, Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration, bumpGenerationQuery } from '../../db/generation.js';
-import { type ClosingWrites, writeTogether } from '../../db/statement.js';
+import { type ClosingWrites, preparedRows, writeTogether } from '../../db/statement.js';
 import type { IdsPoolTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
@@ -141,7 +141,7 @@ const lockedOf = (r: PoolRow & { has_expired_leases: unknown }): LockedPool => (
 /** Lock pools by name, in id order (so two multi-pool writers cannot deadlock). `pool_not_found` for a missing one. */
 export async function lockPools(tx: Tx, names: readonly string[]): Promise<Map<string, LockedPool>> {
   const unique = [...new Set(names)];
-  const rows = await lockingSelect(tx).where('name', 'in', unique).orderBy('id').execute();
+  const rows = await preparedRows(tx, lockingSelect(tx).where('name', 'in', unique).orderBy('id'));
   const out = new Map<string, LockedPool>();
   for (const r of rows) out.set(r.name, lockedOf(r));
   for (const n of unique) if (!out.has(n)) throw idsDomainError('pool_not_found', { pool: n });
@@ -162,7 +162,9 @@ export async function readPool(db: Db, name: string): Promise<LockedPool | undef
 }
 
 export async function lockPoolById(tx: Tx, id: number): Promise<LockedPool> {
-  return lockedOf(await lockingSelect(tx).where('id', '=', id).executeTakeFirstOrThrow());
+  const [row] = await preparedRows(tx, lockingSelect(tx).where('id', '=', id));
+  if (!row) throw new Error(`pool ${id} not found`);
+  return lockedOf(row);
 }
 
 /** Store a locked pool's counters and move its generation (compare-and-set against what we locked). */
