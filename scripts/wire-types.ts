@@ -40,6 +40,9 @@ interface Schema {
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Each API's generated file: where it goes, the table it is written from, and what it holds. */
+// `byName`: the file ends with `WireTypes`, every type by its schema's name, by which an endpoint
+// that names its response schema has its answer typed (bare metal's and Placement's request.ts
+// `answers`).
 export const WIRE_FILES = {
   ids: {
     file: path.join(ROOT, 'src', 'client', 'ids-wire.ts'),
@@ -55,6 +58,7 @@ export const WIRE_FILES = {
       'what some microversion accepts, a member of an answer that only some microversions write is',
       'optional (its comment says from which).',
     ],
+    byName: true,
   },
   baremetal: {
     file: path.join(ROOT, 'src', 'client', 'baremetal-wire.ts'),
@@ -65,7 +69,6 @@ export const WIRE_FILES = {
       'define them: a member only some microversions write is optional (its comment says from which);',
       'a `…Selection` is what `fields=` or a list without detail shows (every member optional but links).',
     ],
-    // the server's endpoints type their answer by the response schema they name (request.ts `answers`)
     byName: true,
   },
 } satisfies Record<string, { file: string; types: Record<string, Schema | Record<string, Schema>>; header: string[]; byName?: boolean }>;
