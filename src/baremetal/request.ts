@@ -1,5 +1,6 @@
 // What bare-metal handlers get and give: the request with Ironic's own helpers (query arguments
 // checked as Ironic checks them, JSON bodies and schema errors worded as Ironic words them).
+import type { WireTypes } from '../client/baremetal-wire.js';
 import { schemaAt } from '../core/microversion.js';
 import type { OperationDoc } from '../http/openapi.js';
 import { type JsonSchema, bestMatch, pyRepr, validate } from '../core/json-schema.js';
@@ -7,10 +8,21 @@ import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import { badRequest, frameworkError, notAcceptable } from './errors.js';
 import type { BaremetalContext } from './context.js';
+import { type ResponseName, schemaRef } from './schemas.js';
 
 export type IronicResponse = ApiResponse;
 /** An endpoint of this API: its handler, versions, policy rule and documentation in one declaration. */
 export type Endpoint = PipelineEndpoint<BaremetalContext, IronicRequest, IronicResponse> & OperationDoc & { query?: IronicQuery };
+
+/**
+ * An endpoint's answer, declared once: the response schema it names (the OpenAPI document's
+ * component, schemas.ts) and its handler, whose body is that schema's generated wire type — a list
+ * whose envelope or items differ from the schema it declares does not compile.
+ */
+export const answers = <N extends ResponseName>(
+  name: N,
+  handle: (req: IronicRequest, ctx: BaremetalContext) => Promise<IronicResponse & { body: WireTypes[N] }>,
+): Pick<Endpoint, 'response' | 'handle'> => ({ response: schemaRef(name), handle });
 
 /** A query parameter newer than 1.1: the version that brought it; `named`: Ironic's 406 names that version. */
 export interface ParamSince {

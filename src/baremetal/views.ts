@@ -202,7 +202,7 @@ function tableView<R, W>(table: FieldTable<R>, r: R, c: ViewContext, fields?: re
 }
 
 /** A view of a resource: whole without `fields`, a selection with them. */
-interface View<R, W, S> {
+export interface View<R, W, S> {
   (r: R, c: ViewContext): W;
   (r: R, c: ViewContext, fields?: readonly string[]): S;
 }

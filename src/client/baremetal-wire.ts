@@ -627,3 +627,60 @@ export type DriverProperties = Record<string, string>;
 
 /** a RAID logical disk's properties: name → what it means */
 export type RaidLogicalDiskProperties = Record<string, string>;
+
+/** Every type above by its schema's name. */
+export interface WireTypes {
+  JsonPatch: JsonPatch;
+  NodeCreate: NodeCreate;
+  NodeTraitsPut: NodeTraitsPut;
+  AllocationCreate: AllocationCreate;
+  IronicError: IronicError;
+  Link: Link;
+  Version: Version;
+  Root: Root;
+  V1: V1;
+  Node: Node;
+  NodeSelection: NodeSelection;
+  NodeList: NodeList;
+  NodeDetailList: NodeDetailList;
+  NodeStates: NodeStates;
+  NodeTraits: NodeTraits;
+  NodeValidation: NodeValidation;
+  NodeVifs: NodeVifs;
+  BootDevice: BootDevice;
+  SupportedBootDevices: SupportedBootDevices;
+  ConsoleState: ConsoleState;
+  Allocation: Allocation;
+  AllocationSelection: AllocationSelection;
+  AllocationList: AllocationList;
+  Chassis: Chassis;
+  ChassisSelection: ChassisSelection;
+  ChassisList: ChassisList;
+  ChassisDetailList: ChassisDetailList;
+  Portgroup: Portgroup;
+  PortgroupSelection: PortgroupSelection;
+  PortgroupList: PortgroupList;
+  PortgroupDetailList: PortgroupDetailList;
+  Port: Port;
+  PortSelection: PortSelection;
+  PortList: PortList;
+  PortDetailList: PortDetailList;
+  VolumeLinks: VolumeLinks;
+  VolumeConnector: VolumeConnector;
+  VolumeConnectorSelection: VolumeConnectorSelection;
+  VolumeConnectorList: VolumeConnectorList;
+  VolumeTarget: VolumeTarget;
+  VolumeTargetSelection: VolumeTargetSelection;
+  VolumeTargetList: VolumeTargetList;
+  DeployTemplate: DeployTemplate;
+  DeployTemplateSelection: DeployTemplateSelection;
+  DeployTemplateList: DeployTemplateList;
+  Conductor: Conductor;
+  ConductorSelection: ConductorSelection;
+  ConductorList: ConductorList;
+  Driver: Driver;
+  DriverSelection: DriverSelection;
+  DriverList: DriverList;
+  DriverProperties: DriverProperties;
+  RaidLogicalDiskProperties: RaidLogicalDiskProperties;
+}

@@ -466,3 +466,41 @@ export type AllocationCandidates = {
   /** provider uuid → summary: of the providers the requests use; 1.29+ of every provider in their trees */
   provider_summaries: Record<string, ProviderSummary>;
 };
+
+/** Every type above by its schema's name. */
+export interface WireTypes {
+  Link: Link;
+  Resources: Resources;
+  ProviderCreate: ProviderCreate;
+  ProviderUpdate: ProviderUpdate;
+  Inventory: Inventory;
+  InventoriesPut: InventoriesPut;
+  InventoryPut: InventoryPut;
+  InventoryPost: InventoryPost;
+  AggregatesPut: AggregatesPut;
+  ProviderTraitsPut: ProviderTraitsPut;
+  ResourceClassCreate: ResourceClassCreate;
+  AllocationsPut: AllocationsPut;
+  AllocationsPost: AllocationsPost;
+  ReshapeRequest: ReshapeRequest;
+  Errors: Errors;
+  PlacementVersions: PlacementVersions;
+  ResourceProvider: ResourceProvider;
+  ResourceProviderList: ResourceProviderList;
+  InventoryRecord: InventoryRecord;
+  InventoryWithGeneration: InventoryWithGeneration;
+  Inventories: Inventories;
+  ProviderUsages: ProviderUsages;
+  TotalUsages: TotalUsages;
+  ProviderAggregates: ProviderAggregates;
+  ProviderTraits: ProviderTraits;
+  TraitList: TraitList;
+  ResourceClass: ResourceClass;
+  ResourceClassList: ResourceClassList;
+  ConsumerAllocations: ConsumerAllocations;
+  ProviderAllocations: ProviderAllocations;
+  AllocationRequest: AllocationRequest;
+  LegacyAllocationRequest: LegacyAllocationRequest;
+  ProviderSummary: ProviderSummary;
+  AllocationCandidates: AllocationCandidates;
+}

@@ -4,6 +4,7 @@
 // a client decoding into typed fields may take for one. An answer holding such a field names its
 // float members and is serialised here, into the JsonText the pipeline sends as it is; the body
 // itself stays plain data, so it keeps its wire type.
+import type { Json } from '../core/json-text.js';
 import { JsonText } from './pipeline.js';
 
 /** The number as a JSON float literal: a whole number gets `.0`; JavaScript's exponent form (1e+21) already is one. */
@@ -24,6 +25,6 @@ function serialise(value: unknown, floats: ReadonlySet<string>, float = false): 
 }
 
 /** `body` as JSON text, the numbers of its members named in `floats` (the api-ref's `type: float`) written as floats. */
-export function jsonWithFloats(body: unknown, floats: readonly string[]): JsonText {
-  return new JsonText(serialise(body, new Set(floats)));
+export function jsonWithFloats<T>(body: T, floats: readonly string[]): JsonText<T> {
+  return new JsonText(serialise(body, new Set(floats)) as Json<T>);
 }

@@ -13,6 +13,7 @@
 // Bodies are read with one set of safety rules (http/body.ts: content coding, UTF-8, JSON limits),
 // query strings too (http/query.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Json } from '../core/json-text.js';
 import type { Credentials } from '../auth/credentials.js';
 import type { Microversion, Schemas } from '../core/microversion.js';
 import { withDeadline } from '../db/deadline.js';
@@ -63,9 +64,11 @@ export interface ApiResponse {
   headers?: Record<string, string>;
 }
 
-/** A body already written as JSON text (a hot answer built as a string, not as objects). */
-export class JsonText {
-  constructor(readonly text: string) {}
+/** A body already written as JSON text (a hot answer built as a string, not as objects): the text of a T. */
+export class JsonText<T = unknown> {
+  /** what the text holds, for the compiler only (core/json-text.ts) */
+  declare readonly value?: T;
+  constructor(readonly text: Json<T>) {}
 }
 
 /** Who authenticates requests and decides what they may do (auth/): one for every API. */

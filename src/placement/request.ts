@@ -1,12 +1,14 @@
 // What Placement handlers get and give: the request with Placement's own helpers (JSON bodies
 // checked as Placement checks them, schemas chosen by microversion, Accept), and the response
 // with Placement's `last-modified`.
+import type { WireTypes } from '../client/placement-wire.js';
 import { type JsonSchema, describeSchemaError, validate } from '../core/json-schema.js';
 import { type Schemas, schemaAt } from '../core/microversion.js';
 import type { OperationDoc } from '../http/openapi.js';
 import { HTTP } from '../http/errors.js';
-import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
+import { ApiRequest, type ApiResponse, type JsonText, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import type { PlacementContext } from './context.js';
+import { type ResponseName, schemaRef } from './schemas.js';
 import { accepts } from '../http/accept.js';
 import { placementError } from './errors.js';
 
@@ -17,6 +19,17 @@ export interface PlacementResponse extends ApiResponse {
 
 /** An endpoint of this API: its handler, versions, policy and documentation in one declaration. */
 export type Endpoint = PipelineEndpoint<PlacementContext, PlacementRequest, PlacementResponse> & OperationDoc;
+
+/**
+ * An endpoint's answer, declared once: the response schema it names (the OpenAPI document's
+ * component) and its handler, whose body is that schema's generated wire type, as data or as JSON
+ * text written by typed pieces (core/json-text.ts) — an answer other than the schema it declares
+ * does not compile.
+ */
+export const answers = <N extends ResponseName>(
+  name: N,
+  handle: (req: PlacementRequest, ctx: PlacementContext) => Promise<PlacementResponse & { body: WireTypes[N] | JsonText<WireTypes[N]> }>,
+): Pick<Endpoint, 'response' | 'handle'> => ({ response: schemaRef(name), handle });
 
 export class PlacementRequest extends ApiRequest {
   /** An absolute URL on this server for a path, as Placement puts in `Location`. */

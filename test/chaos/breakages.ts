@@ -30,7 +30,7 @@ export const BREAKAGES: Record<string, Breakage> = {
     what: 'a conductor finishes an allocation without checking it still owns it (no `conductor_affinity = <me>` and no `state = allocating` in its final write), and its worker goes on with an allocation taken over from it',
     edits: {
       'baremetal/store/allocations.js': [[".where('conductor_affinity', '=', conductor)\n        .where('state', '=', 'allocating')", '']],
-      'baremetal/services/allocations.js': [
+      'baremetal/services/allocation-attempts.js': [
         ["if (allocation?.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId)", 'if (!allocation)'],
       ],
     },

@@ -7,7 +7,7 @@ import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest, frameworkError, ironicError, notAcceptable } from '../errors.js';
-import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import { type Endpoint, type IronicRequest, answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
@@ -157,7 +157,7 @@ function allocationOwner(req: IronicRequest, ctx: BaremetalContext, requested: s
 }
 
 /** The allocation collection (no `detail`): Ironic's invalid_sort_key_list are its documents and lists. */
-const ALLOCATIONS: Collection = {
+const ALLOCATIONS: Collection<'allocations'> = {
   key: 'allocations',
   table: ALLOCATION_FIELDS,
   sortKeys: ['id', 'uuid', 'name', 'created_at', 'updated_at', 'resource_class', 'state', 'last_error', 'owner'],
@@ -170,9 +170,8 @@ export const list: E = {
   summary: 'list allocations',
   query: listQuery({ node: text, resource_class: text, state: text, owner: since('1.60', text) }),
   ok: [200],
-  response: schemaRef('AllocationList'),
   ...SINCE,
-  async handle(req, ctx) {
+  ...answers('AllocationList', async (req, ctx) => {
     // Whose allocations first, as Ironic checks: a project without list_all sees its own.
     const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
     const list = listRequest(req, ALLOCATIONS, 'allocations', false);
@@ -206,7 +205,7 @@ export const list: E = {
       },
       view: allocationView,
     });
-  },
+  }),
 };
 
 export const show: E = {

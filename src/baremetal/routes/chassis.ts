@@ -6,7 +6,7 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
-import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import { type Endpoint, type IronicRequest, answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import { type ChassisFields, createChassis, deleteChassis, getChassis, listChassisPage, patchChassis } from '../services/chassis.js';
@@ -31,7 +31,7 @@ function chassisFields(doc: Record<string, unknown>): ChassisFields {
 }
 
 /** The chassis collection: the list shows uuid and description. */
-const CHASSIS: Collection = {
+const CHASSIS: Collection<'chassis'> = {
   key: 'chassis',
   table: CHASSIS_FIELDS,
   defaults: ['uuid', 'description'],
@@ -40,7 +40,7 @@ const CHASSIS: Collection = {
   detail: 'common',
 };
 
-async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean) {
+async function listing<D extends boolean>(req: IronicRequest, ctx: BaremetalContext, detailPath: D) {
   const list = listRequest(req, CHASSIS, 'chassis', detailPath);
   return listPage(req, CHASSIS, list, viewContext(req, ctx), {
     marker: (uuid) => getChassis(ctx, uuid),
@@ -54,16 +54,14 @@ export const list: E = {
   summary: 'list chassis',
   query: listQuery({ detail: flag }, FIELDS_SINCE_1_8),
   ok: [200],
-  response: schemaRef('ChassisList'),
-  handle: (req, ctx) => listing(req, ctx, false),
+  ...answers('ChassisList', (req, ctx) => listing(req, ctx, false)),
 };
 export const detail: E = {
   policy: 'baremetal:chassis:get',
   summary: 'list chassis with every field',
   query: detailQuery({}),
   ok: [200],
-  response: schemaRef('ChassisDetailList'),
-  handle: (req, ctx) => listing(req, ctx, true),
+  ...answers('ChassisDetailList', (req, ctx) => listing(req, ctx, true)),
 };
 
 export const show: E = {

@@ -4,7 +4,7 @@ import { CONDUCTOR, schemaRef } from '../schemas.js';
 import { listQuery } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { ironicError } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../request.js';
+import { type Endpoint, type IronicRequest, answers } from '../request.js';
 import { CONDUCTOR_SORT_COLUMNS, type ConductorRow, getConductor, listConductorPage } from '../services/conductors.js';
 import { NODE_FIELDS, ironicTime } from '../views.js';
 import { type Collection, listRequest, nextLink } from './listing.js';
@@ -58,9 +58,8 @@ export const list: E = {
   summary: 'list conductors and whether they are alive',
   query: listQuery({ detail: { type: 'boolean' } }),
   ok: [200],
-  response: schemaRef('ConductorList'),
   ...SINCE,
-  async handle(req, ctx) {
+  ...answers('ConductorList', async (req, ctx) => {
     const list = listRequest(req, CONDUCTORS, 'conductors', false);
     const { page } = list;
     const marker = page.marker;
@@ -72,11 +71,11 @@ export const list: E = {
       limit: page.limit,
       ...(after ? { after } : {}),
     });
-    const body: Record<string, unknown> = { conductors: conductors.map((c) => view(c, req, ctx, list.shown)) };
+    const body: Wire.ConductorList = { conductors: conductors.map((c) => view(c, req, ctx, list.shown)) };
     const next = nextLink(req, list, conductors.length, conductors[conductors.length - 1]?.hostname);
     if (next) body.next = next;
     return { body };
-  },
+  }),
 };
 
 export const show: E = {

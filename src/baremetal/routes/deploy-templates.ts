@@ -8,7 +8,7 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest, ironicError } from '../errors.js';
-import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import { type Endpoint, type IronicRequest, answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import {
@@ -54,7 +54,7 @@ function templateIdent(req: IronicRequest): string {
 }
 
 /** The deploy template collection (1.55): the list shows uuid and name. */
-const TEMPLATES: Collection = {
+const TEMPLATES: Collection<'deploy_templates'> = {
   key: 'deploy_templates',
   table: DEPLOY_TEMPLATE_FIELDS,
   defaults: ['uuid', 'name'],
@@ -78,9 +78,8 @@ export const list: E = {
   summary: 'list deploy templates (1.55)',
   query: listQuery({ detail: flag }),
   ok: [200],
-  response: schemaRef('DeployTemplateList'),
   ...READ_SINCE,
-  handle: (req, ctx) => listing(req, ctx),
+  ...answers('DeployTemplateList', (req, ctx) => listing(req, ctx)),
 };
 
 export const show: E = {

@@ -7,7 +7,7 @@ import { flag, ironicQuery, showQuery, text } from './query.js';
 import type { BaremetalContext } from '../context.js';
 import { DRIVER, INTERFACES } from '../core/rules.js';
 import { badRequest, ironicError, notAcceptable } from '../errors.js';
-import type { Endpoint, IronicRequest } from '../request.js';
+import { type Endpoint, type IronicRequest, answers } from '../request.js';
 import { aliveConductorHosts } from '../services/conductors.js';
 import { queryBool } from './common.js';
 
@@ -89,8 +89,7 @@ export const list: E = {
   summary: 'the hardware types: fake-hardware',
   query: ironicQuery({ type: text, detail: flag, fields: text }),
   ok: [200],
-  response: schemaRef('DriverList'),
-  async handle(req, ctx) {
+  ...answers('DriverList', async (req, ctx) => {
     const args = req.queryArgs();
     const detail = queryBool(args, 'detail');
     if (args.fields !== undefined && detail) throw badRequest('Can not specify ?detail=True and fields in the same request.');
@@ -102,7 +101,7 @@ export const list: E = {
     // fake-hardware is a hardware type (dynamic); allot has no classic drivers
     if (args.type === 'classic') return { body: { drivers: [] } };
     return { body: { drivers: [driverView(req, await hosts(ctx), detail === true, fields)] } };
-  },
+  }),
 };
 
 export const show: E = {

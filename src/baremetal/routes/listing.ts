@@ -4,13 +4,15 @@
 // marker (listRequest); then one page after the marker's row and the `next` link (listPage). Each
 // collection describes itself (its fields, defaults, sort keys, how it takes `detail`); each list
 // endpoint declares its query (query.ts: its filters, with their versions), which listRequest reads,
-// and its route applies its filters between the two.
+// and its route applies its filters between the two. The page's body is typed as the list's
+// response schema says (`ListBody`: the items under the collection's key, whole on a `/detail`
+// path, and `next`), so a route that declares its answer (request.ts `answers`) is checked by it.
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { isLogicalName } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { IronicQuery, IronicRequest } from '../request.js';
 import type { Page, SortDir } from '../core/paging.js';
-import { type FieldVersions, type ViewContext, parseFields } from '../views.js';
+import { type FieldVersions, type View, type ViewContext, parseFields } from '../views.js';
 import { queryBool } from './common.js';
 import { type Filters, PAGING as PAGING_PARAMS, type Param } from './query.js';
 
@@ -19,9 +21,9 @@ const MAX_LIMIT = 1000;
 const PAGING = Object.keys(PAGING_PARAMS);
 
 /** One Ironic collection, as its list endpoints take their query. */
-export interface Collection {
+export interface Collection<K extends string = string> {
   /** the body's key: `{"nodes": [...], "next": ...}` */
-  key: string;
+  key: K;
   /** the resource's fields (what `fields` may name, from which version) */
   table: FieldVersions;
   /** what a list shows without `detail` or `fields` (Ironic's DEFAULT_RETURN_FIELDS); none: every field */
@@ -51,12 +53,16 @@ export interface PageArgs {
   marker?: string;
 }
 
-export interface ListRequest {
+/** A list's answer (schemas.ts `list`): its items under the collection's key, and the next page's link. */
+export type ListBody<K extends string, I> = { [key in K]: I[] } & { next?: string };
+
+/** `Detail`: the list's `/detail` path, whose items are whole. */
+export interface ListRequest<Detail extends boolean = boolean> {
   /** the query's parameters by name */
   args: Record<string, string>;
   page: PageArgs;
   /** the fields each item shows; undefined: all (detail) */
-  shown: readonly string[] | undefined;
+  shown: Detail extends true ? undefined : readonly string[] | undefined;
   /** the path of this list under /v1/ (with /detail), for the `next` link */
   path: string;
 }
@@ -66,7 +72,7 @@ export interface ListRequest {
  * declares (query.ts: paging, its filters and, on the list itself rather than its `/detail`,
  * `fields` and `detail`), checked as Ironic checks them.
  */
-export function listRequest(req: IronicRequest, c: Collection, path: string, detailPath: boolean): ListRequest {
+export function listRequest<D extends boolean>(req: IronicRequest, c: Collection, path: string, detailPath: D): ListRequest<D> {
   const args = req.queryArgs();
   const detailArg = queryBool(args, 'detail');
   if (c.detail === 'common' && detailArg !== undefined && !req.mv.atLeast('1.43'))
@@ -83,8 +89,9 @@ export function listRequest(req: IronicRequest, c: Collection, path: string, det
   }
   if (sortKey !== undefined && c.unsortable.includes(sortKey)) throw badRequest(`The sort_key value ${sortKey} is an invalid field for sorting`);
   const page = parsePage(args, c);
-  const detail = detailPath || detailArg === true;
-  return { args, page, shown: fields ?? (detail ? undefined : c.defaults), path: detailPath ? `${path}/detail` : path };
+  // a `/detail` path declares no `fields` (query.ts detailQuery): its items are whole
+  const shown = detailPath ? undefined : (fields ?? (detailArg === true ? undefined : c.defaults));
+  return { args, page, shown, path: detailPath ? `${path}/detail` : path } as ListRequest<D>;
 }
 
 /**
@@ -130,28 +137,31 @@ function markerName(raw: string): string {
   return raw;
 }
 
-/** A collection's rows, as listPage reads them. */
-export interface Rows<R extends { id: number; uuid: string }> {
+/** A collection's rows, as listPage reads them: `W` a whole one as the answer shows it, `S` a selection. */
+export interface Rows<R extends { id: number; uuid: string }, W, S> {
   /** the marker's row (the collection's 404 when there is none) */
   marker(uuid: string): Promise<R>;
   /** a page of rows after `page.after` */
   find(page: Page): Promise<R[]>;
-  view(row: R, context: ViewContext, fields?: readonly string[]): Record<string, unknown>;
+  view: View<R, W, S>;
 }
 
 /** One page of the list: the rows after the marker's, each shown with the request's fields, and the `next` link when the page is full. */
-export async function listPage<R extends { id: number; uuid: string }>(
+export async function listPage<K extends string, R extends { id: number; uuid: string }, W, S, D extends boolean>(
   req: IronicRequest,
-  c: Collection,
-  list: ListRequest,
+  c: Collection<K>,
+  list: ListRequest<D>,
   context: ViewContext,
-  rows: Rows<R>,
-): Promise<{ body: Record<string, unknown> }> {
+  rows: Rows<R, W, S>,
+): Promise<{ body: ListBody<K, D extends true ? W : S> }> {
   const { page } = list;
   const marker = page.marker === undefined ? undefined : await rows.marker(page.marker);
   const after = marker ? { after: { value: (marker as unknown as Record<string, unknown>)[page.sortKey], id: marker.id } } : {};
   const found = await rows.find({ sortKey: page.sortKey, sortDir: page.sortDir, limit: page.limit, ...after });
-  const body: Record<string, unknown> = { [c.key]: found.map((r) => rows.view(r, context, list.shown)) };
+  const shown: readonly string[] | undefined = list.shown;
+  const items = found.map((r) => (shown === undefined ? rows.view(r, context) : rows.view(r, context, shown)));
+  // the one place the envelope is made: `c.key` is K, and the items are whole exactly when D is true (listRequest)
+  const body = { [c.key]: items } as ListBody<K, D extends true ? W : S>;
   const next = nextLink(req, list, found.length, found[found.length - 1]?.uuid);
   if (next) body.next = next;
   return { body };

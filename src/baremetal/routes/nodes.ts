@@ -8,7 +8,7 @@ import { PROVISION_STATES } from '../core/states.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { Endpoint, IronicRequest } from '../request.js';
-import { checkSchema } from '../request.js';
+import { answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import { createNode, deleteNode, patchNode } from '../services/nodes.js';
@@ -19,7 +19,7 @@ import { isUuidLike } from '../../core/uuid.js';
 import { authorizedNode, listScope, nodeTarget, scoped } from './scope.js';
 import { parseBool } from '../core/rules.js';
 import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
-import { NODE_FIELDS, NODE_LIST_FIELDS, nodeView, parseFields } from '../views.js';
+import { NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, nodeView, parseFields } from '../views.js';
 import { nodeIdent, queryUuid, viewContext } from './common.js';
 import { type Collection, listFilters, listPage, listRequest } from './listing.js';
 import { FIELDS_SINCE_1_8 as FIELDS, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
@@ -130,7 +130,7 @@ const SORT_KEYS = [
 ];
 
 /** The node collection: sorted by columns (not documents, not traits); the list shows uuid, name and a few states. */
-const NODES: Collection = {
+const NODES: Collection<'nodes'> = {
   key: 'nodes',
   table: NODE_FIELDS,
   defaults: NODE_LIST_FIELDS,
@@ -141,7 +141,7 @@ const NODES: Collection = {
 };
 
 /** `inChassis`: the nodes of /v1/chassis/{chassis}/nodes (the chassis already checked). */
-async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: boolean, inChassis?: ChassisRecord) {
+async function listing<D extends boolean>(req: IronicRequest, ctx: BaremetalContext, detailPath: D, inChassis?: ChassisRecord) {
   // Whose nodes first, as Ironic checks: a project without list_all sees its own (owned or leased).
   const project = listScope(req, 'node', req.query.get('project') ?? undefined);
   const path = inChassis ? `chassis/${inChassis.uuid}/nodes` : 'nodes';
@@ -169,11 +169,12 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, detailPath: bo
     const alive = await aliveConductorHosts(ctx);
     if (!alive.includes(args.conductor) && args.conductor !== ctx.conductorId) filters.none = true;
   }
-  return listPage(req, NODES, list, viewContext(req, ctx), {
-    marker: (uuid) => getNode(ctx, uuid),
-    find: (page) => listNodePage(ctx, filters, page),
-    view: (node, _context, fields) => shownNode(req, ctx, node, fields),
-  });
+  function view(node: NodeRecord, _context: ViewContext): Wire.Node;
+  function view(node: NodeRecord, _context: ViewContext, fields?: readonly string[]): Wire.NodeSelection;
+  function view(node: NodeRecord, _context: ViewContext, fields?: readonly string[]) {
+    return shownNode(req, ctx, node, fields);
+  }
+  return listPage(req, NODES, list, viewContext(req, ctx), { marker: (uuid) => getNode(ctx, uuid), find: (page) => listNodePage(ctx, filters, page), view });
 }
 
 export const list: E = {
@@ -181,16 +182,14 @@ export const list: E = {
   summary: 'list nodes',
   query: listQuery({ ...NODE_FILTERS, chassis_uuid: text, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('NodeList'),
-  handle: (req, ctx) => listing(req, ctx, false),
+  ...answers('NodeList', (req, ctx) => listing(req, ctx, false)),
 };
 export const detail: E = {
   ...scoped('baremetal:node:list_all'),
   summary: 'list nodes with every field',
   query: detailQuery({ ...NODE_FILTERS, chassis_uuid: text }),
   ok: [200],
-  response: schemaRef('NodeDetailList'),
-  handle: (req, ctx) => listing(req, ctx, true),
+  ...answers('NodeDetailList', (req, ctx) => listing(req, ctx, true)),
 };
 
 /** The chassis of /v1/chassis/{chassis}/nodes: anything but a uuid is Ironic's 400, an unknown one its 404. */
@@ -204,16 +203,14 @@ export const inChassis: E = {
   summary: 'the nodes in a chassis',
   query: listQuery({ ...NODE_FILTERS, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('NodeList'),
-  handle: async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx)),
+  ...answers('NodeList', async (req, ctx) => listing(req, ctx, false, await pathChassis(req, ctx))),
 };
 export const inChassisDetail: E = {
   ...scoped('baremetal:node:list_all'),
   summary: 'the nodes in a chassis with every field',
   query: detailQuery(NODE_FILTERS),
   ok: [200],
-  response: schemaRef('NodeDetailList'),
-  handle: async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx)),
+  ...answers('NodeDetailList', async (req, ctx) => listing(req, ctx, true, await pathChassis(req, ctx))),
 };
 
 export const create: E = {

@@ -7,7 +7,7 @@ import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
-import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import { type Endpoint, type IronicRequest, answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import {
@@ -40,7 +40,7 @@ const PORTGROUP_PATCHABLE = ['address', 'extra', 'mode', 'name', 'node_uuid', 'p
 const DEFAULT_PORTGROUP_MODE = 'active-backup';
 
 /** The port group collection: as ports. */
-const PORTGROUPS: Collection = {
+const PORTGROUPS: Collection<'portgroups'> = {
   key: 'portgroups',
   table: PORTGROUP_FIELDS,
   defaults: ['uuid', 'address', 'name'],
@@ -50,7 +50,7 @@ const PORTGROUPS: Collection = {
   sortKeyVersions: PORTGROUP_FIELDS,
 };
 
-async function portgroupListing(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: boolean) {
+async function portgroupListing<D extends boolean>(req: IronicRequest, ctx: BaremetalContext, parentNode: string | undefined, detailPath: D) {
   const project = listScope(req, 'portgroup', undefined);
   const path = parentNode ? `nodes/${parentNode}/portgroups` : 'portgroups';
   const list = listRequest(req, PORTGROUPS, path, detailPath);
@@ -76,36 +76,32 @@ export const listPortgroupsEndpoint: E = {
   summary: 'list port groups (1.23)',
   query: listQuery({ ...PORTGROUPS_OF, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('PortgroupList'),
   ...PORTGROUPS_SINCE,
-  handle: (req, ctx) => portgroupListing(req, ctx, undefined, false),
+  ...answers('PortgroupList', (req, ctx) => portgroupListing(req, ctx, undefined, false)),
 };
 export const detailPortgroups: E = {
   ...scoped('baremetal:portgroup:list_all'),
   summary: 'list port groups with every field (1.23)',
   query: detailQuery(PORTGROUPS_OF),
   ok: [200],
-  response: schemaRef('PortgroupDetailList'),
   ...PORTGROUPS_SINCE,
-  handle: (req, ctx) => portgroupListing(req, ctx, undefined, true),
+  ...answers('PortgroupDetailList', (req, ctx) => portgroupListing(req, ctx, undefined, true)),
 };
 export const nodePortgroups: E = {
   ...scoped('baremetal:portgroup:list'),
   summary: "a node's port groups (1.24)",
   query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('PortgroupList'),
   since: '1.24',
-  handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false),
+  ...answers('PortgroupList', (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), false)),
 };
 export const nodePortgroupsDetail: E = {
   ...scoped('baremetal:portgroup:list'),
   summary: "a node's port groups with every field (1.24)",
   query: detailQuery(PARTS_OF),
   ok: [200],
-  response: schemaRef('PortgroupDetailList'),
   since: '1.24',
-  handle: (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true),
+  ...answers('PortgroupDetailList', (req, ctx) => portgroupListing(req, ctx, nodeIdent(req, 'node'), true)),
 };
 
 function portgroupFields(doc: Record<string, unknown>): PortgroupFields {

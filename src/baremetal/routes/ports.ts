@@ -10,7 +10,7 @@ import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest, notAcceptable } from '../errors.js';
-import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import { type Endpoint, type IronicRequest, answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import {
@@ -83,7 +83,7 @@ const PORT_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'px
 const PORT_PATCHABLE = ['address', 'extra', 'is_smartnic', 'local_link_connection', 'node_uuid', 'physical_network', 'portgroup_uuid', 'pxe_enabled'];
 
 /** The port collection: every field but the sort keys is unsortable; a sort key newer than the request is a 406. */
-const PORTS: Collection = {
+const PORTS: Collection<'ports'> = {
   key: 'ports',
   table: PORT_FIELDS,
   defaults: ['uuid', 'address'],
@@ -93,7 +93,7 @@ const PORTS: Collection = {
   sortKeyVersions: PORT_FIELDS,
 };
 
-async function portListing(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: boolean) {
+async function portListing<D extends boolean>(req: IronicRequest, ctx: BaremetalContext, parent: { node?: string; portgroup?: string }, detailPath: D) {
   const project = listScope(req, 'port', undefined);
   const path = parent.node ? `nodes/${parent.node}/ports` : parent.portgroup ? `portgroups/${parent.portgroup}/ports` : 'ports';
   const list = listRequest(req, PORTS, path, detailPath);
@@ -125,50 +125,44 @@ export const listPortsEndpoint: E = {
   summary: 'list ports',
   query: listQuery({ ...PORTS_OF, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('PortList'),
-  handle: (req, ctx) => portListing(req, ctx, {}, false),
+  ...answers('PortList', (req, ctx) => portListing(req, ctx, {}, false)),
 };
 export const detailPorts: E = {
   ...scoped('baremetal:port:list_all'),
   summary: 'list ports with every field',
   query: detailQuery(PORTS_OF),
   ok: [200],
-  response: schemaRef('PortDetailList'),
-  handle: (req, ctx) => portListing(req, ctx, {}, true),
+  ...answers('PortDetailList', (req, ctx) => portListing(req, ctx, {}, true)),
 };
 export const nodePorts: E = {
   ...scoped('baremetal:port:list'),
   summary: "a node's ports",
   query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('PortList'),
-  handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false),
+  ...answers('PortList', (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, false)),
 };
 export const nodePortsDetail: E = {
   ...scoped('baremetal:port:list'),
   summary: "a node's ports with every field",
   query: detailQuery(PARTS_OF),
   ok: [200],
-  response: schemaRef('PortDetailList'),
-  handle: (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true),
+  ...answers('PortDetailList', (req, ctx) => portListing(req, ctx, { node: nodeIdent(req, 'node') }, true)),
 };
 export const portgroupPorts: E = {
   ...scoped('baremetal:port:list'),
   summary: "a port group's ports (1.24)",
   query: listQuery({ ...PARTS_OF, detail: flag }, FIELDS),
   ok: [200],
-  response: schemaRef('PortList'),
   since: '1.24',
-  handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false),
+  ...answers('PortList', (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, false)),
 };
 export const portgroupPortsDetail: E = {
   ...scoped('baremetal:port:list'),
   summary: "a port group's ports with every field (1.24)",
   query: detailQuery(PARTS_OF),
   ok: [200],
-  response: schemaRef('PortDetailList'),
   since: '1.24',
-  handle: (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true),
+  ...answers('PortDetailList', (req, ctx) => portListing(req, ctx, { portgroup: req.param('portgroup') }, true)),
 };
 
 /** A port's fields from a create body or a patched document (schema-checked), checked as Ironic checks them. */

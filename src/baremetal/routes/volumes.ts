@@ -9,7 +9,8 @@ import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName } from '../core/rules.js';
 import type { BaremetalContext } from '../context.js';
 import { badRequest } from '../errors.js';
-import { type Endpoint, type IronicRequest, checkSchema } from '../request.js';
+import type { Page } from '../core/paging.js';
+import { type Endpoint, type IronicRequest, answers, checkSchema } from '../request.js';
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import {
@@ -101,9 +102,9 @@ const anyView = (kind: VolumeKind, r: unknown, c: ViewContext, fields?: readonly
   (SPEC[kind].view as (r: unknown, c: ViewContext, f?: readonly string[]) => Record<string, unknown>)(r, c, fields);
 
 /** The connector and target collections, as Ironic's volume controllers take their lists (their own `detail`). */
-const COLLECTIONS: Record<VolumeKind, Collection> = {
-  connector: { ...SPEC.connector, detail: 'volume' },
-  target: { ...SPEC.target, detail: 'volume' },
+const COLLECTIONS = {
+  connector: { ...SPEC.connector, detail: 'volume' } satisfies Collection<'connectors'>,
+  target: { ...SPEC.target, detail: 'volume' } satisfies Collection<'targets'>,
 };
 
 async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKind, parentNode: string | undefined) {
@@ -120,11 +121,11 @@ async function listing(req: IronicRequest, ctx: BaremetalContext, kind: VolumeKi
     if (!node || !canSeeNode(req, node)) throw nodeNotFound(nodeArg);
     f.nodeId = node.id;
   }
-  return listPage(req, collection, list, viewContext(req, ctx), {
-    marker: (uuid) => getVolume(ctx, kind, uuid),
-    find: (page) => listVolumePage(ctx, kind, f, page),
-    view: (r, c, fields) => anyView(kind, r, c, fields),
-  });
+  const context = viewContext(req, ctx);
+  const rows = <K extends VolumeKind>(k: K) => ({ marker: (uuid: string) => getVolume(ctx, k, uuid), find: (page: Page) => listVolumePage(ctx, k, f, page) });
+  return kind === 'connector'
+    ? listPage(req, COLLECTIONS.connector, list, context, { ...rows('connector'), view: connectorView })
+    : listPage(req, COLLECTIONS.target, list, context, { ...rows('target'), view: targetView });
 }
 
 const lists = (kind: VolumeKind): Record<'list' | 'ofNode', E> => {
@@ -136,8 +137,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'ofNode', E> => {
       summary: `list ${noun}s`,
       query: listQuery({ node: text, detail: flag }),
       ok: [200],
-      response: schemaRef(SPEC[kind].schemas.list),
-      handle: (req, ctx) => listing(req, ctx, kind, undefined),
+      ...answers(SPEC[kind].schemas.list, (req, ctx) => listing(req, ctx, kind, undefined)),
     },
     ofNode: {
       ...SINCE,
@@ -145,8 +145,7 @@ const lists = (kind: VolumeKind): Record<'list' | 'ofNode', E> => {
       summary: `a node's ${noun}s`,
       query: listQuery({ detail: flag }),
       ok: [200],
-      response: schemaRef(SPEC[kind].schemas.list),
-      handle: (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node')),
+      ...answers(SPEC[kind].schemas.list, (req, ctx) => listing(req, ctx, kind, nodeIdent(req, 'node'))),
     },
   };
 };

@@ -15,7 +15,7 @@ import { findAllocation, insertNewAllocation, nodesHeldBy as heldNodes } from '.
 import { type NodeWanted, reserveFreeNode, whyNoNode } from '../store/candidates.js';
 import { lockNode, resolveNodes } from '../store/nodes.js';
 import { allocateOnFreeNode } from '../store/one-statement-allocation.js';
-import { Unsuitable, noteActive, takeNode } from './allocations.js';
+import { Unsuitable, noteActive, takeNode } from './allocation-claims.js';
 import { ensureRegistered } from './conductors.js';
 import { deallocate } from './node-allocation.js';
 

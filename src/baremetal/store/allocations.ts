@@ -46,6 +46,8 @@ export async function findAllocation(db: Db, ident: string): Promise<AllocationR
 }
 
 export const allocationNotFound = (ident: string) => baremetalDomainError('allocation_not_found', { ident }, `no allocation ${ident}`);
+export const allocationUuidTaken = (uuid: string) => baremetalDomainError('allocation_uuid_taken', { uuid }, `an allocation has uuid ${uuid}`);
+export const allocationNameTaken = (name: string | null) => baremetalDomainError('allocation_name_taken', { name }, `an allocation is named ${name}`);
 
 /** An allocation that exists; `allocation_not_found` otherwise. */
 export async function requireAllocation(db: Db, ident: string): Promise<AllocationRecord> {

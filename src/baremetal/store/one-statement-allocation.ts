@@ -7,11 +7,12 @@
 // services: its parts and its result are Placement's own): still one round trip, where the claim
 // as a statement of its own made four (BEGIN, this statement, the claim, COMMIT).
 //
-// It does what the general path (services/allocations.ts: insertNewAllocation, reserveFreeNode,
-// finishAllocation) does, and accepts only what that path would accept. The pick is the general
-// one (store/candidates.ts): a node of the allocation's name first, then the first free node after
-// a random uuid, wrapping around, skipping rows other transactions hold. The facts it relies on are
-// read from rows it locks or guarded by unique indexes, never from the statement's snapshot alone:
+// It does what the general path (services/allocations.ts and allocation-claims.ts:
+// insertNewAllocation, reserveFreeNode, finishAllocation) does, and accepts only what that path
+// would accept. The pick is the general one (store/candidates.ts): a node of the allocation's name
+// first, then the first free node after a random uuid, wrapping around, skipping rows other
+// transactions hold. The facts it relies on are read from rows it locks or guarded by unique
+// indexes, never from the statement's snapshot alone:
 //   - the node is free: FOR UPDATE re-checks the node's own conditions on the row's latest version
 //     (READ COMMITTED), and the UPDATE that reserves it re-checks instance_uuid, allocation_id and
 //     reservation on the row it locked (the requested traits are read as the general path's pick

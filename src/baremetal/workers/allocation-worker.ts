@@ -10,7 +10,7 @@
 import { backoffDelay } from '../../core/backoff.js';
 import { classifyFault } from '../../db/faults.js';
 import type { BaremetalContext } from '../context.js';
-import { attemptAllocation, failAllocation } from '../services/allocations.js';
+import { attemptAllocation, failAllocation } from '../services/allocation-attempts.js';
 import { allocationUuid } from '../store/allocations.js';
 import { type Work, pause } from './queue.js';
 

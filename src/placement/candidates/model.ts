@@ -2,7 +2,9 @@
 // it answers. Pure data: store/provider-index.ts keeps one per process, coherent with the database.
 // A model may hold more than a request needs (every trait, every aggregate, every inventory): the
 // search reads only what the request names.
+import type { ProviderSummary } from '../../client/placement-wire.js';
 import { capacityOf, unitViolationOf } from '../../core/capacity.js';
+import type { Json } from '../../core/json-text.js';
 
 /**
  * A provider's inventories are numbers, INVENTORY_WIDTH per resource class (in the order of
@@ -42,7 +44,7 @@ export interface ModelProvider {
    */
   revision?: number;
   /** its summary as the candidates answer writes it, kept while `revision` and the shape stay */
-  renderedSummary?: { revision: number; shape: number; text: string };
+  renderedSummary?: { revision: number; shape: number; text: Json<ProviderSummary> };
 }
 
 /** Where the inventory of `cls` starts in `p.inventories`, or -1 when it has none. */

@@ -1,8 +1,9 @@
 // GET /allocation_candidates (1.10–1.39): parse and validate the request groups in Placement's
 // order and words, load the providers that can matter, search (candidates/search.ts), and answer
 // in the microversion's format.
+import type * as Wire from '../../client/placement-wire.js';
 import { type JsonSchema, describeSchemaError, validate } from '../../core/json-schema.js';
-import { memo } from '../../core/memo.js';
+import { JSON_NULL, type Json, JsonRecord, jsonArray, jsonNumber, jsonShape, jsonString } from '../../core/json-text.js';
 import { Microversion, schemaAt } from '../../core/microversion.js';
 import { JsonText } from '../../http/pipeline.js';
 import {
@@ -20,7 +21,7 @@ import type { PlacementContext } from '../context.js';
 import { CODES, placementError } from '../errors.js';
 import { type ParsedGroup, parseRequestGroups, parseTraitValue } from '../query.js';
 import { MAX_VERSION } from '../microversion.js';
-import type { Endpoint, PlacementRequest } from '../request.js';
+import { type Endpoint, type PlacementRequest, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 
 /** Python's repr() of a list of strings, as Placement puts it in some messages. */
@@ -162,10 +163,9 @@ export const list: Endpoint = {
   summary: 'allocation candidates and provider summaries for resource groups',
   query: DOCUMENTED_QUERY,
   ok: [200],
-  response: schemas.schemaRef('AllocationCandidates'),
   since: '1.10',
   policy: 'placement:allocation_candidates:list',
-  async handle(req, ctx) {
+  ...answers('AllocationCandidates', async (req, ctx) => {
     const started = performance.now();
     const timing: string[] = [];
     let mark = started;
@@ -238,50 +238,77 @@ export const list: Endpoint = {
     // Where the time went, for operators and bench/candidates.ts (clients ignore the header).
     const headers = { 'server-timing': [...timing, `candidates;desc="${result.candidates.length}${result.truncated ? ' capped' : ''}"`].join(', ') };
     return { body, lastModified: null, headers };
-  },
+  }),
 };
 
 // The body is written as JSON text directly: this is the answer every scheduler asks for before
 // every claim, and building objects only to stringify them cost about a sixth of a scheduler loop.
-// Names and uuids come back in every answer: each is quoted once and the text remembered.
-const json = memo((name: string) => JSON.stringify(name), 200_000);
+// The text is assembled from typed pieces (core/json-text.ts), each typed by its part of the wire
+// type (Wire.AllocationCandidates), so the compiler checks the answer as it would check an object.
 
-function amountsJson(resources: ReadonlyMap<string, number>): string {
-  let out = '';
-  for (const [rc, amount] of resources) out += `${out ? ',' : ''}${json(rc)}:${amount}`;
-  return `{${out}}`;
+type AllocationItem = Wire.AllocationRequest['allocations'][string];
+type LegacyItem = Wire.LegacyAllocationRequest['allocations'][number];
+type SummaryResource = Wire.ProviderSummary['resources'][string];
+
+// Each piece's members named once, typed by the wire type (written without an object per piece).
+const allocationItem = jsonShape<AllocationItem>()('resources');
+const allocationRequest = jsonShape<Wire.AllocationRequest>()('allocations', 'mappings');
+const legacyItem = jsonShape<LegacyItem>()('resource_provider', 'resources');
+const providerRef = jsonShape<LegacyItem['resource_provider']>()('uuid');
+const legacyRequest = jsonShape<Wire.LegacyAllocationRequest>()('allocations');
+const summaryResource = jsonShape<SummaryResource>()('capacity', 'used');
+const providerSummary = jsonShape<Wire.ProviderSummary>()('resources', 'traits', 'parent_provider_uuid', 'root_provider_uuid');
+const candidatesAnswer = jsonShape<Wire.AllocationCandidates>()('allocation_requests', 'provider_summaries');
+
+function amountsJson(resources: ReadonlyMap<string, number>): Json<Wire.Resources> {
+  const out = new JsonRecord<number>();
+  for (const [rc, amount] of resources) out.add(rc, jsonNumber(amount));
+  return out.done();
 }
 
 /** `{"allocation_requests": […], "provider_summaries": {…}}` in the shape of this microversion. */
-function renderCandidates(model: ProviderModel, candidates: Candidate[], requestedClasses: ReadonlyMap<string, number>, mv: Microversion): string {
-  const uuid = (id: number) => json(model.providers.get(id)!.uuid);
+function renderCandidates(
+  model: ProviderModel,
+  candidates: Candidate[],
+  requestedClasses: ReadonlyMap<string, number>,
+  mv: Microversion,
+): Json<Wire.AllocationCandidates> {
+  const uuid = (id: number) => model.providers.get(id)!.uuid;
   const dictForm = mv.atLeast('1.12');
   const withMappings = mv.atLeast('1.34');
-  let requests = '';
+  const requests: Json<Wire.AllocationRequest | Wire.LegacyAllocationRequest>[] = [];
   for (const c of candidates) {
-    let allocations = '';
-    for (const [id, resources] of c.allocations) {
-      if (allocations) allocations += ',';
-      allocations += dictForm
-        ? `${uuid(id)}:{"resources":${amountsJson(resources)}}`
-        : `{"resource_provider":{"uuid":${uuid(id)}},"resources":${amountsJson(resources)}}`;
+    if (!dictForm) {
+      const allocations: Json<LegacyItem>[] = [];
+      for (const [id, resources] of c.allocations) {
+        allocations.push(legacyItem(providerRef(jsonString(uuid(id))), amountsJson(resources)));
+      }
+      requests.push(legacyRequest(jsonArray(allocations)));
+      continue;
     }
-    let request = dictForm ? `{"allocations":{${allocations}}` : `{"allocations":[${allocations}]`;
+    const allocations = new JsonRecord<AllocationItem>();
+    for (const [id, resources] of c.allocations) allocations.add(uuid(id), allocationItem(amountsJson(resources)));
+    let mappings: Json<Record<string, string[]>> | undefined;
     if (withMappings) {
-      let mappings = '';
-      for (const [suffix, ids] of c.mappings) mappings += `${mappings ? ',' : ''}${json(suffix)}:[${ids.map(uuid).join(',')}]`;
-      request += `,"mappings":{${mappings}}`;
+      const bySuffix = new JsonRecord<string[]>();
+      for (const [suffix, ids] of c.mappings) bySuffix.add(suffix, jsonArray(ids.map((id) => jsonString(uuid(id)))));
+      mappings = bySuffix.done();
     }
-    requests += requests ? `,${request}}` : `${request}}`;
+    requests.push(allocationRequest(allocations.done(), mappings));
   }
-  return `{"allocation_requests":[${requests}],"provider_summaries":${summariesJson(model, candidates, requestedClasses, mv)}}`;
+  return candidatesAnswer(jsonArray(requests), summariesJson(model, candidates, requestedClasses, mv));
 }
 
 /**
  * Summaries of the providers the candidates use; from 1.29, of every provider in their trees.
  * Resources: the requested classes only before 1.27, every inventory after. Traits from 1.17.
  */
-function summariesJson(model: ProviderModel, candidates: Candidate[], requestedClasses: ReadonlyMap<string, number>, mv: Microversion): string {
+function summariesJson(
+  model: ProviderModel,
+  candidates: Candidate[],
+  requestedClasses: ReadonlyMap<string, number>,
+  mv: Microversion,
+): Json<Record<string, Wire.ProviderSummary>> {
   const used = new Set(candidates.flatMap((c) => [...c.allocations.keys()]));
   let ids: number[];
   if (mv.atLeast('1.29')) {
@@ -293,7 +320,7 @@ function summariesJson(model: ProviderModel, candidates: Candidate[], requestedC
   ids.sort((a, b) => a - b);
   const shape: SummaryShape = { allClasses: mv.atLeast('1.27'), withTraits: mv.atLeast('1.17'), withTree: mv.atLeast('1.29') };
   const key = (shape.allClasses ? 1 : 0) | (shape.withTraits ? 2 : 0) | (shape.withTree ? 4 : 0);
-  let out = '';
+  const out = new JsonRecord<Wire.ProviderSummary>();
   for (const id of ids) {
     const p = model.providers.get(id)!;
     // A summary of every inventory depends on the provider alone: kept until it changes.
@@ -304,9 +331,9 @@ function summariesJson(model: ProviderModel, candidates: Candidate[], requestedC
       text = summaryJson(model, p, shape, requestedClasses);
       if (keep) p.renderedSummary = { revision: p.revision!, shape: key, text };
     }
-    out += out ? `,${text}` : text;
+    out.add(p.uuid, text);
   }
-  return `{${out}}`;
+  return out.done();
 }
 
 interface SummaryShape {
@@ -315,18 +342,18 @@ interface SummaryShape {
   withTree: boolean;
 }
 
-function summaryJson(model: ProviderModel, p: ModelProvider, shape: SummaryShape, requestedClasses: ReadonlyMap<string, number>): string {
-  let resources = '';
+function summaryJson(model: ProviderModel, p: ModelProvider, shape: SummaryShape, requestedClasses: ReadonlyMap<string, number>): Json<Wire.ProviderSummary> {
+  const resources = new JsonRecord<SummaryResource>();
   p.classes.forEach((name, i) => {
     const at = p.inventoryStart + i * INVENTORY_WIDTH;
     if (shape.allClasses || requestedClasses.has(name))
-      resources += `${resources ? ',' : ''}${json(name)}:{"capacity":${capacityAt(p, at)},"used":${p.inventories[at + USED]}}`;
+      resources.add(name, summaryResource(jsonNumber(capacityAt(p, at)), jsonNumber(p.inventories[at + USED]!)));
   });
-  let summary = `${json(p.uuid)}:{"resources":{${resources}}`;
-  if (shape.withTraits) summary += `,"traits":[${[...p.traits].map(json).join(',')}]`;
-  if (shape.withTree) {
-    const parent = p.parentId === null ? 'null' : json(model.providers.get(p.parentId)!.uuid);
-    summary += `,"parent_provider_uuid":${parent},"root_provider_uuid":${json(model.providers.get(p.rootId)!.uuid)}`;
-  }
-  return `${summary}}`;
+  const { withTraits, withTree } = shape;
+  return providerSummary(
+    resources.done(),
+    withTraits ? jsonArray([...p.traits].map(jsonString)) : undefined,
+    !withTree ? undefined : p.parentId === null ? JSON_NULL : jsonString(model.providers.get(p.parentId)!.uuid),
+    withTree ? jsonString(model.providers.get(p.rootId)!.uuid) : undefined,
+  );
 }

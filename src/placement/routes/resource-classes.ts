@@ -3,7 +3,7 @@ import type * as Wire from '../../client/placement-wire.js';
 import { describeSchemaError, validate } from '../../core/json-schema.js';
 import type { PlacementContext } from '../context.js';
 import { placementError } from '../errors.js';
-import type { Endpoint, PlacementRequest } from '../request.js';
+import { type Endpoint, type PlacementRequest, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as classes from '../services/resource-classes.js';
 import { listResourceClasses, requireResourceClass } from '../store/resource-classes.js';
@@ -14,15 +14,14 @@ const classBody = (req: PlacementRequest, name: string): Wire.ResourceClass => (
 export const list: Endpoint = {
   summary: 'list resource classes',
   ok: [200],
-  response: schemas.schemaRef('ResourceClassList'),
   since: '1.2',
   policy: 'placement:resource_classes:list',
-  async handle(req, ctx) {
+  ...answers('ResourceClassList', async (req, ctx) => {
     req.requireJsonAccept();
     const found = await listResourceClasses(ctx.database);
     const body: Wire.ResourceClassList = { resource_classes: found.map((rc) => classBody(req, rc.name)) };
     return { body };
-  },
+  }),
 };
 
 export const create: Endpoint = {

@@ -4,7 +4,7 @@ import { newUuid, normalizeUuid } from '../../core/uuid.js';
 import { type PlacementContext, latest } from '../context.js';
 import { placementError } from '../errors.js';
 import { parseMemberOf, parseResources, parseTraits, traitNames } from '../query.js';
-import type { Endpoint, PlacementRequest } from '../request.js';
+import { type Endpoint, type PlacementRequest, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as providers from '../services/providers.js';
 import { idsByName } from '../store/names.js';
@@ -69,9 +69,8 @@ export const list: Endpoint = {
   summary: 'list resource providers (filters: name, uuid, member_of, resources, in_tree, required)',
   query: schemas.providerListQuery,
   ok: [200],
-  response: schemas.schemaRef('ResourceProviderList'),
   policy: 'placement:resource_providers:list',
-  async handle(req, ctx) {
+  ...answers('ResourceProviderList', async (req, ctx) => {
     req.requireJsonAccept();
     const filters = await listFilters(req, ctx);
     const found = filters ? await listProviders(ctx.database, filters) : [];
@@ -80,7 +79,7 @@ export const list: Endpoint = {
       body,
       lastModified: latest(found.map((p) => p.updated_at)),
     };
-  },
+  }),
 };
 
 export const create: Endpoint = {

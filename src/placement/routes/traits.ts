@@ -1,7 +1,7 @@
 // /traits, /traits/{name} and /resource_providers/{uuid}/traits
 import type * as Wire from '../../client/placement-wire.js';
 import { placementError } from '../errors.js';
-import type { Endpoint } from '../request.js';
+import { type Endpoint, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as traits from '../services/traits.js';
 import { type TraitQuery, listTraits, readProviderTraits, traitExists, traitNotFound } from '../store/traits.js';
@@ -11,10 +11,9 @@ export const list: Endpoint = {
   summary: 'list traits (name=startswith:/in:, associated)',
   query: schemas.traitListQuery,
   ok: [200],
-  response: schemas.schemaRef('TraitList'),
   since: '1.6',
   policy: 'placement:traits:list',
-  async handle(req, ctx) {
+  ...answers('TraitList', async (req, ctx) => {
     req.requireJsonAccept();
     const q = req.queryObject<{ name?: string; associated?: string }>();
     const query: TraitQuery = {};
@@ -35,7 +34,7 @@ export const list: Endpoint = {
     }
     const body: Wire.TraitList = { traits: await listTraits(ctx.database, query) };
     return { body };
-  },
+  }),
 };
 
 function checkCustomName(name: string): void {
