@@ -128,11 +128,11 @@ export const COEFFICIENTS = {
       'bench/results/2026-11-23-vs-real.json baselines_before.postgres (pgbench -N -M prepared, 8 clients); docs/performance.md "This machine\'s durable commit rate"',
   },
   one_provider_reservations_per_s: {
-    sqlite: 200,
-    postgres: 70,
+    sqlite: 180,
+    postgres: 75,
     unit: 'reservations/s',
     source:
-      'docs/performance.md "Where a reservation\'s time goes under the provider\'s lock": every reservation on one provider, 16 clients, bench/reservations.ts',
+      'bench/results/2026-11-29-probes/{base,new}-*.json results[*].reservationsPerSecond, the lowest of each database (every reservation on one provider, 16 clients, quiet machine)',
   },
   one_pool_allocations_per_s: {
     sqlite: 1000,
