@@ -327,11 +327,17 @@ function idsState(body: any): State {
 async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
   const pool = w.fixture.pool;
   const held: Array<{ owner: string; id: string; leaseUntil: number | null }> = [];
+  // owners whose allocation was never answered (it may exist): asked again later — the request is
+  // idempotent by owner — so that what a fault left behind is released, not held for the rest of
+  // a long run (an hour-long run filled the pool with such values)
+  const unsettled: Array<{ owner: string; ttl: number | undefined }> = [];
   for (let n = 0; !w.isStopped; n++) {
     const choice = rng.next();
     if (held.length < 3 && choice < 0.5) {
-      const owner = `${client}-${n}`;
-      const ttl = rng.chance(0.4) ? 3 + rng.int(6) : undefined;
+      const fresh = rng.chance(0.4) ? 3 + rng.int(6) : undefined;
+      // asked again exactly as before (another ttl would be an idempotency mismatch)
+      const { owner, ttl } = unsettled.shift() ?? { owner: `${client}-${n}`, ttl: fresh };
+      let answered = false;
       const body = { owner, ...(ttl ? { ttl_seconds: ttl } : {}) };
       // allocate-for-owner is idempotent: an unknown outcome is repeated as it was, until answered
       for (let attempt = 0; attempt < 20 && !w.isStopped; attempt++) {
@@ -352,11 +358,16 @@ async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
         );
         if (r.outcome === 'ok') {
           held.push({ owner, id: r.body.id, leaseUntil: ttl ? Date.now() + ttl * 1000 : null });
+          answered = true;
           break;
         }
-        if (r.outcome === 'fail' && r.status !== 503) break;
+        if (r.outcome === 'fail' && r.status !== 503) {
+          answered = true;
+          break;
+        }
         await sleep(300 + rng.int(700));
       }
+      if (!answered && !w.isStopped) unsettled.push({ owner, ttl });
     } else if (held.length > 0 && choice < 0.8) {
       const h = held.splice(rng.int(held.length), 1)[0]!;
       const key = `${h.owner}|`;
@@ -373,11 +384,17 @@ async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
           );
         continue;
       }
+      let released = false;
       for (let attempt = 0; attempt < 10 && !w.isStopped; attempt++) {
         const r = await w.call(rng, { client, api: 'ids', kind: 'release', key, write: { to: null } }, 'DELETE', `/allocations/${h.id}`);
-        if (r.outcome === 'ok' || r.status === 404) break;
+        if (r.outcome === 'ok' || r.status === 404) {
+          released = true;
+          break;
+        }
         await sleep(300 + rng.int(700));
       }
+      // not released yet: kept, released on a later turn
+      if (!released && !w.isStopped) held.push(h);
     } else {
       const owner = held.length ? rng.pick(held).owner : `${client}-${rng.int(n + 1)}`;
       await w.call(
@@ -405,7 +422,16 @@ async function instanceClient(w: Workload, client: string, rng: Rng): Promise<vo
     }
     return null;
   };
+  // instances whose termination was never answered: terminated again on a later turn (a value
+  // they hold would otherwise stay taken for the rest of a long run)
+  const unterminated: string[] = [];
   while (!w.isStopped) {
+    const left = unterminated.shift();
+    if (left !== undefined) {
+      const r = await repeat('terminate', `service-instance/${left}|vni`, 'DELETE', `/service-instances/${left}`, undefined, { to: null });
+      if (!r && !w.isStopped) unterminated.push(left);
+      continue;
+    }
     const id = randomUUID();
     const key = `service-instance/${id}|vni`;
     const created = await repeat('instance-create', key, 'POST', '/service-instances', { id, allocation_spec: w.fixture.spec, attributes: {} });
@@ -413,7 +439,7 @@ async function instanceClient(w: Workload, client: string, rng: Rng): Promise<vo
     const validated = await repeat('validate', key, 'POST', `/service-instances/${id}/validate`, undefined, { from: 0, to: { version: 0, value: {} } });
     if (validated?.outcome === 'ok' && rng.chance(0.7)) await repeat('promote', key, 'POST', `/service-instances/${id}/promote`);
     await sleep(500 + rng.int(3_000));
-    await repeat('terminate', key, 'DELETE', `/service-instances/${id}`, undefined, { to: null });
+    if (!(await repeat('terminate', key, 'DELETE', `/service-instances/${id}`, undefined, { to: null })) && !w.isStopped) unterminated.push(id);
   }
 }
 
@@ -449,7 +475,14 @@ async function reservationClient(w: Workload, client: string, rng: Rng): Promise
     }
     return null;
   };
+  // reservations whose termination was never answered: terminated again on a later turn
+  const unterminated: string[] = [];
   while (!w.isStopped) {
+    const left = unterminated.shift();
+    if (left !== undefined) {
+      if (!(await repeat('terminate', left, 'DELETE', `/service-instances/${left}`)) && !w.isStopped) unterminated.push(left);
+      continue;
+    }
     const id = randomUUID();
     const promote = rng.chance(0.5);
     const reserved = await repeat('reserve', id, 'POST', '/service-instances', { id, allocation_spec: spec.name, attributes: {}, validate: true, promote });
@@ -462,7 +495,7 @@ async function reservationClient(w: Workload, client: string, rng: Rng): Promise
       if (choice < 0.8) await repeat('promote', id, 'POST', `/service-instances/${id}/promote`);
     }
     await sleep(300 + rng.int(2_500));
-    await repeat('terminate', id, 'DELETE', `/service-instances/${id}`);
+    if (!(await repeat('terminate', id, 'DELETE', `/service-instances/${id}`)) && !w.isStopped) unterminated.push(id);
     await sleep(50 + rng.int(300));
   }
 }
