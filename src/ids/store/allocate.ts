@@ -277,12 +277,7 @@ export function planAutomatic(
       return (answers: Array<FreeRow | null>): Choice | null => firstBlockIn(answers[at], block);
     }
     probes.push({ kind: 'holding', at: from }, { kind: 'from', from: from + 1n, k });
-    return (answers: Array<FreeRow | null>): Choice | null => {
-      const holding = answers[at];
-      const start = holding ? alignedBlockIn(holding, block, from) : null;
-      if (holding && start !== null) return { row: holding, span: { first: start, last: start + block - 1n } };
-      return firstBlockIn(answers[at + 1], block);
-    };
+    return (answers: Array<FreeRow | null>): Choice | null => firstBlockIn(answers[at], block, from) ?? firstBlockIn(answers[at + 1], block);
   };
   let choose: (answers: ProbeAnswers) => Choice | null;
   let around: bigint[] = [];
@@ -315,9 +310,9 @@ const alignDown = (v: bigint, block: bigint) => v - (v % block);
 /** The probe of the lowest free span that can hold an aligned block of 2^k. */
 const lowestFit = (k: number): Probe => ({ kind: 'from', from: 0n, k });
 
-/** The first aligned block of `block` values in `row`, if it holds one. */
-function firstBlockIn(row: FreeRow | null | undefined, block: bigint): Choice | null {
-  const start = row ? alignedBlockIn(row, block) : null;
+/** The first aligned block of `block` values in `row` at or after `from`, if it holds one. */
+function firstBlockIn(row: FreeRow | null | undefined, block: bigint, from?: bigint): Choice | null {
+  const start = row ? alignedBlockIn(row, block, from) : null;
   return row && start !== null ? { row, span: { first: start, last: start + block - 1n } } : null;
 }
 
