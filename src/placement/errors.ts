@@ -93,11 +93,20 @@ const DOMAIN: { [C in PlacementErrorCode]: (p: PlacementDomainErrors[C], op: Ope
   provider_has_children: (p) => [409, CODES.cannotDeleteParent, `Unable to delete parent resource provider ${p.uuid}: It has child resource providers.`],
   // traits
   trait_not_found: (p) => [404, CODES.undefined, `No such trait(s): ${p.name}.`],
-  unknown_traits: (p) => [400, CODES.undefined, `No such trait ${p.names.join(', ')}`],
+  unknown_traits: (p, op) => [
+    400,
+    CODES.undefined,
+    op.method === 'GET' ? `No such trait(s): ${p.names.join(', ')}.` : `No such trait ${p.names.join(', ')}`, // GET: a list's `required`
+  ],
   trait_is_standard: (p) => [400, CODES.undefined, `Cannot delete standard trait ${p.name}.`],
   trait_in_use: (p) => [409, CODES.undefined, `The trait ${p.name} is in use by a resource provider.`],
   // resource classes
-  resource_class_not_found: (p) => [404, CODES.undefined, `No such resource class ${p.name}.`],
+  resource_class_not_found: (p, op) => {
+    // a list's `resources` filter, and the class of a new inventory, are the client's request
+    if (op.route === '/resource_providers') return [400, CODES.undefined, `Invalid resource class in resources parameter: No such resource class ${p.name}.`];
+    if (op.route === '/resource_providers/:uuid/inventories' && op.method === 'POST') return [400, CODES.undefined, `No such resource class ${p.name}.`];
+    return [404, CODES.undefined, `No such resource class ${p.name}.`];
+  },
   resource_class_exists: (p, op) => [
     409,
     CODES.undefined,

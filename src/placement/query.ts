@@ -34,10 +34,6 @@ export interface TraitFilter {
 
 export const emptyTraitFilter = (): TraitFilter => ({ required: new Set(), forbidden: new Set(), anyOf: [] });
 
-export function traitNames(filter: TraitFilter): string[] {
-  return [...new Set([...filter.required, ...filter.forbidden, ...filter.anyOf.flat()])];
-}
-
 /**
  * The `required<suffix>` parameter(s). Before 1.39 only the last one counts (as a Python MultiDict
  * gives it); from 1.39 repeated parameters are ANDed and `in:A,B` means any of A and B. Messages

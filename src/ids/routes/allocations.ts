@@ -5,8 +5,15 @@ import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
 import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
 import { allocationListQuery, allocationMergePatchSchema, allocationPatchSchema, batchSchema, releaseQuery } from '../schemas.js';
-import { type AllocationPatch, allocate, getAllocation, listAllocations, patchAllocation, releaseAllocation } from '../services/allocations.js';
-import type { AllocationRequest } from '../store/allocate.js';
+import {
+  type AllocationPatch,
+  type AllocationRequest,
+  allocate,
+  getAllocation,
+  listAllocations,
+  patchAllocation,
+  releaseAllocation,
+} from '../services/allocations.js';
 import { allocationView } from './views.js';
 
 type E = Endpoint;

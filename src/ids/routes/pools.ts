@@ -13,7 +13,7 @@ import {
   poolPatchSchema,
   poolReleaseQuery,
 } from '../schemas.js';
-import { type ImportItem, allocate, importAllocations, listAllocations, releaseAllocationByValue } from '../services/allocations.js';
+import { type AllocationRequest, type ImportItem, allocate, importAllocations, listAllocations, releaseAllocationByValue } from '../services/allocations.js';
 import {
   type PoolInput,
   type PoolPatch,
@@ -25,7 +25,6 @@ import {
   listPools,
   updatePool,
 } from '../services/pools.js';
-import type { AllocationRequest } from '../store/allocate.js';
 import { formatPoint } from '../core/pool-space.js';
 import type { Band } from '../core/ranges.js';
 import { fromKey, keyOf } from '../core/values.js';

@@ -11,7 +11,7 @@ import type { PooledAllocation } from '../services/allocations.js';
 import type { OutboxRow } from '../services/outbox.js';
 import type { PoolDetails } from '../services/pools.js';
 import { type InstanceDetails, attributeSet } from '../services/service-instances.js';
-import type { Spec } from '../store/specs.js';
+import type { Spec } from '../services/specs.js';
 
 export function poolView({ row, counts }: PoolDetails): Wire.Pool {
   const space = deserializeSpace(row.definition);

@@ -34,6 +34,8 @@ import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, holderKey, probeTogether, takeMany } from '../store/free-ranges.js';
 import { allocateWithoutLock } from './automatic-allocations.js';
+
+export type { AllocationRequest };
 import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
 
 /** An allocation with what its view needs of its pool. */

@@ -9,6 +9,8 @@ import { type IfMatch, requireMatch } from '../core/if-match.js';
 import { type PoolScope, inScope } from '../core/scope.js';
 import * as store from '../store/specs.js';
 
+export type { Spec } from '../store/specs.js';
+
 /**
  * Every inventory the spec names exists and offers what the attribute needs; keys are set by
  * clients; a capacity attribute's `in_tree_of` names a node attribute.

@@ -4,11 +4,9 @@ import type * as Wire from '../../client/placement-wire.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as aggregates from '../services/aggregates.js';
-import { readProviderAggregates } from '../store/aggregates.js';
-import type { ProviderSet } from '../store/one-statement-registration.js';
-import { requireProvider } from '../store/providers.js';
+import * as providers from '../services/providers.js';
 
-function answer(req: PlacementRequest, set: ProviderSet) {
+function answer(req: PlacementRequest, set: aggregates.ProviderSet) {
   const body: Wire.ProviderAggregates = { aggregates: set.members };
   if (req.mv.atLeast('1.19')) body.resource_provider_generation = set.generation;
   return { body, lastModified: set.updatedAt };
@@ -22,8 +20,7 @@ export const list: Endpoint = {
   policy: 'placement:resource_providers:aggregates:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const { provider, aggregates: members } = await readProviderAggregates(ctx.database, req.param('uuid'));
-    return answer(req, { generation: provider.generation, members, updatedAt: provider.updated_at });
+    return answer(req, await aggregates.read(ctx, req.param('uuid')));
   },
 };
 
@@ -40,7 +37,7 @@ export const put: Endpoint = {
     try {
       data = req.json();
     } catch (err) {
-      await requireProvider(ctx.database, uuid); // a missing provider is a 404 before any body check
+      await providers.show(ctx, uuid); // a missing provider is a 404 before any body check
       throw err;
     }
     const written = Array.isArray(data)

@@ -8,14 +8,12 @@ import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as allocations from '../services/allocations.js';
-import { type ConsumerAllocations, INCOMPLETE_CONSUMER_ID, providerAllocations, readConsumer } from '../store/allocations.js';
-import { requireProvider } from '../store/providers.js';
 
 /** One consumer's allocations in the dict form (1.12+), as some microversion's schema accepts them. */
 type DictSection = Wire.AllocationsPost[string];
 
 /** A validated dict-form section → what the store writes. */
-export function toConsumerAllocations(consumerUuid: string, section: DictSection, checkGeneration: boolean): ConsumerAllocations {
+export function toConsumerAllocations(consumerUuid: string, section: DictSection, checkGeneration: boolean): allocations.ConsumerAllocations {
   return {
     consumerUuid,
     allocations: new Map(Object.entries(section.allocations).map(([rp, a]) => [rp, new Map(Object.entries(a.resources))])),
@@ -40,7 +38,7 @@ export const show: Endpoint = {
   policy: 'placement:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const consumer = await readConsumer(ctx.database, req.param('consumer_uuid'));
+    const consumer = await allocations.ofConsumer(ctx, req.param('consumer_uuid'));
     if (!consumer || consumer.allocations.size === 0) return { body: { allocations: {} } satisfies Wire.ConsumerAllocations };
     const body: Wire.ConsumerAllocations = {
       allocations: Object.fromEntries([...consumer.allocations].map(([rp, a]) => [rp, { generation: a.generation, resources: a.resources }])),
@@ -62,7 +60,7 @@ export const put: Endpoint = {
   policy: 'placement:allocations:update',
   async handle(req, ctx) {
     const consumerUuid = consumerToWrite(req);
-    let write: ConsumerAllocations;
+    let write: allocations.ConsumerAllocations;
     if (!req.mv.atLeast('1.12')) {
       const data = req.json<{
         allocations: Array<{ resource_provider: { uuid: string }; resources: Record<string, number> }>;
@@ -76,7 +74,12 @@ export const put: Endpoint = {
         for (const [rc, n] of Object.entries(a.resources)) merged.set(rc, n);
         byProvider.set(rp, merged);
       }
-      write = { consumerUuid, allocations: byProvider, projectId: data.project_id ?? INCOMPLETE_CONSUMER_ID, userId: data.user_id ?? INCOMPLETE_CONSUMER_ID };
+      write = {
+        consumerUuid,
+        allocations: byProvider,
+        projectId: data.project_id ?? allocations.INCOMPLETE_CONSUMER_ID,
+        userId: data.user_id ?? allocations.INCOMPLETE_CONSUMER_ID,
+      };
     } else {
       write = toConsumerAllocations(consumerUuid, req.json<DictSection>(), req.mv.atLeast('1.28'));
     }
@@ -116,8 +119,7 @@ export const listForProvider: Endpoint = {
   policy: 'placement:resource_providers:allocations:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const provider = await requireProvider(ctx.database, req.param('uuid'));
-    const { allocations: byConsumer, lastModified } = await providerAllocations(ctx.database, provider.id);
+    const { provider, allocations: byConsumer, lastModified } = await allocations.ofProvider(ctx, req.param('uuid'));
     const body: Wire.ProviderAllocations = {
       resource_provider_generation: provider.generation,
       allocations: Object.fromEntries([...byConsumer].map(([c, a]) => [c, { resources: a.resources }])),

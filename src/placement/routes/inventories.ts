@@ -7,12 +7,10 @@ import { placementError } from '../errors.js';
 import type { Endpoint, PlacementRequest } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as inventories from '../services/inventories.js';
-import { type InventoryChange, type InventoryRecord, readInventories } from '../store/inventories.js';
-import { findResourceClass } from '../store/resource-classes.js';
 import { providerUrl } from './resource-providers.js';
 
 /** A class's inventory as a request gives it (any microversion's body, schemas.ts) with the defaults filled in. */
-function withDefaults(input: Wire.Inventory): InventoryRecord {
+function withDefaults(input: Wire.Inventory): inventories.InventoryRecord {
   return {
     total: input.total,
     reserved: input.reserved ?? INVENTORY_DEFAULTS.reserved,
@@ -37,7 +35,7 @@ function checkReserved(req: PlacementRequest, uuid: string, entries: Array<[stri
   }
 }
 
-const recordBody = (inv: InventoryRecord): Wire.InventoryRecord => ({
+const recordBody = (inv: inventories.InventoryRecord): Wire.InventoryRecord => ({
   total: inv.total,
   reserved: inv.reserved,
   min_unit: inv.min_unit,
@@ -45,8 +43,11 @@ const recordBody = (inv: InventoryRecord): Wire.InventoryRecord => ({
   step_size: inv.step_size,
   allocation_ratio: inv.allocation_ratio,
 });
-const oneClass = (generation: number, inv: InventoryRecord): Wire.InventoryWithGeneration => ({ resource_provider_generation: generation, ...recordBody(inv) });
-const allClasses = (generation: number, records: ReadonlyMap<string, InventoryRecord>): Wire.Inventories => ({
+const oneClass = (generation: number, inv: inventories.InventoryRecord): Wire.InventoryWithGeneration => ({
+  resource_provider_generation: generation,
+  ...recordBody(inv),
+});
+const allClasses = (generation: number, records: ReadonlyMap<string, inventories.InventoryRecord>): Wire.Inventories => ({
   resource_provider_generation: generation,
   inventories: Object.fromEntries([...records].map(([rc, r]) => [rc, recordBody(r)])),
 });
@@ -60,7 +61,7 @@ export const list: Endpoint = {
   policy: 'placement:resource_providers:inventories:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const inv = await readInventories(ctx.database, req.param('uuid'));
+    const inv = await inventories.read(ctx, req.param('uuid'));
     return { body: inventoryJson(allClasses(inv.generation, inv.inventories)), lastModified: inv.lastModified };
   },
 };
@@ -74,7 +75,7 @@ export const show: Endpoint = {
     req.requireJsonAccept();
     const uuid = req.param('uuid');
     const rc = req.param('resource_class');
-    const inv = await readInventories(ctx.database, uuid);
+    const inv = await inventories.read(ctx, uuid);
     const record = inv.inventories.get(rc);
     if (!record) throw placementError(404, `No inventory of class ${rc} for ${uuid}`);
     return { body: inventoryJson(oneClass(inv.generation, record)), lastModified: inv.lastModified };
@@ -82,10 +83,9 @@ export const show: Endpoint = {
 };
 
 /** Apply a change to one class and answer with that class's inventory afterwards. */
-async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, change: InventoryChange, generation: number | undefined, one: string) {
+async function changeAndShow(req: PlacementRequest, ctx: PlacementContext, change: inventories.InventoryChange, generation: number | undefined, one: string) {
   const uuid = req.param('uuid');
-  await inventories.change(ctx, uuid, change, generation);
-  const inv = await readInventories(ctx.database, uuid);
+  const inv = await inventories.changeAndRead(ctx, uuid, change, generation);
   return { generation: inv.generation, record: inv.inventories.get(one)!, lastModified: inv.lastModified };
 }
 
@@ -100,7 +100,6 @@ export const create: Endpoint = {
     const data = req.json<Wire.InventoryPost>();
     const inventory = withDefaults(data);
     checkReserved(req, uuid, [[data.resource_class, inventory]], 'create');
-    await ensureClassExists(ctx, data.resource_class);
     const result = await changeAndShow(req, ctx, { kind: 'add', resourceClass: data.resource_class, inventory }, undefined, data.resource_class);
     return {
       status: 201,
@@ -110,10 +109,6 @@ export const create: Endpoint = {
     };
   },
 };
-
-async function ensureClassExists(ctx: PlacementContext, name: string): Promise<void> {
-  if (!(await findResourceClass(ctx.database, name))) throw placementError(400, `No such resource class ${name}.`);
-}
 
 export const update: Endpoint = {
   summary: 'update the inventory of one class',

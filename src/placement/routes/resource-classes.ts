@@ -6,7 +6,6 @@ import { placementError } from '../errors.js';
 import { type Endpoint, type PlacementRequest, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as classes from '../services/resource-classes.js';
-import { listResourceClasses, requireResourceClass } from '../store/resource-classes.js';
 
 const classUrl = (req: PlacementRequest, name: string) => req.link(`/resource_classes/${name}`);
 const classBody = (req: PlacementRequest, name: string): Wire.ResourceClass => ({ name, links: [{ rel: 'self', href: classUrl(req, name) }] });
@@ -18,7 +17,7 @@ export const list: Endpoint = {
   policy: 'placement:resource_classes:list',
   ...answers('ResourceClassList', async (req, ctx) => {
     req.requireJsonAccept();
-    const found = await listResourceClasses(ctx.database);
+    const found = await classes.list(ctx);
     const body: Wire.ResourceClassList = { resource_classes: found.map((rc) => classBody(req, rc.name)) };
     return { body };
   }),
@@ -45,7 +44,7 @@ export const show: Endpoint = {
   policy: 'placement:resource_classes:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const rc = await requireResourceClass(ctx.database, req.param('name'));
+    const rc = await classes.show(ctx, req.param('name'));
     return { body: classBody(req, rc.name), lastModified: rc.updated_at };
   },
 };

@@ -1,21 +1,18 @@
 // /resource_providers and /resource_providers/{uuid}
 import type * as Wire from '../../client/placement-wire.js';
 import { newUuid, normalizeUuid } from '../../core/uuid.js';
-import { type PlacementContext, latest } from '../context.js';
-import { placementError } from '../errors.js';
-import { parseMemberOf, parseResources, parseTraits, traitNames } from '../query.js';
+import { latest } from '../context.js';
+import { parseMemberOf, parseResources, parseTraits } from '../query.js';
 import { type Endpoint, type PlacementRequest, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as providers from '../services/providers.js';
-import { idsByName } from '../store/names.js';
-import { type ProviderFilters, type ProviderView, listProviders, requireProvider } from '../store/providers.js';
 
 export function providerUrl(req: PlacementRequest, uuid: string): string {
   return req.link(`/resource_providers/${uuid}`);
 }
 
 /** A provider as Placement shows it at the request's microversion. */
-export function providerBody(p: ProviderView, req: PlacementRequest): Wire.ResourceProvider {
+export function providerBody(p: providers.ProviderView, req: PlacementRequest): Wire.ResourceProvider {
   const mv = req.mv;
   const self = providerUrl(req, p.uuid);
   const links = [
@@ -34,35 +31,18 @@ export function providerBody(p: ProviderView, req: PlacementRequest): Wire.Resou
   return body;
 }
 
-/** Turn the list filters of a request into store filters (names resolved to ids). */
-async function listFilters(req: PlacementRequest, ctx: PlacementContext): Promise<ProviderFilters | null> {
+/** The list filters of a request, parsed (the service resolves the names). */
+function listQuery(req: PlacementRequest): providers.ProviderQuery {
   const q = req.queryObject<Record<string, string>>();
-  const filters: ProviderFilters = {};
-  if (q.name !== undefined) filters.name = q.name;
-  if (q.uuid !== undefined) filters.uuid = q.uuid;
-  if (q.in_tree !== undefined) filters.inTree = q.in_tree;
+  const query: providers.ProviderQuery = { name: q.name, uuid: q.uuid, inTree: q.in_tree };
   if (q.member_of !== undefined) {
     const aggs = parseMemberOf(req.query, 'member_of', req.mv);
-    filters.aggregatesAnyOf = aggs.anyOf;
-    filters.forbiddenAggregates = [...aggs.forbidden];
+    query.aggregatesAnyOf = aggs.anyOf;
+    query.forbiddenAggregates = [...aggs.forbidden];
   }
-  if (q.required !== undefined) {
-    const traits = parseTraits(req.query, 'required', req.mv);
-    const ids = await idsByName(ctx.database, 'traits', traitNames(traits));
-    const missing = traitNames(traits).filter((n) => !ids.has(n));
-    if (missing.length) throw placementError(400, `No such trait(s): ${missing.sort().join(', ')}.`);
-    filters.requiredTraits = [...traits.required].map((n) => ids.get(n)!);
-    filters.forbiddenTraits = [...traits.forbidden].map((n) => ids.get(n)!);
-    filters.traitsAnyOf = traits.anyOf.map((set) => set.map((n) => ids.get(n)!));
-  }
-  if (q.resources !== undefined) {
-    const wanted = parseResources(q.resources);
-    const ids = await idsByName(ctx.database, 'resource_classes', [...wanted.keys()]);
-    const missing = [...wanted.keys()].filter((n) => !ids.has(n));
-    if (missing.length) throw placementError(400, `Invalid resource class in resources parameter: No such resource class ${missing[0]}.`);
-    filters.resources = new Map([...wanted].map(([name, amount]) => [ids.get(name)!, amount]));
-  }
-  return filters;
+  if (q.required !== undefined) query.traits = parseTraits(req.query, 'required', req.mv);
+  if (q.resources !== undefined) query.resources = parseResources(q.resources);
+  return query;
 }
 
 export const list: Endpoint = {
@@ -72,8 +52,7 @@ export const list: Endpoint = {
   policy: 'placement:resource_providers:list',
   ...answers('ResourceProviderList', async (req, ctx) => {
     req.requireJsonAccept();
-    const filters = await listFilters(req, ctx);
-    const found = filters ? await listProviders(ctx.database, filters) : [];
+    const found = await providers.list(ctx, listQuery(req));
     const body: Wire.ResourceProviderList = { resource_providers: found.map((p) => providerBody(p, req)) };
     return {
       body,
@@ -109,7 +88,7 @@ export const show: Endpoint = {
   policy: 'placement:resource_providers:show',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const provider = await requireProvider(ctx.database, req.param('uuid'));
+    const provider = await providers.show(ctx, req.param('uuid'));
     return { body: providerBody(provider, req), lastModified: provider.updated_at };
   },
 };

@@ -4,7 +4,6 @@ import { placementError } from '../errors.js';
 import { type Endpoint, answers } from '../request.js';
 import * as schemas from '../schemas.js';
 import * as traits from '../services/traits.js';
-import { type TraitQuery, listTraits, readProviderTraits, traitExists, traitNotFound } from '../store/traits.js';
 
 const CUSTOM_TRAIT = /^CUSTOM_[A-Z0-9_]+$/;
 export const list: Endpoint = {
@@ -16,7 +15,7 @@ export const list: Endpoint = {
   ...answers('TraitList', async (req, ctx) => {
     req.requireJsonAccept();
     const q = req.queryObject<{ name?: string; associated?: string }>();
-    const query: TraitQuery = {};
+    const query: traits.TraitQuery = {};
     if (q.name !== undefined) {
       if (q.name.startsWith('in:')) query.names = q.name.slice(3).split(',');
       else if (q.name.startsWith('startswith:')) query.prefix = q.name.slice('startswith:'.length);
@@ -32,7 +31,7 @@ export const list: Endpoint = {
       if (value !== 'true' && value !== 'false') throw placementError(400, 'The query parameter "associated" only accepts "true" or "false"');
       query.associated = value === 'true';
     }
-    const body: Wire.TraitList = { traits: await listTraits(ctx.database, query) };
+    const body: Wire.TraitList = { traits: await traits.list(ctx, query) };
     return { body };
   }),
 };
@@ -67,8 +66,7 @@ export const show: Endpoint = {
   since: '1.6',
   policy: 'placement:traits:show',
   async handle(req, ctx) {
-    const name = req.param('name');
-    if (!(await traitExists(ctx.database, name))) throw traitNotFound(name);
+    await traits.show(ctx, req.param('name'));
     return { status: 204, lastModified: null };
   },
 };
@@ -84,9 +82,10 @@ export const remove: Endpoint = {
   },
 };
 
-function providerTraits({ provider, traits }: Awaited<ReturnType<typeof readProviderTraits>>) {
-  const body: Wire.ProviderTraits = { resource_provider_generation: provider.generation, traits };
-  return { body, lastModified: provider.updated_at };
+/** A provider's traits as Placement answers them. */
+function providerTraits(set: traits.ProviderSet) {
+  const body: Wire.ProviderTraits = { resource_provider_generation: set.generation, traits: set.members };
+  return { body, lastModified: set.updatedAt };
 }
 
 export const listForProvider: Endpoint = {
@@ -97,7 +96,7 @@ export const listForProvider: Endpoint = {
   policy: 'placement:resource_providers:traits:list',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    return providerTraits(await readProviderTraits(ctx.database, req.param('uuid')));
+    return providerTraits(await traits.readForProvider(ctx, req.param('uuid')));
   },
 };
 
@@ -111,9 +110,7 @@ export const setForProvider: Endpoint = {
   async handle(req, ctx) {
     const uuid = req.param('uuid');
     const data = req.json<Wire.ProviderTraitsPut>();
-    const written = await traits.replaceForProvider(ctx, uuid, data.traits, data.resource_provider_generation);
-    const body: Wire.ProviderTraits = { resource_provider_generation: written.generation, traits: written.members };
-    return { body, lastModified: written.updatedAt };
+    return providerTraits(await traits.replaceForProvider(ctx, uuid, data.traits, data.resource_provider_generation));
   },
 };
 

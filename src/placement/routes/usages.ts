@@ -2,7 +2,7 @@
 import type * as Wire from '../../client/placement-wire.js';
 import type { Endpoint } from '../request.js';
 import * as schemas from '../schemas.js';
-import { projectUsages, providerUsages } from '../store/usages.js';
+import * as usages from '../services/usages.js';
 
 export const forProvider: Endpoint = {
   summary: "a provider's usages per class",
@@ -11,8 +11,8 @@ export const forProvider: Endpoint = {
   policy: 'placement:resource_providers:usages',
   async handle(req, ctx) {
     req.requireJsonAccept();
-    const { provider, usages } = await providerUsages(ctx.database, req.param('uuid'));
-    const body: Wire.ProviderUsages = { resource_provider_generation: provider.generation, usages };
+    const { provider, usages: byClass } = await usages.ofProvider(ctx, req.param('uuid'));
+    const body: Wire.ProviderUsages = { resource_provider_generation: provider.generation, usages: byClass };
     return { body };
   },
 };
@@ -30,8 +30,8 @@ export const total: Endpoint = {
     req.requireJsonAccept();
     req.authorizeScoped({ project_id: req.query.get('project_id') ?? null });
     const q = req.queryObject<{ project_id: string; user_id?: string; consumer_type?: string }>();
-    const usages = await projectUsages(ctx.database, { projectId: q.project_id, userId: q.user_id, consumerType: q.consumer_type }, req.mv.atLeast('1.38'));
-    const body: Wire.TotalUsages = { usages };
+    const filter = { projectId: q.project_id, userId: q.user_id, consumerType: q.consumer_type };
+    const body: Wire.TotalUsages = { usages: await usages.ofProject(ctx, filter, req.mv.atLeast('1.38')) };
     return { body };
   },
 };

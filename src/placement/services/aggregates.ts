@@ -1,5 +1,5 @@
-// Writes to a provider's aggregates. On PostgreSQL a replacement at the client's generation (1.19+)
-// is first tried as one statement that also answers what it wrote
+// A provider's aggregates: read, and replaced. On PostgreSQL a replacement at the client's
+// generation (1.19+) is first tried as one statement that also answers what it wrote
 // (store/one-statement-registration.ts).
 import { transaction } from '../../db/transaction.js';
 import type { PlacementContext } from '../context.js';
@@ -7,6 +7,14 @@ import { readProviderAggregates, replaceProviderAggregates } from '../store/aggr
 import { type ProviderSet, oneStatementAggregates } from '../store/one-statement-registration.js';
 import { checkGeneration, lockProvider } from '../store/providers.js';
 import { inOneStatement } from './providers.js';
+
+export type { ProviderSet };
+
+/** The provider's aggregates as they are now (404 when it does not exist). */
+export async function read(ctx: PlacementContext, uuid: string): Promise<ProviderSet> {
+  const { provider, aggregates } = await readProviderAggregates(ctx.database, uuid);
+  return { generation: provider.generation, members: aggregates, updatedAt: provider.updated_at };
+}
 
 /**
  * Replace a provider's aggregates and answer them as they are then. `generation`: 'bump' with an
@@ -28,6 +36,5 @@ export async function setForProvider(
     if (generation.mode === 'bump') checkGeneration(provider, generation.client);
     return replaceProviderAggregates(tx, provider, aggregateUuids, generation.mode === 'bump');
   });
-  const { provider, aggregates } = await readProviderAggregates(ctx.database, uuid);
-  return { generation: provider.generation, members: aggregates, updatedAt: provider.updated_at };
+  return read(ctx, uuid);
 }

@@ -1,5 +1,5 @@
-// Writes of allocations: PUT /allocations/{c}, POST /allocations, DELETE /allocations/{c}, and the
-// bare-metal allocator's claims. On PostgreSQL a scheduler's writes — a claim for new consumers,
+// Allocations: a consumer's and a provider's, read; the writes of PUT /allocations/{c}, POST
+// /allocations, DELETE /allocations/{c}, and the bare-metal allocator's claims. On PostgreSQL a scheduler's writes — a claim for new consumers,
 // a move between consumers at known generations, a delete — are first tried as one statement
 // (store/one-statement-writes.ts); anything else, and any write that statement steps aside from,
 // is written by store/allocations.ts in one transaction.
@@ -8,8 +8,30 @@ import { transaction, tryFastPath } from '../../db/transaction.js';
 import { claimOutcome } from '../../metrics/metrics.js';
 import type { PlacementContext } from '../context.js';
 import { placementDomainError } from '../core/domain-errors.js';
-import { type ConsumerAllocations, deleteConsumer, providersOfConsumers, writeAllocations } from '../store/allocations.js';
+import {
+  type ConsumerAllocations,
+  INCOMPLETE_CONSUMER_ID,
+  deleteConsumer,
+  providerAllocations,
+  providersOfConsumers,
+  readConsumer,
+  writeAllocations,
+} from '../store/allocations.js';
 import { oneStatementDelete, oneStatementWrite } from '../store/one-statement-writes.js';
+import { requireProvider } from '../store/providers.js';
+
+export { type ConsumerAllocations, INCOMPLETE_CONSUMER_ID };
+
+/** A consumer's allocations by provider; null when there is no such consumer. */
+export function ofConsumer(ctx: PlacementContext, consumerUuid: string) {
+  return readConsumer(ctx.database, consumerUuid);
+}
+
+/** The allocations against the provider `uuid` by consumer, with the provider (404 when it does not exist). */
+export async function ofProvider(ctx: PlacementContext, uuid: string) {
+  const provider = await requireProvider(ctx.database, uuid);
+  return { provider, ...(await providerAllocations(ctx.database, provider.id)) };
+}
 
 export async function write(ctx: PlacementContext, writes: ConsumerAllocations[]): Promise<void> {
   try {
