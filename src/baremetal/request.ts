@@ -8,6 +8,7 @@ import { HTTP } from '../http/errors.js';
 import { ApiRequest, type ApiResponse, type Endpoint as PipelineEndpoint } from '../http/pipeline.js';
 import { badRequest, frameworkError, notAcceptable } from './errors.js';
 import type { BaremetalContext } from './context.js';
+import type { Compare } from './core/paging.js';
 import { type ResponseName, schemaRef } from './schemas.js';
 
 export type IronicResponse = ApiResponse;
@@ -30,11 +31,24 @@ export interface ParamSince {
   named?: boolean;
 }
 
+/** A list filter that compares one column of the listed table (routes/query.ts `column`). */
+export interface ColumnFilter {
+  column: string;
+  compare: Compare;
+  /** the request's text → the value compared (its 400 when malformed); none: the text itself */
+  parse?: (raw: string) => string;
+}
+
 /**
  * An endpoint's query parameters (routes/query.ts builds them): a JSON schema whose properties are
- * the parameters (what the OpenAPI document shows) and the versions of those newer than 1.1.
+ * the parameters (what the OpenAPI document shows), the versions of those newer than 1.1, and the
+ * column each column filter compares.
  */
-export type IronicQuery = JsonSchema & { properties: Record<string, JsonSchema>; versions: Readonly<Record<string, ParamSince>> };
+export type IronicQuery = JsonSchema & {
+  properties: Record<string, JsonSchema>;
+  versions: Readonly<Record<string, ParamSince>>;
+  columns: Readonly<Record<string, ColumnFilter>>;
+};
 
 export class IronicRequest extends ApiRequest {
   /**

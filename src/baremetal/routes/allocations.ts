@@ -1,7 +1,7 @@
 // /v1/allocations: create (answered `allocating`, as Ironic answers it, or active at once when
 // backfilling; with `Prefer: wait=N`, the allocation once finished), list, show, PATCH (1.57: name
 // and extra), delete.
-import { listQuery, showQuery, since, text } from './query.js';
+import { columnOf, listQuery, showQuery, since, text } from './query.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
 import { isUuidOrName, isValidName } from '../core/rules.js';
@@ -11,13 +11,20 @@ import { type Endpoint, type IronicRequest, answers, checkSchema } from '../requ
 import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import { awaitAllocation, createAllocation, deleteAllocation, patchAllocation } from '../services/allocations.js';
-import { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, getAllocation, listAllocationPage } from '../services/allocation-reads.js';
+import {
+  ALLOCATION_STATES,
+  type AllocationColumn,
+  type AllocationFilters,
+  type AllocationRecord,
+  getAllocation,
+  listAllocationPage,
+} from '../services/allocation-reads.js';
 import { getNode, nodeNotFound } from '../services/node-reads.js';
 import { preferredWait } from '../../http/prefer.js';
 import { allocationTarget, authorizedAllocation, canSeeNode, listScope, scoped } from './scope.js';
 import { ALLOCATION_FIELDS, allocationView, parseFields } from '../views.js';
 import { allocationIdent, invalidUuidOrName, viewContext } from './common.js';
-import { type Collection, listPage, listRequest } from './listing.js';
+import { type Collection, columnConditions, listPage, listRequest } from './listing.js';
 
 type E = Endpoint;
 
@@ -156,6 +163,8 @@ function allocationOwner(req: IronicRequest, ctx: BaremetalContext, requested: s
   return owner;
 }
 
+const column = columnOf<AllocationColumn>();
+
 /** The allocation collection (no `detail`): Ironic's invalid_sort_key_list are its documents and lists. */
 const ALLOCATIONS: Collection<'allocations'> = {
   key: 'allocations',
@@ -168,7 +177,7 @@ const ALLOCATIONS: Collection<'allocations'> = {
 export const list: E = {
   ...scoped('baremetal:allocation:list_all'),
   summary: 'list allocations',
-  query: listQuery({ node: text, resource_class: text, state: text, owner: since('1.60', text) }),
+  query: listQuery({ node: text, resource_class: column('resource_class', text), state: column('state', text), owner: since('1.60', text) }),
   ok: [200],
   ...SINCE,
   ...answers('AllocationList', async (req, ctx) => {
@@ -176,18 +185,12 @@ export const list: E = {
     const owner = listScope(req, 'allocation', req.query.get('owner') ?? undefined);
     const list = listRequest(req, ALLOCATIONS, 'allocations', false);
     const { args } = list;
-    const filters: AllocationFilters = {};
-    if (args.state !== undefined) {
-      if (!(ALLOCATION_STATES as readonly string[]).includes(args.state)) {
-        throw badRequest(`Invalid state ${args.state}: an allocation is ${ALLOCATION_STATES.join(', ')}`);
-      }
-      filters.state = args.state;
-    }
-    if (args.resource_class !== undefined) {
-      if (args.resource_class.length > schemas.RESOURCE_CLASS_MAX_LENGTH)
-        throw badRequest(`Invalid resource_class ${args.resource_class}: longer than ${schemas.RESOURCE_CLASS_MAX_LENGTH} characters`);
-      filters.resourceClass = args.resource_class;
-    }
+    if (args.state !== undefined && !(ALLOCATION_STATES as readonly string[]).includes(args.state))
+      throw badRequest(`Invalid state ${args.state}: an allocation is ${ALLOCATION_STATES.join(', ')}`);
+    if (args.resource_class !== undefined && args.resource_class.length > schemas.RESOURCE_CLASS_MAX_LENGTH)
+      throw badRequest(`Invalid resource_class ${args.resource_class}: longer than ${schemas.RESOURCE_CLASS_MAX_LENGTH} characters`);
+    // the column filters go to the store as declared
+    const filters: AllocationFilters = { columns: columnConditions(req, list) };
     // a node that does not exist is the request's fault here (errors.ts words it as a 400)
     if (args.node !== undefined && !isUuidOrName(args.node)) throw badRequest(`Expected UUID or name for node: ${args.node}`);
     if (args.node !== undefined) {

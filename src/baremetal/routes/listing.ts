@@ -11,10 +11,10 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { isLogicalName } from '../core/rules.js';
 import { badRequest, notAcceptable } from '../errors.js';
 import type { IronicQuery, IronicRequest } from '../request.js';
-import type { Page, SortDir } from '../core/paging.js';
+import type { ColumnCondition, Page, SortDir } from '../core/paging.js';
 import { type FieldVersions, type View, type ViewContext, parseFields } from '../views.js';
 import { queryBool } from './common.js';
-import { type Filters, PAGING as PAGING_PARAMS, type Param } from './query.js';
+import { PAGING as PAGING_PARAMS } from './query.js';
 
 /** Ironic's api.max_limit: no page is longer, whatever `limit` says. */
 const MAX_LIMIT = 1000;
@@ -95,18 +95,20 @@ export function listRequest<D extends boolean>(req: IronicRequest, c: Collection
 }
 
 /**
- * A list's filters: the parameters its endpoint declares besides paging, `fields` and `detail`, as
- * the request gives them, booleans read as Ironic reads them (in the declaration's order). `P`:
- * the filters the endpoint declares, so each is typed by its schema (a flag a boolean, else text).
+ * A list's column filters (query.ts `column`) the request gives, in the declaration's order, each
+ * with its value: a flag read as Ironic reads it, else the text as the declaration's `parse` makes
+ * it. The store applies them as declared (store/paging.ts `applyColumns`).
  */
-export function listFilters<P extends Record<string, Param>>(req: IronicRequest, list: ListRequest): Filters<P> {
-  const declared = (req.endpoint.query as IronicQuery | undefined)?.properties ?? {};
-  const filters: Record<string, string | boolean> = {};
-  for (const [name, schema] of Object.entries(declared)) {
-    if (PAGING.includes(name) || name === 'fields' || name === 'detail' || list.args[name] === undefined) continue;
-    filters[name] = schema.type === 'boolean' ? queryBool(list.args, name)! : list.args[name]!;
+export function columnConditions(req: IronicRequest, list: ListRequest): ColumnCondition[] {
+  const declared = req.endpoint.query as IronicQuery | undefined;
+  const conditions: ColumnCondition[] = [];
+  for (const [name, { column, compare, parse }] of Object.entries(declared?.columns ?? {})) {
+    const raw = list.args[name];
+    if (raw === undefined) continue;
+    const value = declared?.properties[name]?.type === 'boolean' ? queryBool(list.args, name)! : parse ? parse(raw) : raw;
+    conditions.push({ column, compare, value });
   }
-  return filters as Filters<P>;
+  return conditions;
 }
 
 function parsePage(args: Record<string, string>, c: Collection): PageArgs {

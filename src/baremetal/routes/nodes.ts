@@ -13,7 +13,7 @@ import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import { createNode, deleteNode, patchNode } from '../services/nodes.js';
 import { aliveConductorHosts } from '../services/conductors.js';
-import { type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
+import { type NodeColumn, type NodeFilters, type NodeRecord, getNode, listNodePage } from '../services/node-reads.js';
 import { type ChassisRecord, getChassis } from '../services/chassis.js';
 import { isUuidLike } from '../../core/uuid.js';
 import { authorizedNode, listScope, nodeTarget, scoped } from './scope.js';
@@ -21,8 +21,8 @@ import { parseBool } from '../core/rules.js';
 import { maskInstanceSecrets, maskSecrets } from '../core/secrets.js';
 import { NODE_FIELDS, NODE_LIST_FIELDS, type ViewContext, nodeView, parseFields } from '../views.js';
 import { nodeIdent, queryUuid, viewContext } from './common.js';
-import { type Collection, listFilters, listPage, listRequest } from './listing.js';
-import { FIELDS_SINCE_1_8 as FIELDS, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
+import { type Collection, columnConditions, listPage, listRequest } from './listing.js';
+import { FIELDS_SINCE_1_8 as FIELDS, columnOf, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
 import { PATCHABLE, checkFieldVersions, createFields, patchedFields } from './node-fields.js';
 
 type E = Endpoint;
@@ -51,33 +51,34 @@ function shownNode(req: IronicRequest, ctx: BaremetalContext, node: NodeRecord, 
   return body;
 }
 
+const column = columnOf<NodeColumn>();
+
 /**
  * The node list's filters, with the versions Ironic checks them against (api/controllers/v1/utils.py):
  * most name their version in the 406. Ironic does not check `description_contains` (1.51) or
  * `retired` (1.61) against the version, nor does allot; `detail` (1.43) is a 400 (listing.ts).
- * Each goes to the store by its name (store/nodes.ts NodeFilters) unless `listing` reads it.
+ * A `column` filter is all declared here — the store compares the column as it says — so a new
+ * one is one line; the others the route reads (`listing` below).
  */
 const NODE_FILTERS = {
-  instance_uuid: text,
-  maintenance: flag,
-  associated: flag,
-  retired: flag,
-  sharded: since('1.82', flag, 'named'),
-  provision_state: since('1.9', text),
-  driver: since('1.16', text, 'named'),
-  resource_class: since('1.21', text, 'named'),
-  conductor_group: since('1.46', text, 'named'),
+  instance_uuid: column('instance_uuid', text, 'equals', (raw) => queryUuid({ instance_uuid: raw }, 'instance_uuid')!),
+  maintenance: column('maintenance', flag),
+  associated: column('instance_uuid', flag, 'present'),
+  retired: column('retired', flag),
+  sharded: column('shard', since('1.82', flag, 'named'), 'present'),
+  provision_state: column('provision_state', since('1.9', text)),
+  driver: column('driver', since('1.16', text, 'named')),
+  resource_class: column('resource_class', since('1.21', text, 'named')),
+  conductor_group: column('conductor_group', since('1.46', text, 'named'), 'lower'),
   conductor: since('1.49', text, 'named'),
-  fault: since('1.42', text, 'named'),
-  owner: since('1.50', text, 'named'),
-  lessee: since('1.65', text, 'named'),
-  description_contains: text,
+  fault: column('fault', since('1.42', text, 'named')),
+  owner: column('owner', since('1.50', text, 'named')),
+  lessee: column('lessee', since('1.65', text, 'named')),
+  description_contains: column('description', text, 'contains'),
   shard: since('1.82', text, 'named'),
   /** owned or leased by this project (scope.ts listScope) */
   project: text,
 };
-/** What the node lists declare as filters (the chassis's own list has no chassis_uuid). */
-type NodeQueryFilters = typeof NODE_FILTERS & { chassis_uuid: typeof text };
 
 /** Ironic's node faults (ironic/common/faults.py), in its order. */
 const FAULTS = ['power failure', 'clean failure', 'rescue abort failure'];
@@ -155,13 +156,9 @@ async function listing<D extends boolean>(req: IronicRequest, ctx: BaremetalCont
   }
   const chassisUuid = queryUuid(args, 'chassis_uuid');
   const chassis = inChassis ?? (chassisUuid === undefined ? undefined : await getChassis(ctx, chassisUuid));
-  const instanceUuid = queryUuid(args, 'instance_uuid');
-  // the other filters go to the store as the request gives them (booleans read as Ironic reads them)
-  const { chassis_uuid, instance_uuid, project: _asked, shard, conductor, ...given } = listFilters<NodeQueryFilters>(req, list);
-  // each goes to the store by its name and type: a filter the store does not know does not compile
-  const filters: NodeFilters & Record<Exclude<keyof typeof given, keyof NodeFilters>, never> = { ...given };
+  // the column filters go to the store as declared (booleans read as Ironic reads them)
+  const filters: NodeFilters = { columns: columnConditions(req, list) };
   if (chassis) filters.chassisId = chassis.id;
-  if (instanceUuid !== undefined) filters.instance_uuid = instanceUuid;
   if (project !== undefined) filters.project = project;
   if (args.shard !== undefined) filters.shards = args.shard.split(',').map((s) => s.trim());
   if (args.conductor !== undefined) {

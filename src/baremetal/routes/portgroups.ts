@@ -25,14 +25,14 @@ import type { Edit } from '../services/resource-writes.js';
 import { PORTGROUP_FIELDS, parseFields, portgroupView } from '../views.js';
 import { boolField } from './node-fields.js';
 import { nodeIdent, viewContext } from './common.js';
-import { type Collection, listPage, listRequest } from './listing.js';
+import { type Collection, columnConditions, listPage, listRequest } from './listing.js';
 import { listScope, partTarget, scoped } from './scope.js';
 
-import { PARTS_OF, SHARD, changedIn, checkVersions, macAddress, targetNode, unsortable, uuidArg, visibleNode } from './ports.js';
+import { ADDRESS, PARTS_OF, SHARD, changedIn, checkVersions, macAddress, targetNode, unsortable, uuidArg, visibleNode } from './ports.js';
 
 type E = Endpoint;
 
-const PORTGROUPS_OF = { node: text, address: text, shard: SHARD };
+const PORTGROUPS_OF = { node: text, address: ADDRESS, shard: SHARD };
 const PORTGROUPS_SINCE = { since: '1.23' } as const;
 const PORTGROUP_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'name', 'mode', 'standalone_ports_supported'];
 const PORTGROUP_PATCHABLE = ['address', 'extra', 'mode', 'name', 'node_uuid', 'properties', 'standalone_ports_supported'];
@@ -62,7 +62,7 @@ async function portgroupListing<D extends boolean>(req: IronicRequest, ctx: Bare
     if (!isUuidOrName(nodeArg)) throw badRequest(`Expected UUID or name for node: ${nodeArg}`);
     f.nodeId = (await visibleNode(req, ctx, nodeArg)).id;
   }
-  if (args.address !== undefined) f.address = macAddress(args.address, 'address');
+  f.columns = columnConditions(req, list);
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
   return listPage(req, PORTGROUPS, list, viewContext(req, ctx), {
     marker: (uuid) => getPortgroup(ctx, uuid),

@@ -3,7 +3,7 @@
 // port groups (portgroups.ts) check the same way. A port is scoped by its node: a caller who may
 // not see the node does not see it (404), Ironic's `baremetal:port:*` rules get the node's owner
 // and lessee as their target.
-import { FIELDS_SINCE_1_8 as FIELDS, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
+import { FIELDS_SINCE_1_8 as FIELDS, columnOf, detailQuery, flag, listQuery, showQuery, since, text } from './query.js';
 import type { Microversion } from '../../core/microversion.js';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import { applyPatch, type PatchOp, rootField } from '../core/patch.js';
@@ -17,6 +17,7 @@ import {
   type PortFields,
   createPort,
   deletePort,
+  type PortColumn,
   type PortFilters,
   getPort,
   listPortPage,
@@ -30,7 +31,7 @@ import { type NodeRecord, lookupNode, nodeNotFound } from '../services/node-read
 import { type FieldVersions, PORT_FIELDS, parseFields, portView } from '../views.js';
 import { boolField } from './node-fields.js';
 import { nodeIdent, viewContext } from './common.js';
-import { type Collection, listPage, listRequest } from './listing.js';
+import { type Collection, columnConditions, listPage, listRequest } from './listing.js';
 import { canSeeNode, listScope, nodeTarget, partTarget, scoped } from './scope.js';
 
 type E = Endpoint;
@@ -76,9 +77,11 @@ export async function targetNode(req: IronicRequest, ctx: BaremetalContext, node
 
 /** The filters of the port and port group lists (a bare 406 before their version). */
 export const SHARD = since('1.82', text);
-const PORTS_OF = { node: text, node_uuid: text, address: text, portgroup: since('1.24', text), shard: SHARD };
+/** The ports' and port groups' `address` filter: a MAC address (400 otherwise), compared in lower case. */
+export const ADDRESS = columnOf<PortColumn>()('address', text, 'equals', (raw) => macAddress(raw, 'address'));
+const PORTS_OF = { node: text, node_uuid: text, address: ADDRESS, portgroup: since('1.24', text), shard: SHARD };
 /** A node's or port group's own ports and port groups: the same, but the parent. */
-export const PARTS_OF = { address: text, shard: SHARD };
+export const PARTS_OF = { address: ADDRESS, shard: SHARD };
 const PORT_SORT_KEYS = ['id', 'uuid', 'created_at', 'updated_at', 'address', 'pxe_enabled', 'physical_network', 'is_smartnic'];
 const PORT_PATCHABLE = ['address', 'extra', 'is_smartnic', 'local_link_connection', 'node_uuid', 'physical_network', 'portgroup_uuid', 'pxe_enabled'];
 
@@ -111,7 +114,7 @@ async function portListing<D extends boolean>(req: IronicRequest, ctx: Baremetal
     if (!pg || !req.allows('baremetal:portgroup:get', partTarget(pg))) throw portgroupNotFound(pgArg);
     f.portgroupId = pg.id;
   }
-  if (args.address !== undefined) f.address = macAddress(args.address, 'address');
+  f.columns = columnConditions(req, list);
   if (args.shard !== undefined) f.shards = args.shard.split(',').map((s) => s.trim());
   return listPage(req, PORTS, list, viewContext(req, ctx), {
     marker: (uuid) => getPort(ctx, uuid),

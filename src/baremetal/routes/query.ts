@@ -2,7 +2,8 @@
 // document shows them and the handler reads exactly them (IronicRequest.queryArgs: an undeclared
 // one is Ironic's 400, one newer than the request's version its 406).
 import type { JsonSchema } from '../../core/json-schema.js';
-import type { IronicQuery, ParamSince } from '../request.js';
+import type { Compare } from '../core/paging.js';
+import type { ColumnFilter, IronicQuery, ParamSince } from '../request.js';
 
 export const text = { type: 'string' } as const satisfies JsonSchema;
 export const flag = { type: 'boolean' } as const satisfies JsonSchema;
@@ -11,7 +12,12 @@ export const flag = { type: 'boolean' } as const satisfies JsonSchema;
 export interface Versioned<S extends JsonSchema = JsonSchema> extends ParamSince {
   schema: S;
 }
-export type Param = JsonSchema | Versioned;
+/** A list filter that is a comparison with one column of the listed table: the store applies it as declared. */
+export interface Column<S extends JsonSchema = JsonSchema> extends Partial<ParamSince> {
+  schema: S;
+  filter: ColumnFilter;
+}
+export type Param = JsonSchema | Versioned | Column;
 
 export const since = <S extends JsonSchema>(version: string, schema: S, named?: 'named'): Versioned<S> => ({
   schema,
@@ -19,27 +25,42 @@ export const since = <S extends JsonSchema>(version: string, schema: S, named?: 
   ...(named ? { named: true } : {}),
 });
 
-/** What a declared filter reads as: a boolean for a flag, else the text the request gave. */
-type FilterValue<P> = (P extends Versioned<infer S> ? S : P) extends { type: 'boolean' } ? boolean : string;
-/** A list's filters, as `listFilters` hands them on: each one its declaration names, typed by its schema. */
-export type Filters<P> = { [K in keyof P]?: FilterValue<P[K]> };
+/**
+ * A list filter on the column `column` of the listed table (`C`: the table's columns, so a column
+ * it lacks does not compile), declared with its parameter (`param`: its schema, or `since(…)`):
+ * this one declaration is the query parameter the document shows and the request reads, and what
+ * the store compares (core/paging.ts `Compare`; a flag's default `flag`, else `equals`).
+ * `parse`: the request's text → the value compared, refusing (400) what is malformed.
+ */
+export const columnOf =
+  <C extends string>() =>
+  <S extends JsonSchema>(column: C, param: S | Versioned<S>, compare?: Compare, parse?: (raw: string) => string): Column<S> => {
+    const { schema, ...version } = isVersioned(param) ? param : { schema: param };
+    const filter: ColumnFilter = { column, compare: compare ?? (schema.type === 'boolean' ? 'flag' : 'equals'), ...(parse ? { parse } : {}) };
+    return { schema, ...version, filter };
+  };
 
-const isVersioned = (p: Param): p is Versioned => 'schema' in p;
+function isVersioned<S extends JsonSchema>(p: S | Versioned<S>): p is Versioned<S>;
+function isVersioned(p: Param): p is Versioned | Column;
+function isVersioned(p: Param): boolean {
+  return 'schema' in p;
+}
 
 /** An endpoint's query parameters, in the order the document lists them. */
 export function ironicQuery(params: Record<string, Param>): IronicQuery {
   const properties: Record<string, JsonSchema> = {};
   const versions: Record<string, ParamSince> = {};
+  const columns: Record<string, ColumnFilter> = {};
   for (const [name, p] of Object.entries(params)) {
     if (!isVersioned(p)) {
       properties[name] = p;
       continue;
     }
-    const { schema, ...version } = p;
-    properties[name] = schema;
-    versions[name] = version;
+    properties[name] = p.schema;
+    if (p.since !== undefined) versions[name] = { since: p.since, ...(p.named ? { named: true } : {}) };
+    if ('filter' in p) columns[name] = p.filter;
   }
-  return { type: 'object', properties, versions };
+  return { type: 'object', properties, versions, columns };
 }
 
 /** A list's paging and sorting (listing.ts reads them). */

@@ -4,7 +4,7 @@ import type { BaremetalContext } from '../context.js';
 import type { Page } from '../core/paging.js';
 import { type AllocationFilters, type AllocationRecord, findAllocation, listAllocations, requireAllocation } from '../store/allocations.js';
 
-export { ALLOCATION_STATES, type AllocationFilters, type AllocationRecord, allocationNotFound } from '../store/allocations.js';
+export { ALLOCATION_STATES, type AllocationColumn, type AllocationFilters, type AllocationRecord, allocationNotFound } from '../store/allocations.js';
 
 /** The allocation with this uuid or name, or allocation_not_found. */
 export function getAllocation(ctx: BaremetalContext, ident: string): Promise<AllocationRecord> {

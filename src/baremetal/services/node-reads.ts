@@ -4,7 +4,7 @@ import type { BaremetalContext } from '../context.js';
 import type { Page } from '../core/paging.js';
 import { type NodeFilters, type NodeRecord, findNode, listNodes, requireNode } from '../store/nodes.js';
 
-export { type NodeFilters, type NodeRecord, nodeNotFound } from '../store/nodes.js';
+export { type NodeColumn, type NodeFilters, type NodeRecord, nodeNotFound } from '../store/nodes.js';
 
 /** The node with this uuid or name, or node_not_found. */
 export function getNode(ctx: BaremetalContext, ident: string): Promise<NodeRecord> {

@@ -35,7 +35,7 @@ import { type NodeRecord, lockNode } from '../store/nodes.js';
 import { type Edit, asJson, flag, uniquely } from './resource-writes.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
-export { type PortFilters, type PortRecord, type PortgroupRecord, portNotFound, portgroupNotFound } from '../store/ports.js';
+export { type PortColumn, type PortFilters, type PortRecord, type PortgroupRecord, portNotFound, portgroupNotFound } from '../store/ports.js';
 
 // ---- reads for the routes --------------------------------------------------------------------
 

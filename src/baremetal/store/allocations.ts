@@ -6,8 +6,8 @@ import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
 
-import type { Page } from '../core/paging.js';
-import { applyPage } from './paging.js';
+import type { ColumnCondition, Page } from '../core/paging.js';
+import { applyColumns, applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 export type AllocationState = 'allocating' | 'active' | 'error';
@@ -73,17 +73,18 @@ export async function lockAllocation(tx: Tx, ident: string | number): Promise<Al
   return typeof ident === 'number' ? findAllocationById(tx, ident) : findAllocation(tx, ident);
 }
 
+/** A column of the allocation table (what the allocation list's column filters compare: routes/allocations.ts). */
+export type AllocationColumn = keyof BaremetalAllocationTable & string;
+
+/** The allocation list's filters: the declared column filters the request gives, and what the route makes of the others. */
 export interface AllocationFilters {
-  state?: string;
-  resourceClass?: string;
+  columns: readonly ColumnCondition[];
   nodeId?: number;
   owner?: string;
 }
 
 export async function listAllocations(db: Db, f: AllocationFilters, page: Page): Promise<AllocationRecord[]> {
-  let q = selectAllocations(db.db);
-  if (f.state !== undefined) q = q.where('t.state', '=', f.state);
-  if (f.resourceClass !== undefined) q = q.where('t.resource_class', '=', f.resourceClass);
+  let q = applyColumns(selectAllocations(db.db), f.columns, db.dialect);
   if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
   if (f.owner !== undefined) q = q.where('t.owner', '=', f.owner);
   return withTraits(db, await applyPage(q, page).execute());

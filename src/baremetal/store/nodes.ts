@@ -1,12 +1,12 @@
 // SQL for bare-metal nodes and their traits. A node is read with its traits and the uuid of its
 // allocation (the API shows `allocation_uuid`, the table holds `allocation_id`).
-import { type Insertable, type Updateable, sql } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalNodeRow, BaremetalNodeTable } from '../../db/schema.js';
 
-import type { Page } from '../core/paging.js';
-import { applyPage } from './paging.js';
+import type { ColumnCondition, Page } from '../core/paging.js';
+import { applyColumns, applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 export interface NodeRecord extends BaremetalNodeRow {
@@ -113,56 +113,30 @@ export async function resolveNodes(db: Db, idents: string[]): Promise<Map<string
   return out;
 }
 
-/** The node list's filters: Ironic's query parameters by their names, and what the route makes of the others. */
+/** A column of the node table (what a node list's column filter compares: routes/nodes.ts NODE_FILTERS). */
+export type NodeColumn = keyof BaremetalNodeTable & string;
+
+/** The node list's filters: the declared column filters the request gives, and what the route makes of the others. */
 export interface NodeFilters {
-  instance_uuid?: string;
+  columns: readonly ColumnCondition[];
   chassisId?: number;
-  maintenance?: boolean;
-  associated?: boolean;
-  provision_state?: string;
-  driver?: string;
-  resource_class?: string;
-  conductor_group?: string;
-  fault?: string;
-  owner?: string;
-  lessee?: string;
   /** owned or leased by this project */
   project?: string;
-  description_contains?: string;
-  retired?: boolean;
   /** `shard`, a comma-separated list */
   shards?: string[];
-  sharded?: boolean;
   /** no node (the conductor filter named a conductor that is not alive) */
   none?: boolean;
 }
 
 export async function listNodes(db: Db, f: NodeFilters, page: Page): Promise<NodeRecord[]> {
-  let q = selectNodes(db.db);
   if (f.none) return [];
-  if (f.instance_uuid !== undefined) q = q.where('t.instance_uuid', '=', f.instance_uuid);
+  let q = applyColumns(selectNodes(db.db), f.columns, db.dialect);
   if (f.chassisId !== undefined) q = q.where('t.chassis_id', '=', f.chassisId);
-  if (f.maintenance !== undefined) q = q.where('t.maintenance', '=', f.maintenance ? 1 : 0);
-  if (f.associated !== undefined) q = q.where('t.instance_uuid', f.associated ? 'is not' : 'is', null);
-  if (f.provision_state !== undefined) q = q.where('t.provision_state', '=', f.provision_state);
-  if (f.driver !== undefined) q = q.where('t.driver', '=', f.driver);
-  if (f.resource_class !== undefined) q = q.where('t.resource_class', '=', f.resource_class);
-  if (f.conductor_group !== undefined) q = q.where('t.conductor_group', '=', f.conductor_group.toLowerCase());
-  if (f.fault !== undefined) q = q.where('t.fault', '=', f.fault);
-  if (f.owner !== undefined) q = q.where('t.owner', '=', f.owner);
-  if (f.lessee !== undefined) q = q.where('t.lessee', '=', f.lessee);
   if (f.project !== undefined) {
     const project = f.project;
     q = q.where((w) => w.or([w('t.owner', '=', project), w('t.lessee', '=', project)]));
   }
-  if (f.retired !== undefined) q = q.where('t.retired', '=', f.retired ? 1 : 0);
   if (f.shards !== undefined) q = q.where('t.shard', 'in', f.shards.length ? f.shards : ['']);
-  if (f.sharded !== undefined) q = q.where('t.shard', f.sharded ? 'is not' : 'is', null);
-  if (f.description_contains !== undefined) {
-    // instr() on SQLite, strpos() on PostgreSQL: a substring test without LIKE's wildcards
-    const fn = db.dialect === 'postgres' ? sql`strpos` : sql`instr`;
-    q = q.where(sql<boolean>`${fn}(t.description, ${f.description_contains}) > 0`);
-  }
   return withTraits(db, await applyPage(q, page).execute());
 }
 

@@ -4,8 +4,8 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
 import type { BaremetalPortTable, BaremetalPortgroupTable } from '../../db/schema.js';
-import type { Page } from '../core/paging.js';
-import { applyPage } from './paging.js';
+import type { ColumnCondition, Page } from '../core/paging.js';
+import { applyColumns, applyPage } from './paging.js';
 import { baremetalDomainError } from '../core/domain-errors.js';
 
 /** The node a port, port group or volume belongs to, as policy and the API see it. */
@@ -22,11 +22,14 @@ export type PortRecord = Selectable<BaremetalPortTable> & { portgroup_uuid: stri
 export const portNotFound = (ident: string) => baremetalDomainError('port_not_found', { ident }, `no port ${ident}`);
 export const portgroupNotFound = (ident: string) => baremetalDomainError('portgroup_not_found', { ident }, `no port group ${ident}`);
 
-/** Filters of the port and port group lists. */
+/** A column both the port and the port group tables have (what their lists' column filters compare: routes/ports.ts). */
+export type PortColumn = keyof BaremetalPortTable & keyof BaremetalPortgroupTable & string;
+
+/** Filters of the port and port group lists: the declared column filters the request gives, and what the route makes of the others. */
 export interface PortFilters {
+  columns?: readonly ColumnCondition[];
   nodeId?: number;
   portgroupId?: number;
-  address?: string;
   /** ports or port groups of nodes this project owns or leases */
   project?: string;
   /** of nodes in these shards */
@@ -56,9 +59,8 @@ export async function requirePortgroup(db: Db, ident: string): Promise<Portgroup
 }
 
 export async function listPortgroups(db: Db, f: PortFilters, page: Page): Promise<PortgroupRecord[]> {
-  let q = selectPortgroups(db.db);
+  let q = applyColumns(selectPortgroups(db.db), f.columns ?? [], db.dialect);
   if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
-  if (f.address !== undefined) q = q.where('t.address', '=', f.address);
   if (f.project !== undefined) {
     const project = f.project;
     q = q.where((w) => w.or([w('n.owner', '=', project), w('n.lessee', '=', project)]));
@@ -117,10 +119,9 @@ export async function findPortByAddress(db: Db, address: string): Promise<PortRe
 }
 
 export async function listPorts(db: Db, f: PortFilters, page: Page): Promise<PortRecord[]> {
-  let q = selectPorts(db.db);
+  let q = applyColumns(selectPorts(db.db), f.columns ?? [], db.dialect);
   if (f.nodeId !== undefined) q = q.where('t.node_id', '=', f.nodeId);
   if (f.portgroupId !== undefined) q = q.where('t.portgroup_id', '=', f.portgroupId);
-  if (f.address !== undefined) q = q.where('t.address', '=', f.address);
   if (f.project !== undefined) {
     const project = f.project;
     q = q.where((w) => w.or([w('n.owner', '=', project), w('n.lessee', '=', project)]));
