@@ -3,9 +3,9 @@
 //
 // Each option is ONE entry of the table below: its flag (whose name, without `--`, is also its key
 // in the file), environment variable, parser, default, and the line README.md's option table gives
-// it (test/docs.test.ts holds the README to this table). The `Config` type, the defaults, the
-// flags of `allot serve` and the rows of `allot config` all come from it, so adding an option is
-// adding an entry (and its README row).
+// it. The `Config` type, the defaults, the flags of `allot serve`, the rows of `allot config` and
+// README.md's option table (written by `npx tsx scripts/options-table.ts`; test/docs.test.ts fails
+// when it is stale) all come from it, so adding an option is adding an entry and running that.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { YAMLParseError, parse as parseYaml } from 'yaml';
@@ -95,7 +95,7 @@ interface Declared<T> {
   list?: true;
   /** `allot config` masks the value */
   secret?: true;
-  /** how README.md writes a default computed at start */
+  /** how README.md writes the default when not as `allot config` shows it: one computed at start, or `off` for a feature off by default */
   documentedDefault?: string;
 }
 
@@ -136,6 +136,7 @@ const DECLARED = {
     env: 'ALLOT_PLACEMENT_PORT',
     parse: port('placement port'),
     default: null,
+    documentedDefault: 'off',
     doc: 'also serve Placement at `/` on this port, one of its own (not `--port`)',
   }),
   baremetalPort: option({
@@ -143,6 +144,7 @@ const DECLARED = {
     env: 'ALLOT_BAREMETAL_PORT',
     parse: port('baremetal port'),
     default: null,
+    documentedDefault: 'off',
     doc: "also serve the bare-metal API at `/` on this port (Ironic's is 6385)",
   }),
   logLevel: option({
@@ -193,6 +195,7 @@ const DECLARED = {
     env: 'ALLOT_CORS_ALLOWED_ORIGINS',
     parse: origins('cors allowed origins'),
     default: [],
+    documentedDefault: 'off',
     list: true,
     doc: 'comma-separated browser origins allowed to call the APIs (CORS), `http(s)://host[:port]` with no path (not even `/`), e.g. `https://dash.example.com`; case and a default port do not matter; `*` is refused',
   }),
@@ -603,6 +606,9 @@ export const fileKey = (spec: OptionSpec): string => spec.flag.replace(/^--/, ''
 
 /** The environment variable naming the configuration file (the flag is `--config`). */
 export const CONFIG_ENV = 'ALLOT_CONFIG';
+
+/** The configuration file's own option (README.md's first row): no key of the file, no default. */
+export const CONFIG_FILE = { flag: '--config', env: CONFIG_ENV, doc: 'YAML configuration file (`serve`, `migrate`, `config`)' } as const;
 
 /** A configuration that cannot be used; the message names the key (and the file). */
 export class ConfigError extends Error {}
