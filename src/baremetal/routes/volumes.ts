@@ -15,6 +15,8 @@ import * as schemas from '../schemas.js';
 import { schemaRef } from '../schemas.js';
 import {
   type ConnectorFields,
+  type ConnectorRecord,
+  type TargetRecord,
   type TargetFields,
   type VolumeFilters,
   type VolumeKind,
@@ -79,7 +81,6 @@ const SPEC = {
     noun: 'volume connector',
     schemas: { one: 'VolumeConnector', list: 'VolumeConnectorList' },
     table: CONNECTOR_FIELDS,
-    view: connectorView,
     defaults: ['uuid', 'node_uuid', 'type', 'connector_id'],
     sortKeys: ['id', 'uuid', 'created_at', 'updated_at', 'type', 'connector_id'],
     unsortable: ['extra'],
@@ -90,7 +91,6 @@ const SPEC = {
     noun: 'volume target',
     schemas: { one: 'VolumeTarget', list: 'VolumeTargetList' },
     table: TARGET_FIELDS,
-    view: targetView,
     defaults: ['uuid', 'node_uuid', 'volume_type', 'boot_index', 'volume_id'],
     sortKeys: ['id', 'uuid', 'created_at', 'updated_at', 'boot_index', 'volume_id', 'volume_type'],
     unsortable: ['extra', 'properties'],
@@ -98,8 +98,12 @@ const SPEC = {
   },
 } as const;
 
-const anyView = (kind: VolumeKind, r: unknown, c: ViewContext, fields?: readonly string[]) =>
-  (SPEC[kind].view as (r: unknown, c: ViewContext, f?: readonly string[]) => Record<string, unknown>)(r, c, fields);
+/** A connector or target as its answers show it, typed by its own wire type: whole, or (with `fields`) the fields asked for. */
+function shown(found: ConnectorRecord | TargetRecord, c: ViewContext): Wire.VolumeConnector | Wire.VolumeTarget;
+function shown(found: ConnectorRecord | TargetRecord, c: ViewContext, fields?: readonly string[]): Wire.VolumeConnectorSelection | Wire.VolumeTargetSelection;
+function shown(found: ConnectorRecord | TargetRecord, c: ViewContext, fields?: readonly string[]) {
+  return 'connector_id' in found ? connectorView(found, c, fields) : targetView(found, c, fields);
+}
 
 /** The connector and target collections, as Ironic's volume controllers take their lists (their own `detail`). */
 const COLLECTIONS = {
@@ -202,7 +206,7 @@ function crud(kind: VolumeKind) {
     async handle(req, ctx) {
       const args = req.queryArgs();
       const fields = parseFields(args.fields, spec.table, req.mv);
-      return { body: anyView(kind, await authorized(req, ctx, kind, req.endpointRule), viewContext(req, ctx), fields) };
+      return { body: shown(await authorized(req, ctx, kind, req.endpointRule), viewContext(req, ctx), fields) };
     },
   };
   const create: E = {
@@ -211,16 +215,15 @@ function crud(kind: VolumeKind) {
     summary: `create a ${spec.noun}`,
     body: schema,
     ok: [201],
-    response: schemaRef(spec.schemas.one),
-    async handle(req, ctx) {
+    ...answers(spec.schemas.one, async (req, ctx) => {
       req.queryArgs();
       const body = req.json<Record<string, unknown>>(kind === 'connector' ? 'connector' : 'target');
       const nodeUuid = uuidArg(body.node_uuid, 'node_uuid');
       await targetNode(req, ctx, nodeUuid, req.endpointRule);
       const uuid = body.uuid ? uuidArg(body.uuid, 'uuid') : null;
       const made = kind === 'connector' ? await createConnector(ctx, uuid, connectorFields(body)) : await createTarget(ctx, uuid, targetFields(body));
-      return { status: 201, body: anyView(kind, made, viewContext(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
-    },
+      return { status: 201, body: shown(made, viewContext(req, ctx)), location: `${req.baseUrl}/v1/volume/${spec.key}/${made.uuid}` };
+    }),
   };
   const patch: E = {
     ...SINCE,
@@ -228,8 +231,7 @@ function crud(kind: VolumeKind) {
     summary: `change a ${spec.noun} (node powered off)`,
     body: schemas.patch,
     ok: [200],
-    response: schemaRef(spec.schemas.one),
-    async handle(req, ctx) {
+    ...answers(spec.schemas.one, async (req, ctx) => {
       req.queryArgs();
       const found = await authorized(req, ctx, kind, req.endpointRule);
       const ops = req.json<PatchOp[]>('patch');
@@ -248,8 +250,8 @@ function crud(kind: VolumeKind) {
         kind === 'connector'
           ? await patchConnector(ctx, found.uuid, (doc) => connectorFields(edit(doc)))
           : await patchTarget(ctx, found.uuid, (doc) => targetFields(edit(doc)));
-      return { body: anyView(kind, changed, viewContext(req, ctx)) };
-    },
+      return { body: shown(changed, viewContext(req, ctx)) };
+    }),
   };
   const remove: E = {
     ...SINCE,
