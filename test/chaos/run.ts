@@ -50,6 +50,7 @@ const TIMING = {
   requestDeadlineS: 8,
   heartbeatIntervalS: 1,
   heartbeatTimeoutS: 6,
+  takeoverIntervalS: 2,
 };
 /** the client gives up this long after a statement's own bound (statement timeout + allot's 2 s grace) */
 const STATEMENT_BOUND_S = TIMING.statementTimeoutS + 2;
@@ -223,6 +224,8 @@ async function inner(options: Options, dir: string): Promise<number> {
       statementBoundS: STATEMENT_BOUND_S,
       delayedWorkers: ALLOCATION_DELAYS_S.flatMap((delay, i) => (delay > 0 ? [i] : [])),
       lockingWorkers: TRANSITION_TIMES_S.flatMap((time, i) => (time >= 1 ? [i] : [])),
+      holdWaitS: HOLD_WAIT_MS / 1000,
+      takeOverS: TIMING.heartbeatTimeoutS + TIMING.heartbeatIntervalS + TIMING.takeoverIntervalS,
       ...(patroni ? { kinds: PATRONI_FAULT_KINDS } : {}),
     });
   const record: RunRecord = {
@@ -302,7 +305,7 @@ async function inner(options: Options, dir: string): Promise<number> {
       '--heartbeat-timeout',
       String(TIMING.heartbeatTimeoutS),
       '--takeover-interval',
-      '2',
+      String(TIMING.takeoverIntervalS),
       '--transition-time',
       String(TRANSITION_TIMES_S[i]),
       '--allocation-delay',
@@ -623,16 +626,19 @@ async function heldNodeLock(postgres: ChaosDatabase, target: number, ms: number)
 }
 
 /**
- * Waits (at most `ms`) until allocation `uuid` (`lock`: node `uuid`'s lock) has left allot process
- * `target` — another conductor took it over — (an allocation: or it is gone).
+ * Waits (at most `ms`) until another conductor has taken allocation `uuid` (`lock`: node `uuid`'s
+ * lock) over from allot process `target`, as the change log (allocation-changes.ts) records the
+ * take-over's compare-and-set. (Polling the row missed take-overs: a conductor with a short
+ * --transition-time takes a lock over and lets it go within 100 ms.)
  */
 async function takenOver(postgres: ChaosDatabase, target: number, uuid: string, ms: number, lock = false): Promise<boolean> {
   const sql = lock
-    ? 'select reservation as holder from baremetal_nodes where uuid = $1'
-    : 'select conductor_affinity as holder from baremetal_allocations where uuid = $1';
+    ? 'select 1 from chaos.node_lock_changes where uuid = $1 and old_reservation = $2 and new_reservation is not null and new_reservation <> $2'
+    : 'select 1 from chaos.allocation_changes where uuid = $1 and old_conductor = $2 and new_conductor is not null and new_conductor <> $2';
+  // since the pause (PostgreSQL runs on this host's clock; a take-over comes a heartbeat timeout later)
+  const since = new Date().toISOString();
   for (const until = Date.now() + ms; Date.now() < until; await sleep(100)) {
-    const rows = await queryAllot(postgres, sql, [uuid]);
-    if (rows[0] && rows[0].holder !== null && rows[0].holder !== `chaos-${target}`) return true;
+    if ((await queryAllot(postgres, `${sql} and at >= $3 limit 1`, [uuid, `chaos-${target}`, since])).length > 0) return true;
   }
   return false;
 }

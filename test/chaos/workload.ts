@@ -10,8 +10,10 @@
 // - Bare metal: allocations created, followed until they finish, held, and deleted, on fewer nodes
 //   than clients (allocations wait for nodes, and are taken over when their conductor pauses).
 // - Identifiers: values allocated for new owners from a small pool, some as leases (a TTL) confirmed
-//   or left to expire, released; service instances created, validated (their value comes from the
-//   same pool), promoted and terminated.
+//   (then released later like any value) or left to expire, released; the pool is full at times
+//   (allocations refused), and a client refused because it is full releases one of its values on
+//   its next turn, so allocations keep being answered for a whole run. Service instances created,
+//   validated (their value comes from the same pool), promoted and terminated.
 // - The cross-engine reservation: service instances of a spec holding a bare-metal node (of the
 //   bare-metal clients' class: they compete for the same few nodes), capacity (VCPU on the
 //   Placement clients' providers, chosen by allot) and a value from the identifier clients' pool,
@@ -331,8 +333,14 @@ async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
   // idempotent by owner — so that what a fault left behind is released, not held for the rest of
   // a long run (an hour-long run filled the pool with such values)
   const unsettled: Array<{ owner: string; ttl: number | undefined }> = [];
+  // Refused because the pool was full: this client's next turn releases one of its values (when
+  // it holds one), so that the pool — whose twelve values the clients, instances and reservations
+  // can fill — keeps being allocated and released for a whole run instead of staying full.
+  let refusedFull = false;
   for (let n = 0; !w.isStopped; n++) {
-    const choice = rng.next();
+    const releasing = refusedFull && held.length > 0;
+    refusedFull = false;
+    const choice = releasing ? 0.7 : rng.next();
     if (held.length < 3 && choice < 0.5) {
       const fresh = rng.chance(0.4) ? 3 + rng.int(6) : undefined;
       // asked again exactly as before (another ttl would be an idempotency mismatch)
@@ -363,6 +371,7 @@ async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
         }
         if (r.outcome === 'fail' && r.status !== 503) {
           answered = true;
+          refusedFull = r.body?.code === 'ids.pool_exhausted';
           break;
         }
         await sleep(300 + rng.int(700));
@@ -371,9 +380,9 @@ async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
     } else if (held.length > 0 && choice < 0.8) {
       const h = held.splice(rng.int(held.length), 1)[0]!;
       const key = `${h.owner}|`;
-      if (h.leaseUntil !== null && rng.chance(0.5)) {
+      if (h.leaseUntil !== null && !releasing && rng.chance(0.5)) {
         // confirm the lease while it runs (one try), or let it run out
-        if (Date.now() < h.leaseUntil - 500)
+        if (Date.now() < h.leaseUntil - 500) {
           await w.call(
             rng,
             { client, api: 'ids', kind: 'confirm', key, write: { to: { version: 0, value: { state: 'allocated' } } } },
@@ -382,6 +391,10 @@ async function idsClient(w: Workload, client: string, rng: Rng): Promise<void> {
             { state: 'allocated' },
             (_, b) => idsState(b),
           );
+          // confirmed (or perhaps, or run out meanwhile): released on a later turn like any value
+          // (before, a confirmed value was never released: an hour-long run's pool filled with them)
+          held.push({ ...h, leaseUntil: null });
+        }
         continue;
       }
       let released = false;

@@ -156,13 +156,36 @@ function poolLookup(ctx: IdsContext): (id: number) => Promise<PoolRef> {
 /** Has the row's lease run out at `now` (an ISO time)? An expired reservation reads as released. */
 const leaseRanOut = (row: AllocationRow, now: string) => row.expires_at !== null && row.expires_at <= now;
 
+/**
+ * What a reader may answer of these rows, read after `now`: those still held at `now`, in their
+ * order. A reservation whose lease looks run out is not called released while a writer that may
+ * keep it holds its row (issue 33): a confirmation passed the lease check at its COMMIT (migration
+ * 014), but becomes visible only once the WAL is flushed (and a synchronous standby answered), and
+ * a reader in between would see the value released, then confirmed. So such rows are read again
+ * once no writer holds them (store afterTheirWriters: PostgreSQL waits for the row's lock) and
+ * judged on what the writer left — confirmed or extended, kept (when `keep` still selects it);
+ * else released. Rows that look held cost nothing more: the common read is unchanged.
+ *
+ * "now" is read before the rows, never after: a reader judges a lease at a moment its read could
+ * have seen every change committed before (a reader held up after its read — a pause — would
+ * otherwise call expired a lease whose confirmation committed in time).
+ */
+async function liveRows(db: Db, rows: AllocationRow[], now: string, keep: (row: AllocationRow) => boolean = () => true): Promise<AllocationRow[]> {
+  const doubtful = rows.filter((r) => leaseRanOut(r, now));
+  if (doubtful.length === 0) return rows;
+  const latest = new Map((await store.afterTheirWriters(db, doubtful)).map((r) => [r.id, r]));
+  return rows.flatMap((r) => {
+    if (!leaseRanOut(r, now)) return [r];
+    const left = latest.get(r.id);
+    return left && !leaseRanOut(left, now) && keep(left) ? [left] : [];
+  });
+}
+
 export async function getAllocation(ctx: IdsContext, id: string, scope: PoolScope): Promise<PooledAllocation> {
-  // "now" is read before the row, never after: a reader judges a lease at a moment its read
-  // could have seen every change committed before (a reader held up after its read — a pause —
-  // would otherwise call expired a lease whose confirmation committed in time; issue 33).
   const now = ctx.database.clock.nowIso();
-  const row = await store.findAllocation(ctx.database, id);
-  if (!row || leaseRanOut(row, now) || !inScope(scope, await poolProjectById(ctx.database, row.pool_id))) throw idsDomainError('allocation_not_found', { id });
+  const found = await store.findAllocation(ctx.database, id);
+  const [row] = found ? await liveRows(ctx.database, [found], now) : [];
+  if (!row || !inScope(scope, await poolProjectById(ctx.database, row.pool_id))) throw idsDomainError('allocation_not_found', { id });
   return { pool: await poolRefById(ctx.database, row.pool_id), row };
 }
 
@@ -183,15 +206,20 @@ async function visiblePool(db: Db, name: string, scope: PoolScope) {
   return row;
 }
 
-/** What `?value=` selects in a pool: the allocations overlapping the span it names. */
+/** What `?value=` selects in a pool: the allocations overlapping the span it names (leases that look run out included). */
 async function overlappingFilter(db: Db, poolId: number, span: Span) {
   const first = keyOf(span.first);
   const holder = await store.allocationHolding(db, poolId, first);
   return { from: holder?.first_key ?? first, first, last: keyOf(span.last) };
 }
 
-/** A page of allocations ordered by (pool, first value); `next` is the last row's position. */
+/**
+ * A page of allocations ordered by (pool, first value); `next` is the last row's position. Rows
+ * are read with reservations that look run out, which liveRows judges; when it drops some, the
+ * page reads on after the last row read until it is full or the rows end.
+ */
 export async function listAllocations(ctx: IdsContext, filter: AllocationFilter, after: store.AllocationPosition | null, limit: number) {
+  const now = ctx.database.clock.nowIso();
   const { pool: poolName, value, ...rest } = filter;
   let poolId: number | undefined;
   let overlapping: store.AllocationFilter['overlapping'];
@@ -200,7 +228,17 @@ export async function listAllocations(ctx: IdsContext, filter: AllocationFilter,
     poolId = row.id;
     if (value !== undefined) overlapping = await overlappingFilter(ctx.database, row.id, parseValueParameter(deserializeSpace(row.definition), value));
   }
-  const rows = await store.listAllocations(ctx.database, { ...rest, poolId, overlapping }, after, limit + 1);
+  // a confirmation committed meanwhile is no longer a reservation
+  const stillSelected = (row: AllocationRow) => rest.state === undefined || row.state === rest.state;
+  const rows: AllocationRow[] = [];
+  for (let position = after; ; ) {
+    const asked = limit + 1 - rows.length;
+    const read = await store.listAllocations(ctx.database, { ...rest, poolId, overlapping }, position, asked);
+    rows.push(...(await liveRows(ctx.database, read, now, stillSelected)));
+    const last = read[read.length - 1];
+    if (read.length < asked || rows.length > limit || !last) break;
+    position = { poolId: last.pool_id, key: last.first_key };
+  }
   const pool = poolLookup(ctx);
   const page = rows.slice(0, limit);
   const items: PooledAllocation[] = [];
@@ -251,13 +289,17 @@ export async function releaseAllocationByValue(ctx: IdsContext, poolName: string
   await release(
     ctx,
     async (tx) => {
+      const now = tx.clock.nowIso();
       const pool = await visiblePool(tx, poolName, scope);
       const space = deserializeSpace(pool.definition);
       const span = parseValueParameter(space, value);
-      const [held] = await store.listAllocations(tx, { poolId: pool.id, overlapping: await overlappingFilter(tx, pool.id, span) }, null, 1);
+      const [found] = await store.listAllocations(tx, { poolId: pool.id, overlapping: await overlappingFilter(tx, pool.id, span) }, null, 1);
       // an allocation's value is its first value (and count), or its prefix: the whole span
-      const named = held && held.first_key === keyOf(span.first) && (space.kind !== 'prefix' || held.last_key === keyOf(span.last));
-      if (named) return { ...held, byValue: true };
+      const named = found && found.first_key === keyOf(span.first) && (space.kind !== 'prefix' || found.last_key === keyOf(span.last));
+      // its lease, if it looks run out, is judged under the pool's lock (lockAllocation)
+      if (named) return { ...found, byValue: true };
+      // refused at once: judged here (this transaction then takes no other lock)
+      const [held] = found ? await liveRows(tx, [found], now) : [];
       const ref = { name: poolName, space };
       return idsDomainError('value_not_allocated', {
         pool: poolName,
@@ -274,8 +316,10 @@ export async function releaseAllocationByValue(ctx: IdsContext, poolName: string
 /**
  * The release both kinds share. `find` names the allocation, read before any lock (its owner
  * decides which instance to lock first), or the refusal; under the pool's lock it is read again by
- * id. Released meanwhile, an allocation found by value is looked for again (its value may have a
- * new holder, which a release by value means); one named by id is not found.
+ * id. Released meanwhile (or its lease found run out under the lock), an allocation found by value
+ * is looked for again: with no holder now, the refusal is the answer (and the lease's expiry is
+ * kept); a new holder is released by a new attempt, which locks its instance first. One named by
+ * id is not found.
  */
 async function release(
   ctx: IdsContext,
@@ -296,9 +340,10 @@ async function release(
     try {
       locked = await lockAllocation(tx, id, scope);
     } catch (err) {
-      if (found.byValue && isIdsError(err, 'allocation_not_found'))
-        throw new RetryableConflict('released while being released by value', () => idsDomainError('changed_concurrently', { resource: 'allocation' }));
-      return err;
+      if (!found.byValue || !isIdsError(err, 'allocation_not_found')) return err;
+      const again = await find(tx);
+      if (again instanceof DomainError) return again;
+      throw new RetryableConflict('released while being released by value', () => idsDomainError('changed_concurrently', { resource: 'allocation' }));
     }
     if (!matches(ifMatch, locked.row.version)) {
       await flushPool(tx, locked.pool);

@@ -384,11 +384,20 @@ export async function releaseInPool(tx: Tx, pool: LockedPool, row: AllocationRow
   pool.dirty = true;
 }
 
-/** Release the reservations of a locked pool whose lease has run out. */
+/**
+ * Release the reservations of a locked pool whose lease has run out, in value order: the order
+ * readers wait for them in (allocations.ts afterTheirWriters), so the two cannot deadlock.
+ */
 export async function expireLeasesInPool(tx: Tx, pool: LockedPool): Promise<number> {
   if (!pool.hasExpiredLeases) return 0;
   pool.hasExpiredLeases = false;
-  const expired = await tx.db.selectFrom('ids_allocations').selectAll().where('pool_id', '=', pool.id).where('expires_at', '<=', tx.clock.nowIso()).execute();
+  const expired = await tx.db
+    .selectFrom('ids_allocations')
+    .selectAll()
+    .where('pool_id', '=', pool.id)
+    .where('expires_at', '<=', tx.clock.nowIso())
+    .orderBy('first_key')
+    .execute();
   for (const row of expired) await releaseInPool(tx, pool, row);
   return expired.length;
 }

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration } from '../../db/generation.js';
-import { TEXT_ARRAY_FROM_JSON, plainArray } from '../../db/sql-helpers.js';
+import { TEXT_ARRAY_FROM_JSON, isLostRace, plainArray } from '../../db/sql-helpers.js';
 import { rawRead, writeStatement } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
@@ -41,7 +41,11 @@ export interface AllocationPosition {
   key: string;
 }
 
-/** Up to `limit` live allocations (no expired lease) in (pool, first value) order, after `after`. */
+/**
+ * Up to `limit` allocations in (pool, first value) order, after `after` — reservations whose lease
+ * looks run out included: whether one still runs is the reader's to judge (liveRows in
+ * services/allocations.ts), since a writer may be committing its confirmation.
+ */
 export async function listAllocations(db: Db, filter: AllocationFilter, after: AllocationPosition | null, limit: number): Promise<AllocationRow[]> {
   let q = db.db.selectFrom('ids_allocations').selectAll();
   if (filter.poolId !== undefined) q = q.where('pool_id', '=', filter.poolId);
@@ -64,7 +68,6 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: A
   const state = filter.state;
   if (state === 'reserved' || state === 'allocated') q = q.where('state', '=', sql.lit(state));
   else if (state !== undefined) q = q.where('state', '=', state);
-  q = q.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', db.clock.nowIso())]));
   if (after) {
     q = q.where((eb) => eb.or([eb('pool_id', '>', after.poolId), eb.and([eb('pool_id', '=', after.poolId), eb('first_key', '>', after.key)])]));
   }
@@ -72,11 +75,11 @@ export async function listAllocations(db: Db, filter: AllocationFilter, after: A
 }
 
 /**
- * The live allocation (no lease past due) whose block holds the value of `key`, if any: blocks do
- * not overlap, so it can only be the one starting nearest at or below it.
+ * The allocation whose block holds the value of `key`, if any (a lease that looks run out
+ * included, as listAllocations): blocks do not overlap, so it can only be the one starting nearest
+ * at or below it.
  */
 export async function allocationHolding(db: Db, poolId: number, key: string): Promise<AllocationRow | undefined> {
-  const now = db.clock.nowIso(); // before the read (services/allocations.ts getAllocation says why)
   const row = await db.db
     .selectFrom('ids_allocations')
     .selectAll()
@@ -85,8 +88,36 @@ export async function allocationHolding(db: Db, poolId: number, key: string): Pr
     .orderBy('first_key', 'desc')
     .limit(1)
     .executeTakeFirst();
-  if (!row || row.last_key < key || (row.expires_at !== null && row.expires_at <= now)) return undefined;
+  if (!row || row.last_key < key) return undefined;
   return row;
+}
+
+/**
+ * These rows as they are once no writer holds them: PostgreSQL waits (`FOR SHARE`, in the
+ * statement's own transaction) for any transaction changing or deleting one of them to end, then
+ * reads the version it left; a row deleted meanwhile is missing from the answer. A reader asks
+ * this of reservations whose lease looks run out before it calls them released (issue 33): a
+ * confirmation checks the lease by the database's clock at its COMMIT (migration 014) but becomes
+ * visible only after the WAL flush (and a synchronous standby's answer), holding the row's lock
+ * until then. The rows are locked in (pool, first value) order, the order the lease expiry
+ * deletes them in (expireLeasesInPool); a deadlock with a writer that locks several in another
+ * order is waited out one row a statement. The wait is bounded like any statement, by the
+ * request's deadline. SQLite: the rows as given — its one connection is held by a writer from its
+ * check to its commit, so a read never runs between the two.
+ */
+export async function afterTheirWriters(db: Db, rows: readonly AllocationRow[]): Promise<AllocationRow[]> {
+  if (db.dialect !== 'postgres' || rows.length === 0) return [...rows];
+  const waitFor = (ids: string[]) =>
+    db.db.selectFrom('ids_allocations').selectAll().where('id', 'in', ids).orderBy('pool_id').orderBy('first_key').forShare().execute();
+  const ids = rows.map((r) => r.id);
+  try {
+    return await waitFor(ids);
+  } catch (err) {
+    if (!isLostRace(err) || ids.length === 1) throw err;
+    const out: AllocationRow[] = [];
+    for (const id of ids) out.push(...(await waitFor([id])));
+    return out;
+  }
 }
 
 /**
