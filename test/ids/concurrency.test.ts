@@ -153,7 +153,8 @@ describe('several allot processes on one PostgreSQL', () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
 
-  for (const strategy of ['lowest', 'random']) {
+  // lowest, highest, next_after_last: blocks chosen under the pool's lock by one statement (allot_take_auto); random: draws taken by compare-and-set
+  for (const strategy of ['lowest', 'highest', 'next_after_last', 'random']) {
     test(`${strategy}: 3 processes, 250 owners asking twice for 200 values`, async () => {
       await clients[0]!.post('/pools', { name: `pg-race-${strategy}`, kind: 'integer', ranges: ['1-200'], strategy });
       const outcomes = await stampede(clients, `pg-race-${strategy}`, 250, 2);
