@@ -8,7 +8,9 @@
 // wrote again. `allot_take_auto` locks the pool's row first; in READ COMMITTED every later query
 // of a VOLATILE function runs on a fresh snapshot, taken after the lock was granted, so it sees
 // every change the previous holder committed, and the strategy's pick cannot lose. One statement,
-// one round trip, nothing held across round trips.
+// one round trip, nothing held across round trips. Its transaction commits without waiting for the
+// WAL flush (synchronous_commit off, its own only), so the lock is not held through the flush
+// either; the caller answers once the flush is done (db/wal-flush.ts).
 //
 // Values are 32-digit hex keys (ids/core/values.ts keyOf); the pick's arithmetic runs on numeric
 // (exact, 128 bits for IPv6): `allot_key_value` and `allot_value_key` convert, `allot_max_aligned`
@@ -57,7 +59,7 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
     $$`.execute(db);
   await sql`
     create or replace function allot_take_auto(
-      p_pool integer, p_definition text, p_strategy text, p_k integer, p_max_k integer,
+      p_pool integer, p_definition text, p_pool_strategy text, p_project text, p_strategy text, p_k integer, p_max_k integer,
       p_owners text[], p_purposes text[], p_ids text[], p_states text[], p_expires text[],
       p_sources text[], p_hashes text[], p_metadata text[], p_now text)
     returns table(o_index integer, o_id text, o_first text, o_last text, o_held boolean)
@@ -83,9 +85,17 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
       v_taken integer;
       r record;
     begin
-      select p.last_key into v_last_key from ids_pools p where p.id = p_pool and p.definition = p_definition for update;
+      -- the commit does not wait for its WAL flush, so the pool's lock is released before the
+      -- flush; the caller answers after it (db/wal-flush.ts commitsFlushed)
+      perform set_config('synchronous_commit', 'off', true);
+      select p.last_key into v_last_key from ids_pools p
+      where p.id = p_pool and p.definition = p_definition and p.strategy = p_pool_strategy and p.project_id is not distinct from p_project
+      for update;
       perform allot_assert(found, 'identifier pool changed');
       -- from here on every query reads a snapshot taken after the lock was granted
+      -- leases past due are released first, by the locked path
+      perform allot_assert(not exists (select 1 from ids_allocations a where a.pool_id = p_pool and a.expires_at <= p_now),
+        'identifier pool holds leases past due');
 
       -- what each owner+purpose holds already (an idempotent repeat, or a mismatch: the caller tells)
       for r in

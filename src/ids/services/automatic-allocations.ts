@@ -21,6 +21,7 @@ import { RetryableConflict } from '../../core/errors.js';
 import type { BatchHandler, Queued } from '../../core/serial.js';
 import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import { transaction } from '../../db/transaction.js';
+import { commitsFlushed } from '../../db/wal-flush.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
 import { type Strategy, blockSize } from '../core/pool-space.js';
@@ -61,9 +62,25 @@ function readFailed(entries: Entry[], err: unknown): void {
   }
 }
 
+/**
+ * The pools as this process last read them, by name: what a batch of lowest, highest or
+ * next_after_last decides with (its block size, its scope, the pool's strategy), checked by the
+ * statement under the pool's lock — which refuses when the pool changed or holds leases past due,
+ * and the pool is read again. A batch then costs one round trip, not two.
+ */
+const poolsRead = new WeakMap<IdsContext, Map<string, LockedPool>>();
+
+function poolsReadBy(ctx: IdsContext): Map<string, LockedPool> {
+  let pools = poolsRead.get(ctx);
+  if (!pools) poolsRead.set(ctx, (pools = new Map()));
+  return pools;
+}
+
 async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => void): Promise<void> {
   const name = batch[0]!.item.req.pool;
-  const pool = await readPool(ctx.database, name);
+  const known = poolsReadBy(ctx);
+  const read = known.get(name);
+  const pool = read ?? (await readPool(ctx.database, name));
   // One group: the first request's strategy and block size, each owner+purpose once; the rest wait.
   const group: Entry[] = [];
   const holders = new Set<string>();
@@ -95,6 +112,15 @@ async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => 
     } else again(e);
   }
   if (!pool || !strategy || group.length === 0) return;
+  if (strategy === 'random') {
+    // random draws are decided from a probe, and taken by a statement that checks only the
+    // pool's definition: they decide with the pool as it is now
+    if (read) {
+      known.delete(name);
+      for (const e of group) again(e);
+      return;
+    }
+  } else if (!read && !pool.hasExpiredLeases) known.set(name, pool);
   await claimGroup(ctx, pool, group, strategy, block, again);
 }
 
@@ -111,6 +137,12 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
     if (strategy === 'random') await claimRandom(ctx, pool, group, block, later, askAgain);
     else {
       const taken = await transaction(ctx.database, (tx) => takeAutomatic(tx, pool, reqs, strategy, block), { oneStatement: true, maxAttempts: 1 });
+      // It committed without waiting for the WAL flush (its lock was released before it): nothing
+      // is answered before that is durable, nor what another batch committed and this one saw held.
+      // A failed flush is an error: committed, perhaps not durable, not the locked path's to answer.
+      await commitsFlushed(ctx.database).catch((err) => {
+        for (const e of group) e.reject(err);
+      });
       const repeats: Array<Promise<void>> = [];
       for (const [i, t] of taken.entries()) {
         const e = group[i]!;
@@ -123,6 +155,8 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
   } catch (err) {
     const unsettled = group.filter((e) => !e.settled && !givenBack.has(e));
     if (lostTheBlock(err)) {
+      // the pool may have changed: the next batch reads it again
+      poolsReadBy(ctx).delete(pool.name);
       for (const e of unsettled) askAgain(e);
       return;
     }

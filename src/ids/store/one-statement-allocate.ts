@@ -89,7 +89,7 @@ export type Taken =
   | { kind: 'none' };
 
 const TAKE_AUTO = writeStatement<{ o_index: number; o_id: string; o_first: string | null; o_last: string | null; o_held: boolean }>(
-  `select o_index, o_id, o_first, o_last, o_held from allot_take_auto(?::integer, ?, ?, ?::integer, ?::integer,
+  `select o_index, o_id, o_first, o_last, o_held from allot_take_auto(?::integer, ?, ?, ?, ?, ?::integer, ?::integer,
      ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?)`,
 );
 
@@ -99,8 +99,9 @@ const TAKE_AUTO = writeStatement<{ o_index: number; o_id: string; o_first: strin
  * (`allot_take_auto`, migration 015) that locks the pool's row and then chooses with what every
  * earlier holder of the lock committed: the first request gets the block its strategy chooses, each
  * next one the block it would choose next, as the locked path would hand them out one by one. It
- * cannot lose them to another process; it refuses (allot_assert) only when the pool's definition
- * is no longer the one read, or a unique index refused an allocation.
+ * cannot lose them to another process; it refuses (allot_assert) only when the pool is no longer
+ * as `pool` says (its definition, default strategy or project), holds leases past due (the locked
+ * path releases them), or a unique index refused an allocation. `pool` may be an earlier read.
  */
 export async function takeAutomatic(
   tx: Tx,
@@ -116,6 +117,8 @@ export async function takeAutomatic(
   const answers = await TAKE_AUTO.all(tx, [
     pool.id,
     pool.definition,
+    pool.strategy,
+    pool.project,
     strategy,
     log2Exact(block),
     pool.maxK,
