@@ -139,10 +139,13 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
       const taken = await transaction(ctx.database, (tx) => takeAutomatic(tx, pool, reqs, strategy, block), { oneStatement: true, maxAttempts: 1 });
       // It committed without waiting for the WAL flush (its lock was released before it): nothing
       // is answered before that is durable, nor what another batch committed and this one saw held.
-      // A failed flush is an error: committed, perhaps not durable, not the locked path's to answer.
-      await commitsFlushed(ctx.database).catch((err) => {
-        for (const e of group) e.reject(err);
-      });
+      if (
+        !(await answeredOnceFlushed(
+          ctx,
+          group.filter((_, i) => taken[i]!.kind !== 'none'),
+        ))
+      )
+        return;
       const repeats: Array<Promise<void>> = [];
       for (const [i, t] of taken.entries()) {
         const e = group[i]!;
@@ -167,6 +170,22 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
       if (fault && isRetryableFault(fault)) e.resolve(null);
       else e.reject(err);
     }
+  }
+}
+
+/**
+ * Wait until this process's commits are durable before answering `entries`: false when the flush
+ * failed, and each of them was answered that error (committed, perhaps not durable: not the locked
+ * path's to answer).
+ */
+async function answeredOnceFlushed(ctx: IdsContext, entries: readonly Entry[]): Promise<boolean> {
+  if (entries.length === 0) return true;
+  try {
+    await commitsFlushed(ctx.database);
+    return true;
+  } catch (err) {
+    for (const e of entries) e.reject(err);
+    return false;
   }
 }
 
@@ -195,20 +214,22 @@ async function claimRandom(
     block,
   );
   const taking: Entry[] = [];
-  const repeats: Array<Promise<void>> = [];
+  const held: Array<{ e: Entry; d: { id: string; params: string } }> = [];
   for (const [i, d] of decisions.entries()) {
     const e = group[i]!;
     if (d.kind === 'new') taking.push(e);
     else if (d.kind === 'none') e.resolve(null);
     else if (d.kind === 'later') again(e);
-    else repeats.push(answerRepeat(ctx, pool, e, d, askAgain));
+    else held.push({ e, d });
   }
-  await Promise.all(repeats);
-  if (!claim) return;
-  const kept = await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 });
+  const kept = claim ? await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 }) : new Set<string>();
+  // as takeAutomatic's: committed without waiting for the WAL flush, and nothing answered before it
+  // is durable — nor what another process committed so and the probe saw held
+  if (!(await answeredOnceFlushed(ctx, [...taking, ...held.map((h) => h.e)]))) return;
   for (const [i, e] of taking.entries()) {
     // a draw whose span another process changed since the probe was not taken
-    if (kept.has(claim.rows[i]!.id)) e.resolve({ pool, row: claim.rows[i]!, created: true });
+    if (kept.has(claim!.rows[i]!.id)) e.resolve({ pool, row: claim!.rows[i]!, created: true });
     else askAgain(e);
   }
+  await Promise.all(held.map(({ e, d }) => answerRepeat(ctx, pool, e, d, askAgain)));
 }

@@ -141,6 +141,8 @@ export async function takeAutomatic(
  * (a fresh pool is ONE span), and all or nothing per statement made one of them lose every draw
  * for another's one. The pool's row is locked first, as in TAKE, and its counters move by what was
  * inserted; an allocation that conflicts (the same owner+purpose) refuses the whole statement.
+ * Like allot_take_auto it commits without waiting for its WAL flush (its caller waits for it:
+ * db/wal-flush.ts), so the pool's lock is not held through the flush.
  */
 const RANDOM_TAKE = writeStatement(`with pool as (select id from ids_pools where id = ? and definition = ? for update),
   shrunk as (
@@ -171,7 +173,8 @@ const RANDOM_TAKE = writeStatement(`with pool as (select id from ids_pools where
       last_key = (select max(last_key) from inserted), generation = generation + 1, updated_at = ?
     where id = (select id from pool) and exists (select 1 from inserted))
   select coalesce((select array_agg(id) from inserted), '{}') as ids,
-    allot_assert((select count(*) from inserted) = (select count(*) from wanted), 'identifier claim refused') as ok`);
+    allot_assert((select count(*) from inserted) = (select count(*) from wanted), 'identifier claim refused') as ok,
+    set_config('synchronous_commit', 'off', true) as no_flush_wait`);
 
 /**
  * Decide random automatic allocations of `reqs` (one block size, distinct owner+purpose) in
