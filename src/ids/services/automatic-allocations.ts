@@ -223,9 +223,6 @@ async function claimRandom(
     else held.push({ e, d });
   }
   const kept = claim ? await transaction(ctx.database, claim.write, { oneStatement: true, maxAttempts: 1 }) : new Set<string>();
-  // as takeAutomatic's: committed without waiting for the WAL flush, and nothing answered before it
-  // is durable — nor what another process committed so and the probe saw held
-  if (!(await answeredOnceFlushed(ctx, [...taking, ...held.map((h) => h.e)]))) return;
   for (const [i, e] of taking.entries()) {
     // a draw whose span another process changed since the probe was not taken
     if (kept.has(claim!.rows[i]!.id)) e.resolve({ pool, row: claim!.rows[i]!, created: true });
