@@ -30,3 +30,12 @@ for t in before after; do
   root=$BASE; [ $t = after ] && root=.
   npx tsx bench/hot-pools.ts --dialects postgres --sizes 4094 --strategies lowest,highest --trace --root $root --out $out/trace-$t.json > /dev/null
 done
+# Exhaustion answered by the statement that saw it: 100 values only, two more rounds alternated.
+for round in 4 5; do
+  for t in before after; do
+    root=$BASE; [ $t = after ] && root=.
+    echo "exhausted-$t-$round start $(cut -d' ' -f1-3 /proc/loadavg)" >> $out/load.txt
+    npx tsx bench/hot-pools.ts --dialects postgres --sizes 100 --root $root --out $out/postgres-100-$t-$round.json > /dev/null
+    echo "exhausted-$t-$round end $(cut -d' ' -f1-3 /proc/loadavg)" >> $out/load.txt
+  done
+done

@@ -85,7 +85,7 @@ export type Taken =
   | { kind: 'held'; id: string; params: string }
   /** its new allocation */
   | { kind: 'new'; row: AllocationRow }
-  /** no block was free for it: the locked path decides (and words the exhaustion) */
+  /** no block was free for it under the pool's lock (leases past due released): the pool is exhausted for its size */
   | { kind: 'none' };
 
 const TAKE_AUTO = writeStatement<{ o_index: number; o_id: string; o_first: string | null; o_last: string | null; o_held: boolean }>(
