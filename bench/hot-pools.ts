@@ -226,8 +226,11 @@ try {
         );
         bases.push(`http://127.0.0.1:${port}/ids/v1`);
       }
-      // warm-up (V8's JIT, the connections' prepared statements), not measured
+      // warm-up (V8's JIT, the connections' prepared statements), not measured; a random fill too:
+      // its last requests take the locked path, which opens each process's connections (a first
+      // random row on cold ones ran at half the rate: docs/performance.md, "Hot pools")
       await fill(bases, 'warmup', 2000, 'lowest');
+      await fill(bases, 'warmup-random', 200, 'random');
       const roots = () => [...servers.map((s) => s.pid), ...(dialect === 'postgres' ? ownPostgresPids() : [])];
       const watch = values.trace ? watcher(traceFiles, roots, dialect === 'postgres' ? db : null) : undefined;
       for (const size of SIZES) {
