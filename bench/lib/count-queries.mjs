@@ -6,8 +6,9 @@
 //
 // Its tracing variant: with ALLOT_BENCH_QUERY_TRACE_FILE too, it also keeps, per statement text
 // (whitespace folded, cut at 160 characters), how many times it was sent and the milliseconds
-// from sending to its answer (SQLite: that the statement ran on the main thread), and writes them there as JSON ({text: {n, ms}}, the
-// busiest first) — where a request's round trips go.
+// from sending to its answer (SQLite: that the statement ran on the main thread) and how many
+// failed (an error answered: a refused compare-and-set), and writes them there as JSON ({text:
+// {n, ms, failed}}, the busiest first) — where a request's round trips go.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -33,14 +34,17 @@ function installStatementCounter() {
       }
       return result;
     }
-    const entry = trace.get(key) ?? { n: 0, ms: 0 };
+    const entry = trace.get(key) ?? { n: 0, ms: 0, failed: 0 };
     trace.set(key, entry);
     entry.n++;
     const started = performance.now();
     const result = query.apply(this, args);
     if (result && typeof result.then === 'function') {
       const done = () => (entry.ms += performance.now() - started);
-      result.then(done, done);
+      result.then(done, () => {
+        done();
+        entry.failed++;
+      });
     }
     return result;
   };
@@ -59,12 +63,15 @@ function installStatementCounter() {
           counts.sqlite_statements++;
           if (!trace) return original.apply(this, params);
           const key = String(this.source).replace(/\s+/g, ' ').trim().slice(0, 160);
-          const entry = trace.get(key) ?? { n: 0, ms: 0 };
+          const entry = trace.get(key) ?? { n: 0, ms: 0, failed: 0 };
           trace.set(key, entry);
           entry.n++;
           const started = performance.now();
           try {
             return original.apply(this, params);
+          } catch (err) {
+            entry.failed++;
+            throw err;
           } finally {
             entry.ms += performance.now() - started;
           }
@@ -108,7 +115,7 @@ if (file) {
     if (now !== last) writeFileSync(file, now);
     last = now;
     if (trace?.size) {
-      const busiest = [...trace].sort(([, a], [, b]) => b.n - a.n).map(([text, e]) => [text, { n: e.n, ms: Math.round(e.ms * 10) / 10 }]);
+      const busiest = [...trace].sort(([, a], [, b]) => b.n - a.n).map(([text, e]) => [text, { n: e.n, ms: Math.round(e.ms * 10) / 10, failed: e.failed }]);
       const text = JSON.stringify(Object.fromEntries(busiest), null, 1);
       if (text !== lastTrace) writeFileSync(traceFile, text);
       lastTrace = text;

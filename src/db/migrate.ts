@@ -21,6 +21,7 @@ import * as idsBulk from './migrations/011-ids-bulk.js';
 import * as idsInstanceRequest from './migrations/012-ids-instance-request.js';
 import * as reservations from './migrations/013-reservations.js';
 import * as leaseCommitCheck from './migrations/014-lease-commit-check.js';
+import * as idsTakeAuto from './migrations/015-ids-take-auto.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -40,6 +41,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['012-ids-instance-request', idsInstanceRequest],
   ['013-reservations', reservations],
   ['014-lease-commit-check', leaseCommitCheck],
+  ['015-ids-take-auto', idsTakeAuto],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

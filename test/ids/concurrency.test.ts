@@ -153,7 +153,8 @@ describe('several allot processes on one PostgreSQL', () => {
     await Promise.all(servers.map((s) => s.stop()));
   });
 
-  for (const strategy of ['lowest', 'random']) {
+  // lowest, highest, next_after_last: blocks chosen under the pool's lock by one statement (allot_take_auto); random: draws taken by compare-and-set
+  for (const strategy of ['lowest', 'highest', 'next_after_last', 'random']) {
     test(`${strategy}: 3 processes, 250 owners asking twice for 200 values`, async () => {
       await clients[0]!.post('/pools', { name: `pg-race-${strategy}`, kind: 'integer', ranges: ['1-200'], strategy });
       const outcomes = await stampede(clients, `pg-race-${strategy}`, 250, 2);
@@ -161,6 +162,33 @@ describe('several allot processes on one PostgreSQL', () => {
       const held = await clients[1]!.all(`/pools/pg-race-${strategy}/allocations`);
       assert.equal(held.length, 200);
       assert.equal(new Set(held.map((a) => a.value)).size, 200);
+    });
+  }
+
+  // blocks of 4 across two free spans (50 is excluded): what allot_take_auto computes — aligned
+  // runs, a span's remainders, the walk from one span to the next — raced by 3 processes
+  for (const strategy of ['lowest', 'highest', 'next_after_last']) {
+    test(`${strategy}: 3 processes, 70 owners at once for the 49 aligned blocks of 4 of a split pool`, async () => {
+      const pool = `pg-blocks-${strategy}`;
+      await clients[0]!.post('/pools', { name: pool, kind: 'integer', ranges: ['1-203'], excluded: [50], strategy });
+      const answers = await Promise.all(
+        Array.from({ length: 70 }, (_, i) => clients[i % 3]!.post(`/pools/${pool}/allocations`, { owner: `b-${i}`, count: 4 })),
+      );
+      const blocks = answers.filter((a) => a.status === 201).map((a) => [a.body.value as number, a.body.last_value as number] as const);
+      for (const a of answers) if (a.status !== 201) assert.equal(a.body.code, 'ids.pool_exhausted', JSON.stringify(a.body));
+      assert.equal(blocks.length, 49);
+      const taken = new Set<number>();
+      for (const [first, last] of blocks) {
+        assert.equal(first % 4, 0, `block ${first}-${last} is aligned`);
+        assert.equal(last, first + 3);
+        assert.ok(first >= 4 && last <= 203 && (last < 50 || first > 50), `block ${first}-${last} lies in the pool, off 50`);
+        for (let v = first; v <= last; v++) {
+          assert.ok(!taken.has(v), `${v} handed out twice`);
+          taken.add(v);
+        }
+      }
+      const pools = await clients[1]!.get(`/pools/${pool}`);
+      assert.equal(pools.body.utilization.used, 49 * 4);
     });
   }
 

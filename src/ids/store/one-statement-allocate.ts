@@ -1,46 +1,43 @@
-// An automatic allocation on PostgreSQL whose pool lock is held only while SQL runs (issue 15).
+// Automatic allocations on PostgreSQL whose pool lock is held only while SQL runs (issues 15, 32).
 //
 // The locked path (allocate.ts) holds the pool's row lock across BEGIN/lock → probe → write →
 // COMMIT: three round trips and as many turns of a busy event loop. Measured with 48 clients over
 // 3 processes: 0.16 ms of SQL per write and 0.07 ms per probe, but ~235 ms per allocation waiting
-// for the lock (docs/performance.md). Here the strategy still decides in JS, from one probe
-// statement run WITHOUT the lock (probeAuto), and the chosen block is then taken by ONE statement
-// in its own implicit transaction, which:
+// for the lock (docs/performance.md). Here a batch of requests is taken by ONE statement in its own
+// implicit transaction, which locks the pool's row first (so it queues behind the locked path's
+// `FOR UPDATE` and never the other way round: no deadlock), only while the pool's definition is the
+// one the caller read, and moves its counters and generation by what it took:
 //
-// - moves the pool's counters and generation (this locks the pool's row first, so it queues
-//   behind the locked path's `FOR UPDATE` and never the other way round: no deadlock), but only
-//   while the pool's definition is the one decided with;
-// - takes the block out of the free span as a compare-and-set: the span row must still be exactly
-//   the one probed (PostgreSQL re-checks the WHERE on the latest row version after a lock wait;
-//   rows inserted after the statement's snapshot are invisible to it, so the check can only fail
-//   safe), and the span's remainder is written as takeWrites does;
-// - inserts the allocation with `on conflict do nothing`: a concurrent owner+purpose (or value)
-//   makes it insert nothing;
+// - lowest, highest, next_after_last (takeAutomatic): `allot_take_auto` (migration 015) chooses
+//   the blocks AFTER the lock was granted, on a snapshot that sees every earlier holder's commit,
+//   so it never loses them. Chosen in JS from a probe read without the lock and taken by a
+//   compare-and-set on the probed span (until 2026-11-29), every process's batch chose the same
+//   run and all but one lost: at 4 094 values, 0.08 refused statements per allocation out of 0.17,
+//   each loser reading the pool, probing and writing again (docs/performance.md, "Hot pools").
+// - random (randomClaims): the draws are made in JS from one probe and each probed span is a
+//   compare-and-set of its own (RANDOM_TAKE): draws fall apart, so few are lost, and a lost one is
+//   asked again.
 //
-// and `allot_assert`s that the allocation was inserted, else raises and nothing is kept. The
-// caller then probes again (the repeat is then answered as the idempotent one, or as
-// `ids.idempotency_mismatch`), a bounded number of times, then takes the locked path.
+// The unique indexes judge the allocations too; one they refuse (a concurrent owner+purpose)
+// refuses the whole statement (`allot_assert`) and nothing is kept. The caller then asks again
+// (the repeat is then answered as the idempotent one, or as `ids.idempotency_mismatch`), a bounded
+// number of times, then takes the locked path.
 //
-// The pool's counters stay on its row, although every allocation then holds that row's lock
-// through its commit: measured with 48 clients over 3 processes (lowest), the statement ran
-// 0.24 ms on average, lock wait included, and 0.13 backends waited for a lock at any moment
-// (27.7 with the locked path). The row is not what bounds the rate; keeping counters elsewhere
-// would make every reader of them add up deltas for nothing.
+// The pool's counters stay on its row, although every batch then holds that row's lock through
+// its commit: measured with 48 clients over 3 processes (lowest), the statement ran 0.24 ms on
+// average, lock wait included, and 0.13 backends waited for a lock at any moment (27.7 with the
+// locked path). The row is not what bounds the rate; keeping counters elsewhere would make every
+// reader of them add up deltas for nothing.
 import type { Db, Tx } from '../../db/database.js';
 import { writeStatement } from '../../db/statement.js';
 import { maxAlignedLog2 } from '../core/ranges.js';
 import type { Strategy } from '../core/pool-space.js';
-import { type Span, keyOf, sizeKeyOf } from '../core/values.js';
-import { type AllocationRequest, type AllocationRow, type Choice, newAllocationRow, pickAutomatic, randomDraws, requestParams } from './allocate.js';
+import { type Span, keyOf, log2Exact, sizeKeyOf } from '../core/values.js';
+import { type AllocationRequest, type AllocationRow, type Choice, newAllocationRow, randomDraws, requestParams } from './allocate.js';
 import { holderKey, probeAuto } from './free-ranges.js';
 import type { LockedPool } from './pools.js';
 import { isAssertRefusal } from '../../db/sql-helpers.js';
 
-const POOL = `pool as (
-    update ids_pools set used_count = (used_count::numeric + ?::numeric)::text, allocation_count = allocation_count + ?::integer,
-      last_key = ?, generation = generation + 1, updated_at = ?
-    where id = ? and definition = ? returning id)`;
-const SPAN = `pool_id = ? and band = 'auto' and first_key = ? and last_key = ? and exists (select 1 from pool)`;
 const ROW_COLUMNS = [
   'id',
   'first_key',
@@ -56,41 +53,22 @@ const ROW_COLUMNS = [
   'created_at',
   'updated_at',
 ] as const;
-const INSERT = `inserted as (
-    insert into ids_allocations (pool_id, version, ${ROW_COLUMNS.join(', ')})
-    select pool_id, 1, a.* from taken cross join unnest(${ROW_COLUMNS.map((c) => (c === 'block_log2' ? '?::integer[]' : '?::text[]')).join(', ')}) as a
-    on conflict do nothing returning id)
-  select allot_assert((select count(*) from inserted) = ?, 'identifier claim refused') as ok`;
-const FREE_ROW = `?, ?, ?, ?::integer`;
-
-/** The three shapes of taking a run of blocks: the span goes, it shrinks, or it splits in two. */
-const TAKE = {
-  whole: writeStatement(`with ${POOL}, taken as (delete from ids_free_ranges where ${SPAN} returning pool_id), ${INSERT}`),
-  shrink: writeStatement(
-    `with ${POOL}, taken as (update ids_free_ranges set (first_key, last_key, size_key, aligned) = (${FREE_ROW}) where ${SPAN} returning pool_id), ${INSERT}`,
-  ),
-  split: writeStatement(
-    `with ${POOL}, taken as (update ids_free_ranges set (first_key, last_key, size_key, aligned) = (${FREE_ROW}) where ${SPAN} returning pool_id),
-     added as (insert into ids_free_ranges (pool_id, band, first_key, last_key, size_key, aligned) select pool_id, 'auto', ${FREE_ROW} from taken), ${INSERT}`,
-  ),
-};
-
 const freeRow = (first: bigint, last: bigint) => [keyOf(first), keyOf(last), sizeKeyOf(last - first + 1n), maxAlignedLog2({ first, last })];
 
 /**
- * New allocations and the one statement that takes their blocks. `write` answers the ids of those
- * it took: all (a run of neighbours, TAKE) or those whose spans were still as probed (random,
- * RANDOM_TAKE); it raises (allot_assert) when it lost them all to a conflict.
+ * New allocations (random draws) and the one statement that takes their blocks. `write` answers
+ * the ids of those it took, those whose spans were still as probed (RANDOM_TAKE); it raises
+ * (allot_assert) when a conflict refused them all.
  */
 export interface OneStatementClaim {
   rows: AllocationRow[];
   write: (tx: Tx) => Promise<Set<string>>;
 }
 
-/** Did `write` lose its blocks (taken, or the pool changed, between the probe and the write)? */
+/** Did a claim's statement refuse (the pool changed since it was read, or a unique index refused an allocation)? Then it kept nothing. */
 export const lostTheBlock = isAssertRefusal;
 
-/** What automaticClaims decided for one request. */
+/** What random draws decided for one request (randomClaims). */
 export type ClaimDecision =
   /** the owner+purpose holds this allocation already (an idempotent repeat, or a mismatch) */
   | { kind: 'held'; id: string; params: string }
@@ -101,59 +79,58 @@ export type ClaimDecision =
   /** the run of blocks ended before it: ask again */
   | { kind: 'later' };
 
+/** What takeAutomatic did for one request. */
+export type Taken =
+  /** the owner+purpose holds this allocation already (an idempotent repeat, or a mismatch) */
+  | { kind: 'held'; id: string; params: string }
+  /** its new allocation */
+  | { kind: 'new'; row: AllocationRow }
+  /** no block was free for it under the pool's lock (leases past due released): the pool is exhausted for its size */
+  | { kind: 'none' };
+
+const TAKE_AUTO = writeStatement<{ o_index: number; o_id: string; o_first: string | null; o_last: string | null; o_held: boolean }>(
+  `select o_index, o_id, o_first, o_last, o_held from allot_take_auto(?::integer, ?, ?, ?, ?, ?::integer, ?::integer,
+     ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?)`,
+);
+
 /**
- * Decide automatic allocations of `reqs` (one block size and strategy, distinct owner+purpose) in
- * `pool`, read without its lock, from ONE probe: the first free request gets the block its
- * strategy chooses, each next one the block its strategy would choose next — the aligned block
- * right after it (right before it for `highest`) — as long as the chosen span holds it. That is
- * the sequence the locked path would hand out one by one: nothing below the chosen span can hold
- * a block (`lowest`, `next_after_last`), nothing above it (`highest`). The run is taken by one
- * statement; null when there is nothing to write.
+ * Automatic allocations of `reqs` (one block size and strategy — lowest, highest or
+ * next_after_last —, distinct owner+purpose) in `pool`, read without its lock, by ONE statement
+ * (`allot_take_auto`, migration 015) that locks the pool's row and then chooses with what every
+ * earlier holder of the lock committed: the first request gets the block its strategy chooses, each
+ * next one the block it would choose next, as the locked path would hand them out one by one. It
+ * cannot lose them to another process; it refuses (allot_assert) only when the pool is no longer
+ * as `pool` says (its definition, default strategy or project), holds leases past due (the locked
+ * path releases them), or a unique index refused an allocation. `pool` may be an earlier read.
  */
-export async function automaticClaims(
-  db: Db,
+export async function takeAutomatic(
+  tx: Tx,
   pool: LockedPool,
   reqs: readonly AllocationRequest[],
-  strategy: Strategy,
+  strategy: Exclude<Strategy, 'random'>,
   block: bigint,
-): Promise<{ decisions: ClaimDecision[]; claim: OneStatementClaim | null }> {
-  const holders = reqs.map((r) => ({ owner: r.owner, purpose: r.purpose ?? '' }));
-  const { chosen, held } = await pickAutomatic(db, pool, block, strategy, holders);
-  const blocks: Span[] = [];
-  const decisions = reqs.map((req, i): ClaimDecision => {
-    const params = requestParams(req, block, null);
-    const id = held.get(holderKey(holders[i]!));
-    if (id !== undefined) return { kind: 'held', id, params };
-    if (!chosen) return { kind: 'none' };
-    const previous = blocks[blocks.length - 1];
-    const first = !previous ? chosen.span.first : strategy === 'highest' ? previous.first - block : previous.last + 1n;
-    if (first < chosen.row.first || first + block - 1n > chosen.row.last) return { kind: 'later' };
-    blocks.push({ first, last: first + block - 1n });
-    return { kind: 'new', row: blocks.length - 1 };
-  });
-  if (!chosen || blocks.length === 0) return { decisions, claim: null };
-  const rows = decisions.flatMap((d, i) =>
-    d.kind === 'new' ? [newAllocationRow(db, pool.id, reqs[i]!, blocks[d.row]!, block, requestParams(reqs[i]!, block, null), 'api')] : [],
-  );
-  const span = chosen.row;
-  // the blocks are neighbours, in order (downwards for highest): the run is one span
-  const [a, z] = [blocks[0]!, blocks[blocks.length - 1]!];
-  const run = strategy === 'highest' ? { first: z.first, last: a.last } : { first: a.first, last: z.last };
-  const rest = [...(run.first > span.first ? [freeRow(span.first, run.first - 1n)] : []), ...(run.last < span.last ? [freeRow(run.last + 1n, span.last)] : [])];
-  const statement = rest.length === 0 ? TAKE.whole : rest.length === 1 ? TAKE.shrink : TAKE.split;
-  const values = [
-    ...[(block * BigInt(rows.length)).toString(), rows.length, rows[rows.length - 1]!.last_key, rows[0]!.updated_at, pool.id, pool.definition],
-    ...(rest[0] ?? []),
-    ...[pool.id, keyOf(span.first), keyOf(span.last)],
-    ...(rest[1] ?? []),
-    ...ROW_COLUMNS.map((c) => rows.map((r) => r[c])),
-    rows.length,
-  ];
-  const write = async (tx: Tx) => {
-    await statement.one(tx, values);
-    return new Set(rows.map((r) => r.id));
-  };
-  return { decisions, claim: { rows, write } };
+): Promise<Taken[]> {
+  const params = reqs.map((req) => requestParams(req, block, null));
+  // the rows but for their values, which the statement chooses
+  const rows = reqs.map((req, i) => newAllocationRow(tx, pool.id, req, { first: 0n, last: 0n }, block, params[i]!, 'api'));
+  const column = (c: keyof AllocationRow) => rows.map((r) => r[c]);
+  const answers = await TAKE_AUTO.all(tx, [
+    pool.id,
+    pool.definition,
+    pool.strategy,
+    pool.project,
+    strategy,
+    log2Exact(block),
+    pool.maxK,
+    ...(['owner', 'purpose', 'id', 'state', 'expires_at', 'source', 'request_hash', 'metadata'] as const).map(column),
+    rows[0]!.created_at,
+  ]);
+  const taken: Taken[] = reqs.map(() => ({ kind: 'none' }));
+  for (const a of answers) {
+    const i = a.o_index - 1;
+    taken[i] = a.o_held ? { kind: 'held', id: a.o_id, params: params[i]! } : { kind: 'new', row: { ...rows[i]!, first_key: a.o_first!, last_key: a.o_last! } };
+  }
+  return taken;
 }
 
 /**
@@ -164,6 +141,10 @@ export async function automaticClaims(
  * (a fresh pool is ONE span), and all or nothing per statement made one of them lose every draw
  * for another's one. The pool's row is locked first, as in TAKE, and its counters move by what was
  * inserted; an allocation that conflicts (the same owner+purpose) refuses the whole statement.
+ * It commits as any statement does, waiting for its WAL flush: random draws seldom queue on the
+ * pool's lock, and committing without the wait (as allot_take_auto does) cost them the round trip
+ * of the flush after it — measured, 4 094 values: 451 / 387 allocations/s, p99 284 / 286 ms,
+ * against 522 / 555/s, p99 207 / 214 ms with the wait (docs/performance.md, "Hot pools").
  */
 const RANDOM_TAKE = writeStatement(`with pool as (select id from ids_pools where id = ? and definition = ? for update),
   shrunk as (
