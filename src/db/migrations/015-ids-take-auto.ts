@@ -8,9 +8,7 @@
 // wrote again. `allot_take_auto` locks the pool's row first; in READ COMMITTED every later query
 // of a VOLATILE function runs on a fresh snapshot, taken after the lock was granted, so it sees
 // every change the previous holder committed, and the strategy's pick cannot lose. One statement,
-// one round trip, nothing held across round trips. Its transaction commits without waiting for the
-// WAL flush (synchronous_commit off, its own only), so the lock is not held through the flush
-// either; the caller answers once the flush is done (db/wal-flush.ts).
+// one round trip, nothing held across round trips.
 //
 // Values are 32-digit hex keys (ids/core/values.ts keyOf); the pick's arithmetic runs on numeric
 // (exact, 128 bits for IPv6): `allot_key_value` and `allot_value_key` convert, `allot_max_aligned`
@@ -85,9 +83,6 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
       v_taken integer;
       r record;
     begin
-      -- the commit does not wait for its WAL flush, so the pool's lock is released before the
-      -- flush; the caller answers after it (db/wal-flush.ts commitsFlushed)
-      perform set_config('synchronous_commit', 'off', true);
       select p.last_key into v_last_key from ids_pools p
       where p.id = p_pool and p.definition = p_definition and p.strategy = p_pool_strategy and p.project_id is not distinct from p_project
       for update;

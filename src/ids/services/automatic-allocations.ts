@@ -22,7 +22,6 @@ import { RetryableConflict } from '../../core/errors.js';
 import type { BatchHandler, Queued } from '../../core/serial.js';
 import { classifyFault, isRetryableFault } from '../../db/faults.js';
 import { transaction } from '../../db/transaction.js';
-import { commitsFlushed } from '../../db/wal-flush.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
 import { type Strategy, blockSize } from '../core/pool-space.js';
@@ -138,10 +137,6 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
     if (strategy === 'random') await claimRandom(ctx, pool, group, block, later, askAgain);
     else {
       const taken = await transaction(ctx.database, (tx) => takeAutomatic(tx, pool, reqs, strategy, block), { oneStatement: true, maxAttempts: 1 });
-      // It committed without waiting for the WAL flush (its lock was released before it): nothing
-      // is answered before that is durable, nor what another batch committed and this one saw held
-      // or that filled the pool.
-      if (!(await answeredOnceFlushed(ctx, group))) return;
       const repeats: Array<Promise<void>> = [];
       for (const [i, t] of taken.entries()) {
         const e = group[i]!;
@@ -168,22 +163,6 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
       if (fault && isRetryableFault(fault)) e.resolve(null);
       else e.reject(err);
     }
-  }
-}
-
-/**
- * Wait until this process's commits are durable before answering `entries`: false when the flush
- * failed, and each of them was answered that error (committed, perhaps not durable: not the locked
- * path's to answer).
- */
-async function answeredOnceFlushed(ctx: IdsContext, entries: readonly Entry[]): Promise<boolean> {
-  if (entries.length === 0) return true;
-  try {
-    await commitsFlushed(ctx.database);
-    return true;
-  } catch (err) {
-    for (const e of entries) e.reject(err);
-    return false;
   }
 }
 

@@ -141,10 +141,6 @@ export async function takeAutomatic(
  * (a fresh pool is ONE span), and all or nothing per statement made one of them lose every draw
  * for another's one. The pool's row is locked first, as in TAKE, and its counters move by what was
  * inserted; an allocation that conflicts (the same owner+purpose) refuses the whole statement.
- * It commits as any statement does, waiting for its WAL flush: random draws seldom queue on the
- * pool's lock, and committing without the wait (as allot_take_auto does) cost them the round trip
- * of the flush after it — measured, 4 094 values: 451 / 387 allocations/s, p99 284 / 286 ms,
- * against 522 / 555/s, p99 207 / 214 ms with the wait (docs/performance.md, "Hot pools").
  */
 const RANDOM_TAKE = writeStatement(`with pool as (select id from ids_pools where id = ? and definition = ? for update),
   shrunk as (
