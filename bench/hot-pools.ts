@@ -21,9 +21,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../test/helpers/postgres.js';
 import { jsonCaller, percentile, round1 } from './lib/api-calls.js';
+import { sampleLockWaiters } from './lib/lock-waiters.js';
 import { cpuMeter } from './lib/procfs.js';
 import { type Target, ownPostgresPids, startAllot } from './lib/targets.js';
 
@@ -153,30 +153,14 @@ function watcher(traceFiles: string[], roots: () => number[], dbUrl: string | nu
     start() {
       const before = traced(traceFiles);
       const meter = cpuMeter(roots);
-      let waiting = 0;
-      let samples = 0;
-      let sampling = true;
-      const sampler = dbUrl
-        ? (async () => {
-            const probe = new pg.Client({ connectionString: dbUrl });
-            await probe.connect();
-            while (sampling) {
-              const r = await probe.query('select count(*)::int as n from pg_locks where not granted');
-              waiting += r.rows[0].n;
-              samples++;
-              await new Promise((res) => setTimeout(res, 20));
-            }
-            await probe.end();
-          })()
-        : null;
+      const lockWaiters = dbUrl ? sampleLockWaiters(dbUrl) : null;
       return {
         async stop(allocations) {
           const cpu = meter.per(allocations);
-          sampling = false;
-          await sampler;
+          const meanLockWaiters = await lockWaiters?.stop();
           return {
             cpu,
-            ...(dbUrl ? { meanLockWaiters: round2(waiting / Math.max(1, samples)) } : {}),
+            ...(meanLockWaiters !== undefined ? { meanLockWaiters: round2(meanLockWaiters) } : {}),
             ...perAllocation(await before, await traced(traceFiles), allocations),
           };
         },

@@ -19,6 +19,7 @@ import pg from 'pg';
 import { createTestDatabase, freePort, startEmbeddedPostgres } from '../../test/helpers/postgres.js';
 import { statementsSent } from './count-queries.mjs';
 import { KeepAliveClient } from './http.js';
+import { sampleLockWaiters } from './lock-waiters.js';
 import { usageOf } from './procfs.js';
 import { type Target, ownPostgresPids, startAllot } from './targets.js';
 
@@ -134,22 +135,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
       const s0 = await statements();
       const u0 = usageOf(roots());
       const client0 = process.cpuUsage();
-      let waiting = 0;
-      let samples = 0;
-      let sampling = true;
-      const sampler = admin
-        ? (async () => {
-            const probe = new pg.Client({ connectionString: dbUrl });
-            await probe.connect();
-            while (sampling) {
-              const r = await probe.query('select count(*)::int as n from pg_locks where not granted');
-              waiting += r.rows[0].n;
-              samples++;
-              await new Promise((res) => setTimeout(res, 20));
-            }
-            await probe.end();
-          })()
-        : null;
+      const lockWaiters = admin ? sampleLockWaiters(dbUrl) : null;
       const latencies: number[] = [];
       let values = 0;
       let next = 0;
@@ -167,8 +153,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
         }),
       );
       const seconds = (performance.now() - started) / 1000;
-      sampling = false;
-      await sampler;
+      const meanLockWaiters = await lockWaiters?.stop();
       const s1 = await statements();
       const u1 = usageOf(roots());
       const client = process.cpuUsage(client0);
@@ -186,7 +171,7 @@ export async function runServed(o: ServedOptions): Promise<Record<string, unknow
       };
       if (admin) {
         result.db_cpu_ms_per_op = round(((u1.db_cpu_s - u0.db_cpu_s) * 1000) / count);
-        result.mean_lock_waiters = round(waiting / Math.max(1, samples));
+        result.mean_lock_waiters = round(meanLockWaiters ?? 0);
         const top = await admin.query(
           `select calls, round(total_exec_time::numeric, 1) as total_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) as query
            from pg_stat_statements where query not like '%pg_stat_statements%' and query not like '%pg_locks%'
