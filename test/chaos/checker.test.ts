@@ -279,6 +279,23 @@ describe('the chaos checker', () => {
       const twoValues = history([allocate('o1|', 0, { ttlS: 5 }), read('ids', 'o1|', 1_000, { version: 1, value: { value: 4, state: 'reserved' } })]);
       caught(twoValues, 'two-states-one-version');
     });
+
+    test('a reservation asked again after its lease may have run out unobserved is another life, not two states of one version', () => {
+      // seed 58's history: the first allocation answered 503, seen reserved with value 4 by a
+      // snapshot, then asked again (same owner, same ttl) after its 3 s could have passed: value 7
+      const unseenEnd = (againAt: number) =>
+        history([
+          allocate('o1|', 0, { ttlS: 3, outcome: 'unknown' }),
+          read('ids', 'o1|', 2_500, { version: 1, value: { value: 4, state: 'reserved' } }),
+          allocate('o1|', againAt, { ttlS: 3, value: 7 }),
+        ]);
+      assert.deepEqual(
+        rules(unseenEnd(3_100)).filter((r) => r === 'two-states-one-version'),
+        [],
+      );
+      // before any lease asked for it could have run out, two values at version 1 are still caught
+      caught(unseenEnd(2_600), 'two-states-one-version');
+    });
   });
 
   describe('fencing: the bare-metal allocations’ change log', () => {
