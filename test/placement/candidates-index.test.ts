@@ -6,11 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { fillProviders } from '../helpers/fill-providers.js';
-import { type SpawnedServer, serverFor, spawnServer, startServer } from '../helpers/server.js';
+import { type SpawnedServer, serverFor, spawnServer, startServer, type TestServer } from '../helpers/server.js';
 
 const owner = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE' };
 
@@ -21,8 +21,8 @@ async function candidateHosts(api: PlacementClient, query = 'resources=VCPU:2'):
 }
 
 /** Poll until `read` satisfies `ok` (a guard against a hang; the deadline is generous). */
-async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000;
+async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, withinMs = 30_000): Promise<T> {
+  const deadline = Date.now() + withinMs;
   for (;;) {
     const v = await read();
     if (ok(v)) return v;
@@ -183,64 +183,107 @@ describe('candidates follow changes made by other processes', () => {
 for (const dialect of DIALECTS) {
   describe(`candidates stay exact while the index reloads in the background (${dialect})`, () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'allot-reload-'));
-    after(() => rmSync(dir, { recursive: true, force: true }));
+    let server: TestServer;
+    let api: PlacementClient;
+    const targets: string[] = [];
+    const query = 'resources=VCPU:4,CUSTOM_RELOAD:1';
+    const free = (except: string | null) => targets.filter((t) => t !== except).sort();
+    /** the background reloads finished so far, and the seconds they took in all */
+    const backgroundLoads = async () => {
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const value = (name: string) => {
+        const line = text.split('\n').find((l) => l.startsWith(`${name}{kind="background"}`));
+        return line ? Number(line.split(' ').pop()) : 0;
+      };
+      return { count: value('allot_placement_candidate_index_load_seconds_count'), seconds: value('allot_placement_candidate_index_load_seconds_sum') };
+    };
+
+    before(async () => {
+      const url = dialect === 'sqlite' ? `sqlite:${path.join(dir, 'reload.db')}` : await freshDatabaseUrl(dialect);
+      server = await startServer({ db: url, candidateIndexReload: 10 });
+      api = new PlacementClient(server.placementUrl);
+      assert.equal((await api.at('1.7').put('/resource_classes/CUSTOM_RELOAD')).status, 201);
+      for (let i = 0; i < 4; i++) {
+        const rp = (await api.post('/resource_providers', { name: `target-${i}` })).body.uuid;
+        await api.put(`/resource_providers/${rp}/inventories`, {
+          resource_provider_generation: 0,
+          inventories: { VCPU: { total: 4 }, CUSTOM_RELOAD: { total: 1 } },
+        });
+        targets.push(rp);
+      }
+      await fillProviders(url, dialect, 20_000);
+      // written behind the server's back: the safety net is what brings them in (on SQLite also data_version)
+      await eventually(
+        () => api.get('/allocation_candidates?resources=VCPU:64&limit=1').then((r) => Object.keys(r.body.provider_summaries ?? {}).length),
+        (found) => found === 1,
+        'the filled providers reached the index',
+      );
+    });
+    after(async () => {
+      await server?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
     test('every claim and release shows in the next search, reload after reload', async () => {
-      const url = dialect === 'sqlite' ? `sqlite:${path.join(dir, 'reload.db')}` : await freshDatabaseUrl(dialect);
-      const server = await startServer({ db: url, candidateIndexReload: 10 });
-      try {
-        const api = new PlacementClient(server.placementUrl);
-        const loads = async () => {
-          const text = await (await fetch(`${server.url}/metrics`)).text();
-          const line = text.split('\n').find((l) => l.startsWith('allot_placement_candidate_index_load_seconds_count{kind="background"}'));
-          return line ? Number(line.split(' ').pop()) : 0;
-        };
-        assert.equal((await api.at('1.7').put('/resource_classes/CUSTOM_RELOAD')).status, 201);
-        const targets: string[] = [];
-        for (let i = 0; i < 4; i++) {
-          const rp = (await api.post('/resource_providers', { name: `target-${i}` })).body.uuid;
-          await api.put(`/resource_providers/${rp}/inventories`, {
-            resource_provider_generation: 0,
-            inventories: { VCPU: { total: 4 }, CUSTOM_RELOAD: { total: 1 } },
-          });
-          targets.push(rp);
-        }
-        await fillProviders(url, dialect, 20_000);
-        // written behind the server's back: the safety net is what brings them in (on SQLite also data_version)
-        await eventually(
-          () => api.get('/allocation_candidates?resources=VCPU:64&limit=1').then((r) => Object.keys(r.body.provider_summaries ?? {}).length),
-          (found) => found === 1,
-          'the filled providers reached the index',
+      assert.deepEqual(await candidateHosts(api, query), free(null));
+      const before = (await backgroundLoads()).count;
+      // A reload comes every max(10 s, 30 × the last reload's time): on a loaded 2-core machine a
+      // reload of 20 000 providers takes up to a second or more, so three can take over a minute.
+      const deadline = Date.now() + 240_000;
+      let rounds = 0;
+      // at least three background reloads begun and ended while claims and releases went on
+      while ((await backgroundLoads()).count < before + 3) {
+        assert.ok(Date.now() < deadline, `three background reloads within 240 s (saw ${(await backgroundLoads()).count - before})`);
+        const target = targets[rounds % targets.length]!;
+        const consumer = randomUUID();
+        const claimed = await api.put(`/allocations/${consumer}`, {
+          allocations: { [target]: { resources: { VCPU: 4, CUSTOM_RELOAD: 1 } } },
+          consumer_generation: null,
+          ...owner,
+        });
+        assert.equal(claimed.status, 204, claimed.text);
+        assert.deepEqual(await candidateHosts(api, query), free(target), `round ${rounds}: the claim shows`);
+        // and still shows a moment later, after a reload chunk read before it may have landed
+        await new Promise((r) => setTimeout(r, 5));
+        assert.deepEqual(await candidateHosts(api, query), free(target), `round ${rounds}: the claim still shows`);
+        assert.equal((await api.delete(`/allocations/${consumer}`)).status, 204);
+        assert.deepEqual(await candidateHosts(api, query), free(null), `round ${rounds}: the release shows`);
+        rounds++;
+      }
+    });
+
+    // A resource class deleted tells every index that anything may have changed (names are
+    // forgotten): the next search waits for a full load. Asked just as a background reload starts, it
+    // must not run beside the background one — each drops at its end the providers it did not read
+    // itself, so two at once lost providers from the index (a CI run: a free target missing).
+    test('a full load asked for while a background reload runs keeps every provider', async () => {
+      const everyAvx2 = 'resources=VCPU:64&required=HW_CPU_X86_AVX2'; // 5 000 of the filled providers
+      const deadline = Date.now() + 360_000;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const spare = `CUSTOM_SPARE_${attempt}`;
+        assert.equal((await api.at('1.7').put(`/resource_classes/${spare}`)).status, 201);
+        // a background reload has just ended: the next is due 30× its time later (at least 10 ms)
+        const seen = await backgroundLoads();
+        const ended = await eventually(
+          async () => {
+            await candidateHosts(api, query); // a search is what starts a reload that is due
+            return backgroundLoads();
+          },
+          (now) => now.count > seen.count,
+          'a background reload ended',
+          120_000,
         );
-        const free = (except: string | null) => targets.filter((t) => t !== except).sort();
-        const query = 'resources=VCPU:4,CUSTOM_RELOAD:1';
-        assert.deepEqual(await candidateHosts(api, query), free(null));
-        const before = await loads();
-        // A reload comes every max(10 s, 30 × the last reload's time): on a loaded 2-core machine a
-        // reload of 20 000 providers takes up to a second or more, so three can take over a minute.
-        const deadline = Date.now() + 240_000;
-        let rounds = 0;
-        // at least three background reloads begun and ended while claims and releases went on
-        while ((await loads()) < before + 3) {
-          assert.ok(Date.now() < deadline, `three background reloads within 240 s (saw ${(await loads()) - before})`);
-          const target = targets[rounds % targets.length]!;
-          const consumer = randomUUID();
-          const claimed = await api.put(`/allocations/${consumer}`, {
-            allocations: { [target]: { resources: { VCPU: 4, CUSTOM_RELOAD: 1 } } },
-            consumer_generation: null,
-            ...owner,
-          });
-          assert.equal(claimed.status, 204, claimed.text);
-          assert.deepEqual(await candidateHosts(api, query), free(target), `round ${rounds}: the claim shows`);
-          // and still shows a moment later, after a reload chunk read before it may have landed
-          await new Promise((r) => setTimeout(r, 5));
-          assert.deepEqual(await candidateHosts(api, query), free(target), `round ${rounds}: the claim still shows`);
-          assert.equal((await api.delete(`/allocations/${consumer}`)).status, 204);
-          assert.deepEqual(await candidateHosts(api, query), free(null), `round ${rounds}: the release shows`);
-          rounds++;
-        }
-      } finally {
-        await server.close();
+        const tookMs = ((ended.seconds - seen.seconds) / (ended.count - seen.count)) * 1000;
+        await new Promise((r) => setTimeout(r, Math.max(10, 30 * tookMs) + 20));
+        assert.ok(Date.now() < deadline, 'three attempts within 360 s');
+        // this search starts the background reload (without waiting for it) …
+        assert.deepEqual(await candidateHosts(api, query), free(null), `attempt ${attempt}: before`);
+        // … and this delete asks for a full load, which the next search waits for
+        assert.equal((await api.delete(`/resource_classes/${spare}`)).status, 204);
+        assert.deepEqual(await candidateHosts(api, query), free(null), `attempt ${attempt}: every target after the full load`);
+        const avx2 = await api.get(`/allocation_candidates?${everyAvx2}`);
+        assert.equal(avx2.status, 200, avx2.text);
+        assert.equal(Object.keys(avx2.body.provider_summaries).length, 5_000, `attempt ${attempt}: every filled provider after the full load`);
       }
     });
   });

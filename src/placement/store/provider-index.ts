@@ -125,8 +125,14 @@ export class ProviderIndex implements ProviderModel {
   /** the next background reload is due this long after the last one ended */
   private fullRefreshMs: number;
   private refreshing: Promise<void> | null = null;
-  /** while the periodic full reload runs in the background: ids invalidated since it began */
-  private touchedDuringReload: Set<number> | null = null;
+  /** the periodic full reload while it runs in the background: ids invalidated since it began, and how to stop it */
+  private background: { touched: Set<number>; stop: AbortController; done: Promise<void> } | null = null;
+  /**
+   * A full load (waited for or in the background) is under way. There is only ever one: each marks
+   * the providers it read with its number and drops the rest at its end, so two at once would drop
+   * what the other one read.
+   */
+  private loadingAll = false;
   /** bumped when providers come or go, move in their trees, or the sharing anchors change */
   structureVersion = 0;
   /** what the candidate search derived from the structure, kept while structureVersion stays */
@@ -179,7 +185,7 @@ export class ProviderIndex implements ProviderModel {
     } else
       for (const id of ids) {
         this.stale.add(id);
-        this.touchedDuringReload?.add(id);
+        this.background?.touched.add(id);
       }
     if (ids === 'all' || this.stale.size > before) this.marked++;
   }
@@ -230,7 +236,7 @@ export class ProviderIndex implements ProviderModel {
   /** The index with every change committed before this call applied. */
   async current(progress?: (providers: number) => void, stop?: AbortSignal): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
-    if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.touchedDuringReload) this.reloadInBackground();
+    if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.loadingAll && !this.background) this.reloadInBackground();
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
       const row = await readStatement<{ data_version: number }>('pragma data_version').one(this.database, []);
@@ -255,7 +261,7 @@ export class ProviderIndex implements ProviderModel {
    */
   applyUsage(id: number, generation: number, used: Map<string, number>): void {
     const p = this.providers.get(id);
-    if (!p || this.refreshing || this.touchedDuringReload || this.everything || this.stale.has(id)) {
+    if (!p || this.refreshing || this.background || this.everything || this.stale.has(id)) {
       this.invalidate([id]);
       return;
     }
@@ -292,8 +298,12 @@ export class ProviderIndex implements ProviderModel {
     this.everything = false;
     this.stale = new Set();
     try {
-      if (everything) await this.reloadAll(undefined, progress, stop);
-      else this.apply(await this.read({ ids }), ids);
+      if (everything) {
+        // anything may have changed, also what the background reload has read already: it stops
+        // at its next chunk, and this load starts over
+        await this.stopBackgroundReload();
+        await this.reloadAll(undefined, progress, stop);
+      } else this.apply(await this.read({ ids }), ids);
     } catch (err) {
       this.invalidate('all'); // what was taken for this refresh must not be forgotten
       throw err;
@@ -319,14 +329,25 @@ export class ProviderIndex implements ProviderModel {
    */
   private reloadInBackground(): void {
     const touched = new Set<number>();
-    this.touchedDuringReload = touched;
+    const stop = new AbortController();
     const started = performance.now();
-    this.reloadAll(touched)
+    const running = { touched, stop, done: Promise.resolve() };
+    running.done = this.reloadAll(touched, undefined, stop.signal)
       .then(() => this.loaded(started, 'background'))
-      .catch(() => this.invalidate('all')) // the next search reloads, and waits for it
+      .catch(() => {
+        if (!stop.signal.aborted) this.invalidate('all'); // the next search reloads, and waits for it
+      })
       .finally(() => {
-        this.touchedDuringReload = null;
+        if (this.background === running) this.background = null;
       });
+    this.background = running;
+  }
+
+  private async stopBackgroundReload(): Promise<void> {
+    const running = this.background;
+    if (!running) return;
+    running.stop.abort(new Error('a full load that waits for no background reload'));
+    await running.done;
   }
 
   /**
@@ -338,6 +359,16 @@ export class ProviderIndex implements ProviderModel {
    * answered meanwhile. Providers that are gone are dropped at the end.
    */
   private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
+    if (this.loadingAll) throw new Error('a second full load of the provider index at once');
+    this.loadingAll = true;
+    try {
+      await this.readAll(touched, progress, stop);
+    } finally {
+      this.loadingAll = false;
+    }
+  }
+
+  private async readAll(touched?: Set<number>, progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
     const load = ++this.loads;
     this.nameOf = await readNames(this.database);
     this.shared = new SharedValues();
