@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { after, before, describe, test } from 'node:test';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
@@ -18,6 +19,16 @@ async function candidateHosts(api: PlacementClient, query = 'resources=VCPU:2'):
   const res = await api.get(`/allocation_candidates?${query}`);
   assert.equal(res.status, 200, res.text);
   return res.body.allocation_requests.map((r: { allocations: Record<string, unknown> }) => Object.keys(r.allocations)[0]).sort();
+}
+
+/** The index's full loads of one kind finished so far in the server at `url`, and the seconds they took in all. */
+async function indexLoads(url: string, kind: 'wait' | 'background'): Promise<{ count: number; seconds: number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (name: string) => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{kind="${kind}"}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  };
+  return { count: value('allot_placement_candidate_index_load_seconds_count'), seconds: value('allot_placement_candidate_index_load_seconds_sum') };
 }
 
 /** Poll until `read` satisfies `ok` (a guard against a hang; the deadline is generous). */
@@ -174,6 +185,49 @@ describe('candidates follow changes made by other processes', () => {
   }
 });
 
+// The LISTEN connection carries the other processes' changes; when it is made again, what they
+// announced meanwhile is lost and the index reads every provider again — in the background, so no
+// search waits for a full load after a failover (at a million providers, seconds each).
+describe('the LISTEN connection made again (postgres)', () => {
+  test('every provider is read again in the background, and no search waits for it', async () => {
+    const url = await freshDatabaseUrl('postgres');
+    const server = await startServer({ db: url });
+    try {
+      const api = new PlacementClient(server.placementUrl);
+      const rp = (await api.post('/resource_providers', { name: 'known' })).body.uuid;
+      await api.put(`/resource_providers/${rp}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 64 } } });
+      assert.deepEqual(await candidateHosts(api, 'resources=VCPU:64'), [rp]);
+      const waited = await indexLoads(server.url, 'wait');
+      const background = await indexLoads(server.url, 'background');
+
+      // the connection that LISTENs (its last statement: the LISTEN, or its ping) is cut
+      const admin = new pg.Client({ connectionString: url });
+      await admin.connect();
+      try {
+        const cut = await admin.query(
+          `select pg_terminate_backend(pid) from pg_stat_activity
+            where datname = current_database() and pid <> pg_backend_pid() and (query like 'LISTEN %' or query = 'select 1')`,
+        );
+        assert.ok(cut.rowCount! >= 1, 'the LISTEN connection was found');
+      } finally {
+        await admin.end();
+      }
+      // changes nobody announces (written behind the server's back): only a full read finds them
+      await fillProviders(url, 'postgres', 10);
+      const found = await eventually(
+        () => candidateHosts(api, 'resources=VCPU:1'),
+        (hosts) => hosts.length === 11,
+        'the providers written while nobody listened reached the index',
+      );
+      assert.ok(found.includes(rp));
+      assert.ok((await indexLoads(server.url, 'background')).count > background.count, 'a background reload found them');
+      assert.deepEqual(await indexLoads(server.url, 'wait'), waited, 'no search waited for a full load');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 // The safety net re-reads every provider in the background while searches go on with what the
 // index holds; a claim or release committed while such a reload runs must still show in the very
 // next search (a chunk read before the change must not overwrite it). The providers written to
@@ -188,15 +242,7 @@ for (const dialect of DIALECTS) {
     const targets: string[] = [];
     const query = 'resources=VCPU:4,CUSTOM_RELOAD:1';
     const free = (except: string | null) => targets.filter((t) => t !== except).sort();
-    /** the background reloads finished so far, and the seconds they took in all */
-    const backgroundLoads = async () => {
-      const text = await (await fetch(`${server.url}/metrics`)).text();
-      const value = (name: string) => {
-        const line = text.split('\n').find((l) => l.startsWith(`${name}{kind="background"}`));
-        return line ? Number(line.split(' ').pop()) : 0;
-      };
-      return { count: value('allot_placement_candidate_index_load_seconds_count'), seconds: value('allot_placement_candidate_index_load_seconds_sum') };
-    };
+    const backgroundLoads = () => indexLoads(server.url, 'background');
 
     before(async () => {
       const url = dialect === 'sqlite' ? `sqlite:${path.join(dir, 'reload.db')}` : await freshDatabaseUrl(dialect);

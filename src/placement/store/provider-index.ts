@@ -133,6 +133,8 @@ export class ProviderIndex implements ProviderModel {
    * what the other one read.
    */
   private loadingAll = false;
+  /** a background reload is due at the next search, whenever the last one ended (the LISTEN connection was made again) */
+  private reloadDue = false;
   /** bumped when providers come or go, move in their trees, or the sharing anchors change */
   structureVersion = 0;
   /** what the candidate search derived from the structure, kept while structureVersion stays */
@@ -163,7 +165,7 @@ export class ProviderIndex implements ProviderModel {
         if (origin === this.origin) return;
         this.invalidate(ids === 'all' ? 'all' : ids.split(',').map(Number));
       },
-      () => this.invalidate('all'),
+      () => this.listening(),
     );
   }
 
@@ -174,6 +176,21 @@ export class ProviderIndex implements ProviderModel {
       clearTimeout(this.outbox.timer);
       await this.sendNotify();
     }
+  }
+
+  /**
+   * The LISTEN connection was made (again): what other processes announced while it was down is
+   * lost. Every provider is read again in the background, as the safety net does, due now — not a
+   * load every search waits for, which after a failover at a million providers would hold each
+   * candidates request for seconds; until it ends another process's change may reach a search
+   * late, as one does between its commit and its NOTIFY. A background reload already under way
+   * may have read some providers before the lost changes: it is stopped and begun again.
+   */
+  private listening(): void {
+    this.names.forget();
+    if (this.loads === 0 || this.everything) return; // a load yet to begin reads after this anyway
+    this.reloadDue = true;
+    void this.stopBackgroundReload();
   }
 
   invalidate(ids: Iterable<number> | 'all'): void {
@@ -236,7 +253,8 @@ export class ProviderIndex implements ProviderModel {
   /** The index with every change committed before this call applied. */
   async current(progress?: (providers: number) => void, stop?: AbortSignal): Promise<ProviderIndex> {
     // A change announced by a process that died before announcing it is picked up here.
-    if (performance.now() - this.loadedAt > this.fullRefreshMs && !this.everything && !this.loadingAll && !this.background) this.reloadInBackground();
+    const due = this.reloadDue || performance.now() - this.loadedAt > this.fullRefreshMs;
+    if (due && !this.everything && !this.loadingAll && !this.background) this.reloadInBackground();
     if (this.database.dialect === 'sqlite') {
       // Changes only when another connection (another process) commits to the file.
       const row = await readStatement<{ data_version: number }>('pragma data_version').one(this.database, []);
@@ -328,6 +346,7 @@ export class ProviderIndex implements ProviderModel {
    * chunk is applied, so the next search re-reads them, as it would without the reload.
    */
   private reloadInBackground(): void {
+    this.reloadDue = false;
     const touched = new Set<number>();
     const stop = new AbortController();
     const started = performance.now();
