@@ -457,7 +457,7 @@ export function registerIdsCommands(program: Command): void {
     .description('configured external inventories and their outbox counts')
     .action(
       a(async ({ client, out }) =>
-        out.print(await client.ids.listInventories(), (l: I.InventoryInfo[]) => ({
+        out.print(await client.ids.listInventories(), (l: I.Inventory[]) => ({
           rows: l.map((i) => ({ ...i, pending: i.outbox.pending, done: i.outbox.done, outbox: undefined })),
           columns: ['name', 'type', 'timeout_ms', 'pending', 'done'],
         })),

@@ -3,14 +3,12 @@
 // src/ids/schemas.ts by scripts/wire-types.ts) — the types the server's views are checked against
 // too, so a body's shape is written once. What is written here is the client's side of a call:
 // query parameters (numbers and values, sent as text), paging and If-Match.
-import type { Utilization, Value } from './ids-wire.js';
+import type { Utilization, Value, WireTypes } from './ids-wire.js';
 
 export type * from './ids-wire.js';
 
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+/** A list's page (`PoolPage`, `AllocationPage`, …: each list's response schema). */
+export type Page = WireTypes[Extract<keyof WireTypes, `${string}Page`>];
 
 export interface PageQuery {
   /** 1–1000 (default 100) */

@@ -266,6 +266,21 @@ export type Problem = {
   errors?: Array<Record<string, unknown>>;
 };
 
+/** the API's root: its name, version and where its collections are */
+export type Root = {
+  name: string;
+  version: string;
+  links: {
+    openapi: string;
+    pools: string;
+    allocations: string;
+    allocation_specs: string;
+    service_instances: string;
+    inventories: string;
+    outbox: string;
+  };
+};
+
 export type Pool = {
   name: string;
   kind: PoolKind;
@@ -320,6 +335,11 @@ export type Allocation = {
   updated_at: string;
 };
 
+export type Batch = {
+  allocations: Array<BatchAllocation>;
+  dry_run: boolean;
+};
+
 export type BatchAllocation = {
   id: string;
   pool: string;
@@ -343,11 +363,6 @@ export type BatchAllocation = {
   updated_at: string;
   /** false: the owner and purpose held it already (an idempotent repeat) */
   created: boolean;
-};
-
-export type BatchResult = {
-  allocations: Array<BatchAllocation>;
-  dry_run: boolean;
 };
 
 export type FreeRange = {
@@ -505,7 +520,7 @@ export type OutboxEntry = {
 };
 
 /** an external inventory (--ids-inventories) and its outbox */
-export type InventoryInfo = {
+export type Inventory = {
   name: string;
   /** http or postgres-table */
   type: string;
@@ -518,3 +533,89 @@ export type InventoryInfo = {
     done: number;
   };
 };
+
+export type PoolPage = {
+  items: Array<Pool>;
+  next_cursor: string | null;
+};
+
+export type AllocationPage = {
+  items: Array<Allocation>;
+  next_cursor: string | null;
+};
+
+export type FreeRangePage = {
+  items: Array<FreeRange>;
+  next_cursor: string | null;
+};
+
+export type SpecPage = {
+  items: Array<Spec>;
+  next_cursor: string | null;
+};
+
+export type InstancePage = {
+  items: Array<Instance>;
+  next_cursor: string | null;
+};
+
+export type OutboxPage = {
+  items: Array<OutboxEntry>;
+  next_cursor: string | null;
+};
+
+export type InventoryPage = {
+  items: Array<Inventory>;
+  next_cursor: string | null;
+};
+
+/** Every type above by its schema's name. */
+export interface WireTypes {
+  Value: Value;
+  PoolKind: PoolKind;
+  Strategy: Strategy;
+  RangeItem: RangeItem;
+  Bounds: Bounds;
+  PoolCreate: PoolCreate;
+  PoolUpdate: PoolUpdate;
+  AllocationRequest: AllocationRequest;
+  BatchItem: BatchItem;
+  BatchRequest: BatchRequest;
+  AllocationUpdate: AllocationUpdate;
+  ImportItem: ImportItem;
+  ImportRequest: ImportRequest;
+  PoolSpecAttribute: PoolSpecAttribute;
+  LookupSpecAttribute: LookupSpecAttribute;
+  InventorySpecAttribute: InventorySpecAttribute;
+  NodeSpecAttribute: NodeSpecAttribute;
+  CapacitySpecAttribute: CapacitySpecAttribute;
+  SpecAttribute: SpecAttribute;
+  SpecCreate: SpecCreate;
+  InstanceCreate: InstanceCreate;
+  InstancePatch: InstancePatch;
+  AttributeSetName: AttributeSetName;
+  Problem: Problem;
+  Root: Root;
+  Pool: Pool;
+  Utilization: Utilization;
+  Allocation: Allocation;
+  Batch: Batch;
+  BatchAllocation: BatchAllocation;
+  FreeRange: FreeRange;
+  ImportOutcome: ImportOutcome;
+  Spec: Spec;
+  NodeValue: NodeValue;
+  CapacityValue: CapacityValue;
+  Holding: Holding;
+  ForcedRelease: ForcedRelease;
+  Instance: Instance;
+  OutboxEntry: OutboxEntry;
+  Inventory: Inventory;
+  PoolPage: PoolPage;
+  AllocationPage: AllocationPage;
+  FreeRangePage: FreeRangePage;
+  SpecPage: SpecPage;
+  InstancePage: InstancePage;
+  OutboxPage: OutboxPage;
+  InventoryPage: InventoryPage;
+}

@@ -32,18 +32,18 @@ export class IdsClient {
     return (await this.call<R>(method, path, options)).body;
   }
 
-  /** Every item of a paginated list, following `next_cursor`. */
-  async listAll<R>(path: string, query: Query = {}): Promise<R[]> {
-    const out: R[] = [];
-    for await (const item of this.iterate<R>(path, query)) out.push(item);
+  /** Every item of a paginated list (its page: `P`), following `next_cursor`. */
+  async listAll<P extends T.Page>(path: string, query: Query = {}): Promise<Array<P['items'][number]>> {
+    const out: Array<P['items'][number]> = [];
+    for await (const item of this.iterate<P>(path, query)) out.push(item);
     return out;
   }
 
-  /** The items of a paginated list one by one, fetching pages as needed. */
-  async *iterate<R>(path: string, query: Query = {}): AsyncGenerator<R> {
+  /** The items of a paginated list (its page: `P`) one by one, fetching pages as needed. */
+  async *iterate<P extends T.Page>(path: string, query: Query = {}): AsyncGenerator<P['items'][number]> {
     let cursor: string | null = null;
     do {
-      const page: T.Page<R> = await this.body<T.Page<R>>('GET', path, { query: { ...query, cursor: cursor ?? undefined } });
+      const page: P = await this.body<P>('GET', path, { query: { ...query, cursor: cursor ?? undefined } });
       yield* page.items;
       cursor = page.next_cursor;
     } while (cursor);
@@ -51,12 +51,12 @@ export class IdsClient {
 
   // ---- pools --------------------------------------------------------------------------------
 
-  listPools(query: T.PageQuery & { kind?: T.PoolKind } = {}): Promise<T.Page<T.Pool>> {
+  listPools(query: T.PageQuery & { kind?: T.PoolKind } = {}): Promise<T.PoolPage> {
     return this.body('GET', '/pools', { query: { ...query } });
   }
 
   listAllPools(query: { kind?: T.PoolKind } = {}): Promise<T.Pool[]> {
-    return this.listAll('/pools', { ...query });
+    return this.listAll<T.PoolPage>('/pools', { ...query });
   }
 
   getPool(name: string): Promise<T.Pool> {
@@ -76,20 +76,20 @@ export class IdsClient {
     await this.call('DELETE', `/pools/${seg(name)}`, { headers: guard(g) });
   }
 
-  listFreeRanges(pool: string, query: T.PageQuery & { band?: 'auto' | 'static' } = {}): Promise<T.Page<T.FreeRange>> {
+  listFreeRanges(pool: string, query: T.PageQuery & { band?: 'auto' | 'static' } = {}): Promise<T.FreeRangePage> {
     return this.body('GET', `/pools/${seg(pool)}/free-ranges`, { query: { ...query } });
   }
 
   listAllFreeRanges(pool: string, query: { band?: 'auto' | 'static' } = {}): Promise<T.FreeRange[]> {
-    return this.listAll(`/pools/${seg(pool)}/free-ranges`, { ...query });
+    return this.listAll<T.FreeRangePage>(`/pools/${seg(pool)}/free-ranges`, { ...query });
   }
 
-  listPoolAllocations(pool: string, query: T.PoolAllocationListQuery = {}): Promise<T.Page<T.Allocation>> {
+  listPoolAllocations(pool: string, query: T.PoolAllocationListQuery = {}): Promise<T.AllocationPage> {
     return this.body('GET', `/pools/${seg(pool)}/allocations`, { query: { ...query } });
   }
 
   listAllPoolAllocations(pool: string, query: Omit<T.PoolAllocationListQuery, 'cursor'> = {}): Promise<T.Allocation[]> {
-    return this.listAll(`/pools/${seg(pool)}/allocations`, { ...query });
+    return this.listAll<T.AllocationPage>(`/pools/${seg(pool)}/allocations`, { ...query });
   }
 
   /**
@@ -122,16 +122,16 @@ export class IdsClient {
   }
 
   /** Several values from several pools, all or nothing (at most BATCH_MAX_ITEMS). */
-  allocateBatch(items: T.BatchItem[], options: { dryRun?: boolean } = {}): Promise<T.BatchResult> {
+  allocateBatch(items: T.BatchItem[], options: { dryRun?: boolean } = {}): Promise<T.Batch> {
     return this.body('POST', '/allocations', { body: { allocations: items, ...(options.dryRun ? { dry_run: true } : {}) } });
   }
 
-  listAllocations(query: T.AllocationListQuery = {}): Promise<T.Page<T.Allocation>> {
+  listAllocations(query: T.AllocationListQuery = {}): Promise<T.AllocationPage> {
     return this.body('GET', '/allocations', { query: { ...query } });
   }
 
   listAllAllocations(query: Omit<T.AllocationListQuery, 'cursor'> = {}): Promise<T.Allocation[]> {
-    return this.listAll('/allocations', { ...query });
+    return this.listAll<T.AllocationPage>('/allocations', { ...query });
   }
 
   getAllocation(id: string): Promise<T.Allocation> {
@@ -158,12 +158,12 @@ export class IdsClient {
 
   // ---- allocation specs ---------------------------------------------------------------------
 
-  listSpecs(query: T.PageQuery = {}): Promise<T.Page<T.Spec>> {
+  listSpecs(query: T.PageQuery = {}): Promise<T.SpecPage> {
     return this.body('GET', '/allocation-specs', { query: { ...query } });
   }
 
   listAllSpecs(): Promise<T.Spec[]> {
-    return this.listAll('/allocation-specs');
+    return this.listAll<T.SpecPage>('/allocation-specs');
   }
 
   getSpec(name: string): Promise<T.Spec> {
@@ -180,12 +180,12 @@ export class IdsClient {
 
   // ---- service instances --------------------------------------------------------------------
 
-  listInstances(query: T.InstanceListQuery = {}): Promise<T.Page<T.Instance>> {
+  listInstances(query: T.InstanceListQuery = {}): Promise<T.InstancePage> {
     return this.body('GET', '/service-instances', { query: { ...query } });
   }
 
   listAllInstances(query: Omit<T.InstanceListQuery, 'cursor'> = {}): Promise<T.Instance[]> {
-    return this.listAll('/service-instances', { ...query });
+    return this.listAll<T.InstancePage>('/service-instances', { ...query });
   }
 
   getInstance(id: string): Promise<T.Instance> {
@@ -236,16 +236,16 @@ export class IdsClient {
 
   // ---- inventories and outbox ---------------------------------------------------------------
 
-  async listInventories(): Promise<T.InventoryInfo[]> {
-    return (await this.body<T.Page<T.InventoryInfo>>('GET', '/inventories')).items;
+  async listInventories(): Promise<T.Inventory[]> {
+    return (await this.body<T.InventoryPage>('GET', '/inventories')).items;
   }
 
-  listOutbox(query: T.PageQuery & { state?: 'pending' | 'done'; instance?: string } = {}): Promise<T.Page<T.OutboxEntry>> {
+  listOutbox(query: T.PageQuery & { state?: 'pending' | 'done'; instance?: string } = {}): Promise<T.OutboxPage> {
     return this.body('GET', '/outbox', { query: { ...query } });
   }
 
   listAllOutbox(query: { state?: 'pending' | 'done'; instance?: string } = {}): Promise<T.OutboxEntry[]> {
-    return this.listAll('/outbox', { ...query });
+    return this.listAll<T.OutboxPage>('/outbox', { ...query });
   }
 
   getOutboxEntry(id: number): Promise<T.OutboxEntry> {

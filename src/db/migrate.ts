@@ -22,6 +22,7 @@ import * as idsInstanceRequest from './migrations/012-ids-instance-request.js';
 import * as reservations from './migrations/013-reservations.js';
 import * as leaseCommitCheck from './migrations/014-lease-commit-check.js';
 import * as idsTakeAuto from './migrations/015-ids-take-auto.js';
+import * as baremetalHeldConsumers from './migrations/016-baremetal-held-consumers.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -42,6 +43,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['013-reservations', reservations],
   ['014-lease-commit-check', leaseCommitCheck],
   ['015-ids-take-auto', idsTakeAuto],
+  ['016-baremetal-held-consumers', baremetalHeldConsumers],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

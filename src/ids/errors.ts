@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import { DomainError } from '../core/errors.js';
 import { ApiError, HTTP, type HttpStatus } from '../http/errors.js';
 import type { ErrorContext, RenderedError } from '../http/pipeline.js';
+import type { ImportOutcome } from '../client/ids-wire.js';
 import type { IdsDomainErrors, IdsErrorCode } from './core/domain-errors.js';
 
 const PROBLEM_TYPE_PREFIX = 'urn:allot:problem:';
@@ -334,9 +335,10 @@ export function problemDetail(err: unknown): string {
 }
 
 /** One refused item of an import, as listed in the answer (and in an `import_conflicts` problem). */
-export function conflictView(c: { index: number; value: unknown; error: DomainError }) {
+export function conflictView(c: { index: number; value: unknown; error: DomainError }): ImportOutcome['conflicts'][number] {
   const d = describe(c.error);
-  const heldBy = d?.members.held_by;
+  // value_in_use's member: who holds it, an object
+  const heldBy = d?.members.held_by as Record<string, unknown> | undefined;
   return {
     index: c.index,
     value: c.value,

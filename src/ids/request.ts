@@ -1,6 +1,7 @@
 // What identifier-API handlers get and give: the request with the API's own helpers (JSON bodies
 // and query strings whose errors point at the field, If-Match), the response with its ETag, and
 // cursor pagination.
+import type { WireTypes } from '../client/ids-wire.js';
 import { type JsonSchema, type SchemaError, validate } from '../core/json-schema.js';
 import { jsonProblem } from '../http/body.js';
 import { HTTP } from '../http/errors.js';
@@ -22,8 +23,18 @@ export type Endpoint = PipelineEndpoint<IdsContext, IdsRequest, IdsResponse> & O
 
 const ETAG = { ETag: "the resource's version, for If-Match" };
 
-/** An endpoint that answers one of the document's schemas (schemas.ts RESPONSE_SCHEMAS), with its version as ETag. */
-export const returns = (schema: ResponseName) => ({ response: schemaRef(schema), responseHeaders: ETAG });
+/**
+ * An endpoint's answer, declared once: the response schema it names (schemas.ts RESPONSE_SCHEMAS,
+ * the OpenAPI document's component) and its handler, whose body is that schema's generated wire
+ * type — a body other than the schema it declares does not compile.
+ */
+export const answers = <N extends ResponseName>(
+  name: N,
+  handle: (req: IdsRequest, ctx: IdsContext) => Promise<IdsResponse & { body: WireTypes[N] }>,
+): Pick<Endpoint, 'response' | 'handle'> => ({ response: schemaRef(name), handle });
+
+/** An endpoint that answers a resource with its version as ETag (one that honours If-Match: IF_MATCH). */
+export const WITH_ETAG = { responseHeaders: ETAG };
 
 /** An endpoint that honours If-Match (a stale version is 412). */
 export const IF_MATCH = {
@@ -192,8 +203,8 @@ export function decodeCursor<T>(text: string | undefined, cursor: Cursor<T>): T 
   throw invalidRequest('cursor is not one this list gave out', { errors: [{ parameter: 'cursor', detail: 'invalid' }] });
 }
 
-/** A list page: `{items, next_cursor}` and a `Link: <…>; rel="next"` header. */
-export function page<T>(req: IdsRequest, items: unknown[], cursor: Cursor<T>, next: T | null): IdsResponse {
+/** A list's page, `{items, next_cursor}` (what `answers` checks against the list's `…Page` schema), and a `Link: <…>; rel="next"` header. */
+export function page<I, T>(req: IdsRequest, items: I[], cursor: Cursor<T>, next: T | null): IdsResponse & { body: { items: I[]; next_cursor: string | null } } {
   const nextCursor = next === null ? null : encodeCursor(cursor, next);
   const headers: Record<string, string> = {};
   if (nextCursor) {

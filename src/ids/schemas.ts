@@ -770,6 +770,20 @@ const inventory: JsonSchema = {
   required: ['name', 'type', 'timeout_ms', 'operations', 'outbox'],
 };
 
+/** What the root links to, each a path. */
+const rootLinks = ['openapi', 'pools', 'allocations', 'allocation_specs', 'service_instances', 'inventories', 'outbox'];
+const root: JsonSchema = {
+  type: 'object',
+  description: "the API's root: its name, version and where its collections are",
+  properties: {
+    name: { type: 'string' },
+    version: { type: 'string' },
+    links: { type: 'object', properties: Object.fromEntries(rootLinks.map((k) => [k, { type: 'string' }])), required: rootLinks },
+  },
+  required: ['name', 'version', 'links'],
+};
+
+/** A list's page: its items and the cursor of the next page (null: the last). */
 const page = (item: string): JsonSchema => ({
   type: 'object',
   properties: { items: { type: 'array', items: schemaRef(item) }, next_cursor: { type: ['string', 'null'] } },
@@ -779,7 +793,7 @@ const page = (item: string): JsonSchema => ({
 /** The responses' schemas, as components of the OpenAPI document. */
 export const RESPONSE_SCHEMAS = {
   Problem: problem,
-  Root: { type: 'object' },
+  Root: root,
   Pool: pool,
   Utilization: utilization,
   Allocation: allocation,
@@ -804,13 +818,14 @@ export const RESPONSE_SCHEMAS = {
   InventoryPage: page('Inventory'),
 } satisfies Record<string, JsonSchema>;
 
-/** The name of a response schema (what an endpoint's `returns` names). */
+/** The name of a response schema (what an endpoint's `answers` names). */
 export type ResponseName = keyof typeof RESPONSE_SCHEMAS;
 
 /**
  * The identifier API's wire types by name, in the order scripts/wire-types.ts writes them to
- * src/client/ids-wire.ts (what the server's views and the typed client use): request bodies and
- * responses. A schema named here is written by its name wherever it appears.
+ * src/client/ids-wire.ts (what the server's views and the typed client use): request bodies, then
+ * the responses by the names the OpenAPI document gives them (RESPONSE_SCHEMAS), by which an
+ * endpoint's `answers` types its body. A schema named here is written by its name wherever it appears.
  */
 export const WIRE_TYPES: Record<string, JsonSchema> = {
   Value: wireValue,
@@ -836,20 +851,5 @@ export const WIRE_TYPES: Record<string, JsonSchema> = {
   InstanceCreate: instanceCreateSchema,
   InstancePatch: instancePatchSchema,
   AttributeSetName: setName,
-  Problem: problem,
-  Pool: pool,
-  Utilization: utilization,
-  Allocation: allocation,
-  BatchAllocation: batchAllocation,
-  BatchResult: batchResult,
-  FreeRange: freeRange,
-  ImportOutcome: importOutcome,
-  Spec: spec,
-  NodeValue: nodeValue,
-  CapacityValue: capacityValue,
-  Holding: holding,
-  ForcedRelease: forcedRelease,
-  Instance: instance,
-  OutboxEntry: outboxEntry,
-  InventoryInfo: inventory,
+  ...RESPONSE_SCHEMAS,
 };

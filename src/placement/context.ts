@@ -11,8 +11,9 @@ import { ProviderIndex } from './store/provider-index.js';
 
 /**
  * Another service of this process that owns some resource providers outright (the bare-metal
- * service's node providers): Placement API clients may not write allocations on them, nor change
- * the allocations of consumers that hold them. The owner writes its own claims below the API.
+ * service's node providers): Placement API clients may not write allocations on them. The owner
+ * writes its own claims below the API, each consumer marked `held_by` its holder, so that clients
+ * may not change those either (refused under the consumer's row lock, `consumer_held`).
  */
 export interface ProviderOwner {
   /** for the error: "the bare-metal service" */
@@ -25,9 +26,12 @@ export interface ProviderOwner {
  * Another service of this process that holds Placement consumers (the identifier API's service
  * instances, services/held-consumers.ts): API clients may not change them, but a reshape may move
  * their allocations, as Placement allows for any consumer; the holder is told, in the reshape's
- * transaction, so it never points at allocations that are no longer where it says.
+ * transaction, so it never points at allocations that are no longer where it says. A consumer held
+ * by anyone else (a bare-metal allocation's claim) a reshape may not change (`consumer_held`).
  */
 export interface ConsumerHolder {
+  /** is the consumer marked `held_by` this holder's (and so moved by a reshape, and told)? */
+  holds(heldBy: string): boolean;
   consumerChanged(tx: Tx, change: HeldConsumerChange): Promise<void>;
 }
 

@@ -8,10 +8,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { kyselyOf } from '../../src/db/database.js';
+import { openDatabase } from '../../src/db/open.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
 import { PlacementClient } from '../helpers/http.js';
 import { startServer } from '../helpers/server.js';
 import { IronicClient, allocationSettled, availableNode } from './helpers.js';
+
+/** A provider of no node, with `total` VCPU. */
+async function plainProvider(placement: PlacementClient, name: string, uuid: string, total: number): Promise<void> {
+  assert.equal((await placement.post('/resource_providers', { name, uuid })).status, 200);
+  const inventories = { resource_provider_generation: 0, inventories: { VCPU: { total } } };
+  assert.equal((await placement.put(`/resource_providers/${uuid}/inventories`, inventories)).status, 200);
+}
+
+/** 409 in Placement's format: the consumer is held by the bare-metal allocation of its uuid, and says so. */
+function heldByAllocation(res: { status: number; body: any; text: string }, consumer: string): void {
+  assert.equal(res.status, 409, res.text);
+  assert.equal(res.body.errors[0].code, 'placement.undefined_code');
+  assert.equal(res.body.errors[0].status, 409);
+  assert.match(res.body.errors[0].detail, new RegExp(`consumer '${consumer}': it is held by baremetal-allocation/${consumer}`));
+}
 
 for (const dialect of DIALECTS) {
   describe(`bare-metal placement backend (${dialect})`, () => {
@@ -60,11 +78,7 @@ for (const dialect of DIALECTS) {
         assert.equal(owned.node_uuid, taken.uuid);
         // a foreign provider, to show that ordinary Placement writes still work
         const other = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
-        assert.equal((await placement.post('/resource_providers', { name: 'other', uuid: other })).status, 200);
-        assert.equal(
-          (await placement.put(`/resource_providers/${other}/inventories`, { resource_provider_generation: 0, inventories: { VCPU: { total: 4 } } })).status,
-          200,
-        );
+        await plainProvider(placement, 'other', other, 4);
 
         const consumer = '5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0';
         const put = (allocations: Record<string, unknown>, generation: number | null = null) =>
@@ -120,7 +134,8 @@ for (const dialect of DIALECTS) {
         );
         refused(reshape, [free.uuid]);
         // the bare-metal allocation's consumer cannot be moved or deleted through Placement either
-        refused(
+        // (every way, on both databases: the next test)
+        heldByAllocation(
           await placement.put(`/allocations/${owned.uuid}`, {
             allocations: { [other]: { resources: { VCPU: 1 } } },
             project_id: 'p',
@@ -128,9 +143,9 @@ for (const dialect of DIALECTS) {
             consumer_generation: 1,
             consumer_type: 'INSTANCE',
           }),
-          [taken.uuid],
+          owned.uuid,
         );
-        refused(await placement.delete(`/allocations/${owned.uuid}`), [taken.uuid]);
+        heldByAllocation(await placement.delete(`/allocations/${owned.uuid}`), owned.uuid);
         // ordinary consumers on ordinary providers are unaffected
         assert.equal((await put({ [other]: { resources: { VCPU: 1 } } })).status, 204);
 
@@ -153,6 +168,160 @@ for (const dialect of DIALECTS) {
         assert.deepEqual((await placement.get(`/resource_providers/${taken.uuid}/allocations`)).body.allocations, {});
       } finally {
         await server.close();
+      }
+    });
+
+    test("a node's claim is held: Placement's PUT, POST /allocations, DELETE and the reshaper are refused it (409); bare metal's own release frees it", async () => {
+      const server = await startServer({ db: await databaseUrl('claim-held'), transitionTime: 20, baremetalBackend: 'placement' });
+      try {
+        const api = new IronicClient(`${server.url}/baremetal`);
+        const placement = new PlacementClient(server.placementUrl);
+        const node = await availableNode(api, { name: 'h-1', resource_class: 'claimed' });
+        const claim = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'claimed' })).body.uuid);
+        assert.equal(claim.state, 'active');
+        assert.equal(claim.node_uuid, node.uuid);
+        const theClaim = { [node.uuid]: { resources: { CUSTOM_CLAIMED: 1 } } };
+        const consumerOf = async (uuid: string) => {
+          const { allocations, ...rest } = (await placement.get(`/allocations/${uuid}`)).body;
+          // provider → resources (each entry also carries its provider's generation)
+          const resources = Object.fromEntries(
+            Object.entries(allocations as Record<string, { resources: unknown }>).map(([rp, a]) => [rp, { resources: a.resources }]),
+          );
+          return { ...rest, allocations: resources };
+        };
+        assert.deepEqual((await consumerOf(claim.uuid)).allocations, theClaim);
+        const generation = (await consumerOf(claim.uuid)).consumer_generation;
+
+        // an ordinary provider and consumer beside it
+        const other = '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
+        await plainProvider(placement, 'plain', other, 8);
+        const plain = '1e2d3c4b-5a69-4788-9766-554433221100';
+        const who = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE' };
+        assert.equal(
+          (await placement.put(`/allocations/${plain}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, ...who, consumer_generation: null })).status,
+          204,
+        );
+        const plainBefore = await consumerOf(plain);
+
+        // PUT: moved to an ordinary provider, emptied, and (before 1.28) without a generation
+        heldByAllocation(
+          await placement.put(`/allocations/${claim.uuid}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, ...who, consumer_generation: generation }),
+          claim.uuid,
+        );
+        heldByAllocation(await placement.put(`/allocations/${claim.uuid}`, { allocations: {}, ...who, consumer_generation: generation }), claim.uuid);
+        heldByAllocation(
+          await placement.at('1.27').put(`/allocations/${claim.uuid}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, project_id: 'p', user_id: 'u' }),
+          claim.uuid,
+        );
+        // DELETE
+        heldByAllocation(await placement.delete(`/allocations/${claim.uuid}`), claim.uuid);
+        // POST /allocations: its claim moved to another consumer, or the consumer given other allocations
+        heldByAllocation(
+          await placement.post('/allocations', {
+            [claim.uuid]: { allocations: {}, ...who, consumer_generation: generation },
+            [plain]: { allocations: { [other]: { resources: { VCPU: 2 } } }, ...who, consumer_generation: plainBefore.consumer_generation },
+          }),
+          claim.uuid,
+        );
+        heldByAllocation(
+          await placement.post('/allocations', {
+            [claim.uuid]: { allocations: { [other]: { resources: { VCPU: 1 } } }, ...who, consumer_generation: generation },
+          }),
+          claim.uuid,
+        );
+        // the reshaper: its allocations moved to the ordinary provider
+        const otherProvider = (await placement.get(`/resource_providers/${other}`)).body;
+        heldByAllocation(
+          await placement.post(
+            '/reshaper',
+            {
+              inventories: { [other]: { resource_provider_generation: otherProvider.generation, inventories: { VCPU: { total: 8 } } } },
+              allocations: { [claim.uuid]: { allocations: { [other]: { resources: { VCPU: 1 } } }, ...who, consumer_generation: generation } },
+            },
+            { headers: { 'x-roles': 'service' } },
+          ),
+          claim.uuid,
+        );
+
+        // nothing changed: the claim is where bare metal put it, the ordinary consumer as it was
+        const after = await consumerOf(claim.uuid);
+        assert.deepEqual(after.allocations, theClaim);
+        assert.equal(after.consumer_generation, generation);
+        assert.deepEqual(await consumerOf(plain), plainBefore);
+        assert.deepEqual((await placement.get(`/resource_providers/${node.uuid}/allocations`)).body.allocations, {
+          [claim.uuid]: { resources: { CUSTOM_CLAIMED: 1 } },
+        });
+
+        // bare metal releases its own claim, and the node is allocatable again
+        assert.equal((await api.delete(`/v1/allocations/${claim.uuid}`)).status, 204);
+        assert.deepEqual((await consumerOf(claim.uuid)).allocations, {});
+        assert.deepEqual((await placement.get(`/resource_providers/${node.uuid}/allocations`)).body.allocations, {});
+        const again = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'claimed' })).body.uuid);
+        assert.equal(again.state, 'active');
+        assert.equal(again.node_uuid, node.uuid);
+        assert.deepEqual((await consumerOf(again.uuid)).allocations, theClaim);
+      } finally {
+        await server.close();
+      }
+    });
+
+    test('migration 016 marks the claims made before it held by their allocations, and nothing else', async () => {
+      const db = await databaseUrl('migration-016');
+      const who = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE', consumer_generation: null };
+      const plain = '2f3e4d5c-6b7a-4890-a1b2-c3d4e5f60718';
+      const first = await startServer({ db, transitionTime: 20, baremetalBackend: 'placement' });
+      let claim: { uuid: string; node_uuid: string; state: string };
+      let instanceConsumer: string;
+      try {
+        const api = new IronicClient(`${first.url}/baremetal`);
+        const placement = new PlacementClient(first.placementUrl);
+        await availableNode(api, { name: 'mg-1', resource_class: 'migrated' });
+        claim = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'migrated' })).body.uuid);
+        assert.equal(claim.state, 'active');
+        const other = '3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d';
+        await plainProvider(placement, 'plain', other, 8);
+        assert.equal((await placement.put(`/allocations/${plain}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, ...who })).status, 204);
+        // a consumer some other holder holds (a service instance's), which the migration leaves alone
+        instanceConsumer = '4b5c6d7e-8f9a-4b1c-8d2e-3f4a5b6c7d8e';
+        assert.equal((await placement.put(`/allocations/${instanceConsumer}`, { allocations: { [other]: { resources: { VCPU: 1 } } }, ...who })).status, 204);
+      } finally {
+        await first.close();
+      }
+      // the database as a release before this one left it: the claim unmarked, 016 not run
+      const database = await openDatabase(db);
+      try {
+        const k = kyselyOf(database);
+        await sql`update consumers set held_by = null where uuid = ${claim.uuid}`.execute(k);
+        await sql`update consumers set held_by = ${'service-instance/some-instance'} where uuid = ${instanceConsumer}`.execute(k);
+        await sql`delete from allot_migrations where name = ${'016-baremetal-held-consumers'}`.execute(k);
+      } finally {
+        await database.close();
+      }
+      const second = await startServer({ db, transitionTime: 20, baremetalBackend: 'placement' });
+      try {
+        const api = new IronicClient(`${second.url}/baremetal`);
+        const placement = new PlacementClient(second.placementUrl);
+        const heldBy = async () => {
+          const database = await openDatabase(db);
+          try {
+            const rows = await sql<{ uuid: string; held_by: string | null }>`select uuid, held_by from consumers order by uuid`.execute(kyselyOf(database));
+            return Object.fromEntries(rows.rows.map((r) => [r.uuid, r.held_by]));
+          } finally {
+            await database.close();
+          }
+        };
+        assert.deepEqual(await heldBy(), {
+          [claim.uuid]: `baremetal-allocation/${claim.uuid}`,
+          [plain]: null,
+          [instanceConsumer]: 'service-instance/some-instance',
+        });
+        heldByAllocation(await placement.delete(`/allocations/${claim.uuid}`), claim.uuid);
+        assert.equal((await placement.delete(`/allocations/${plain}`)).status, 204);
+        // and bare metal releases what it holds
+        assert.equal((await api.delete(`/v1/allocations/${claim.uuid}`)).status, 204);
+        assert.deepEqual((await placement.get(`/resource_providers/${claim.node_uuid}/allocations`)).body.allocations, {});
+      } finally {
+        await second.close();
       }
     });
 

@@ -75,7 +75,7 @@ for (const dialect of DIALECTS) {
       const first = await ids.listPools({ limit: 2 });
       assert.equal(first.items.length, 2);
       assert.ok(first.next_cursor);
-      const names = (await ids.listAll<{ name: string }>('/pools', { limit: 2 })).map((p) => p.name);
+      const names = (await ids.listAll<T.PoolPage>('/pools', { limit: 2 })).map((p) => p.name);
       assert.deepEqual(
         names.filter((n) => n.startsWith('p-')),
         ['p-a', 'p-b', 'p-c', 'p-d', 'p-e'],

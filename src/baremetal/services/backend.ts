@@ -8,7 +8,9 @@
 //                allocation's uuid, written in the same transaction as the node and allocation
 //                rows, and refused when the provider has no room. The node providers belong to
 //                the bare-metal service (nodeProviderOwner below): no Placement API client can
-//                allocate them, so Placement usage and node state cannot disagree.
+//                allocate them, so Placement usage and node state cannot disagree. The claim's
+//                consumer is marked held by its allocation (`baremetal-allocation/<uuid>`), so
+//                Placement refuses its clients a change of it under the consumer's row lock.
 import type { BaremetalBackendName } from '../../config.js';
 import type { Database, Db, Tx } from '../../db/database.js';
 import type { EmbeddedWrite } from '../../db/statement.js';
@@ -68,8 +70,16 @@ const PLACEMENT_USER = 'allot-baremetal';
 /** A node's claim in Placement: one unit of its class's inventory. */
 const oneNode = (resourceClass: string | null) => new Map([[placementResourceClass(resourceClass ?? ''), 1]]);
 
-/** The claim's consumer: the allocation, in its owner's project (or the stand-in). */
-const consumerOf = (a: Pick<AllocationRecord, 'uuid' | 'owner'>) => ({ uuid: a.uuid, projectId: a.owner ?? PLACEMENT_USER, userId: PLACEMENT_USER });
+/** Who holds a claim's consumer in Placement (`held_by`, named in its 409): the allocation. */
+const holderOf = (allocationUuid: string) => `baremetal-allocation/${allocationUuid}`;
+
+/** The claim's consumer: the allocation, in its owner's project (or the stand-in), held by it. */
+const consumerOf = (a: Pick<AllocationRecord, 'uuid' | 'owner'>) => ({
+  uuid: a.uuid,
+  projectId: a.owner ?? PLACEMENT_USER,
+  userId: PLACEMENT_USER,
+  holder: holderOf(a.uuid),
+});
 
 export const placementBackend = (placement: PlacementContext): AllocationBackend => ({
   name: 'placement',
@@ -80,7 +90,8 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
   // A refusal (no room: someone holds the provider; no provider; a consumer of that uuid) is false,
   // and the caller rolls the whole claim back.
   claim: (tx, a, node) => claimOn(tx, placement, consumerOf(a), node.uuid, oneNode(node.resource_class)),
-  release: (tx, allocationUuid) => releaseConsumer(tx, placement, allocationUuid, { projectId: PLACEMENT_USER, userId: PLACEMENT_USER }),
+  release: (tx, allocationUuid) =>
+    releaseConsumer(tx, placement, allocationUuid, { projectId: PLACEMENT_USER, userId: PLACEMENT_USER, holder: holderOf(allocationUuid) }),
   async prepare(_database, names) {
     if (names.resourceClass) await classes.create(placement, placementResourceClass(names.resourceClass), true);
     for (const trait of names.traits ?? []) if (!STANDARD_TRAITS.includes(trait)) await placementTraits.create(placement, trait);
@@ -96,8 +107,9 @@ export function backendNamed(name: BaremetalBackendName, placement: PlacementCon
 
 /**
  * With the placement backend, the node providers belong to the bare-metal service: a Placement
- * API client may not allocate them (nor change a bare-metal allocation's consumer), so the node's
- * bare-metal allocation is its only owner. Registered with Placement at start (server/context.ts).
+ * API client may not allocate them (nor change a bare-metal allocation's consumer, which is held:
+ * consumerOf), so the node's bare-metal allocation is its only owner. Registered with Placement at
+ * start (server/context.ts).
  */
 export const nodeProviderOwner: ProviderOwner = {
   name: 'the bare-metal service (allocate the node through POST /v1/allocations)',

@@ -3,7 +3,7 @@
 import type * as Wire from '../../client/ids-wire.js';
 import { isUuid, normalizeUuid } from '../../core/uuid.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
+import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, answers, WITH_ETAG, IF_MATCH } from '../request.js';
 import { allocationListQuery, allocationMergePatchSchema, allocationPatchSchema, batchSchema, releaseQuery } from '../schemas.js';
 import {
   type AllocationPatch,
@@ -35,8 +35,7 @@ export const list: E = {
   summary: 'list allocations across pools',
   query: allocationListQuery,
   ok: [200],
-  ...returns('AllocationPage'),
-  async handle(req, ctx) {
+  ...answers('AllocationPage', async (req, ctx) => {
     const q = req.queryObject<{ limit?: string; cursor?: string; pool?: string; owner?: string; purpose?: string; state?: string }>();
     const after = decodeCursor(q.cursor, cursor);
     const { items, next } = await listAllocations(
@@ -46,7 +45,7 @@ export const list: E = {
       pageLimit(q),
     );
     return page(req, items.map(allocationView), cursor, next ? [next.poolId, next.key] : null);
-  },
+  }),
 };
 
 export const batch: E = {
@@ -54,9 +53,8 @@ export const batch: E = {
   summary: 'allocate several values from several pools, all or nothing',
   body: batchSchema,
   ok: [201, 200],
-  ...returns('Batch'),
   errors: [400, 404, 409, 422],
-  async handle(req, ctx) {
+  ...answers('Batch', async (req, ctx) => {
     const body = req.json<{ allocations: AllocationRequest[]; dry_run?: boolean }>();
     const results = await allocate(ctx, body.allocations, { dryRun: body.dry_run, scope: req.poolScope() });
     const anyCreated = results.some((r) => r.created);
@@ -64,20 +62,20 @@ export const batch: E = {
       status: !body.dry_run && anyCreated ? 201 : 200,
       body: { allocations: results.map((r): Wire.BatchAllocation => ({ ...allocationView(r), created: r.created })), dry_run: body.dry_run ?? false },
     };
-  },
+  }),
 };
 
 export const show: E = {
   policy: 'ids:allocations:show',
   summary: 'an allocation',
   ok: [200],
-  ...returns('Allocation'),
   errors: [404],
-  async handle(req, ctx) {
+  ...WITH_ETAG,
+  ...answers('Allocation', async (req, ctx) => {
     req.queryObject();
     const view = allocationView(await getAllocation(ctx, allocationId(req.param('id')), req.poolScope()));
     return { body: view, etag: view.version };
-  },
+  }),
 };
 
 export const update: E = {
@@ -86,14 +84,13 @@ export const update: E = {
   body: allocationPatchSchema,
   mergeBody: allocationMergePatchSchema,
   ok: [200],
-  ...returns('Allocation'),
   ...IF_MATCH,
   errors: [400, 404, 409, 412],
-  async handle(req, ctx) {
+  ...answers('Allocation', async (req, ctx) => {
     const { patch, merge } = req.patchJson<AllocationPatch>();
     const view = allocationView(await patchAllocation(ctx, allocationId(req.param('id')), patch, req.ifMatch(), req.poolScope(), merge));
     return { body: view, etag: view.version };
-  },
+  }),
 };
 
 export const remove: E = {

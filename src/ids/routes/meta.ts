@@ -1,11 +1,11 @@
 // /v1 (root), /v1/inventories, /v1/outbox (the OpenAPI document is api.ts's: it reads the route table)
 import { INVENTORY_OPERATIONS } from '../inventories/registry.js';
 import { idsError } from '../errors.js';
-import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, returns } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, answers } from '../request.js';
 
 const outboxCursor = cursorOf('outbox', (v): v is number => Number.isInteger(v));
 import type * as Wire from '../../client/ids-wire.js';
-import { outboxListQuery, schemaRef } from '../schemas.js';
+import { outboxListQuery } from '../schemas.js';
 import { getOutboxEntry, listOutbox, outboxCounts, retryNow } from '../services/outbox.js';
 import { outboxView } from './views.js';
 
@@ -15,8 +15,7 @@ export const root: E = {
   public: true,
   summary: 'API root: version and links',
   ok: [200],
-  response: schemaRef('Root'),
-  async handle(req) {
+  ...answers('Root', async (req) => {
     req.queryObject();
     const link = (p: string) => req.url(`/v1${p}`);
     return {
@@ -34,19 +33,18 @@ export const root: E = {
         },
       },
     };
-  },
+  }),
 };
 
 export const inventories: E = {
   policy: 'ids:inventories:list',
   summary: 'configured external inventories and their outbox counts',
   ok: [200],
-  response: schemaRef('InventoryPage'),
-  async handle(req, ctx) {
+  ...answers('InventoryPage', async (req, ctx) => {
     req.queryObject();
     const counts = await outboxCounts(ctx);
     const items = ctx.inventories.list().map(
-      (e): Wire.InventoryInfo => ({
+      (e): Wire.Inventory => ({
         name: e.name,
         type: e.type,
         timeout_ms: e.timeoutMs,
@@ -55,7 +53,7 @@ export const inventories: E = {
       }),
     );
     return { body: { items, next_cursor: null } };
-  },
+  }),
 };
 
 const entryId = (req: IdsRequest) => {
@@ -69,33 +67,30 @@ export const outbox: E = {
   summary: 'deallocations owed to external inventories',
   query: outboxListQuery,
   ok: [200],
-  ...returns('OutboxPage'),
-  async handle(req, ctx) {
+  ...answers('OutboxPage', async (req, ctx) => {
     const q = req.queryObject<{ limit?: string; cursor?: string; state?: string; instance?: string }>();
     const after = decodeCursor(q.cursor, outboxCursor);
     const { items, next } = await listOutbox(ctx, q, after, pageLimit(q));
     return page(req, items.map(outboxView), outboxCursor, next);
-  },
+  }),
 };
 
 export const outboxEntry: E = {
   policy: 'ids:outbox:list',
   summary: 'one outbox entry',
   ok: [200],
-  ...returns('OutboxEntry'),
   errors: [404],
-  async handle(req, ctx) {
+  ...answers('OutboxEntry', async (req, ctx) => {
     return { body: outboxView(await getOutboxEntry(ctx, entryId(req))) };
-  },
+  }),
 };
 
 export const retryOutboxEntry: E = {
   policy: 'ids:outbox:retry',
   summary: 'make a pending entry due now',
   ok: [200],
-  ...returns('OutboxEntry'),
   errors: [404, 409],
-  async handle(req, ctx) {
+  ...answers('OutboxEntry', async (req, ctx) => {
     return { body: outboxView(await retryNow(ctx, entryId(req))) };
-  },
+  }),
 };

@@ -1,6 +1,6 @@
 // /v1/pools, /v1/pools/{pool}, its allocations, free ranges and imports.
 import { conflictView } from '../errors.js';
-import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
+import { type Endpoint, type IdsRequest, cursorOf, decodeCursor, page, pageLimit, answers, WITH_ETAG, IF_MATCH } from '../request.js';
 import {
   allocateSchema,
   freeRangeQuery,
@@ -42,12 +42,11 @@ export const list: E = {
   summary: 'list pools (by name)',
   query: poolListQuery,
   ok: [200],
-  ...returns('PoolPage'),
-  async handle(req, ctx) {
+  ...answers('PoolPage', async (req, ctx) => {
     const q = req.queryObject<{ limit?: string; cursor?: string; kind?: string }>();
     const { items, next } = await listPools(ctx, decodeCursor(q.cursor, poolCursor), pageLimit(q), req.poolScope(), q.kind);
     return page(req, items.map(poolView), poolCursor, next);
-  },
+  }),
 };
 
 export const create: E = {
@@ -55,9 +54,9 @@ export const create: E = {
   summary: 'create a pool (same name and definition again: 200 with the existing pool)',
   body: poolCreateSchema,
   ok: [201, 200],
-  ...returns('Pool'),
   errors: [400, 409, 415, 422],
-  async handle(req, ctx) {
+  ...WITH_ETAG,
+  ...answers('Pool', async (req, ctx) => {
     const input = req.json<PoolInput>();
     const pool = await createPool(ctx, input);
     return {
@@ -66,19 +65,19 @@ export const create: E = {
       etag: pool.row.generation,
       location: req.url(`/v1/pools/${encodeURIComponent(pool.row.name)}`),
     };
-  },
+  }),
 };
 
 export const show: E = {
   policy: 'ids:pools:show',
   summary: 'a pool with its utilization',
   ok: [200],
-  ...returns('Pool'),
   errors: [404],
-  async handle(req, ctx) {
+  ...WITH_ETAG,
+  ...answers('Pool', async (req, ctx) => {
     const pool = await getPool(ctx, req.param('pool'), req.poolScope());
     return { body: poolView(pool), etag: pool.row.generation };
-  },
+  }),
 };
 
 export const update: E = {
@@ -87,15 +86,14 @@ export const update: E = {
   body: poolPatchSchema,
   mergeBody: poolMergePatchSchema,
   ok: [200],
-  ...returns('Pool'),
   ...IF_MATCH,
   errors: [400, 404, 409, 412, 422],
-  async handle(req, ctx) {
+  ...answers('Pool', async (req, ctx) => {
     const { patch, merge } = req.patchJson<PoolPatch>();
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const pool = await updatePool(ctx, req.param('pool'), patch, req.ifMatch(), merge);
     return { body: poolView(pool), etag: pool.row.generation };
-  },
+  }),
 };
 
 export const remove: E = {
@@ -116,9 +114,8 @@ export const listAllocationsOfPool: E = {
   summary: "list a pool's allocations in value order; ?value= finds the one holding a value",
   query: poolAllocationListQuery,
   ok: [200],
-  ...returns('AllocationPage'),
   errors: [400, 404],
-  async handle(req, ctx) {
+  ...answers('AllocationPage', async (req, ctx) => {
     const q = req.queryObject<{ limit?: string; cursor?: string; owner?: string; purpose?: string; state?: string; value?: string }>();
     const after = decodeCursor(q.cursor, poolAllocationCursor);
     const { items, next } = await listAllocations(
@@ -128,7 +125,7 @@ export const listAllocationsOfPool: E = {
       pageLimit(q),
     );
     return page(req, items.map(allocationView), poolAllocationCursor, next ? [next.poolId, next.key] : null);
-  },
+  }),
 };
 
 /**
@@ -156,9 +153,9 @@ export const allocateInPool: E = {
   summary: 'allocate for owner+purpose (idempotent: 200 with what the owner already holds); dry_run previews',
   body: allocateSchema,
   ok: [201, 200],
-  ...returns('Allocation'),
   errors: [400, 404, 409, 422],
-  async handle(req: IdsRequest, ctx) {
+  ...WITH_ETAG,
+  ...answers('Allocation', async (req: IdsRequest, ctx) => {
     const body = req.json<Omit<AllocationRequest, 'pool'> & { dry_run?: boolean }>();
     const { dry_run: dryRun, ...rest } = body;
     const [result] = await allocate(ctx, [{ ...rest, pool: req.param('pool') }], { dryRun, scope: req.poolScope() });
@@ -170,7 +167,7 @@ export const allocateInPool: E = {
       etag: allocation.version,
       location: req.url(`/v1/allocations/${allocation.id}`),
     };
-  },
+  }),
 };
 
 export const freeRanges: E = {
@@ -178,9 +175,8 @@ export const freeRanges: E = {
   summary: 'free spans in value order',
   query: freeRangeQuery,
   ok: [200],
-  ...returns('FreeRangePage'),
   errors: [404],
-  async handle(req, ctx) {
+  ...answers('FreeRangePage', async (req, ctx) => {
     const q = req.queryObject<{ limit?: string; cursor?: string; band?: Band }>();
     const after = decodeCursor(q.cursor, freeRangeCursor);
     const { space, items, next } = await freeRangesOf(
@@ -198,7 +194,7 @@ export const freeRanges: E = {
       band: r.band,
     }));
     return page(req, view, freeRangeCursor, next === null ? null : keyOf(next));
-  },
+  }),
 };
 
 export const imports: E = {
@@ -206,12 +202,11 @@ export const imports: E = {
   summary: 'import values already in use, conflicts reported per item',
   body: importSchema,
   ok: [200],
-  ...returns('ImportOutcome'),
   errors: [400, 404, 409],
-  async handle(req, ctx) {
+  ...answers('ImportOutcome', async (req, ctx) => {
     const body = req.json<{ items: ImportItem[]; on_conflict?: 'abort' | 'skip' }>(importBodyAccepted);
     await getPoolRow(ctx, req.param('pool'), req.poolScope());
     const outcome = await importAllocations(ctx, req.param('pool'), body.items, body.on_conflict ?? 'abort');
     return { body: { ...outcome, conflicts: outcome.conflicts.map(conflictView) } };
-  },
+  }),
 };

@@ -1,5 +1,5 @@
 // /v1/allocation-specs and /v1/allocation-specs/{name}
-import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, returns, IF_MATCH } from '../request.js';
+import { type Endpoint, cursorOf, decodeCursor, page, pageLimit, answers, WITH_ETAG, IF_MATCH } from '../request.js';
 
 const specCursor = cursorOf('specs', (v): v is string => typeof v === 'string');
 import { specCreateSchema, specListQuery } from '../schemas.js';
@@ -14,12 +14,11 @@ export const list: E = {
   summary: 'list allocation specs',
   query: specListQuery,
   ok: [200],
-  ...returns('SpecPage'),
-  async handle(req, ctx) {
+  ...answers('SpecPage', async (req, ctx) => {
     const q = req.queryObject<{ limit?: string; cursor?: string }>();
     const { items, next } = await listSpecs(ctx, decodeCursor(q.cursor, specCursor), pageLimit(q), req.poolScope());
     return page(req, items.map(specView), specCursor, next);
-  },
+  }),
 };
 
 export const create: E = {
@@ -27,9 +26,9 @@ export const create: E = {
   summary: 'create an allocation spec (same name and attributes again: 200)',
   body: specCreateSchema,
   ok: [201, 200],
-  ...returns('Spec'),
   errors: [400, 409, 422],
-  async handle(req, ctx) {
+  ...WITH_ETAG,
+  ...answers('Spec', async (req, ctx) => {
     const input = req.json<SpecCreate>();
     const { spec, created } = await createSpec(ctx, input);
     return {
@@ -38,19 +37,19 @@ export const create: E = {
       etag: spec.version,
       location: req.url(`/v1/allocation-specs/${encodeURIComponent(spec.name)}`),
     };
-  },
+  }),
 };
 
 export const show: E = {
   policy: 'ids:allocation_specs:show',
   summary: 'an allocation spec',
   ok: [200],
-  ...returns('Spec'),
   errors: [404],
-  async handle(req, ctx) {
+  ...WITH_ETAG,
+  ...answers('Spec', async (req, ctx) => {
     const spec = await getSpec(ctx, req.param('name'), req.poolScope());
     return { body: specView(spec), etag: spec.version };
-  },
+  }),
 };
 
 export const remove: E = {

@@ -365,6 +365,7 @@ export function engineHolders(): { allocations: AllocationHolder; consumers: Con
       },
     },
     consumers: {
+      holds: (heldBy) => instanceOfOwner(heldBy) !== null,
       async consumerChanged(tx, change) {
         await changeSets(tx, change.heldBy, (spec, sets, row) => {
           const isCapacity = (attr: string, v: unknown) => spec.attributes[attr]?.from === 'capacity' && isCapacityValue(v);

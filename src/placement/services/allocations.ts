@@ -8,15 +8,7 @@ import { transaction, tryFastPath } from '../../db/transaction.js';
 import { claimOutcome } from '../../metrics/metrics.js';
 import type { PlacementContext } from '../context.js';
 import { placementDomainError } from '../core/domain-errors.js';
-import {
-  type ConsumerAllocations,
-  INCOMPLETE_CONSUMER_ID,
-  deleteConsumer,
-  providerAllocations,
-  providersOfConsumers,
-  readConsumer,
-  writeAllocations,
-} from '../store/allocations.js';
+import { type ConsumerAllocations, INCOMPLETE_CONSUMER_ID, deleteConsumer, providerAllocations, readConsumer, writeAllocations } from '../store/allocations.js';
 import { oneStatementDelete, oneStatementWrite } from '../store/one-statement-writes.js';
 import { requireProvider } from '../store/providers.js';
 
@@ -47,7 +39,6 @@ async function writeOnce(ctx: PlacementContext, writes: ConsumerAllocations[]): 
   const retried = () => ctx.metrics.placementClaimRetries.inc();
   await refuseOwnedProviders(
     ctx,
-    writes.map((w) => w.consumerUuid),
     writes.flatMap((w) => [...w.allocations.keys()]),
   );
   if (await inOneStatement(ctx, await oneStatementWrite(ctx.database, ctx.names, writes), retried)) return;
@@ -56,7 +47,6 @@ async function writeOnce(ctx: PlacementContext, writes: ConsumerAllocations[]): 
 
 /** Remove every allocation of a consumer. */
 export async function removeConsumer(ctx: PlacementContext, consumerUuid: string): Promise<void> {
-  await refuseOwnedProviders(ctx, [consumerUuid], []);
   if (await inOneStatement(ctx, oneStatementDelete(ctx.database, consumerUuid))) return;
   await transaction(ctx.database, (tx) => deleteConsumer(tx, consumerUuid));
 }
@@ -71,14 +61,16 @@ async function inOneStatement(ctx: PlacementContext, statement: ((tx: Tx) => Pro
 }
 
 /**
- * Refuse (409) an API write that would put allocations on a provider another service owns, or
- * change the allocations of a consumer that holds one. Checked before the write: which providers
- * are owned never changes while they exist (a node's provider is made with the node), and only
- * the owner itself writes allocations on them.
+ * Refuse (409) an API write that would put allocations on a provider another service owns.
+ * Checked before the write: which providers are owned never changes while they exist (a node's
+ * provider is made with the node), and only the owner itself writes allocations on them. A
+ * consumer the owner's claim made is not this check's: it is marked `held_by` the owner's holder,
+ * and the write refuses it under the consumer's row lock (store/allocations.ts `consumer_held`),
+ * so a consumer that gets its claim while the write runs is refused too.
  */
-export async function refuseOwnedProviders(ctx: PlacementContext, consumerUuids: readonly string[], providerUuids: readonly string[]): Promise<void> {
+export async function refuseOwnedProviders(ctx: PlacementContext, providerUuids: readonly string[]): Promise<void> {
   if (!ctx.owners.length) return;
-  const touched = [...new Set([...providerUuids, ...(await providersOfConsumers(ctx.database, consumerUuids))])];
+  const touched = [...new Set(providerUuids)];
   if (!touched.length) return;
   for (const owner of ctx.owners) {
     const owned = await owner.owned(ctx.database, touched);

@@ -14,11 +14,17 @@ import { claimInStatement, oneStatementWrite } from '../store/one-statement-writ
 import { deleteProvider, findAndLockProvider, insertProvider } from '../store/providers.js';
 import { providerTraits, replaceProviderTraits } from '../store/traits.js';
 
-/** Who a claim is for: a new consumer, its project and user. */
+/**
+ * Who a claim is for: a new consumer, its project and user, and its holder — the owner's thing
+ * that holds it (a bare-metal allocation), written as the consumer's `held_by`: the consumer is
+ * then refused to Placement's clients under its row lock, by the check every write takes
+ * (store/allocations.ts `consumer_held`), and changes only through its holder.
+ */
 export interface ClaimConsumer {
   uuid: string;
   projectId: string;
   userId: string;
+  holder: string;
 }
 
 /**
@@ -49,6 +55,8 @@ const NOT_CLAIMABLE: readonly PlacementErrorCode[] = [
   'inventory_constraint_violated',
   'allocation_provider_missing',
   'consumer_generation_conflict',
+  // a consumer of that uuid that Placement's clients made
+  'consumer_held',
   'unknown_resource_class',
 ];
 
@@ -59,7 +67,14 @@ const NOT_CLAIMABLE: readonly PlacementErrorCode[] = [
  */
 export async function claimOn(tx: Tx, ctx: PlacementContext, consumer: ClaimConsumer, provider: string, resources: Map<string, number>): Promise<boolean> {
   const writes = [
-    { consumerUuid: consumer.uuid, allocations: new Map([[provider, resources]]), projectId: consumer.projectId, userId: consumer.userId, generation: null },
+    {
+      consumerUuid: consumer.uuid,
+      allocations: new Map([[provider, resources]]),
+      projectId: consumer.projectId,
+      userId: consumer.userId,
+      holder: consumer.holder,
+      generation: null,
+    },
   ];
   // PostgreSQL: Placement's one-statement claim, one round trip instead of six
   const oneStatement = await oneStatementWrite(tx, ctx.names, writes);
@@ -86,9 +101,9 @@ export function claimInAnotherStatement(db: Db, ctx: PlacementContext, consumer:
   return claimInStatement(db, ctx.names, consumer, resources);
 }
 
-/** Release every allocation of the consumer (nothing when it has none). */
+/** Release every allocation of the consumer (nothing when it has none), as its holder. */
 export async function releaseConsumer(tx: Tx, ctx: PlacementContext, consumerUuid: string, who: Omit<ClaimConsumer, 'uuid'>): Promise<void> {
-  await writeAllocations(tx, ctx.names, [{ consumerUuid, allocations: new Map(), projectId: who.projectId, userId: who.userId }]);
+  await writeAllocations(tx, ctx.names, [{ consumerUuid, allocations: new Map(), projectId: who.projectId, userId: who.userId, holder: who.holder }]);
 }
 
 /** Does the consumer exist (hold a claim)? */

@@ -35,17 +35,18 @@ export interface ConsumerAllocations {
   /** 1.38+; undefined leaves an existing consumer's type alone */
   consumerType?: string;
   /**
-   * Who writes, when it is a holder of consumers (a service instance: `service-instance/<id>`):
+   * Who writes, when it is a holder of consumers (a service instance: `service-instance/<id>`; a
+   * bare-metal allocation's claim: `baremetal-allocation/<uuid>`):
    * the consumer is held by it after the write. Absent: a Placement API client, which may not
    * change a consumer someone holds.
    */
   holder?: string;
 }
 
-/** What a write may do to a consumer a holder holds (a reshape moves them; nothing else may). */
+/** What a write may do to a consumer a holder holds (a reshape moves some of them; nothing else may). */
 export interface WriteOptions {
-  /** allow the write to change held consumers, and report them (the reshaper) */
-  reshaping?: boolean;
+  /** the reshaper: the holders whose consumers the write may change, and reports */
+  reshaping?: (heldBy: string) => boolean;
 }
 
 /** A held consumer whose allocations a reshape changed: its holder must learn where they are. */
@@ -86,8 +87,8 @@ const amountError = (code: 'inventory_constraint_violated' | 'inventory_invalid'
 
 /**
  * Write the consumers' allocations (see the top of this file). A consumer that a holder holds
- * is refused to anyone but its holder, unless `options.reshaping`: then it is changed and
- * reported, for its holder to follow.
+ * is refused to anyone but its holder, unless `options.reshaping` names that holder: then it is
+ * changed and reported, for its holder to follow.
  */
 export async function writeAllocations(tx: Tx, names: NameCache, writes: ConsumerAllocations[], options: WriteOptions = {}): Promise<HeldConsumerChange[]> {
   // Resolve names first: a bad class or provider is the request's fault, before any lock.
@@ -126,7 +127,8 @@ export async function writeAllocations(tx: Tx, names: NameCache, writes: Consume
     const existing = consumers.get(w.consumerUuid);
     if (!existing) continue;
     const heldBy = existing.held_by;
-    if (heldBy !== null && w.holder === undefined && options.reshaping) heldChanges.push({ consumerUuid: w.consumerUuid, heldBy, allocations: w.allocations });
+    if (heldBy !== null && w.holder === undefined && options.reshaping?.(heldBy))
+      heldChanges.push({ consumerUuid: w.consumerUuid, heldBy, allocations: w.allocations });
     else refuseHeld(w, heldBy);
   }
   for (const w of writes) {
@@ -535,18 +537,4 @@ export async function providerAllocations(db: Db, providerId: number) {
     if (!lastModified || r.updated_at > lastModified) lastModified = r.updated_at;
   }
   return { allocations: out, lastModified };
-}
-
-/** The providers the current allocations of these consumers are on. */
-export async function providersOfConsumers(db: Db, consumerUuids: readonly string[]): Promise<string[]> {
-  if (!consumerUuids.length) return [];
-  const rows = await db.db
-    .selectFrom('allocations as a')
-    .innerJoin('consumers as c', 'c.id', 'a.consumer_id')
-    .innerJoin('resource_providers as rp', 'rp.id', 'a.resource_provider_id')
-    .select('rp.uuid')
-    .distinct()
-    .where('c.uuid', 'in', [...consumerUuids])
-    .execute();
-  return rows.map((r) => r.uuid);
 }

@@ -236,13 +236,15 @@ export async function oneStatementWrite(db: Db, names: NameCache, writes: Consum
 export async function claimInStatement(
   db: Db,
   names: NameCache,
-  consumer: { uuid: string; projectId: string; userId: string },
+  consumer: { uuid: string; projectId: string; userId: string; holder: string },
   resources: Map<string, number>,
 ): Promise<EmbeddedWrite | null> {
   if (db.dialect !== 'postgres') return null;
   // one provider, named by the enclosing statement: its uuid here is never used
   const allocations = new Map([['', resources]]);
-  const writes = [{ consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, generation: null, allocations }];
+  const writes = [
+    { consumerUuid: consumer.uuid, projectId: consumer.projectId, userId: consumer.userId, holder: consumer.holder, generation: null, allocations },
+  ];
   const values = await writeValues(db, names, writes, true);
   if (!values) return null;
   const shape = parseShape(values.shape);
@@ -296,7 +298,7 @@ async function writeValues(
     // Each consumer once: new (generation null) with allocations, or existing at a generation the
     // client gives. (Without a generation, before 1.28, or "new" and empty, the general path.)
     if (w.generation === undefined || consumers.has(w.consumerUuid)) return null;
-    // A holder (a service instance) writes here only the new consumer it will hold.
+    // A holder (a service instance, a bare-metal allocation) writes here only the new consumer it will hold.
     if (w.holder !== undefined && w.generation !== null) return null;
     consumers.add(w.consumerUuid);
     const empty = w.allocations.size === 0;

@@ -20,7 +20,13 @@ export interface ProviderReshape {
 }
 
 /** Reshape; the held consumers whose allocations moved, for their holders to follow. */
-export async function reshape(tx: Tx, names: NameCache, providers: ProviderReshape[], allocations: ConsumerAllocations[]): Promise<HeldConsumerChange[]> {
+export async function reshape(
+  tx: Tx,
+  names: NameCache,
+  providers: ProviderReshape[],
+  allocations: ConsumerAllocations[],
+  follows: (heldBy: string) => boolean,
+): Promise<HeldConsumerChange[]> {
   // Consumers are locked before providers everywhere; do the same here.
   const consumerUuids = [...new Set(allocations.map((a) => a.consumerUuid))].sort();
   if (consumerUuids.length && tx.dialect === 'postgres') {
@@ -51,8 +57,9 @@ export async function reshape(tx: Tx, names: NameCache, providers: ProviderResha
     plans.push({ provider, desired: inventories, classIds });
   }
 
-  // A reshape moves any consumer's allocations, held ones too (Placement's contract): reported.
-  const held = await writeAllocations(tx, names, allocations, { reshaping: true });
+  // A reshape moves any consumer's allocations (Placement's contract), held ones too when their
+  // holder follows reshapes (reported to it); one held by anyone else is refused.
+  const held = await writeAllocations(tx, names, allocations, { reshaping: follows });
 
   for (const { provider, desired, classIds } of plans) {
     const union = await currentInventories(tx, provider.id);
