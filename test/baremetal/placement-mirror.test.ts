@@ -325,6 +325,42 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    // In a rolling upgrade across migration 016 the older processes still make claims no one holds.
+    test('bare metal releases a claim an older allot made unmarked', async () => {
+      const db = await databaseUrl('unmarked');
+      const server = await startServer({ db, transitionTime: 20, baremetalBackend: 'placement' });
+      try {
+        const api = new IronicClient(`${server.url}/baremetal`);
+        const placement = new PlacementClient(server.placementUrl);
+        await availableNode(api, { name: 'um-1', resource_class: 'unmarked' });
+        const claim = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'unmarked' })).body.uuid);
+        assert.equal(claim.state, 'active');
+        // a Placement client's consumer beside it
+        const other = '5d6e7f80-9a1b-4c2d-8e3f-4a5b6c7d8e9f';
+        await plainProvider(placement, 'plain', other, 8);
+        const clients = '6e7f8091-a2b3-4c4d-9e5f-6a7b8c9d0e1f';
+        const who = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE', consumer_generation: null };
+        assert.equal((await placement.put(`/allocations/${clients}`, { allocations: { [other]: { resources: { VCPU: 2 } } }, ...who })).status, 204);
+        const database = await openDatabase(db);
+        try {
+          await sql`update consumers set held_by = null where uuid = ${claim.uuid}`.execute(kyselyOf(database));
+        } finally {
+          await database.close();
+        }
+        assert.equal((await api.delete(`/v1/allocations/${claim.uuid}`)).status, 204);
+        assert.deepEqual((await placement.get(`/resource_providers/${claim.node_uuid}/allocations`)).body.allocations, {}, 'the unmarked claim released');
+        assert.deepEqual((await placement.get(`/allocations/${claim.uuid}`)).body.allocations, {});
+
+        assert.deepEqual(
+          (await placement.get(`/allocations/${clients}`)).body.allocations[other]?.resources,
+          { VCPU: 2 },
+          "a Placement client's consumer beside it untouched",
+        );
+      } finally {
+        await server.close();
+      }
+    });
+
     test('switching a database from the database backend to placement mirrors nodes and claims existing allocations', async () => {
       const db = await databaseUrl('switch');
       const before = await startServer({ db, transitionTime: 20, baremetalBackend: 'database', conductorId: 'switch-1' });

@@ -101,9 +101,24 @@ export function claimInAnotherStatement(db: Db, ctx: PlacementContext, consumer:
   return claimInStatement(db, ctx.names, consumer, resources);
 }
 
-/** Release every allocation of the consumer (nothing when it has none), as its holder. */
+/**
+ * Release every allocation of the consumer (nothing when it has none), as its holder. A claim that
+ * no one holds is an owner's claim made by an older allot (claims are marked from migration 016 on;
+ * in a rolling upgrade the older processes still make unmarked ones) when every allocation it has
+ * is on a provider an owner owns — no Placement client can put one there — and is released too;
+ * any other unheld consumer of that uuid is a Placement client's, which this holder does not hold.
+ */
 export async function releaseConsumer(tx: Tx, ctx: PlacementContext, consumerUuid: string, who: Omit<ClaimConsumer, 'uuid'>): Promise<void> {
-  await writeAllocations(tx, ctx.names, [{ consumerUuid, allocations: new Map(), projectId: who.projectId, userId: who.userId, holder: who.holder }]);
+  const existing = await readConsumer(tx, consumerUuid);
+  if (!existing) return;
+  let holder: string | undefined = who.holder;
+  if (existing.held_by === null) {
+    const providers = [...existing.allocations.keys()];
+    const owned = new Set((await Promise.all(ctx.owners.map((o) => o.owned(tx, providers)))).flat());
+    if (providers.length === 0 || !providers.every((p) => owned.has(p))) return;
+    holder = undefined; // written as no one's, as it was made (and refused, under its row lock, if that changed meanwhile)
+  }
+  await writeAllocations(tx, ctx.names, [{ consumerUuid, allocations: new Map(), projectId: who.projectId, userId: who.userId, holder }]);
 }
 
 /** Does the consumer exist (hold a claim)? */
