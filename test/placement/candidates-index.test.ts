@@ -304,7 +304,6 @@ for (const dialect of DIALECTS) {
     // itself, so two at once lost providers from the index (a CI run: a free target missing).
     test('a full load asked for while a background reload runs keeps every provider', async () => {
       const everyAvx2 = 'resources=VCPU:64&required=HW_CPU_X86_AVX2'; // 5 000 of the filled providers
-      const deadline = Date.now() + 360_000;
       for (let attempt = 0; attempt < 3; attempt++) {
         const spare = `CUSTOM_SPARE_${attempt}`;
         assert.equal((await api.at('1.7').put(`/resource_classes/${spare}`)).status, 201);
@@ -317,16 +316,18 @@ for (const dialect of DIALECTS) {
           },
           (now) => now.count > seen.count,
           'a background reload ended',
-          120_000,
+          300_000,
         );
         const tookMs = ((ended.seconds - seen.seconds) / (ended.count - seen.count)) * 1000;
         await new Promise((r) => setTimeout(r, Math.max(10, 30 * tookMs) + 20));
-        assert.ok(Date.now() < deadline, 'three attempts within 360 s');
         // this search starts the background reload (without waiting for it) …
         assert.deepEqual(await candidateHosts(api, query), free(null), `attempt ${attempt}: before`);
         // … and this delete asks for a full load, which the next search waits for
         assert.equal((await api.delete(`/resource_classes/${spare}`)).status, 204);
         assert.deepEqual(await candidateHosts(api, query), free(null), `attempt ${attempt}: every target after the full load`);
+        // a background reload that ran on beside it would end by now and drop what the full load read
+        await new Promise((r) => setTimeout(r, Math.max(1000, 3 * tookMs)));
+        assert.deepEqual(await candidateHosts(api, query), free(null), `attempt ${attempt}: every target a while after the full load`);
         const avx2 = await api.get(`/allocation_candidates?${everyAvx2}`);
         assert.equal(avx2.status, 200, avx2.text);
         assert.equal(Object.keys(avx2.body.provider_summaries).length, 5_000, `attempt ${attempt}: every filled provider after the full load`);
