@@ -100,8 +100,17 @@ export interface Verdict {
     fencing: { changes: number; takeOvers: number; finishes: number };
     /** the nodes' change log: changes recorded, locks taken, take-overs of a lock, writes under a lock (each judged by its writer) */
     nodeLocks: { changes: number; taken: number; takeOvers: number; lockedWrites: number };
-    /** the reservation's operations by outcome, and the instances judged all-or-nothing */
-    reservations: { ops: Record<string, Record<string, number>>; instances: number };
+    /**
+     * the reservation's operations by outcome and by what they were told (answered: the status; refused:
+     * the status and code; no answer), in all and per RESERVATION_WINDOW_S of the run (which minutes
+     * reservations kept being answered), and the instances judged all-or-nothing
+     */
+    reservations: {
+      ops: Record<string, Record<string, number>>;
+      told: Record<string, Record<string, number>>;
+      windows: Array<{ fromS: number; told: Record<string, Record<string, number>> }>;
+      instances: number;
+    };
   };
 }
 
@@ -129,6 +138,9 @@ function fulfils(state: State, asked: State): boolean {
 }
 
 const sameState = (a: State, b: State) => a.version === b.version && JSON.stringify(a.value) === JSON.stringify(b.value);
+
+/** The reservation's operations are also counted per this many seconds of the run. */
+const RESERVATION_WINDOW_S = 300;
 
 export function check(history: History): Verdict {
   const anomalies: Anomaly[] = [];
@@ -167,10 +179,20 @@ export function check(history: History): Verdict {
   const nodeLocks = checkNodeLocks(history.nodeLockChanges ?? [], flag);
   const instances = checkReservations(history, snapshots, flag);
   const reservationOps: Record<string, Record<string, number>> = {};
+  const reservationTold: Record<string, Record<string, number>> = {};
+  const windows: Array<{ fromS: number; told: Record<string, Record<string, number>> }> = [];
+  const start = history.ops[0]?.invoke ?? 0;
+  const count = (into: Record<string, Record<string, number>>, kind: string, what: string) => {
+    const k = (into[kind] ??= {});
+    k[what] = (k[what] ?? 0) + 1;
+  };
   for (const op of history.ops)
     if (op.reservation) {
-      const k = (reservationOps[op.kind] ??= {});
-      k[op.outcome] = (k[op.outcome] ?? 0) + 1;
+      count(reservationOps, op.kind, op.outcome);
+      count(reservationTold, op.kind, op.told);
+      const w = Math.floor((op.invoke - start) / 1000 / RESERVATION_WINDOW_S);
+      while (windows.length <= w) windows.push({ fromS: windows.length * RESERVATION_WINDOW_S, told: {} });
+      count(windows[w]!.told, op.kind, op.told);
     }
 
   const byOutcome: Record<string, number> = {};
@@ -191,7 +213,7 @@ export function check(history: History): Verdict {
       objects: objects.size,
       fencing,
       nodeLocks,
-      reservations: { ops: reservationOps, instances },
+      reservations: { ops: reservationOps, told: reservationTold, windows, instances },
     },
   };
 }

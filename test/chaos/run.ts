@@ -18,13 +18,11 @@
 // libfaketime, and a built dist/. Everything it makes — namespaces, links, addresses, rules, queues,
 // processes — lives inside its own namespaces and is removed at the end, on failure and on Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { IronicClient, availableNode } from '../baremetal/helpers.js';
 import { installAllocationChanges, readAllocationChanges, readNodeLockChanges } from './allocation-changes.js';
 import { type Verdict, check } from './checker.js';
 import type { History, Snapshot } from './history.js';
@@ -33,7 +31,8 @@ import { ChaosPatroni, missingPatroniPackages } from './patroni.js';
 import { ChaosAllot, ChaosPostgres, FAKETIME_LIB } from './processes.js';
 import { type Fault, type FaultKind, PATRONI_FAULT_KINDS, Rng, makeSchedule } from './schedule.js';
 import { readReservations, takeSnapshot } from './snapshots.js';
-import { type Fixtures, Workload } from './workload.js';
+import { LOCK_CLASS, POOL_SIZE, PROVIDERS, PROVIDER_VCPU, makeFixtures } from './fixtures.js';
+import { Workload } from './workload.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,15 +60,6 @@ const ALLOCATION_DELAYS_S = [0, 0.5, 1];
  * lock for seconds (pause-node-lock pauses them holding one, so that another conductor takes it over)
  */
 const TRANSITION_TIMES_S = [0.05, 2, 3];
-const PROVIDERS = 3;
-/** the resource class of the nodes whose power is switched (no allocation takes them) */
-const LOCK_CLASS = 'chaos-power';
-const PROVIDER_VCPU = 8;
-/** nodes for the bare-metal clients and the reservation's node attribute (they compete for them) */
-const NODES = 4;
-/** nodes whose power the node-power clients switch (one each) */
-const LOCK_NODES = 2;
-const POOL_SIZE = 12;
 const SNAPSHOT_EVERY_MS = 1_500;
 /** once the faults are healed, how long bare-metal allocations get to finish */
 const SETTLE_MS = 180_000;
@@ -459,55 +449,6 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
   }
 }
 
-async function makeFixtures(url: string): Promise<Fixtures> {
-  const json = async (method: string, p: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${url}${p}`, {
-      method,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
-  const placement = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
-  const providers: Record<string, number> = {};
-  for (let i = 0; i < PROVIDERS; i++) {
-    const uuid = randomUUID();
-    await json('POST', '/placement/resource_providers', { name: `chaos-${i}`, uuid }, placement);
-    await json(
-      'PUT',
-      `/placement/resource_providers/${uuid}/inventories`,
-      { resource_provider_generation: 0, inventories: { VCPU: { total: PROVIDER_VCPU } } },
-      placement,
-    );
-    providers[uuid] = PROVIDER_VCPU;
-  }
-  const resourceClass = 'chaos';
-  const ironic = new IronicClient(`${url}/baremetal`);
-  const nodes: string[] = [];
-  for (let i = 0; i < NODES; i++) nodes.push((await availableNode(ironic, { name: `chaos-${i}`, resource_class: resourceClass })).uuid);
-  const lockNodes: string[] = [];
-  for (let i = 0; i < LOCK_NODES; i++) lockNodes.push((await availableNode(ironic, { name: `chaos-power-${i}`, resource_class: LOCK_CLASS })).uuid);
-  const pool = 'chaos';
-  await json('POST', '/ids/v1/pools', { name: pool, kind: 'integer', ranges: [`1-${POOL_SIZE}`], strategy: 'random' });
-  const spec = 'chaos-spec';
-  await json('POST', '/ids/v1/allocation-specs', { name: spec, attributes: { vni: { from: 'pool', pool } } });
-  // the cross-engine reservation: a node of the bare-metal clients' class, a VCPU on the Placement
-  // clients' providers, a value from the identifier clients' pool
-  const reservation = { name: 'chaos-reservation', node: 'server', capacity: 'cpu', value: 'vni' };
-  await json('POST', '/ids/v1/allocation-specs', {
-    name: reservation.name,
-    attributes: {
-      [reservation.node]: { from: 'node', resource_class: resourceClass },
-      [reservation.capacity]: { from: 'capacity', resources: { VCPU: 1 } },
-      [reservation.value]: { from: 'pool', pool },
-    },
-  });
-  return { providers, sharedConsumers: [randomUUID(), randomUUID()], resourceClass, nodes, pool, poolSize: POOL_SIZE, spec, reservation, lockNodes };
-}
-
 /** The database of a run: one PostgreSQL, or a Patroni pair (its faults act on the primary). */
 type ChaosDatabase = ChaosPostgres | ChaosPatroni;
 
@@ -702,6 +643,19 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
       )
       .join(', ')}`,
   );
+  // what each was told, in all and over the run: reservations answered (201/200) and refused (409 and its code) in every window
+  const told = (byKind: Record<string, Record<string, number>>) =>
+    Object.entries(byKind)
+      .map(
+        ([kind, answers]) =>
+          `${kind} ${Object.entries(answers)
+            .sort(([, a], [, b]) => b - a)
+            .map(([t, n]) => `${t} ${n}`)
+            .join(', ')}`,
+      )
+      .join('; ');
+  console.log(`#   told: ${told(reservations.told)}`);
+  for (const w of reservations.windows) console.log(`#   from ${String(w.fromS / 60).padStart(3)} min: ${told({ reserve: w.told.reserve ?? {} })}`);
   for (const [kind, outcomes] of Object.entries(verdict.counts.byApiKind).sort())
     console.log(
       `#   ${kind.padEnd(24)} ${Object.entries(outcomes)
