@@ -127,10 +127,8 @@ for (const dialect of DIALECTS) {
         'delete',
         async (name) => (await getJson(`${server.url}/baremetal/v1/allocations/${name}`, IRONIC)).status === 404,
       );
-      assert.ok(
-        r.refused.filter((op) => op.kind === 'delete').length >= 2,
-        `the outage met the deletes of ${r.key}: ${r.refused.map((op) => op.kind).join(', ')}`,
-      );
+      // the outage outlasted a turn's tries (ten, after which the old client moved on for good)
+      assert.ok(r.refused.length >= 10, `the outage met ${r.refused.length} deletes of ${r.key}`);
       assert.ok(r.freed, `allocation ${r.key} was never deleted after the outage`);
     });
   });

@@ -1,8 +1,9 @@
 // The chaos run's workload: clients of the three APIs, each a loop of operations on a few shared,
 // nearly full resources, every one recorded in the history (history.ts) with what it was told.
 // A client behaves as a careful real one: after an unknown outcome it reads back (or repeats an
-// idempotent request) before going on, and it never reuses a name, so the checker can tell every
-// object's story apart.
+// idempotent request) before going on, it never reuses a name, so the checker can tell every
+// object's story apart, and it frees what it holds: a cleanup not yet done is asked again on its
+// later turns for as long as it runs (`cleanedUp`).
 //
 // - Placement: private consumers claimed (PUT), moved to another provider (POST /allocations with
 //   the consumer generation) and deleted, on three providers near capacity; racers move a few shared
