@@ -470,6 +470,25 @@ describe('the chaos checker', () => {
       );
     });
 
+    test('an unknown reservation repeated, acknowledged and terminated before any snapshot saw it: applied, all three parts', () => {
+      // the repeat's answer observes the node's allocation only; its consumer and value were
+      // "not applied" (the snapshots show them absent), the node "applied": a false partial reservation
+      const verdict = check(
+        withSpec(
+          history(
+            [instanceOp('reserve', 'i1', 0, 'unknown'), instanceOp('reserve', 'i1', 20, 'ok', holds()), instanceOp('terminate', 'i1', 40, 'ok')],
+            [none(100, 'i1')],
+            { ...none(200, 'i1'), reservations: { i1: reading({ state: 'terminated' }) } },
+          ),
+        ),
+      );
+      assert.deepEqual(verdict.anomalies, []);
+      assert.deepEqual(
+        verdict.unknowns.map((u) => [u.key, u.resolution]),
+        [['i1', 'applied']],
+      );
+    });
+
     test('something held for an instance that is terminated, or that does not exist', () => {
       const terminated = withSpec(history([], [{ ...holding(50, 'i1'), reservations: { i1: reading({ state: 'terminated', values: [5] }) } }]));
       assert.ok(rules(terminated).includes('held-by-dead-instance'));

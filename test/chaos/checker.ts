@@ -585,10 +585,16 @@ function resolveUnknowns(obj: ObjectHistory): UnknownResolved[] {
       else if (last) resolved('applied', `${last.source} shows it gone`);
       else resolved('undetermined', 'never observed');
     } else if (w.write.from === 0) {
-      // a create: applied when the object exists at all after it (a repeat may be what made it)
+      // a create: applied when the object exists at all after it (a repeat may be what made it) —
+      // as an observation shows it, or as a repeat acknowledged after it says (a service
+      // instance's answer observes its node's allocation, not its consumer or its value: an
+      // instance reserved again and terminated before a snapshot came had its node "applied" and
+      // the rest "not applied", a false partial reservation of a seed-33 run)
       const shown = later.find((o) => o.state !== null);
       const repeat = obj.writes.find((x) => x !== w && x.write?.from === 0 && x.outcome === 'ok');
+      const acknowledged = obj.writes.find((x) => x !== w && x.write?.from === 0 && x.outcome === 'ok' && x.complete > w.invoke);
       if (shown) resolved('applied', `${shown.source} shows ${fmt(shown.state)}${repeat ? ` (or its repeat #${repeat.id} did)` : ''}`);
+      else if (acknowledged) resolved('applied', `its repeat ${src(acknowledged)} was acknowledged (or did it)`);
       else if (later.length) resolved('not applied', `${later.at(-1)!.source} shows it absent, and no observation after it shows it`);
       else resolved('undetermined', 'never observed after it');
     } else {

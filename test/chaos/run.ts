@@ -480,15 +480,28 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
     'pause-allot': [() => a!.pause(true), () => a!.pause(false)],
     'pause-allocating': [
       async () => {
-        entry.held = await heldAllocation(postgres, fault.target, HOLD_WAIT_MS);
-        a!.pause(true);
+        entry.held = await pauseHolding(
+          a!,
+          (ms) => heldAllocation(postgres, fault.target, ms),
+          async (uuid) =>
+            (
+              await queryAllot(postgres, "select 1 from baremetal_allocations where uuid = $1 and state = 'allocating' and conductor_affinity = $2", [
+                uuid,
+                `chaos-${fault.target}`,
+              ])
+            ).length > 0,
+        );
       },
       () => a!.pause(false),
     ],
     'pause-node-lock': [
       async () => {
-        entry.held = await heldNodeLock(postgres, fault.target, HOLD_WAIT_MS);
-        a!.pause(true);
+        entry.held = await pauseHolding(
+          a!,
+          (ms) => heldNodeLock(postgres, fault.target, ms),
+          async (uuid) =>
+            (await queryAllot(postgres, 'select 1 from baremetal_nodes where uuid = $1 and reservation = $2', [uuid, `chaos-${fault.target}`])).length > 0,
+        );
       },
       () => a!.pause(false),
     ],
@@ -541,6 +554,34 @@ async function queryAllot(postgres: ChaosDatabase, sql: string, params: unknown[
     return [];
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/** How long a paused process's statements already sent get to land before what it holds is looked at again. */
+const IN_FLIGHT_MS = 250;
+
+/**
+ * Pauses allot process `a` (SIGSTOP) holding what `find` finds it holding (waiting at most
+ * HOLD_WAIT_MS for it): what it holds once paused, or null when it holds nothing (paused all the
+ * same). Work found a moment before the SIGSTOP may have been finished in that moment (a 20-minute
+ * run paused a process whose allocation ended in error as it stopped: nothing was left to take
+ * over), so it is looked at again once the process is stopped; gone, the process resumes and the
+ * search goes on.
+ */
+async function pauseHolding(
+  a: ChaosAllot,
+  find: (ms: number) => Promise<string | null>,
+  stillHeld: (held: string) => Promise<boolean>,
+): Promise<string | null> {
+  const until = Date.now() + HOLD_WAIT_MS;
+  for (;;) {
+    const held = await find(Math.max(0, until - Date.now()));
+    a.pause(true);
+    if (held === null) return null;
+    await sleep(IN_FLIGHT_MS);
+    if (await stillHeld(held)) return held;
+    if (Date.now() >= until) return null;
+    a.pause(false);
   }
 }
 
