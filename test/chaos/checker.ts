@@ -352,12 +352,20 @@ function livesOf(obj: ObjectHistory): Life[] {
   let current: Begun | null = null;
   let last: Observation | null = null; // the current life's present observation that ended last
   let gone: Observation | null = null; // an absence seen after it
+  // An identifier allocation keeps its value for its whole life: another value is another life
+  // once the one before may have ended by then (a lease asked for the key may have run out, a
+  // delete may have applied) — a repeat answered with a new value while a snapshot found the old
+  // lease gone overlap in time, and no absence separates them (a seed-33 run: 'vanished' and a
+  // value held twice).
+  const mayHaveEndedBy = (t: number) =>
+    obj.writes.some((w) => (w.ttlS !== undefined && w.invoke + w.ttlS * 1000 <= t) || (w.write?.to === null && w.outcome !== 'fail' && w.invoke < t));
+  const anotherValue = (o: Observation) => obj.api === 'ids' && last !== null && last.state!.value.value !== o.state!.value.value && mayHaveEndedBy(o.complete);
   for (const o of obj.observations) {
     if (o.state === null) {
       if (last && !gone && o.invoke > last.complete) gone = o;
       continue;
     }
-    if (!current || (obj.api === 'ids' && gone && gone.complete < o.invoke)) {
+    if (!current || (obj.api === 'ids' && gone && gone.complete < o.invoke) || anotherValue(o)) {
       current = { present: [], after: last };
       begun.push(current);
       last = null;
