@@ -298,6 +298,44 @@ describe('the chaos checker', () => {
     });
   });
 
+  describe('identifier leases, another value', () => {
+    test('a lease that ran out unobserved and its repeat given another value, seen at once, are two lives: its old value is free', () => {
+      // seed 33's history: an allocation answered 503 (ttl 5 s), seen reserved with value 10; asked
+      // again as its lease ran out and given value 8 while a snapshot found the owner absent (the
+      // two overlap in time), then confirmed; value 10 given to another owner
+      const o1 = (t: number, outcome: Op['outcome'], value?: number, kind = 'allocate') =>
+        op({
+          api: 'ids',
+          kind,
+          key: 'o1|',
+          invoke: t,
+          complete: t + 10,
+          outcome,
+          write: kind === 'confirm' ? { to: { version: 0, value: { state: 'allocated' } } } : { from: 0, to: { version: 1, value: { state: 'reserved' } } },
+          ...(value === undefined
+            ? {}
+            : { seen: kind === 'confirm' ? { version: 2, value: { value, state: 'allocated' } } : { version: 1, value: { value, state: 'reserved' } } }),
+          ...(kind === 'allocate' ? { ttlS: 5 } : {}),
+        });
+      const reserved = (value: number) => ({ value, size: 1, state: 'reserved', version: 1, expiresAt: null });
+      const o2 = op({
+        api: 'ids',
+        kind: 'allocate',
+        key: 'o2|',
+        invoke: 6_500,
+        complete: 6_510,
+        outcome: 'ok',
+        write: { from: 0, to: { version: 1, value: { state: 'allocated' } } },
+        seen: { version: 1, value: { value: 10, state: 'allocated' } },
+      });
+      const h = history(
+        [o1(0, 'unknown'), o1(5_900, 'ok', 8), o1(6_000, 'ok', 8, 'confirm'), o2],
+        [snapshot(2_000, { values: { 'o1|': reserved(10) } }), snapshot(4_000, { values: { 'o1|': reserved(10) } }), snapshot(5_903)],
+      );
+      assert.deepEqual(check(h).anomalies, []);
+    });
+  });
+
   describe('fencing: the bare-metal allocations’ change log', () => {
     let seq = 0;
     const row = (state: string, conductor: string, node: number | null = null): AllocationRow => ({ state, conductor, node, error: null });
@@ -467,6 +505,25 @@ describe('the chaos checker', () => {
       assert.deepEqual(
         verdict.unknowns.map((u) => [u.key, u.resolution]),
         [['i1', 'undetermined']],
+      );
+    });
+
+    test('an unknown reservation repeated, acknowledged and terminated before any snapshot saw it: applied, all three parts', () => {
+      // the repeat's answer observes the node's allocation only; its consumer and value were
+      // "not applied" (the snapshots show them absent), the node "applied": a false partial reservation
+      const verdict = check(
+        withSpec(
+          history(
+            [instanceOp('reserve', 'i1', 0, 'unknown'), instanceOp('reserve', 'i1', 20, 'ok', holds()), instanceOp('terminate', 'i1', 40, 'ok')],
+            [none(100, 'i1')],
+            { ...none(200, 'i1'), reservations: { i1: reading({ state: 'terminated' }) } },
+          ),
+        ),
+      );
+      assert.deepEqual(verdict.anomalies, []);
+      assert.deepEqual(
+        verdict.unknowns.map((u) => [u.key, u.resolution]),
+        [['i1', 'applied']],
       );
     });
 

@@ -100,8 +100,17 @@ export interface Verdict {
     fencing: { changes: number; takeOvers: number; finishes: number };
     /** the nodes' change log: changes recorded, locks taken, take-overs of a lock, writes under a lock (each judged by its writer) */
     nodeLocks: { changes: number; taken: number; takeOvers: number; lockedWrites: number };
-    /** the reservation's operations by outcome, and the instances judged all-or-nothing */
-    reservations: { ops: Record<string, Record<string, number>>; instances: number };
+    /**
+     * the reservation's operations by outcome and by what they were told (answered: the status; refused:
+     * the status and code; no answer), in all and per RESERVATION_WINDOW_S of the run (which minutes
+     * reservations kept being answered), and the instances judged all-or-nothing
+     */
+    reservations: {
+      ops: Record<string, Record<string, number>>;
+      told: Record<string, Record<string, number>>;
+      windows: Array<{ fromS: number; told: Record<string, Record<string, number>> }>;
+      instances: number;
+    };
   };
 }
 
@@ -129,6 +138,9 @@ function fulfils(state: State, asked: State): boolean {
 }
 
 const sameState = (a: State, b: State) => a.version === b.version && JSON.stringify(a.value) === JSON.stringify(b.value);
+
+/** The reservation's operations are also counted per this many seconds of the run. */
+const RESERVATION_WINDOW_S = 300;
 
 export function check(history: History): Verdict {
   const anomalies: Anomaly[] = [];
@@ -167,10 +179,20 @@ export function check(history: History): Verdict {
   const nodeLocks = checkNodeLocks(history.nodeLockChanges ?? [], flag);
   const instances = checkReservations(history, snapshots, flag);
   const reservationOps: Record<string, Record<string, number>> = {};
+  const reservationTold: Record<string, Record<string, number>> = {};
+  const windows: Array<{ fromS: number; told: Record<string, Record<string, number>> }> = [];
+  const start = history.ops[0]?.invoke ?? 0;
+  const count = (into: Record<string, Record<string, number>>, kind: string, what: string) => {
+    const k = (into[kind] ??= {});
+    k[what] = (k[what] ?? 0) + 1;
+  };
   for (const op of history.ops)
     if (op.reservation) {
-      const k = (reservationOps[op.kind] ??= {});
-      k[op.outcome] = (k[op.outcome] ?? 0) + 1;
+      count(reservationOps, op.kind, op.outcome);
+      count(reservationTold, op.kind, op.told);
+      const w = Math.floor((op.invoke - start) / 1000 / RESERVATION_WINDOW_S);
+      while (windows.length <= w) windows.push({ fromS: windows.length * RESERVATION_WINDOW_S, told: {} });
+      count(windows[w]!.told, op.kind, op.told);
     }
 
   const byOutcome: Record<string, number> = {};
@@ -191,7 +213,7 @@ export function check(history: History): Verdict {
       objects: objects.size,
       fencing,
       nodeLocks,
-      reservations: { ops: reservationOps, instances },
+      reservations: { ops: reservationOps, told: reservationTold, windows, instances },
     },
   };
 }
@@ -330,12 +352,20 @@ function livesOf(obj: ObjectHistory): Life[] {
   let current: Begun | null = null;
   let last: Observation | null = null; // the current life's present observation that ended last
   let gone: Observation | null = null; // an absence seen after it
+  // An identifier allocation keeps its value for its whole life: another value is another life
+  // once the one before may have ended by then (a lease asked for the key may have run out, a
+  // delete may have applied) — a repeat answered with a new value while a snapshot found the old
+  // lease gone overlap in time, and no absence separates them (a seed-33 run: 'vanished' and a
+  // value held twice).
+  const mayHaveEndedBy = (t: number) =>
+    obj.writes.some((w) => (w.ttlS !== undefined && w.invoke + w.ttlS * 1000 <= t) || (w.write?.to === null && w.outcome !== 'fail' && w.invoke < t));
+  const anotherValue = (o: Observation) => obj.api === 'ids' && last !== null && last.state!.value.value !== o.state!.value.value && mayHaveEndedBy(o.complete);
   for (const o of obj.observations) {
     if (o.state === null) {
       if (last && !gone && o.invoke > last.complete) gone = o;
       continue;
     }
-    if (!current || (obj.api === 'ids' && gone && gone.complete < o.invoke)) {
+    if (!current || (obj.api === 'ids' && gone && gone.complete < o.invoke) || anotherValue(o)) {
       current = { present: [], after: last };
       begun.push(current);
       last = null;
@@ -563,10 +593,16 @@ function resolveUnknowns(obj: ObjectHistory): UnknownResolved[] {
       else if (last) resolved('applied', `${last.source} shows it gone`);
       else resolved('undetermined', 'never observed');
     } else if (w.write.from === 0) {
-      // a create: applied when the object exists at all after it (a repeat may be what made it)
+      // a create: applied when the object exists at all after it (a repeat may be what made it) —
+      // as an observation shows it, or as a repeat acknowledged after it says (a service
+      // instance's answer observes its node's allocation, not its consumer or its value: an
+      // instance reserved again and terminated before a snapshot came had its node "applied" and
+      // the rest "not applied", a false partial reservation of a seed-33 run)
       const shown = later.find((o) => o.state !== null);
       const repeat = obj.writes.find((x) => x !== w && x.write?.from === 0 && x.outcome === 'ok');
+      const acknowledged = obj.writes.find((x) => x !== w && x.write?.from === 0 && x.outcome === 'ok' && x.complete > w.invoke);
       if (shown) resolved('applied', `${shown.source} shows ${fmt(shown.state)}${repeat ? ` (or its repeat #${repeat.id} did)` : ''}`);
+      else if (acknowledged) resolved('applied', `its repeat ${src(acknowledged)} was acknowledged (or did it)`);
       else if (later.length) resolved('not applied', `${later.at(-1)!.source} shows it absent, and no observation after it shows it`);
       else resolved('undetermined', 'never observed after it');
     } else {

@@ -18,13 +18,11 @@
 // libfaketime, and a built dist/. Everything it makes — namespaces, links, addresses, rules, queues,
 // processes — lives inside its own namespaces and is removed at the end, on failure and on Ctrl-C.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { IronicClient, availableNode } from '../baremetal/helpers.js';
 import { installAllocationChanges, readAllocationChanges, readNodeLockChanges } from './allocation-changes.js';
 import { type Verdict, check } from './checker.js';
 import type { History, Snapshot } from './history.js';
@@ -33,7 +31,8 @@ import { ChaosPatroni, missingPatroniPackages } from './patroni.js';
 import { ChaosAllot, ChaosPostgres, FAKETIME_LIB } from './processes.js';
 import { type Fault, type FaultKind, PATRONI_FAULT_KINDS, Rng, makeSchedule } from './schedule.js';
 import { readReservations, takeSnapshot } from './snapshots.js';
-import { type Fixtures, Workload } from './workload.js';
+import { LOCK_CLASS, POOL_SIZE, PROVIDERS, PROVIDER_VCPU, makeFixtures } from './fixtures.js';
+import { Workload } from './workload.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -61,15 +60,6 @@ const ALLOCATION_DELAYS_S = [0, 0.5, 1];
  * lock for seconds (pause-node-lock pauses them holding one, so that another conductor takes it over)
  */
 const TRANSITION_TIMES_S = [0.05, 2, 3];
-const PROVIDERS = 3;
-/** the resource class of the nodes whose power is switched (no allocation takes them) */
-const LOCK_CLASS = 'chaos-power';
-const PROVIDER_VCPU = 8;
-/** nodes for the bare-metal clients and the reservation's node attribute (they compete for them) */
-const NODES = 4;
-/** nodes whose power the node-power clients switch (one each) */
-const LOCK_NODES = 2;
-const POOL_SIZE = 12;
 const SNAPSHOT_EVERY_MS = 1_500;
 /** once the faults are healed, how long bare-metal allocations get to finish */
 const SETTLE_MS = 180_000;
@@ -459,55 +449,6 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
   }
 }
 
-async function makeFixtures(url: string): Promise<Fixtures> {
-  const json = async (method: string, p: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${url}${p}`, {
-      method,
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
-  const placement = { 'x-auth-token': 'admin', 'openstack-api-version': 'placement 1.39' };
-  const providers: Record<string, number> = {};
-  for (let i = 0; i < PROVIDERS; i++) {
-    const uuid = randomUUID();
-    await json('POST', '/placement/resource_providers', { name: `chaos-${i}`, uuid }, placement);
-    await json(
-      'PUT',
-      `/placement/resource_providers/${uuid}/inventories`,
-      { resource_provider_generation: 0, inventories: { VCPU: { total: PROVIDER_VCPU } } },
-      placement,
-    );
-    providers[uuid] = PROVIDER_VCPU;
-  }
-  const resourceClass = 'chaos';
-  const ironic = new IronicClient(`${url}/baremetal`);
-  const nodes: string[] = [];
-  for (let i = 0; i < NODES; i++) nodes.push((await availableNode(ironic, { name: `chaos-${i}`, resource_class: resourceClass })).uuid);
-  const lockNodes: string[] = [];
-  for (let i = 0; i < LOCK_NODES; i++) lockNodes.push((await availableNode(ironic, { name: `chaos-power-${i}`, resource_class: LOCK_CLASS })).uuid);
-  const pool = 'chaos';
-  await json('POST', '/ids/v1/pools', { name: pool, kind: 'integer', ranges: [`1-${POOL_SIZE}`], strategy: 'random' });
-  const spec = 'chaos-spec';
-  await json('POST', '/ids/v1/allocation-specs', { name: spec, attributes: { vni: { from: 'pool', pool } } });
-  // the cross-engine reservation: a node of the bare-metal clients' class, a VCPU on the Placement
-  // clients' providers, a value from the identifier clients' pool
-  const reservation = { name: 'chaos-reservation', node: 'server', capacity: 'cpu', value: 'vni' };
-  await json('POST', '/ids/v1/allocation-specs', {
-    name: reservation.name,
-    attributes: {
-      [reservation.node]: { from: 'node', resource_class: resourceClass },
-      [reservation.capacity]: { from: 'capacity', resources: { VCPU: 1 } },
-      [reservation.value]: { from: 'pool', pool },
-    },
-  });
-  return { providers, sharedConsumers: [randomUUID(), randomUUID()], resourceClass, nodes, pool, poolSize: POOL_SIZE, spec, reservation, lockNodes };
-}
-
 /** The database of a run: one PostgreSQL, or a Patroni pair (its faults act on the primary). */
 type ChaosDatabase = ChaosPostgres | ChaosPatroni;
 
@@ -539,15 +480,28 @@ async function inject(fault: Fault, cast: Cast): Promise<void> {
     'pause-allot': [() => a!.pause(true), () => a!.pause(false)],
     'pause-allocating': [
       async () => {
-        entry.held = await heldAllocation(postgres, fault.target, HOLD_WAIT_MS);
-        a!.pause(true);
+        entry.held = await pauseHolding(
+          a!,
+          (ms) => heldAllocation(postgres, fault.target, ms),
+          async (uuid) =>
+            (
+              await queryAllot(postgres, "select 1 from baremetal_allocations where uuid = $1 and state = 'allocating' and conductor_affinity = $2", [
+                uuid,
+                `chaos-${fault.target}`,
+              ])
+            ).length > 0,
+        );
       },
       () => a!.pause(false),
     ],
     'pause-node-lock': [
       async () => {
-        entry.held = await heldNodeLock(postgres, fault.target, HOLD_WAIT_MS);
-        a!.pause(true);
+        entry.held = await pauseHolding(
+          a!,
+          (ms) => heldNodeLock(postgres, fault.target, ms),
+          async (uuid) =>
+            (await queryAllot(postgres, 'select 1 from baremetal_nodes where uuid = $1 and reservation = $2', [uuid, `chaos-${fault.target}`])).length > 0,
+        );
       },
       () => a!.pause(false),
     ],
@@ -600,6 +554,34 @@ async function queryAllot(postgres: ChaosDatabase, sql: string, params: unknown[
     return [];
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+/** How long a paused process's statements already sent get to land before what it holds is looked at again. */
+const IN_FLIGHT_MS = 250;
+
+/**
+ * Pauses allot process `a` (SIGSTOP) holding what `find` finds it holding (waiting at most
+ * HOLD_WAIT_MS for it): what it holds once paused, or null when it holds nothing (paused all the
+ * same). Work found a moment before the SIGSTOP may have been finished in that moment (a 20-minute
+ * run paused a process whose allocation ended in error as it stopped: nothing was left to take
+ * over), so it is looked at again once the process is stopped; gone, the process resumes and the
+ * search goes on.
+ */
+async function pauseHolding(
+  a: ChaosAllot,
+  find: (ms: number) => Promise<string | null>,
+  stillHeld: (held: string) => Promise<boolean>,
+): Promise<string | null> {
+  const until = Date.now() + HOLD_WAIT_MS;
+  for (;;) {
+    const held = await find(Math.max(0, until - Date.now()));
+    a.pause(true);
+    if (held === null) return null;
+    await sleep(IN_FLIGHT_MS);
+    if (await stillHeld(held)) return held;
+    if (Date.now() >= until) return null;
+    a.pause(false);
   }
 }
 
@@ -702,6 +684,19 @@ function report(verdict: Verdict, record: RunRecord, exits: string[]): void {
       )
       .join(', ')}`,
   );
+  // what each was told, in all and over the run: reservations answered (201/200) and refused (409 and its code) in every window
+  const told = (byKind: Record<string, Record<string, number>>) =>
+    Object.entries(byKind)
+      .map(
+        ([kind, answers]) =>
+          `${kind} ${Object.entries(answers)
+            .sort(([, a], [, b]) => b - a)
+            .map(([t, n]) => `${t} ${n}`)
+            .join(', ')}`,
+      )
+      .join('; ');
+  console.log(`#   told: ${told(reservations.told)}`);
+  for (const w of reservations.windows) console.log(`#   from ${String(w.fromS / 60).padStart(3)} min: ${told({ reserve: w.told.reserve ?? {} })}`);
   for (const [kind, outcomes] of Object.entries(verdict.counts.byApiKind).sort())
     console.log(
       `#   ${kind.padEnd(24)} ${Object.entries(outcomes)

@@ -1,8 +1,9 @@
 // The chaos run's workload: clients of the three APIs, each a loop of operations on a few shared,
 // nearly full resources, every one recorded in the history (history.ts) with what it was told.
 // A client behaves as a careful real one: after an unknown outcome it reads back (or repeats an
-// idempotent request) before going on, and it never reuses a name, so the checker can tell every
-// object's story apart.
+// idempotent request) before going on, it never reuses a name, so the checker can tell every
+// object's story apart, and it frees what it holds: a cleanup not yet done is asked again on its
+// later turns for as long as it runs (`cleanedUp`).
 //
 // - Placement: private consumers claimed (PUT), moved to another provider (POST /allocations with
 //   the consumer generation) and deleted, on three providers near capacity; racers move a few shared
@@ -63,7 +64,8 @@ export class Workload {
   private readonly running: Array<Promise<void>> = [];
 
   constructor(
-    private readonly urls: () => string[],
+    /** the allot processes' URLs for a request about to be sent (`request`: what it is) */
+    private readonly urls: (request: Pick<Op, 'client' | 'kind' | 'key'>) => string[],
     private readonly fixtures: Fixtures,
     private readonly now: () => number,
   ) {}
@@ -72,11 +74,15 @@ export class Workload {
     return this.stopped;
   }
 
-  /** Start every client; each draws from its own stream of `rng`. */
-  start(rng: Rng): void {
+  /**
+   * Start every client (or, with `only`, that many clients of each kind it names); each draws from
+   * its own stream of `rng`.
+   */
+  start(rng: Rng, only?: Partial<Record<ClientKindName, number>>): void {
     let n = 0;
     for (const kind of clientKinds) {
-      for (let i = 0; i < kind.count; i++) {
+      const count = only ? (only[kind.name] ?? 0) : kind.count;
+      for (let i = 0; i < count; i++) {
         const name = `${kind.name}-${i}`;
         const clientRng = rng.fork(n++);
         this.running.push(kind.run(this, name, clientRng).catch((err) => console.error(`# client ${name} ended: ${(err as Error).stack}`)));
@@ -102,7 +108,7 @@ export class Workload {
     body?: unknown,
     seen?: (status: number, body: any) => State | null | undefined,
   ): Promise<Answer> {
-    const urls = this.urls();
+    const urls = this.urls(o);
     const proc = rng.int(urls.length);
     const headers: Record<string, string> = { accept: 'application/json', ...HEADERS[o.api] };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -138,10 +144,26 @@ export class Workload {
 }
 
 interface ClientKind {
-  name: string;
+  name: ClientKindName;
   count: number;
   run(w: Workload, name: string, rng: Rng): Promise<void>;
 }
+
+type ClientKindName = 'placement' | 'placement-racer' | 'baremetal' | 'ids' | 'ids-instance' | 'reservation' | 'node-power';
+
+/**
+ * Is what a cleanup asked for (a DELETE) done: acknowledged, or the object already gone? Anything
+ * else — a refusal, a 503, no answer at all (a refused connection included) — leaves the object as
+ * it was, holding what it holds, and the client asks again on a later turn, for as long as it runs:
+ * a client that gave up after a few tries left nodes and values held for the rest of a long run
+ * (a 45-minute run: two reservation instances whose terminate met a refused connection and two
+ * bare-metal allocations whose ten deletes fell in a failover held all four nodes from its second
+ * minute on, and every later reservation was refused ids.node_unavailable).
+ */
+const cleanedUp = (r: Answer | null): boolean => r !== null && (r.outcome === 'ok' || r.status === 404);
+
+/** An answer allot gave (not a 503, which says nothing was done or that it may have been): its outcome is known. */
+const answered = (r: Answer): boolean => r.outcome !== 'unknown' && r.status !== 0 && r.status !== 503;
 
 /** Every kind of client and how many of each run at once (about 20 in all: the machine is shared). */
 const clientKinds: ClientKind[] = [
@@ -286,7 +308,23 @@ async function readAllocation(w: Workload, rng: Rng, client: string, name: strin
 }
 
 async function baremetalClient(w: Workload, client: string, rng: Rng): Promise<void> {
+  /** delete an allocation (finished or not), repeating while it is not done (a few tries a turn) */
+  const remove = async (name: string) => {
+    for (let attempt = 0; attempt < 10 && !w.isStopped; attempt++) {
+      const del = await w.call(rng, { client, api: 'baremetal', kind: 'delete', key: name, write: { to: null } }, 'DELETE', `/v1/allocations/${name}`);
+      if (cleanedUp(del)) return true;
+      await sleep(300 + rng.int(700));
+    }
+    return false;
+  };
+  // allocations whose deletion is not done yet: deleted again on later turns, before any new one
+  const undeleted: string[] = [];
   for (let n = 0; !w.isStopped; n++) {
+    const left = undeleted.shift();
+    if (left !== undefined) {
+      if (!(await remove(left)) && !w.isStopped) undeleted.push(left);
+      continue;
+    }
     const name = `${client}-${n}`;
     const created = await w.call(
       rng,
@@ -309,14 +347,10 @@ async function baremetalClient(w: Workload, client: string, rng: Rng): Promise<v
       if (s === null && created.outcome === 'unknown') break; // not created (as far as anyone can tell now)
       if (s !== undefined) state = s;
     }
-    if (!state || w.isStopped) continue;
-    if (state.version === 2 && state.value.state === 'active') await sleep(300 + rng.int(2_000));
-    // delete it (finished or not), repeating while the outcome stays unknown
-    for (let attempt = 0; attempt < 10 && !w.isStopped; attempt++) {
-      const del = await w.call(rng, { client, api: 'baremetal', kind: 'delete', key: name, write: { to: null } }, 'DELETE', `/v1/allocations/${name}`);
-      if (del.outcome === 'ok' || del.status === 404) break;
-      await sleep(300 + rng.int(700));
-    }
+    // known absent: nothing to delete (an allocation never read back may exist: it is deleted)
+    if (state === null || w.isStopped) continue;
+    if (state?.version === 2 && state.value.state === 'active') await sleep(300 + rng.int(2_000));
+    if (!(await remove(name)) && !w.isStopped) undeleted.push(name);
   }
 }
 
@@ -430,7 +464,7 @@ async function instanceClient(w: Workload, client: string, rng: Rng): Promise<vo
     for (let attempt = 0; attempt < 20 && !w.isStopped; attempt++) {
       // the instance's value is observed in the snapshots (its allocation's version is not in this answer)
       const r = await w.call(rng, { client, api: 'ids', kind, key, ...(write ? { write } : {}) }, method, path, body);
-      if (r.outcome !== 'unknown' && r.status !== 503) return r;
+      if (answered(r)) return r;
       await sleep(300 + rng.int(700));
     }
     return null;
@@ -442,7 +476,10 @@ async function instanceClient(w: Workload, client: string, rng: Rng): Promise<vo
     const left = unterminated.shift();
     if (left !== undefined) {
       const r = await repeat('terminate', `service-instance/${left}|vni`, 'DELETE', `/service-instances/${left}`, undefined, { to: null });
-      if (!r && !w.isStopped) unterminated.push(left);
+      if (!cleanedUp(r) && !w.isStopped) {
+        unterminated.push(left);
+        await sleep(300 + rng.int(700));
+      }
       continue;
     }
     const id = randomUUID();
@@ -452,7 +489,7 @@ async function instanceClient(w: Workload, client: string, rng: Rng): Promise<vo
     const validated = await repeat('validate', key, 'POST', `/service-instances/${id}/validate`, undefined, { from: 0, to: { version: 0, value: {} } });
     if (validated?.outcome === 'ok' && rng.chance(0.7)) await repeat('promote', key, 'POST', `/service-instances/${id}/promote`);
     await sleep(500 + rng.int(3_000));
-    if (!(await repeat('terminate', key, 'DELETE', `/service-instances/${id}`, undefined, { to: null })) && !w.isStopped) unterminated.push(id);
+    if (!cleanedUp(await repeat('terminate', key, 'DELETE', `/service-instances/${id}`, undefined, { to: null })) && !w.isStopped) unterminated.push(id);
   }
 }
 
@@ -483,7 +520,7 @@ async function reservationClient(w: Workload, client: string, rng: Rng): Promise
     for (let attempt = 0; attempt < 20 && !w.isStopped; attempt++) {
       const r = await w.call(rng, { client, api: 'ids', kind, key: id, reservation: {} }, method, path, body);
       if (r.outcome === 'ok' && kind !== 'terminate') r.op.reservation = { holds: holdsOf(spec, r.body) };
-      if (r.outcome !== 'unknown' && r.status !== 503) return r;
+      if (answered(r)) return r;
       await sleep(300 + rng.int(700));
     }
     return null;
@@ -493,7 +530,10 @@ async function reservationClient(w: Workload, client: string, rng: Rng): Promise
   while (!w.isStopped) {
     const left = unterminated.shift();
     if (left !== undefined) {
-      if (!(await repeat('terminate', left, 'DELETE', `/service-instances/${left}`)) && !w.isStopped) unterminated.push(left);
+      if (!cleanedUp(await repeat('terminate', left, 'DELETE', `/service-instances/${left}`)) && !w.isStopped) {
+        unterminated.push(left);
+        await sleep(300 + rng.int(700));
+      }
       continue;
     }
     const id = randomUUID();
@@ -508,7 +548,7 @@ async function reservationClient(w: Workload, client: string, rng: Rng): Promise
       if (choice < 0.8) await repeat('promote', id, 'POST', `/service-instances/${id}/promote`);
     }
     await sleep(300 + rng.int(2_500));
-    if (!(await repeat('terminate', id, 'DELETE', `/service-instances/${id}`)) && !w.isStopped) unterminated.push(id);
+    if (!cleanedUp(await repeat('terminate', id, 'DELETE', `/service-instances/${id}`)) && !w.isStopped) unterminated.push(id);
     await sleep(50 + rng.int(300));
   }
 }
