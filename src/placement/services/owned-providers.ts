@@ -102,23 +102,33 @@ export function claimInAnotherStatement(db: Db, ctx: PlacementContext, consumer:
 }
 
 /**
- * Release every allocation of the consumer (nothing when it has none), as its holder. A claim that
- * no one holds is an owner's claim made by an older allot (claims are marked from migration 016 on;
- * in a rolling upgrade the older processes still make unmarked ones) when every allocation it has
- * is on a provider an owner owns — no Placement client can put one there — and is released too;
- * any other unheld consumer of that uuid is a Placement client's, which this holder does not hold.
+ * Release every allocation of the consumer (nothing when it has none), as its holder. A consumer
+ * that this holder does not hold is not its to release, with one exception: a claim that an older
+ * allot made unmarked (claims are marked from migration 016 on; in a rolling upgrade the older
+ * processes still make such claims) is released as it was made.
  */
 export async function releaseConsumer(tx: Tx, ctx: PlacementContext, consumerUuid: string, who: Omit<ClaimConsumer, 'uuid'>): Promise<void> {
-  const existing = await readConsumer(tx, consumerUuid);
-  if (!existing) return;
-  let holder: string | undefined = who.holder;
-  if (existing.held_by === null) {
-    const providers = [...existing.allocations.keys()];
-    const owned = new Set((await Promise.all(ctx.owners.map((o) => o.owned(tx, providers)))).flat());
-    if (providers.length === 0 || !providers.every((p) => owned.has(p))) return;
-    holder = undefined; // written as no one's, as it was made (and refused, under its row lock, if that changed meanwhile)
+  const release = (holder: string | undefined) =>
+    writeAllocations(tx, ctx.names, [{ consumerUuid, allocations: new Map(), projectId: who.projectId, userId: who.userId, holder }]);
+  try {
+    await release(who.holder);
+  } catch (err) {
+    // refused before it wrote anything (under the consumer's row lock): the transaction goes on
+    if (!isPlacementError(err, ['consumer_held'])) throw err;
+    if (await isUnmarkedClaim(tx, ctx, consumerUuid)) await release(undefined);
   }
-  await writeAllocations(tx, ctx.names, [{ consumerUuid, allocations: new Map(), projectId: who.projectId, userId: who.userId, holder }]);
+}
+
+/**
+ * An unheld consumer whose every allocation is on a provider an owner owns: no Placement client can
+ * write there, so it is an owner's claim made before claims were marked.
+ */
+async function isUnmarkedClaim(tx: Tx, ctx: PlacementContext, consumerUuid: string): Promise<boolean> {
+  const consumer = await readConsumer(tx, consumerUuid);
+  if (consumer?.held_by !== null) return false;
+  const providers = [...consumer.allocations.keys()];
+  const owned = new Set((await Promise.all(ctx.owners.map((o) => o.owned(tx, providers)))).flat());
+  return providers.length > 0 && providers.every((p) => owned.has(p));
 }
 
 /** Does the consumer exist (hold a claim)? */
