@@ -7,7 +7,9 @@
 // statement runs and cancels it. Here an automatic identifier allocation (PostgreSQL: one statement
 // that locks the pool's row) waits for the pool's row, which another session holds, past the
 // request's deadline; the lock is let go only once the backend is gone, and no allocation was made.
-// With the check off, the same statement applies when the lock is let go — what the check prevents.
+// With the check off, the same statement still waits for the lock seconds later, and may apply when
+// the lock is let go (whether it does depends on whether its backend writes to the dead connection
+// before its commit: in a loaded run it applied three times in four) — what the check prevents.
 // PostgreSQL only: SQLite has no connection to give up (one process, one in-process connection).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -24,6 +26,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function waitingForALock(watcher: pg.Client): Promise<number> {
   const { rows } = await watcher.query(
     `select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'allot' and wait_event_type = 'Lock'`,
+  );
+  return rows[0].n;
+}
+
+/** The allot sessions of the database still running a statement. */
+async function running(watcher: pg.Client): Promise<number> {
+  const { rows } = await watcher.query(
+    `select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'allot' and state = 'active'`,
   );
   return rows[0].n;
 }
@@ -78,7 +88,8 @@ describe('a statement allot gave up on, waiting for a row lock (postgres)', () =
       await locker.query('rollback').catch(() => {});
       await locker.end();
     }
-    assert.ok(await within(10_000, async () => (await waitingForALock(watcher)) === 0), 'a statement still waits after the lock was let go');
+    // done, not only past the lock: the count below must see what it did
+    assert.ok(await within(10_000, async () => (await running(watcher)) === 0), 'a statement still runs after the lock was let go');
     const { rows } = await watcher.query(`select count(*)::int as n from ids_allocations where owner = 'given-up'`);
     return { answer, held: rows[0].n };
   }
@@ -95,13 +106,12 @@ describe('a statement allot gave up on, waiting for a row lock (postgres)', () =
     assert.deepEqual(await servers[setups[0][0]]!.api.all('/pools/vni/allocations'), []);
   });
 
-  test('with the check off, the same statement waits on and applies once the lock frees', async () => {
-    const { answer, held } = await givenUp(setups[1][0], async () => {
+  test('with the check off, the same statement still waits for the lock long after allot gave up on it', async () => {
+    const { answer } = await givenUp(setups[1][0], async () => {
       await sleep(3_000); // three intervals of the default check
       assert.equal(await waitingForALock(servers[setups[1][0]]!.watcher), 1, 'the statement no longer waits for the lock');
     });
     assert.equal(answer.status, 503, answer.text);
     assert.equal(answer.body.fault, 'commit_unknown', answer.text);
-    assert.equal(held, 1, 'the statement given up on did not apply: the check-off case no longer shows what the check prevents');
   });
 });
