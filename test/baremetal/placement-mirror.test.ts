@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { kyselyOf } from '../../src/db/database.js';
 import { openDatabase } from '../../src/db/open.js';
 import { DIALECTS, freshDatabaseUrl } from '../helpers/databases.js';
@@ -21,6 +21,16 @@ async function plainProvider(placement: PlacementClient, name: string, uuid: str
   assert.equal((await placement.post('/resource_providers', { name, uuid })).status, 200);
   const inventories = { resource_provider_generation: 0, inventories: { VCPU: { total } } };
   assert.equal((await placement.put(`/resource_providers/${uuid}/inventories`, inventories)).status, 200);
+}
+
+/** Raw SQL on the server's database (what an older release or another process left there). */
+async function withDatabase<T>(url: string, use: (k: Kysely<any>) => Promise<T>): Promise<T> {
+  const database = await openDatabase(url);
+  try {
+    return await use(kyselyOf(database));
+  } finally {
+    await database.close();
+  }
 }
 
 /** 409 in Placement's format: the consumer is held by the bare-metal allocation of its uuid, and says so. */
@@ -265,6 +275,39 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test("an allocation whose uuid is already a Placement client's consumer fails at once, naming it, and takes nothing", async () => {
+      const server = await startServer({ db: await databaseUrl('taken-uuid'), transitionTime: 20, baremetalBackend: 'placement' });
+      try {
+        const api = new IronicClient(`${server.url}/baremetal`);
+        const placement = new PlacementClient(server.placementUrl);
+        const node = await availableNode(api, { name: 'tu-1', resource_class: 'taken' });
+        const other = '3f4e5d6c-7b8a-4990-8a7b-6c5d4e3f2a1b';
+        await plainProvider(placement, 'plain', other, 8);
+        const consumer = '5b6a7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d';
+        const who = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE' };
+        const theirs = { allocations: { [other]: { resources: { VCPU: 2 } } }, ...who, consumer_generation: null };
+        assert.equal((await placement.put(`/allocations/${consumer}`, theirs)).status, 204);
+        const before = (await placement.get(`/allocations/${consumer}`)).body;
+
+        // the node is free, but its claim would be the client's consumer: no node can ever take it
+        const posted = await api.post('/v1/allocations', { uuid: consumer, resource_class: 'taken' });
+        assert.equal(posted.status, 201, posted.text);
+        const failed = await allocationSettled(api, consumer);
+        assert.equal(failed.state, 'error');
+        assert.equal(failed.node_uuid, null);
+        assert.match(failed.last_error, new RegExp(`Placement already has a consumer ${consumer}, held by Placement's clients`));
+        // nothing taken: the client's consumer as it was, the node unclaimed and free for the next one
+        assert.deepEqual((await placement.get(`/allocations/${consumer}`)).body, before);
+        assert.deepEqual((await placement.get(`/resource_providers/${node.uuid}/allocations`)).body.allocations, {});
+        assert.equal((await api.get(`/v1/nodes/${node.uuid}`)).body.instance_uuid, null);
+        const next = await allocationSettled(api, (await api.post('/v1/allocations', { resource_class: 'taken' })).body.uuid);
+        assert.equal(next.state, 'active');
+        assert.equal(next.node_uuid, node.uuid);
+      } finally {
+        await server.close();
+      }
+    });
+
     test('migration 016 marks the claims made before it held by their allocations, and nothing else', async () => {
       const db = await databaseUrl('migration-016');
       const who = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE', consumer_generation: null };
@@ -288,28 +331,20 @@ for (const dialect of DIALECTS) {
         await first.close();
       }
       // the database as a release before this one left it: the claim unmarked, 016 not run
-      const database = await openDatabase(db);
-      try {
-        const k = kyselyOf(database);
+      await withDatabase(db, async (k) => {
         await sql`update consumers set held_by = null where uuid = ${claim.uuid}`.execute(k);
         await sql`update consumers set held_by = ${'service-instance/some-instance'} where uuid = ${instanceConsumer}`.execute(k);
         await sql`delete from allot_migrations where name = ${'016-baremetal-held-consumers'}`.execute(k);
-      } finally {
-        await database.close();
-      }
+      });
       const second = await startServer({ db, transitionTime: 20, baremetalBackend: 'placement' });
       try {
         const api = new IronicClient(`${second.url}/baremetal`);
         const placement = new PlacementClient(second.placementUrl);
-        const heldBy = async () => {
-          const database = await openDatabase(db);
-          try {
-            const rows = await sql<{ uuid: string; held_by: string | null }>`select uuid, held_by from consumers order by uuid`.execute(kyselyOf(database));
+        const heldBy = () =>
+          withDatabase(db, async (k) => {
+            const rows = await sql<{ uuid: string; held_by: string | null }>`select uuid, held_by from consumers order by uuid`.execute(k);
             return Object.fromEntries(rows.rows.map((r) => [r.uuid, r.held_by]));
-          } finally {
-            await database.close();
-          }
-        };
+          });
         assert.deepEqual(await heldBy(), {
           [claim.uuid]: `baremetal-allocation/${claim.uuid}`,
           [plain]: null,
@@ -341,12 +376,7 @@ for (const dialect of DIALECTS) {
         const clients = '6e7f8091-a2b3-4c4d-9e5f-6a7b8c9d0e1f';
         const who = { project_id: 'p', user_id: 'u', consumer_type: 'INSTANCE', consumer_generation: null };
         assert.equal((await placement.put(`/allocations/${clients}`, { allocations: { [other]: { resources: { VCPU: 2 } } }, ...who })).status, 204);
-        const database = await openDatabase(db);
-        try {
-          await sql`update consumers set held_by = null where uuid = ${claim.uuid}`.execute(kyselyOf(database));
-        } finally {
-          await database.close();
-        }
+        await withDatabase(db, (k) => sql`update consumers set held_by = null where uuid = ${claim.uuid}`.execute(k));
         assert.equal((await api.delete(`/v1/allocations/${claim.uuid}`)).status, 204);
         assert.deepEqual((await placement.get(`/resource_providers/${claim.node_uuid}/allocations`)).body.allocations, {}, 'the unmarked claim released');
         assert.deepEqual((await placement.get(`/allocations/${claim.uuid}`)).body.allocations, {});

@@ -36,7 +36,11 @@ export async function attemptAllocation(ctx: BaremetalContext, allocationId: num
     throw err;
   });
   if (outcome === 'done' || outcome === 'gone') return { kind: outcome };
-  if (outcome === 'unsuitable') return { kind: 'retry' };
+  if (outcome === 'unsuitable') {
+    // a claim refused because its consumer is someone else's is refused on every node, for good
+    const never = await ctx.backend.whyNoClaim(ctx.database, allocation.uuid);
+    return never === null ? { kind: 'retry' } : { kind: 'failed', reason: never };
+  }
   // Read after the reservation found nothing: a node that became free meanwhile is seen here.
   const reason = await whyNoNode(ctx.database, wanted);
   return reason === null ? { kind: 'retry' } : { kind: 'failed', reason };

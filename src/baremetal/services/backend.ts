@@ -15,7 +15,7 @@ import type { BaremetalBackendName } from '../../config.js';
 import type { Database, Db, Tx } from '../../db/database.js';
 import type { EmbeddedWrite } from '../../db/statement.js';
 import type { PlacementContext, ProviderOwner } from '../../placement/context.js';
-import { claimInAnotherStatement, claimOn, hasConsumer, mirrorProvider, releaseConsumer, removeProvider } from '../../placement/services/owned-providers.js';
+import { claimInAnotherStatement, claimOn, consumerHolder, mirrorProvider, releaseConsumer, removeProvider } from '../../placement/services/owned-providers.js';
 import * as classes from '../../placement/services/resource-classes.js';
 import * as placementTraits from '../../placement/services/traits.js';
 import { STANDARD_TRAITS, placementResourceClass } from '../core/rules.js';
@@ -45,6 +45,11 @@ export interface AllocationBackend {
   nodeDeleted(tx: Tx, nodeUuid: string): Promise<void>;
   /** Does the backend hold the claim of this allocation (checked when reconciling at start)? */
   holdsClaim(db: Db, allocationUuid: string): Promise<boolean>;
+  /**
+   * After a claim was refused: why no node's claim can ever be made for this allocation (its
+   * consumer is someone else's), or null when another try may succeed (the node was full).
+   */
+  whyNoClaim(db: Db, allocationUuid: string): Promise<string | null>;
 }
 
 export const databaseBackend: AllocationBackend = {
@@ -61,6 +66,9 @@ export const databaseBackend: AllocationBackend = {
   async nodeDeleted() {},
   async holdsClaim() {
     return true;
+  },
+  async whyNoClaim() {
+    return null;
   },
 };
 
@@ -98,7 +106,14 @@ export const placementBackend = (placement: PlacementContext): AllocationBackend
   },
   nodeChanged: (tx, node) => mirrorProvider(tx, node.uuid, node.resource_class ? placementResourceClass(node.resource_class) : null, node.traits),
   nodeDeleted: (tx, nodeUuid) => removeProvider(tx, nodeUuid),
-  holdsClaim: (db, allocationUuid) => hasConsumer(db, allocationUuid),
+  holdsClaim: async (db, allocationUuid) => (await consumerHolder(db, allocationUuid)) !== undefined,
+  // The claim's consumer is the allocation's uuid: if a Placement client (or another holder) has a
+  // consumer of that uuid, every node's claim is refused, and waiting does not change that.
+  async whyNoClaim(db, allocationUuid) {
+    const holder = await consumerHolder(db, allocationUuid);
+    if (holder === undefined || holder === holderOf(allocationUuid)) return null;
+    return `Placement already has a consumer ${allocationUuid}, held by ${holder ?? "Placement's clients"}; the allocation's uuid is its claim's consumer and cannot be both`;
+  },
 });
 
 export function backendNamed(name: BaremetalBackendName, placement: PlacementContext): AllocationBackend {

@@ -131,7 +131,7 @@ async function isUnmarkedClaim(tx: Tx, ctx: PlacementContext, consumerUuid: stri
   return providers.length > 0 && providers.every((p) => owned.has(p));
 }
 
-/** Does the consumer exist (hold a claim)? */
-export async function hasConsumer(db: Db, consumerUuid: string): Promise<boolean> {
-  return (await readConsumer(db, consumerUuid)) !== null;
+/** Who holds the consumer: its holder, null for Placement's clients, undefined when there is no such consumer. */
+export async function consumerHolder(db: Db, consumerUuid: string): Promise<string | null | undefined> {
+  return (await readConsumer(db, consumerUuid))?.held_by;
 }
