@@ -1,6 +1,8 @@
-// `npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N]`: where a server's CPU time went.
-// Reads V8 CPU profiles (from `--allot-cpu-prof DIR` of bench:placement, or `node --cpu-prof`)
-// and prints self time grouped by package / allot source file, and the hottest functions.
+// `npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N] [--last SECONDS]`: where a
+// server's CPU time went. Reads V8 CPU profiles (from `--allot-cpu-prof DIR` of bench:placement,
+// or `node --cpu-prof`) and prints self time grouped by package / allot source file, and the
+// hottest functions. `--last` keeps only each profile's last SECONDS: a bench stops its server
+// right after the measured phase, so that leaves out the setup (making nodes, pools…).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -11,11 +13,12 @@ interface ProfileNode {
 }
 interface CpuProfile {
   nodes: ProfileNode[];
+  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
 
-const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' }, last: { type: 'string' } }, allowPositionals: true });
 const files = positionals.flatMap((p) =>
   statSync(p).isDirectory()
     ? readdirSync(p)
@@ -24,7 +27,7 @@ const files = positionals.flatMap((p) =>
     : [p],
 );
 if (files.length === 0) {
-  console.error('usage: npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N]');
+  console.error('usage: npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N] [--last SECONDS]');
   process.exit(2);
 }
 
@@ -46,7 +49,12 @@ let total = 0;
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  // sample times, from each sample's delta; kept when within the last `--last` seconds
+  const from = values.last === undefined ? -Infinity : profile.endTime - Number(values.last) * 1e6;
+  let at = profile.endTime - profile.timeDeltas.reduce((a, b) => a + b, 0);
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < from) return;
     const us = profile.timeDeltas[i + 1] ?? 0; // the time until the next sample belongs to this one
     const frame = nodes.get(id)!.callFrame;
     total += us;

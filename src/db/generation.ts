@@ -52,12 +52,14 @@ export async function bumpGeneration(
  */
 export function bumpGenerationQuery(tx: Tx, table: VersionedTable, id: number | string, expected: number, also: Record<string, unknown> = {}): Compilable {
   const column = VERSION_COLUMNS[table];
-  const changes = { ...also, [column]: expected + 1, updated_at: tx.clock.nowIso() };
-  // The table is one of VERSION_COLUMNS': its id and version columns exist, which the union of
-  // their row types cannot show.
-  return tx.db
-    .updateTable(table)
-    .set(changes as never)
-    .where('id' as never, '=', id as never)
-    .where(column as never, '=', expected as never);
+  const extra = Object.keys(also).filter((c) => c !== column && c !== 'updated_at');
+  // plain SQL, one text per shape, as bumpGeneration (every identifier allocation sends it: issue 31)
+  const sets = [...extra.map((c) => `${c} = ?`), `${column} = ?`, 'updated_at = ?'].join(', ');
+  return writeStatement(`update ${table} set ${sets} where id = ? and ${column} = ?`).compilable(tx, [
+    ...extra.map((c) => also[c]),
+    expected + 1,
+    tx.clock.nowIso(),
+    id,
+    expected,
+  ]);
 }

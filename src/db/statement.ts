@@ -4,7 +4,10 @@
 // claim). On PostgreSQL each text is a named prepared statement (parsed and planned once per
 // connection) — as are the texts of rawRead and writeTogether below, hand-written hot-path SQL too
 // (planning a free-range probe cost more than running it: 2.9 ms against 1.1 ms a reservation's
-// probe, issue 31). Everything else keeps using the typed builder.
+// probe, issue 31). Everything else keeps using the typed builder. A statement can also be one of
+// the writes another statement takes in (`compilable`: writeTogether, ClosingWrites), so a hot
+// write sent that way is not built and compiled per request either (issue 31: a reservation's
+// instance, pools and free spans).
 //
 // A read runs on any handle; a write only inside a transaction (its methods take a Tx), like the
 // builders. Make constant texts once, at module level; a text built per call (an IN list of n
@@ -20,6 +23,8 @@ export interface Statement<R, H extends Db> {
   one(db: H, params: readonly unknown[]): Promise<R | undefined>;
   /** rows changed */
   run(db: H, params: readonly unknown[]): Promise<number>;
+  /** the statement with these values as a write another statement takes in (ClosingWrites, writeTogether), in the handle's dialect */
+  compilable(db: H, params: readonly unknown[]): Compilable<R>;
 }
 
 /** A statement that only reads (`select …`, `pragma …`): runs on any handle. */
@@ -45,6 +50,7 @@ function makeStatement<R, H extends Db>(text: string): Statement<R, H> {
     all: async (db, params) => (await exec(db, params)).rows,
     one: async (db, params) => (await exec(db, params)).rows[0],
     run: async (db, params) => Number((await exec(db, params)).numAffectedRows ?? 0),
+    compilable: (db, params) => ({ compile: () => CompiledQuery.raw(db.dialect === 'postgres' ? postgresText : text, [...params]) as CompiledQuery<R> }),
   };
 }
 
@@ -97,18 +103,6 @@ export async function rawRead<R>(db: Db, query: RawBuilder<R>): Promise<R[]> {
   }
   if (db.dialect === 'postgres') prepareOnPostgres(databaseOf(db), compiled.sql);
   return (await kyselyOf(db).executeQuery<R>(compiled)).rows;
-}
-
-/**
- * A statement made with the query builder that every write of its kind sends (the pools' lock),
- * run as a named prepared statement on PostgreSQL like the hand-written texts: parsed and planned
- * once per connection instead of each time (0.45 ms of planning per identifier write, measured
- * with pg_stat_statements). In a transaction: it may lock.
- */
-export async function preparedRows<R>(tx: Tx, query: Compilable<R>): Promise<R[]> {
-  const compiled = query.compile();
-  if (tx.dialect === 'postgres') prepareOnPostgres(databaseOf(tx), compiled.sql);
-  return (await kyselyOf(tx).executeQuery<R>(compiled)).rows;
 }
 
 /**

@@ -15,7 +15,7 @@ import { idsDomainError } from '../core/domain-errors.js';
 import { type PoolSpace, type Strategy, blockSize, formatValue, parseRequestedValue, usable } from '../core/pool-space.js';
 import { alignedBlockIn, covers, overlaps, randomIn } from '../core/ranges.js';
 import { type Span, fromKey, keyOf, log2Exact } from '../core/values.js';
-import { type ClosingWrites, rawRead, writeTogether } from '../../db/statement.js';
+import { type ClosingWrites, placeholders, rawRead, writeStatement, writeTogether } from '../../db/statement.js';
 import {
   type AutoProbe,
   type FreeRow,
@@ -134,7 +134,13 @@ export async function allocateInPool(
   pool.dirty = true;
 
   const row = newAllocationRow(tx, pool.id, req, chosen.span, block, params, source);
-  const writes = [...takeWrites(tx, pool.id, chosen.row, chosen.span), tx.db.insertInto('ids_allocations').values(row)];
+  const writes = [
+    ...takeWrites(tx, pool.id, chosen.row, chosen.span),
+    INSERT_ALLOCATION.compilable(
+      tx,
+      allocationColumns.map((c) => row[c]),
+    ),
+  ];
   if (!flush) await writeTogether(tx, writes);
   else if (closing) flushPoolClosing(tx, pool, writes, closing);
   else await flushPoolWith(tx, pool, writes);
@@ -164,6 +170,27 @@ export async function repeatAnswer(db: Db, pool: PoolRef & { id: number }, heldI
 }
 
 /** The row of a new allocation of `span` for `req`. */
+/** An allocation's columns, in the order of its insert's values (every one: a key missing here does not compile). */
+const allocationColumns = Object.keys({
+  id: 0,
+  pool_id: 0,
+  first_key: 0,
+  last_key: 0,
+  block_log2: 0,
+  owner: 0,
+  purpose: 0,
+  state: 0,
+  expires_at: 0,
+  version: 0,
+  source: 0,
+  request_hash: 0,
+  metadata: 0,
+  created_at: 0,
+  updated_at: 0,
+} satisfies Record<keyof AllocationRow, 0>) as Array<keyof AllocationRow>;
+// every identifier allocation inserts one: written once, not built and compiled per request (issue 31)
+const INSERT_ALLOCATION = writeStatement(`insert into ids_allocations (${allocationColumns.join(', ')}) values (${placeholders(allocationColumns.length)})`);
+
 export function newAllocationRow(db: Db, poolId: number, req: AllocationRequest, span: Span, block: bigint, params: string, source: string): AllocationRow {
   const now = db.clock.nowIso();
   return {

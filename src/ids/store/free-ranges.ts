@@ -423,14 +423,24 @@ export function takeWrites(tx: Tx, poolId: number, row: FreeRow, span: Span): Co
   if (span.first > row.first) rest.push({ band: row.band, first: row.first, last: span.first - 1n });
   if (span.last < row.last) rest.push({ band: row.band, first: span.last + 1n, last: row.last });
   const [kept, added] = rest;
-  if (!kept) return [tx.db.deleteFrom('ids_free_ranges').where('pool_id', '=', poolId).where('band', '=', row.band).where('first_key', '=', keyOf(row.first))];
-  const { pool_id: _, ...changes } = rowOf(poolId, kept);
-  const writes: Compilable[] = [
-    tx.db.updateTable('ids_free_ranges').set(changes).where('pool_id', '=', poolId).where('band', '=', row.band).where('first_key', '=', keyOf(row.first)),
-  ];
-  if (added) writes.push(tx.db.insertInto('ids_free_ranges').values(rowOf(poolId, added)));
+  const where = [poolId, row.band, keyOf(row.first)];
+  if (!kept) return [TAKE_ALL.compilable(tx, where)];
+  const k = rowOf(poolId, kept);
+  const writes = [TAKE_PART.compilable(tx, [k.band, k.first_key, k.last_key, k.size_key, k.aligned, ...where])];
+  if (added) {
+    const a = rowOf(poolId, added);
+    writes.push(LEAVE_AFTER.compilable(tx, [a.pool_id, a.band, a.first_key, a.last_key, a.size_key, a.aligned]));
+  }
   return writes;
 }
+
+// takeWrites' statements: every identifier allocation sends them (a reservation: one pool's each,
+// two pools), so they are written once instead of built and compiled per request (issue 31)
+const TAKE_ALL = writeStatement('delete from ids_free_ranges where pool_id = ? and band = ? and first_key = ?');
+const TAKE_PART = writeStatement(
+  'update ids_free_ranges set band = ?, first_key = ?, last_key = ?, size_key = ?, aligned = ? where pool_id = ? and band = ? and first_key = ?',
+);
+const LEAVE_AFTER = writeStatement('insert into ids_free_ranges (pool_id, band, first_key, last_key, size_key, aligned) values (?, ?, ?, ?, ?, ?)');
 
 /** Give `span` back: cut at the static band's edges, merge each piece with its free neighbours. */
 export async function giveBack(tx: Tx, poolId: number, span: Span, staticBand: readonly Span[]): Promise<void> {

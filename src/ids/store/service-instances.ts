@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { IdsExternalHoldingTable, IdsServiceInstanceTable } from '../../db/schema.js';
-import type { ClosingWrites } from '../../db/statement.js';
+import { type ClosingWrites, placeholders, type Statement, writeStatement } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 
@@ -53,28 +53,72 @@ export async function listInstances(
   return q.orderBy('id').limit(limit).execute();
 }
 
+type NewInstance = Omit<InstanceRow, 'created_at' | 'updated_at'>;
+
+/** The columns a new instance is given, in the order of the insert's values (every one: a key missing here does not compile). */
+const newInstanceColumns = Object.keys({
+  id: 0,
+  service_type: 0,
+  spec_id: 0,
+  lifecycle: 0,
+  state: 0,
+  version: 0,
+  candidate: 0,
+  candidate_validated: 0,
+  active: 0,
+  rollback: 0,
+  last_error: 0,
+  terminated_at: 0,
+  forced_releases: 0,
+  requested_attributes: 0,
+  project_id: 0,
+} satisfies Record<keyof NewInstance, 0>) as Array<keyof NewInstance>;
+
+// every reservation inserts its instance: a statement written once, not built and compiled per request (issue 31)
+const insertIfAbsent = writeStatement<InstanceRow>(
+  `insert into ids_service_instances (${newInstanceColumns.join(', ')}, created_at, updated_at)
+   values (${placeholders(newInstanceColumns.length + 2)}) on conflict (id) do nothing returning *`,
+);
+
 /** Insert a new instance: the row as stored (RETURNING: no read after it), or undefined when one has its id. */
-export async function insertInstanceIfAbsent(tx: Tx, row: Omit<InstanceRow, 'created_at' | 'updated_at'>): Promise<InstanceRow | undefined> {
+export async function insertInstanceIfAbsent(tx: Tx, row: NewInstance): Promise<InstanceRow | undefined> {
   const now = tx.clock.nowIso();
-  return tx.db
-    .insertInto('ids_service_instances')
-    .values({ ...row, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .returningAll()
-    .executeTakeFirst();
+  return insertIfAbsent.one(tx, [...newInstanceColumns.map((c) => row[c]), now, now]);
+}
+
+/**
+ * An instance's update of these columns, then its version moved, compare-and-set on the version:
+ * every reservation saves its instance once, so the text is made once per set of columns (a few
+ * shapes, from the code) instead of built and compiled per request (issue 31). RETURNING: the
+ * saved row comes back with the update, no second round trip while the transaction may hold a
+ * provider's or a pool's row lock.
+ */
+const updatesByColumns = new Map<string, Statement<InstanceRow, Tx>>();
+const instanceColumns = new Set<string>([...newInstanceColumns, 'created_at', 'updated_at']);
+function instanceUpdate(
+  tx: Tx,
+  row: InstanceRow,
+  changes: Partial<InstanceRow>,
+): { statement: Statement<InstanceRow, Tx>; params: unknown[]; moved: Partial<InstanceRow> } {
+  const moved: Partial<InstanceRow> = { ...changes, version: row.version + 1, updated_at: tx.clock.nowIso() };
+  // a column given undefined keeps its value (as the query builder's set() did)
+  const columns = Object.keys(moved).filter((c) => moved[c as keyof InstanceRow] !== undefined) as Array<keyof InstanceRow>;
+  const key = columns.join(',');
+  let statement = updatesByColumns.get(key);
+  if (!statement) {
+    for (const c of columns) if (!instanceColumns.has(c)) throw new Error(`not a column of ids_service_instances: ${c}`);
+    statement = writeStatement<InstanceRow>(
+      `update ids_service_instances set ${columns.map((c) => `${c} = ?`).join(', ')} where id = ? and version = ? returning *`,
+    );
+    updatesByColumns.set(key, statement);
+  }
+  return { statement, params: [...columns.map((c) => moved[c]), row.id, row.version], moved };
 }
 
 /** Change a locked instance and move its version; the row as it is now. */
 export async function saveInstance(tx: Tx, row: InstanceRow, changes: Partial<InstanceRow>): Promise<InstanceRow> {
-  // the saved row comes back with the update (RETURNING): no second round trip while the
-  // transaction may hold a provider's or a pool's row lock
-  const saved = await tx.db
-    .updateTable('ids_service_instances')
-    .set({ ...changes, version: row.version + 1, updated_at: tx.clock.nowIso() })
-    .where('id', '=', row.id)
-    .where('version', '=', row.version)
-    .returningAll()
-    .executeTakeFirst();
+  const { statement, params } = instanceUpdate(tx, row, changes);
+  const saved = await statement.one(tx, params);
   if (!saved) throw new RetryableConflict('instance changed under its lock', () => idsDomainError('changed_concurrently', { resource: 'instance' }));
   return saved;
 }
@@ -85,8 +129,8 @@ export async function saveInstance(tx: Tx, row: InstanceRow, changes: Partial<In
  * not happen. The row as it is now.
  */
 export async function saveInstanceClosing(tx: Tx, row: InstanceRow, changes: Partial<InstanceRow>, closing: ClosingWrites): Promise<InstanceRow> {
-  const moved = { ...changes, version: row.version + 1, updated_at: tx.clock.nowIso() };
-  closing.add(tx.db.updateTable('ids_service_instances').set(moved).where('id', '=', row.id).where('version', '=', row.version), 1);
+  const { statement, params, moved } = instanceUpdate(tx, row, changes);
+  closing.add(statement.compilable(tx, params), 1);
   await closing.send(tx);
   return { ...row, ...moved };
 }

@@ -5,6 +5,7 @@ import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import type { IdsAllocationSpecTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
+import { readStatement } from '../../db/statement.js';
 
 import { idsDomainError } from '../core/domain-errors.js';
 import type { SpecAttribute, SpecCreate, Spec as WireSpec } from '../../client/ids-wire.js';
@@ -27,8 +28,11 @@ const toSpec = (row: Selectable<IdsAllocationSpecTable>): Spec => ({
   updated_at: row.updated_at,
 });
 
+// every reservation reads its spec: a statement written once, not built and compiled per request
+const specByName = readStatement<Selectable<IdsAllocationSpecTable>>('select * from ids_allocation_specs where name = ?');
+
 export async function findSpec(db: Db, name: string): Promise<Spec | undefined> {
-  const row = await db.db.selectFrom('ids_allocation_specs').selectAll().where('name', '=', name).executeTakeFirst();
+  const row = await specByName.one(db, [name]);
   return row && toSpec(row);
 }
 
