@@ -26,7 +26,19 @@ import { onCommit } from '../../db/transaction.js';
 import { readStatement } from '../../db/statement.js';
 import type { Metrics } from '../../metrics/metrics.js';
 
-import { ALLOCATION_RATIO, INVENTORY_WIDTH, type ModelProvider, type ProviderModel, USED, inventoryAt } from '../candidates/model.js';
+import {
+  ALLOCATION_RATIO,
+  INVENTORY_WIDTH,
+  MAX_UNIT,
+  MIN_UNIT,
+  type ModelProvider,
+  type ProviderModel,
+  RESERVED,
+  STEP_SIZE,
+  TOTAL,
+  USED,
+  inventoryAt,
+} from '../candidates/model.js';
 import { prepareSearch } from '../candidates/search.js';
 import type { NameCache } from './names.js';
 import { LAST_CHUNK, type Names, PackedLines, type PackedProviders, type ProviderSelection, readNames, readProviders } from './provider-rows.js';
@@ -61,6 +73,8 @@ class IndexedProvider implements ModelProvider {
 const NONE: ReadonlySet<string> = new Set();
 const NO_CLASSES: readonly string[] = [];
 const NO_NUMBERS = new Float64Array(0);
+/** ':' in a packed row: a short form of the row follows (provider-rows.ts) */
+const COLON = 58;
 
 /** Providers per statement of a full load: bounds its memory and how long one step holds the event loop. */
 const LOAD_CHUNK = 10_000;
@@ -445,8 +459,10 @@ export class ProviderIndex implements ProviderModel {
     for (const lines = new PackedLines(rows.providers); !lines.done; ) {
       const id = lines.int();
       const generation = lines.int();
-      const parentId = lines.int() || null;
-      const rootId = lines.int();
+      // "id,generation:uuid": a root
+      const root = lines.endedWith(COLON);
+      const parentId = root ? null : lines.int() || null;
+      const rootId = root ? id : lines.int();
       const uuid = lines.text();
       if (load === undefined) present.add(id);
       let p = this.providers.get(id);
@@ -516,19 +532,31 @@ export class ProviderIndex implements ProviderModel {
     const numbers = new Float64Array(rows * INVENTORY_WIDTH);
     let end = 0;
     const ids: number[] = [];
-    for (const lines = new PackedLines(text); !lines.done; ) {
-      const pid = lines.int();
+    const lines = new PackedLines(text);
+    // the provider id of the row about to be read (0: no more rows), read once per row
+    for (let next = lines.done ? 0 : lines.int(); next !== 0; ) {
+      const pid = next;
       const start = end;
       ids.length = 0;
       let ordered = true;
-      for (;;) {
+      do {
         const cls = lines.int();
         if (ids.length > 0 && cls < ids[ids.length - 1]!) ordered = false;
         ids.push(cls);
-        for (let f = 0; f < INVENTORY_WIDTH; f++) numbers[end++] = f === ALLOCATION_RATIO ? lines.real() : lines.int();
-        if (lines.done || lines.peekInt() !== pid) break;
-        lines.int();
-      }
+        if (lines.endedWith(COLON)) {
+          // "total,ratio,used" with the defaults: reserved 0, min_unit 1, max_unit = total, step_size 1
+          const total = lines.int();
+          numbers[end + TOTAL] = total;
+          numbers[end + RESERVED] = 0;
+          numbers[end + MIN_UNIT] = 1;
+          numbers[end + MAX_UNIT] = total;
+          numbers[end + STEP_SIZE] = 1;
+          numbers[end + ALLOCATION_RATIO] = lines.real();
+          numbers[end + USED] = lines.int();
+          end += INVENTORY_WIDTH;
+        } else for (let f = 0; f < INVENTORY_WIDTH; f++) numbers[end++] = f === ALLOCATION_RATIO ? lines.real() : lines.int();
+        next = lines.done ? 0 : lines.int();
+      } while (next === pid);
       const p = this.providers.get(pid);
       if (!p) continue;
       if (p.classes === NO_CLASSES) {
@@ -661,6 +689,12 @@ function sortInventories(ids: number[], numbers: Float64Array, start: number): v
   ids.push(...sorted);
 }
 
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** What the sharing anchors depend on in one provider: its aggregates and whether it shares. */
 function sharingKey(p: IndexedProvider): string {
   if (p.aggregates.size === 0) return '';
@@ -681,7 +715,7 @@ class SharedValues {
   /** The names of these ids (their order kept), shared. */
   list(ids: readonly number[], names: ReadonlyMap<number, string>): readonly string[] {
     const last = this.lastList;
-    if (last && last.ids.length === ids.length && last.ids.every((id, i) => id === ids[i])) return last.list;
+    if (last && sameIds(last.ids, ids)) return last.list;
     const key = ids.join(',');
     let list = this.lists.get(key);
     if (!list) this.lists.set(key, (list = ids.map((id) => names.get(id)!)));
