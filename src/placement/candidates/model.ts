@@ -16,10 +16,10 @@ import type { Json } from '../../core/json-text.js';
 export const INVENTORY_WIDTH = 7;
 /** offsets within one inventory's numbers */
 export const TOTAL = 0;
-const RESERVED = 1;
-const MIN_UNIT = 2;
+export const RESERVED = 1;
+export const MIN_UNIT = 2;
 export const MAX_UNIT = 3;
-const STEP_SIZE = 4;
+export const STEP_SIZE = 4;
 export const ALLOCATION_RATIO = 5;
 export const USED = 6;
 

@@ -11,12 +11,15 @@ import type { ThreadReader } from '../../db/thread-reader.js';
 
 /**
  * Some providers and their rows, each part packed by the database as one text: fields separated
- * by ',' and rows by ';' (read with PackedLines).
+ * by ',' (or ':' where a short form of the row follows) and rows by ';' (read with PackedLines).
  */
 export interface PackedProviders {
-  /** id, generation, parent id (0: none), root id, uuid; in any order */
+  /** id, generation, parent id (0: none), root id, uuid — a root "id,generation:uuid"; in any order */
   providers: string;
-  /** provider id, class id, then total, reserved, min_unit, max_unit, step_size, allocation_ratio, used; in any order */
+  /**
+   * provider id, class id, then total, reserved, min_unit, max_unit, step_size, allocation_ratio, used
+   * — with the defaults "provider,class:total,allocation_ratio,used"; in any order
+   */
   inventories: string;
   /** provider id, trait id; in any order */
   traits: string;
@@ -47,31 +50,49 @@ const packedText = (dialect: Database['dialect'], selection: 'chunk' | 'ids') =>
   // ORDER BY inside the aggregate cost a sort per chunk, a quarter of the statement).
   const pg = dialect === 'postgres';
   const pack = (fields: string[], format: string) =>
-    pg
-      ? `string_agg(format('${fields.map(() => '%s').join(',')}', ${fields.join(', ')}), ';')`
-      : `group_concat(format('${format}', ${fields.join(', ')}), ';')`;
-  // A chunk finds its own end (the id of its `size`-th provider) in the same statement, so the
-  // next chunk can be asked for the moment this one arrives, before it is applied: the database
-  // (or SQLite's reader thread) reads one chunk while the index applies the one before. (The end is
-  // a scalar subquery in each part, run once per part: a walk of `size` index entries.)
+    pg ? `format('${format.replace(/%[^,:;]+/g, '%s')}', ${fields.join(', ')})` : `format('${format}', ${fields.join(', ')})`;
+  // Fewer characters where most rows say the same (each value written costs the database as much
+  // as the row's scan, and the index as much again to read): an inventory with the defaults
+  // (reserved 0, min_unit 1, max_unit = total, step_size 1) is written "provider,class:total,ratio,used",
+  // a root provider "id,generation:uuid" — the ':' says which (PackedLines.endedWith). Measured
+  // on SQLite, 200 000 providers' inventories: 35 % fewer characters, a fifth less CPU
+  // (docs/performance.md).
+  const shortOr = (when: string, short: string, full: string) => `case when ${when} then ${short} else ${full} end`;
+  const aggregate = (row: string) => (pg ? `string_agg(${row}, ';')` : `group_concat(${row}, ';')`);
+  // A chunk finds its own end (the id of its `size`-th provider) in the same statement, once (the
+  // CTE), so the next chunk can be asked for the moment this one arrives, before it is applied: the
+  // database (or SQLite's reader thread) reads one chunk while the index applies the one before.
   const id = pg ? 'cast(? as bigint)' : '?';
-  const upTo = `(select coalesce((select id from resource_providers where id > ${id} order by id limit 1 offset ${id}), ${LAST_CHUNK}))`;
+  const end = `with chunk_end(up_to) as materialized (select coalesce((select id from resource_providers where id > ${id} order by id limit 1 offset ${id}), ${LAST_CHUNK}))`;
+  const upTo = '(select up_to from chunk_end)';
   const where =
     selection === 'chunk'
       ? (c: string) => `${c} > ${id} and ${c} <= ${upTo}`
       : pg
         ? (c: string) => `${c} = any(cast(? as integer[]))`
         : (c: string) => `${c} in (select value from json_each(?))`;
-  const inventoryColumns = ['resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio', 'used'];
-  const providerColumns = ['id', 'generation', 'coalesce(parent_provider_id, 0)', 'coalesce(root_provider_id, id)', 'uuid'];
-  return `select p.providers, i.inventories, i.max_class, t.traits, t.max_trait, a.aggregates${selection === 'chunk' ? `, ${upTo} as up_to` : ''} from
-    (select ${pack(providerColumns, '%d,%d,%d,%d,%s')} as providers from resource_providers where ${where('id')}) as p,
-    (select ${pack(inventoryColumns, '%d,%d,%d,%d,%d,%d,%d,%!.17g,%d')} as inventories, max(resource_class_id) as max_class
+  const inventory = shortOr(
+    'reserved = 0 and min_unit = 1 and step_size = 1 and max_unit = total',
+    pack(['resource_provider_id', 'resource_class_id', 'total', 'allocation_ratio', 'used'], '%d,%d:%d,%!.17g,%d'),
+    pack(
+      ['resource_provider_id', 'resource_class_id', 'total', 'reserved', 'min_unit', 'max_unit', 'step_size', 'allocation_ratio', 'used'],
+      '%d,%d,%d,%d,%d,%d,%d,%!.17g,%d',
+    ),
+  );
+  const provider = shortOr(
+    'parent_provider_id is null and (root_provider_id is null or root_provider_id = id)',
+    pack(['id', 'generation', 'uuid'], '%d,%d:%s'),
+    pack(['id', 'generation', 'coalesce(parent_provider_id, 0)', 'coalesce(root_provider_id, id)', 'uuid'], '%d,%d,%d,%d,%s'),
+  );
+  // (as a subquery: a statement is a read when it begins with select)
+  return `select * from (${selection === 'chunk' ? end : ''} select p.providers, i.inventories, i.max_class, t.traits, t.max_trait, a.aggregates${selection === 'chunk' ? `, ${upTo} as up_to` : ''} from
+    (select ${aggregate(provider)} as providers from resource_providers where ${where('id')}) as p,
+    (select ${aggregate(inventory)} as inventories, max(resource_class_id) as max_class
       from inventories where ${where('resource_provider_id')}) as i,
-    (select ${pack(['resource_provider_id', 'trait_id'], '%d,%d')} as traits, max(trait_id) as max_trait
+    (select ${aggregate(pack(['resource_provider_id', 'trait_id'], '%d,%d'))} as traits, max(trait_id) as max_trait
       from resource_provider_traits where ${where('resource_provider_id')}) as t,
-    (select ${pack(['pa.resource_provider_id', 'a.uuid'], '%d,%s')} as aggregates
-      from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id where ${where('pa.resource_provider_id')}) as a`;
+    (select ${aggregate(pack(['pa.resource_provider_id', 'a.uuid'], '%d,%s'))} as aggregates
+      from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id where ${where('pa.resource_provider_id')}) as a) as packed`;
 };
 
 type Packed = {
@@ -101,15 +122,9 @@ const STATEMENTS = {
 export async function readProviders(database: Database, which: ProviderSelection, reader?: ThreadReader): Promise<PackedProviders> {
   const dialect = database.dialect;
   const chunk = !('ids' in which);
-  // the same selection for each of the four parts (a chunk: its end first, then for each part its start and end)
+  // the same selection for each of the four parts (a chunk: its end once, then for each part its start)
   const params = chunk
-    ? [
-        which.after,
-        which.size - 1,
-        ...Array<number[]>(4)
-          .fill([which.after, which.after, which.size - 1])
-          .flat(),
-      ]
+    ? [which.after, which.size - 1, which.after, which.after, which.after, which.after]
     : Array<unknown>(4).fill(dialect === 'postgres' ? which.ids : JSON.stringify(which.ids));
   // the statement is sent before this function first awaits: a caller that goes on with other
   // work (applying the chunk before) has the database at work meanwhile
@@ -145,13 +160,18 @@ export interface Names {
 const CLASS_NAMES = readStatement<{ id: number; name: string }>('select id, name from resource_classes');
 const TRAIT_NAMES = readStatement<{ id: number; name: string }>('select id, name from traits');
 
-/** Reads "f,f,f;f,f,f" field by field: integers as digits, everything else as text. */
+/** Reads "f,f:f;f,f,f" field by field: integers as digits, everything else as text. */
 export class PackedLines {
   private at = 0;
   constructor(private readonly source: string) {}
 
   get done(): boolean {
     return this.at >= this.source.length;
+  }
+
+  /** whether the field just read ended with this character (its code): ':' says a short row follows */
+  endedWith(code: number): boolean {
+    return this.source.charCodeAt(this.at - 1) === code;
   }
 
   /** the next integer, left to be read again */
@@ -169,7 +189,7 @@ export class PackedLines {
     if (negative) i++;
     let n = 0;
     for (let c = t.charCodeAt(i); c >= 48 && c <= 57; c = t.charCodeAt(++i)) n = n * 10 + (c - 48);
-    this.at = i + 1; // past the ',' or ';'
+    this.at = i + 1; // past the ',', ':' or ';'
     return negative ? -n : n;
   }
 
