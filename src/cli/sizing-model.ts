@@ -16,6 +16,8 @@ interface Coefficient {
 
 const S = 'bench/results/2026-11-29-sizing/';
 const P = `${S}placement.json targets.allot-*.sizes[]`;
+/** the reservation rows, measured again after issue 31's change of 2026-11-30 (its run.sh: 8 clients, two rounds) */
+const R = 'bench/results/2026-11-30-sizing/reservations-{1,2}.json results[*]';
 
 /**
  * THE table. CPU per operation at 8 clients (identifier allocations 48), the larger of the
@@ -76,15 +78,15 @@ export const COEFFICIENTS = {
   postgres_ms_per_identifier_allocation: { sqlite: null, postgres: 0.5, unit: 'CPU ms', source: `${S}ids.json runs.postgres.allocation.db_cpu_ms_per_op` },
   allot_ms_per_reservation: {
     sqlite: 7,
-    postgres: 11,
+    postgres: 7,
     unit: 'CPU ms',
-    source: `${S}reservations.json results[backend=placement].cpu.server_cpu_ms_per_op (node, capacity, two identifiers)`,
+    source: `${R}: cpu.server_cpu_ms_per_op, the larger of both backends and rounds (node, capacity, two identifiers; PostgreSQL 6.6; SQLite 5.2–7.8 across the rounds, kept at ${S}reservations.json's 6.4 rounded up)`,
   },
   postgres_ms_per_reservation: {
     sqlite: null,
-    postgres: 11,
+    postgres: 9,
     unit: 'CPU ms',
-    source: `${S}reservations.json results[postgres, placement].cpu.db_cpu_ms_per_op`,
+    source: `${R}[postgres]: cpu.db_cpu_ms_per_op, the larger of both backends and rounds (8.6)`,
   },
   allot_base_mb: {
     sqlite: 110,
