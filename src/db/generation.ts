@@ -30,18 +30,8 @@ export async function bumpGeneration(
   lost: () => Error,
   also: Record<string, unknown> = {},
 ): Promise<number> {
-  const column = VERSION_COLUMNS[table];
-  const extra = Object.keys(also).filter((c) => c !== column && c !== 'updated_at');
-  // Hot path (every claim bumps a consumer and a provider): plain SQL, one text per shape.
-  const sets = [...extra.map((c) => `${c} = ?`), `${column} = ?`, 'updated_at = ?'].join(', ');
-  const changed = await writeStatement(`update ${table} set ${sets} where id = ? and ${column} = ?`).run(tx, [
-    ...extra.map((c) => also[c]),
-    expected + 1,
-    tx.clock.nowIso(),
-    id,
-    expected,
-  ]);
-  if (changed !== 1) throw lost();
+  const { statement, params } = bump(tx, table, id, expected, also);
+  if ((await statement.run(tx, params)) !== 1) throw lost();
   return expected + 1;
 }
 
@@ -51,15 +41,20 @@ export async function bumpGeneration(
  * means the generation moved from `expected` to `expected + 1`.
  */
 export function bumpGenerationQuery(tx: Tx, table: VersionedTable, id: number | string, expected: number, also: Record<string, unknown> = {}): Compilable {
+  const { statement, params } = bump(tx, table, id, expected, also);
+  return statement.compilable(tx, params);
+}
+
+/**
+ * The compare-and-set of both: hot paths (every claim bumps a consumer and a provider, every
+ * identifier allocation its pools), so plain SQL, one text per shape.
+ */
+function bump(tx: Tx, table: VersionedTable, id: number | string, expected: number, also: Record<string, unknown>) {
   const column = VERSION_COLUMNS[table];
   const extra = Object.keys(also).filter((c) => c !== column && c !== 'updated_at');
-  // plain SQL, one text per shape, as bumpGeneration (every identifier allocation sends it: issue 31)
   const sets = [...extra.map((c) => `${c} = ?`), `${column} = ?`, 'updated_at = ?'].join(', ');
-  return writeStatement(`update ${table} set ${sets} where id = ? and ${column} = ?`).compilable(tx, [
-    ...extra.map((c) => also[c]),
-    expected + 1,
-    tx.clock.nowIso(),
-    id,
-    expected,
-  ]);
+  return {
+    statement: writeStatement(`update ${table} set ${sets} where id = ? and ${column} = ?`),
+    params: [...extra.map((c) => also[c]), expected + 1, tx.clock.nowIso(), id, expected],
+  };
 }
