@@ -23,6 +23,7 @@ import * as reservations from './migrations/013-reservations.js';
 import * as leaseCommitCheck from './migrations/014-lease-commit-check.js';
 import * as idsTakeAuto from './migrations/015-ids-take-auto.js';
 import * as baremetalHeldConsumers from './migrations/016-baremetal-held-consumers.js';
+import * as idsLeaseCheckPlan from './migrations/017-ids-lease-check-plan.js';
 
 type DialectMigration = { up(db: Kysely<any>, dialect: MigrationDialect): Promise<void> };
 
@@ -44,6 +45,7 @@ const MIGRATIONS: Array<[string, DialectMigration]> = [
   ['014-lease-commit-check', leaseCommitCheck],
   ['015-ids-take-auto', idsTakeAuto],
   ['016-baremetal-held-consumers', baremetalHeldConsumers],
+  ['017-ids-lease-check-plan', idsLeaseCheckPlan],
 ];
 
 export async function migrate(database: Database): Promise<string[]> {

@@ -55,6 +55,14 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
       return 0;
     end
     $$`.execute(db);
+  await createTakeAuto(db);
+}
+
+/**
+ * `allot_take_auto` as it is defined now: this migration makes it, and a later one that changes
+ * it makes it again (017) in databases migrated before the change.
+ */
+export async function createTakeAuto(db: Kysely<any>): Promise<void> {
   await sql`
     create or replace function allot_take_auto(
       p_pool integer, p_definition text, p_pool_strategy text, p_project text, p_strategy text, p_k integer, p_max_k integer,
@@ -89,7 +97,8 @@ export async function up(db: Kysely<any>, dialect: MigrationDialect): Promise<vo
       perform allot_assert(found, 'identifier pool changed');
       -- from here on every query reads a snapshot taken after the lock was granted
       -- leases past due are released first, by the locked path
-      perform allot_assert(not exists (select 1 from ids_allocations a where a.pool_id = p_pool and a.expires_at <= p_now),
+      -- (asked as the pool's earliest lease: see ids/store/pools.ts leasesPastDue)
+      perform allot_assert(coalesce((select min(a.expires_at) from ids_allocations a where a.pool_id = p_pool and a.expires_at is not null) > p_now, true),
         'identifier pool holds leases past due');
 
       -- what each owner+purpose holds already (an idempotent repeat, or a mismatch: the caller tells)

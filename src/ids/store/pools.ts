@@ -6,7 +6,7 @@ import type { Compilable, Selectable } from 'kysely';
 import { RetryableConflict } from '../../core/errors.js';
 import type { Db, Tx } from '../../db/database.js';
 import { bumpGeneration, bumpGenerationQuery } from '../../db/generation.js';
-import { type ClosingWrites, placeholders, type Statement, writeStatement, writeTogether } from '../../db/statement.js';
+import { type ClosingWrites, placeholders, readStatement, type Statement, writeStatement, writeTogether } from '../../db/statement.js';
 import type { IdsPoolTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/sql-helpers.js';
 
@@ -113,6 +113,15 @@ const toLocked = (row: PoolRow): Omit<LockedPool, 'hasExpiredLeases'> => {
 };
 
 /**
+ * "The pool holds a lease past due", asked as its earliest lease: one probe of the (pool_id,
+ * expires_at) partial index in every plan. As `exists (… expires_at <= now)`, a plan made without
+ * the values (a prepared statement's generic plan) expects a third of the pool's allocations to
+ * match and scans them all, none matching (migration 017; allot_take_auto asks it the same way).
+ */
+const leasesPastDue = (pool: string, now: string) =>
+  `coalesce((select min(a.expires_at) from ids_allocations as a where a.pool_id = ${pool} and a.expires_at is not null) <= ${now}, false)`;
+
+/**
  * The pools' rows, locked (PostgreSQL `FOR UPDATE`; SQLite's one writer), with whether each holds
  * a lease past due — asked in the same statement to spare an allocation the round trip of looking
  * for expired leases when there are none (nearly always). On PostgreSQL that flag comes from the
@@ -121,8 +130,7 @@ const toLocked = (row: PoolRow): Omit<LockedPool, 'hasExpiredLeases'> => {
  * Every identifier write (a reservation's two pools) sends it: written once per shape, not built
  * and compiled per request (issue 31); the lease's time is its first parameter.
  */
-const selectPools =
-  'select *, exists (select a.id from ids_allocations as a where a.pool_id = ids_pools.id and a.expires_at <= ?) as has_expired_leases from ids_pools';
+const selectPools = `select *, ${leasesPastDue('ids_pools.id', '?')} as has_expired_leases from ids_pools`;
 type PoolWithLeases = PoolRow & { has_expired_leases: unknown };
 const lockById = {
   sqlite: writeStatement<PoolWithLeases>(`${selectPools} where id = ?`),
@@ -161,23 +169,10 @@ export async function lockPool(tx: Tx, name: string): Promise<LockedPool> {
  * compare-and-set (one-statement-allocate.ts) decides with. Its counters are not for writing back.
  */
 export async function readPool(db: Db, name: string): Promise<LockedPool | undefined> {
-  // Built and sent unnamed, so PostgreSQL plans it each time with its values: sent as a named
-  // prepared statement instead (like the lock above), six requests on a fragmented pool read
-  // 9 121 rows in test/ids/stale-statistics.test.ts (its bound: 600) — presumably a generic plan
-  // for the lease check; not a reservation's statement (those lock their pools).
-  const now = db.clock.nowIso();
-  const row = await db.db
-    .selectFrom('ids_pools')
-    .selectAll()
-    .select((eb) =>
-      eb
-        .exists(eb.selectFrom('ids_allocations as a').select('a.id').whereRef('a.pool_id', '=', 'ids_pools.id').where('a.expires_at', '<=', now))
-        .as('has_expired_leases'),
-    )
-    .where('name', '=', name)
-    .executeTakeFirst();
+  const row = await READ_BY_NAME.one(db, [db.clock.nowIso(), name]);
   return row && lockedOf(row);
 }
+const READ_BY_NAME = readStatement<PoolWithLeases>(`${selectPools} where name = ?`);
 
 export async function lockPoolById(tx: Tx, id: number): Promise<LockedPool> {
   const row = await lockById[tx.dialect].one(tx, [tx.clock.nowIso(), id]);
