@@ -41,7 +41,7 @@ import {
 } from '../candidates/model.js';
 import { prepareSearch } from '../candidates/search.js';
 import type { NameCache } from './names.js';
-import { LAST_CHUNK, type Names, PackedLines, type PackedProviders, type ProviderSelection, readNames, readProviders } from './provider-rows.js';
+import { LAST_CHUNK, type Names, PackedLines, type PackedProviders, type ProviderSelection, readChunkEnd, readNames, readProviders } from './provider-rows.js';
 
 export const SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE';
 const CHANNEL = 'allot_placement_providers';
@@ -78,6 +78,14 @@ const COLON = 58;
 
 /** Providers per statement of a full load: bounds its memory and how long one step holds the event loop. */
 const LOAD_CHUNK = 10_000;
+/**
+ * Chunks asked for at once in a full load, beyond the one being applied. PostgreSQL packs a chunk's
+ * rows in one backend, which at a million providers took twice the client's CPU (4.2–4.5 s against
+ * 1.9–2.2 s): two chunks asked for are packed by two backends, on both cores. SQLite has one
+ * reader thread, which reads them one after the other anyway: a second chunk asked for only holds
+ * one more chunk's text, and its loads were no faster (docs/performance.md).
+ */
+const LOAD_AHEAD: Record<Database['dialect'], number> = { postgres: 2, sqlite: 1 };
 
 /** What one transaction changed, recorded on it by the stores and handed to the index after commit. */
 interface ProviderChanges {
@@ -386,10 +394,10 @@ export class ProviderIndex implements ProviderModel {
   /**
    * Every provider, read in chunks of LOAD_CHUNK providers, each chunk applied in place as it
    * arrives (a search in between sees some providers a little older than others, which candidates
-   * tolerate: every claim re-checks under its locks). The next chunk is asked for before this one
-   * is applied, so the database (PostgreSQL, or SQLite on a thread of its own) reads it meanwhile,
-   * on the machine's other core. The event loop gets a turn between chunks, so requests are
-   * answered meanwhile. Providers that are gone are dropped at the end.
+   * tolerate: every claim re-checks under its locks). LOAD_AHEAD chunks are asked for beyond the
+   * one being applied, so the database (PostgreSQL's backends, or SQLite on a thread of its
+   * own) reads them meanwhile, on the machine's other cores. The event loop gets a turn between
+   * chunks, so requests are answered meanwhile. Providers that are gone are dropped at the end.
    */
   private async reloadAll(touched?: Set<number>, progress?: (providers: number) => void, stop?: AbortSignal): Promise<void> {
     if (this.loadingAll) throw new Error('a second full load of the provider index at once');
@@ -406,27 +414,35 @@ export class ProviderIndex implements ProviderModel {
     this.nameOf = await readNames(this.database);
     this.shared = new SharedValues();
     const reader = this.database.openThreadReader?.();
-    const nextChunk = (after: number) => {
-      const chunk = this.read({ after, size: LOAD_CHUNK }, reader);
-      chunk.catch(() => {}); // awaited (and thrown) at its turn
-      return chunk;
+    const ahead = LOAD_AHEAD[this.database.dialect];
+    // ends[k]: where chunk k ends (chunk k is (ends[k - 1], ends[k]]; ends[0] = 0): the first
+    // `ahead` found before any chunk, each later one by the chunk `ahead` chunks before it — each
+    // once, so the chunks cover every id whatever is deleted meanwhile
+    const ends = [0, ...(await Promise.all(Array.from({ length: ahead }, (_, k) => readChunkEnd(this.database, 0, (k + 1) * LOAD_CHUNK))))];
+    const asked: Array<{ after: number; through: number; rows: Promise<PackedProviders> }> = [];
+    const ask = (k: number) => {
+      const chunk = { after: ends[k - 1]!, through: ends[k]! };
+      const rows = this.read({ ...chunk, aheadBy: ahead * LOAD_CHUNK }, reader);
+      rows.catch(() => {}); // awaited (and thrown) at its turn
+      asked.push({ ...chunk, rows });
     };
+    for (let k = 1; k <= ahead && ends[k - 1] !== LAST_CHUNK; k++) ask(k);
     let closing: Promise<void> | undefined;
     try {
-      let after = 0;
-      for (let next: Promise<PackedProviders> | null = nextChunk(after); next; ) {
+      for (let k = 1; asked.length > 0; k++) {
+        const { after, through, rows: next } = asked.shift()!;
         const rows: PackedProviders = await next;
-        next = rows.upTo === LAST_CHUNK ? null : nextChunk(rows.upTo);
+        ends[k + ahead] = rows.ahead;
+        if (ends[k + ahead - 1] !== LAST_CHUNK) ask(k + ahead);
         // the last chunk is in: the thread ends while it is applied
-        if (!next) closing = reader?.close();
+        if (asked.length === 0) closing = reader?.close();
         // a turn for the event loop, which also puts the next chunk's statement on the wire
         await new Promise((resolve) => setImmediate(resolve));
         stop?.throwIfAborted();
         this.apply(rows, [], load);
         progress?.(this.providers.size);
         // in the background: what changed since the reload began may be older in this chunk
-        if (touched?.size) this.invalidate([...touched].filter((id) => id > after && id <= rows.upTo));
-        after = rows.upTo;
+        if (touched?.size) this.invalidate([...touched].filter((id) => id > after && id <= through));
       }
     } finally {
       await (closing ?? reader?.close());

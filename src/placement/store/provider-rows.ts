@@ -28,17 +28,17 @@ export interface PackedProviders {
   /** the largest resource class and trait ids these rows name (0: none): whether the name tables know them all */
   maxClassId: number;
   maxTraitId: number;
-  /** a chunk: the id it ended at (LAST_CHUNK: it took every provider after its start) */
-  upTo: number;
+  /** a chunk: the id of the `aheadBy`-th provider after its end (LAST_CHUNK: there are fewer) */
+  ahead: number;
 }
 
 /**
- * Which providers: the first `size` after the id `after` (a chunk of a full load, which also says
- * where it ended), or these ids.
+ * Which providers: those with ids in (after, through] (a chunk of a full load, which also finds
+ * the end of a chunk to come: the `aheadBy`-th provider after `through`), or these ids.
  */
-export type ProviderSelection = { after: number; size: number } | { ids: readonly number[] };
+export type ProviderSelection = { after: number; through: number; aheadBy: number } | { ids: readonly number[] };
 
-/** The end of a chunk that took every provider after its start: there is no next chunk. */
+/** The end of a chunk that takes every provider after its start: there is no next chunk. */
 export const LAST_CHUNK = Number.MAX_SAFE_INTEGER;
 
 const packedText = (dialect: Database['dialect'], selection: 'chunk' | 'ids') => {
@@ -59,15 +59,13 @@ const packedText = (dialect: Database['dialect'], selection: 'chunk' | 'ids') =>
   // (docs/performance.md).
   const shortOr = (when: string, short: string, full: string) => `case when ${when} then ${short} else ${full} end`;
   const aggregate = (row: string) => (pg ? `string_agg(${row}, ';')` : `group_concat(${row}, ';')`);
-  // A chunk finds its own end (the id of its `size`-th provider) in the same statement, once (the
-  // CTE), so the next chunk can be asked for the moment this one arrives, before it is applied: the
-  // database (or SQLite's reader thread) reads one chunk while the index applies the one before.
+  // A chunk is an id range whose ends earlier statements found, and finds in the same statement
+  // the end of a chunk to come (CHUNK_END's walk), so that several chunks can be asked for at once
+  // (provider-index.ts: LOAD_AHEAD) and each end is found once, by one statement.
   const id = pg ? 'cast(? as bigint)' : '?';
-  const end = `with chunk_end(up_to) as materialized (select coalesce((select id from resource_providers where id > ${id} order by id limit 1 offset ${id}), ${LAST_CHUNK}))`;
-  const upTo = '(select up_to from chunk_end)';
   const where =
     selection === 'chunk'
-      ? (c: string) => `${c} > ${id} and ${c} <= ${upTo}`
+      ? (c: string) => `${c} > ${id} and ${c} <= ${id}`
       : pg
         ? (c: string) => `${c} = any(cast(? as integer[]))`
         : (c: string) => `${c} in (select value from json_each(?))`;
@@ -85,7 +83,7 @@ const packedText = (dialect: Database['dialect'], selection: 'chunk' | 'ids') =>
     pack(['id', 'generation', 'coalesce(parent_provider_id, 0)', 'coalesce(root_provider_id, id)', 'uuid'], '%d,%d,%d,%d,%s'),
   );
   // (as a subquery: a statement is a read when it begins with select)
-  return `select * from (${selection === 'chunk' ? end : ''} select p.providers, i.inventories, i.max_class, t.traits, t.max_trait, a.aggregates${selection === 'chunk' ? `, ${upTo} as up_to` : ''} from
+  return `select * from (select p.providers, i.inventories, i.max_class, t.traits, t.max_trait, a.aggregates${selection === 'chunk' ? `, ${chunkEnd(dialect)} as ahead` : ''} from
     (select ${aggregate(provider)} as providers from resource_providers where ${where('id')}) as p,
     (select ${aggregate(inventory)} as inventories, max(resource_class_id) as max_class
       from inventories where ${where('resource_provider_id')}) as i,
@@ -95,6 +93,22 @@ const packedText = (dialect: Database['dialect'], selection: 'chunk' | 'ids') =>
       from resource_provider_aggregates pa join aggregates a on a.id = pa.aggregate_id where ${where('pa.resource_provider_id')}) as a) as packed`;
 };
 
+/** The id of the (offset + 1)-th provider after an id; LAST_CHUNK when there are fewer. */
+const chunkEnd = (dialect: Database['dialect']) => {
+  const id = dialect === 'postgres' ? 'cast(? as bigint)' : '?';
+  return `coalesce((select id from resource_providers where id > ${id} order by id limit 1 offset ${id}), ${LAST_CHUNK})`;
+};
+const CHUNK_END = {
+  postgres: readStatement<{ ahead: number | string }>(`select ${chunkEnd('postgres')} as ahead`),
+  sqlite: readStatement<{ ahead: number | string }>(`select ${chunkEnd('sqlite')} as ahead`),
+};
+
+/** The id of the `count`-th provider after the id `after` (LAST_CHUNK: there are fewer): a full load's first chunk ends. */
+export async function readChunkEnd(database: Database, after: number, count: number): Promise<number> {
+  const row = await CHUNK_END[database.dialect].one(database, [after, count - 1]);
+  return Number(row?.ahead ?? LAST_CHUNK);
+}
+
 type Packed = {
   providers: string | null;
   inventories: string | null;
@@ -102,7 +116,7 @@ type Packed = {
   traits: string | null;
   max_trait: number | null;
   aggregates: string | null;
-  up_to?: number | string;
+  ahead?: number | string;
 };
 const SQLITE_CHUNK = packedText('sqlite', 'chunk');
 const STATEMENTS = {
@@ -122,9 +136,9 @@ const STATEMENTS = {
 export async function readProviders(database: Database, which: ProviderSelection, reader?: ThreadReader): Promise<PackedProviders> {
   const dialect = database.dialect;
   const chunk = !('ids' in which);
-  // the same selection for each of the four parts (a chunk: its end once, then for each part its start)
+  // a chunk: where the walk to a later end starts, then its range for each of the four parts (ids: the same list for each)
   const params = chunk
-    ? [which.after, which.size - 1, which.after, which.after, which.after, which.after]
+    ? [which.through, which.aheadBy - 1, ...Array<number[]>(4).fill([which.after, which.through]).flat()]
     : Array<unknown>(4).fill(dialect === 'postgres' ? which.ids : JSON.stringify(which.ids));
   // the statement is sent before this function first awaits: a caller that goes on with other
   // work (applying the chunk before) has the database at work meanwhile
@@ -139,7 +153,7 @@ export async function readProviders(database: Database, which: ProviderSelection
     aggregates: row?.aggregates ?? '',
     maxClassId: Number(row?.max_class ?? 0),
     maxTraitId: Number(row?.max_trait ?? 0),
-    upTo: Number(row?.up_to ?? LAST_CHUNK),
+    ahead: Number(row?.ahead ?? LAST_CHUNK),
   };
 }
 
