@@ -18,12 +18,17 @@ node $HERE/bounds.mjs $PG/h32pg_1m > $HERE/bounds-1m.txt
 # the two builds' indexes, field by field
 node bench/results/2026-11-30-index-load/compare.mjs $BASE $AFTER $PG/h32pg_200k > $HERE/compare-200k.json
 # full loads alternated, client and backend CPU (uptime beside)
-for i in 1 2 3; do
+for order in "$BASE $AFTER" "$BASE $AFTER" "$BASE $AFTER" "$AFTER $BASE" "$AFTER $BASE" "$AFTER $BASE"; do
   uptime >> $HERE/load.txt
-  ROUNDS=1 node --expose-gc $HERE/pg-load.mjs $PG/h32pg_1m $BASE $AFTER >> $HERE/pg-1m.jsonl
+  ROUNDS=1 node --expose-gc $HERE/pg-load.mjs $PG/h32pg_1m $order >> $HERE/pg-1m.jsonl
+done
+for order in "$BASE $AFTER" "$AFTER $BASE" "$BASE $AFTER" "$AFTER $BASE"; do
+  uptime >> $HERE/load.txt
+  ROUNDS=1 node --expose-gc $HERE/pg-load.mjs $PG/h32pg_1m $order >> $HERE/pg-1m-later.jsonl
 done
 # served: spawn -> ready, RSS, candidates p50
 for t in $BASE $AFTER; do
   uptime >> $HERE/load.txt
   npx tsx bench/candidates.ts --db $PG/h32pg_1m --root $t --requests 20 --unlimited-requests 3 --in-process-runs 0 > $HERE/served-$(basename $t).json
+  npx tsx bench/candidates.ts --db $PG/h32pg_1m --root $t --requests 40 --unlimited-requests 10 --in-process-runs 0 > $HERE/served3-$(basename $t).json
 done
