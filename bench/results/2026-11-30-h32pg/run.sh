@@ -12,6 +12,7 @@ npx tsx bench/index-load.ts --db $PG/h32pg_200k --fill 200000 --runs 1 > /dev/nu
 npx tsx bench/index-load.ts --db $PG/h32pg_1m --fill 1000000 --runs 1 > /dev/null
 # what a chunk's parts cost the backend, and a COPY out instead (200 000 providers)
 node $HERE/srv.mjs $PG/h32pg_200k fmt cat arr pfmt tfmt > $HERE/srv-200k.jsonl
+node $HERE/srv.mjs $PG/h32pg_200k fmt fmt4 grp > $HERE/srv-group-200k.jsonl
 node $HERE/copy.mjs $PG/h32pg_200k ibin itxt iarr pbin ptxt parr > $HERE/copy-200k.jsonl
 node $HERE/scans.mjs $PG/h32pg_200k > $HERE/scans-200k.txt
 node $HERE/bounds.mjs $PG/h32pg_1m > $HERE/bounds-1m.txt
