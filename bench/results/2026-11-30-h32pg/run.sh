@@ -33,3 +33,4 @@ for t in $BASE $AFTER; do
   npx tsx bench/candidates.ts --db $PG/h32pg_1m --root $t --requests 20 --unlimited-requests 3 --in-process-runs 0 > $HERE/served-$(basename $t).json
   npx tsx bench/candidates.ts --db $PG/h32pg_1m --root $t --requests 40 --unlimited-requests 10 --in-process-runs 0 > $HERE/served3-$(basename $t).json
 done
+npx tsx $HERE/edges.ts $BASE $AFTER > $HERE/edges.txt
