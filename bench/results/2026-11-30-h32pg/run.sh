@@ -18,6 +18,9 @@ node $HERE/scans.mjs $PG/h32pg_200k > $HERE/scans-200k.txt
 node $HERE/bounds.mjs $PG/h32pg_1m > $HERE/bounds-1m.txt
 # the two builds' indexes, field by field
 node bench/results/2026-11-30-index-load/compare.mjs $BASE $AFTER $PG/h32pg_200k > $HERE/compare-200k.json
+node bench/results/2026-11-30-index-load/compare.mjs $BASE $AFTER $PG/h32pg_1m > $HERE/compare-1m.json
+# (not made here: sqlite-1m-*.jsonl, pg-1m-ahead3.jsonl, compare-sqlite-1m.json, pg-1m-quiet.jsonl — builds with
+# LOAD_AHEAD patched in a copy of dist/, a SQLite 1 000 000 database from bench/index-load.ts --fill; summary.txt)
 # full loads alternated, client and backend CPU (uptime beside)
 for order in "$BASE $AFTER" "$BASE $AFTER" "$BASE $AFTER" "$AFTER $BASE" "$AFTER $BASE" "$AFTER $BASE"; do
   uptime >> $HERE/load.txt
