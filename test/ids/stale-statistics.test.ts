@@ -63,6 +63,19 @@ async function staleStatistics(statisticsInterval: number) {
 
 const TABLES = ['ids_free_ranges', 'ids_allocations'];
 
+/** `count` random allocations from the pool `big` by 16 clients at once: its free spans scattered. */
+async function fragment(api: IdsClient, count: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      for (let i = next++; i < count; i = next++) {
+        const res = await api.post('/pools/big/allocations', { owner: `r${i}`, strategy: 'random' });
+        assert.equal(res.status, 201, res.text);
+      }
+    }),
+  );
+}
+
 describe('identifier queries whatever the planner statistics say (postgres)', () => {
   test('imports of 999 fill a pool to ~40 000 values within a 5 s statement timeout; allocations, listings and releases follow', async () => {
     const { api, admin, close } = await staleStatistics(60_000); // no help from the worker
@@ -107,15 +120,7 @@ describe('identifier queries whatever the planner statistics say (postgres)', ()
   test('in a pool fragmented by 3 000 random allocations, once the db-statistics worker has looked, allocations by every strategy, count=N and a listing page read a handful of rows each', async () => {
     const { api, admin, close } = await staleStatistics(1_000);
     try {
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          for (let i = next++; i < 3_000; i = next++) {
-            const res = await api.post('/pools/big/allocations', { owner: `r${i}`, strategy: 'random' });
-            assert.equal(res.status, 201, res.text);
-          }
-        }),
-      );
+      await fragment(api, 3_000);
       await statisticsCurrent(admin, TABLES);
       const asks: Array<[string, unknown]> = [
         ['lowest', { strategy: 'lowest' }],
@@ -147,15 +152,7 @@ describe('identifier queries whatever the planner statistics say (postgres)', ()
     try {
       const api = new IdsClient(server.url);
       assert.equal((await api.post('/pools', { name: 'big', kind: 'integer', ranges: [`1-${TOP}`] })).status, 201);
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: 16 }, async () => {
-          for (let i = next++; i < 1_500; i = next++) {
-            const res = await api.post('/pools/big/allocations', { owner: `r${i}`, strategy: 'random' });
-            assert.equal(res.status, 201, res.text);
-          }
-        }),
-      );
+      await fragment(api, 1_500);
       const before = await rowsRead(admin, TABLES);
       for (const strategy of ['lowest', 'highest', 'next_after_last', 'random']) {
         for (let i = 0; i < 6; i++) {
