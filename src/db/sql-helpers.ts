@@ -107,18 +107,6 @@ export function walkIndex(w: IndexWalk): RawBuilder<unknown> {
 }
 
 /**
- * A JSON object column (stored as text) with one key set to `value`, as an SQL expression: the
- * document changes inside the statement that writes the row, with no read before. PostgreSQL
- * writes it back in jsonb's spelling (sorted keys, spaces); readers parse it.
- */
-export function jsonWithKey(tx: Tx, column: string, key: string, value: unknown): RawBuilder<string> {
-  const json = JSON.stringify(value);
-  return tx.dialect === 'postgres'
-    ? sql<string>`(${sql.ref(column)}::jsonb || jsonb_build_object(${key}::text, ${json}::jsonb))::text`
-    : sql<string>`json_set(${sql.ref(column)}, ${`$.${key}`}, json(${json}))`;
-}
-
-/**
  * PostgreSQL: an array literal of values that need no quoting — hex keys, uuids, integers, ISO
  * timestamps, plain words; null is NULL — passed as one text parameter and cast (`?::text[]`).
  * Bulk writes pass a column each: PostgreSQL reads 20 000 rows of arrays 2–4× faster than the same

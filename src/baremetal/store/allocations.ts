@@ -1,9 +1,10 @@
 // SQL for bare-metal allocations and their requested traits. Every write a worker makes to an
 // allocation is guarded by `conductor_affinity = <me>` (the spec's "HA and take over"), so a
 // conductor that lost the allocation to a take-over can never overwrite the new owner's work.
-import { type Insertable, sql } from 'kysely';
+import type { Insertable } from 'kysely';
 import { isUuidLike, normalizeUuid } from '../../core/uuid.js';
 import type { Db, ReadOnlyKysely, Tx } from '../../db/database.js';
+import { type Statement, writeStatement } from '../../db/statement.js';
 import type { BaremetalAllocationRow, BaremetalAllocationTable } from '../../db/schema.js';
 
 import type { ColumnCondition, Page } from '../core/paging.js';
@@ -110,26 +111,49 @@ export async function insertNewAllocation(
   // PostgreSQL needs to type the parameters of the SELECT the insert reads from.
   const { node_id, updated_at, ...given } = values;
   const columns = Object.keys(given) as Array<keyof typeof given>;
-  const row = await tx.db
-    .insertInto('baremetal_allocations')
-    .columns(columns)
-    .expression(
-      tx.db
-        .selectNoFrom(columns.map((c) => sql.val(given[c]).as(c)))
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('baremetal_nodes').select('id').where('instance_uuid', '=', values.uuid)))),
-    )
-    .returningAll()
-    .executeTakeFirst();
+  const row = await newAllocationInsert(columns).one(tx, [...columns.map((c) => given[c]), values.uuid]);
   return row && withNewTraits(tx, row, traits);
+}
+
+/**
+ * The insert's text per set of columns (two callers, one set each): made once instead of built
+ * and compiled per allocation — bare metal's SQLite path, and every reservation's (issue 31).
+ */
+const newAllocationInserts = new Map<string, Statement<BaremetalAllocationRow, Tx>>();
+const allocationColumns = new Set<string>([
+  'uuid',
+  'name',
+  'resource_class',
+  'state',
+  'last_error',
+  'conductor_affinity',
+  'candidate_nodes',
+  'extra',
+  'owner',
+  'held_by',
+  'created_at',
+]);
+function newAllocationInsert(columns: readonly string[]): Statement<BaremetalAllocationRow, Tx> {
+  const key = columns.join(',');
+  let statement = newAllocationInserts.get(key);
+  if (!statement) {
+    for (const c of columns) if (!allocationColumns.has(c)) throw new Error(`not an insertable column of baremetal_allocations: ${c}`);
+    statement = writeStatement<BaremetalAllocationRow>(
+      `insert into baremetal_allocations (${key}) select ${columns.map((c) => `? as ${c}`).join(', ')}
+       where not exists (select id from baremetal_nodes where instance_uuid = ?) returning *`,
+    );
+    newAllocationInserts.set(key, statement);
+  }
+  return statement;
 }
 
 async function withNewTraits(tx: Tx, row: BaremetalAllocationRow, traits: string[]): Promise<AllocationRecord> {
   const unique = [...new Set(traits)].sort();
   if (unique.length)
-    await tx.db
-      .insertInto('baremetal_allocation_traits')
-      .values(unique.map((trait) => ({ allocation_id: row.id, trait })))
-      .execute();
+    await writeStatement(`insert into baremetal_allocation_traits (allocation_id, trait) values ${unique.map(() => '(?, ?)').join(', ')}`).run(
+      tx,
+      unique.flatMap((trait) => [row.id, trait]),
+    );
   return { ...row, traits: unique, node_uuid: null };
 }
 
@@ -179,19 +203,12 @@ export async function finishAllocation(
   outcome: { state: 'active'; nodeId: number } | { state: 'error'; lastError: string },
   now = tx.clock.nowIso(),
 ): Promise<boolean> {
-  const changes =
-    outcome.state === 'active'
-      ? { state: 'active', node_id: outcome.nodeId, last_error: null, updated_at: now }
-      : { state: 'error', node_id: null, last_error: outcome.lastError, updated_at: now };
-  const result = await tx.db
-    .updateTable('baremetal_allocations')
-    .set(changes)
-    .where('id', '=', id)
-    .where('conductor_affinity', '=', conductor)
-    .where('state', '=', 'allocating')
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const changes = outcome.state === 'active' ? ['active', outcome.nodeId, null] : ['error', null, outcome.lastError];
+  return (await finishing.run(tx, [...changes, now, id, conductor])) === 1;
 }
+const finishing = writeStatement(
+  "update baremetal_allocations set state = ?, node_id = ?, last_error = ?, updated_at = ? where id = ? and conductor_affinity = ? and state = 'allocating'",
+);
 
 /** ids of this conductor's unfinished allocations, oldest first (resumed at start). */
 export async function ownAllocating(db: Db, conductor: string): Promise<number[]> {
