@@ -3,6 +3,8 @@
 // or `node --cpu-prof`) and prints self time grouped by package / allot source file, and the
 // hottest functions. `--last` keeps only each profile's last SECONDS: a bench stops its server
 // right after the measured phase, so that leaves out the setup (making nodes, pools…).
+// `--callers AREA` (a package, e.g. kysely): that area's self time by the nearest allot function
+// up the stack — which of allot's calls the package's time is spent for.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,6 +12,7 @@ import { parseArgs } from 'node:util';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -18,7 +21,10 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
-const { values, positionals } = parseArgs({ options: { top: { type: 'string', default: '25' }, last: { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { top: { type: 'string', default: '25' }, last: { type: 'string' }, callers: { type: 'string' } },
+  allowPositionals: true,
+});
 const files = positionals.flatMap((p) =>
   statSync(p).isDirectory()
     ? readdirSync(p)
@@ -27,7 +33,7 @@ const files = positionals.flatMap((p) =>
     : [p],
 );
 if (files.length === 0) {
-  console.error('usage: npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N] [--last SECONDS]');
+  console.error('usage: npx tsx bench/cpu-profile.ts DIR|FILE.cpuprofile… [--top N] [--last SECONDS] [--callers AREA]');
   process.exit(2);
 }
 
@@ -45,10 +51,22 @@ function area(frame: ProfileNode['callFrame']): string {
 
 const byArea = new Map<string, number>();
 const byFunction = new Map<string, number>();
+const byCaller = new Map<string, number>();
 let total = 0;
 for (const file of files) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parents = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parents.set(c, n.id);
+  /** the nearest allot function at or above a node, as `name file:line` */
+  const allotCaller = (id: number | undefined): string => {
+    for (; id !== undefined; id = parents.get(id)) {
+      const f = nodes.get(id)!.callFrame;
+      const own = /\/dist\/(.+)$/.exec(f.url);
+      if (own && !f.url.includes('/node_modules/')) return `${f.functionName || '(anonymous)'} allot ${own[1]}:${f.lineNumber + 1}`;
+    }
+    return '(no allot caller)';
+  };
   // sample times, from each sample's delta; kept when within the last `--last` seconds
   const from = values.last === undefined ? -Infinity : profile.endTime - Number(values.last) * 1e6;
   let at = profile.endTime - profile.timeDeltas.reduce((a, b) => a + b, 0);
@@ -64,6 +82,10 @@ for (const file of files) {
     const where = url.includes('/node_modules/') ? url.replace(/^.*\/node_modules\//, '') : url.replace(/^.*\/dist\//, 'allot ').replace(/^file:\/\//, '');
     const name = `${frame.functionName || '(anonymous)'} ${where || a}:${frame.lineNumber + 1}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + us);
+    if (values.callers !== undefined && a === values.callers) {
+      const caller = allotCaller(id);
+      byCaller.set(caller, (byCaller.get(caller) ?? 0) + us);
+    }
   });
 }
 
@@ -81,3 +103,4 @@ const show = (title: string, m: Map<string, number>) => {
 console.log(`${files.length} profile(s), ${(total / 1e6).toFixed(1)} s sampled, ${(((byArea.get('(idle)') ?? 0) / total) * 100).toFixed(0)}% idle`);
 show('by package / file', byArea);
 show('hottest functions', byFunction);
+if (values.callers !== undefined) show(`${values.callers} by its nearest allot caller`, byCaller);
