@@ -4,7 +4,7 @@
 // not grow with the number of matching nodes (bench/baremetal.ts: 10 vs 10 000 free nodes).
 import { newUuid } from '../../core/uuid.js';
 import type { Db, Tx } from '../../db/database.js';
-import { placeholders, readStatement, type Statement, writeStatement } from '../../db/statement.js';
+import { readStatement, type Statement, writeStatement } from '../../db/statement.js';
 import type { AllocationRecord } from './allocations.js';
 
 /** What an allocation asks of its node. */
@@ -32,24 +32,54 @@ export interface ReservedNode {
 }
 
 /**
+ * What varies between the pool's conditions: each list is ONE parameter (an array on PostgreSQL, a
+ * JSON array on SQLite), so a statement's text does not grow with the lists' lengths and the
+ * statements kept per shape stay a handful whatever clients send.
+ */
+interface PoolShape {
+  dialect: Db['dialect'];
+  candidates: boolean;
+  owner: boolean;
+  traits: boolean;
+}
+
+/**
  * Nodes in a state to take an allocation (now, or once their power settles), of its class, among
- * its candidates and its owner's, with `traits` of its traits, as SQL conditions on
+ * its candidates and its owner's, with every one of `traits`, as SQL conditions on
  * baremetal_nodes; their placeholders take poolValues(), in order.
  */
-function inPool(shape: { candidates: number; owner: boolean; traits: number }): string[] {
+function inPool(shape: PoolShape): string[] {
+  const list = shape.dialect === 'postgres' ? 'unnest(cast(? as text[])) as w(value)' : 'json_each(?) as w';
   return [
     "resource_class = ? and provision_state = 'available' and instance_uuid is null and maintenance = 0 and retired = 0",
     // a node with no power state and none coming will not become free by waiting
     '(power_state is not null or target_power_state is not null)',
-    ...(shape.candidates ? [`uuid in (${placeholders(shape.candidates)})`] : []),
+    ...(shape.candidates ? [`uuid in (select w.value from ${list})`] : []),
     ...(shape.owner ? ['(owner = ? or lessee = ?)'] : []),
-    ...Array.from({ length: shape.traits }, () => 'exists (select 1 from baremetal_node_traits as t where t.node_id = baremetal_nodes.id and t.trait = ?)'),
+    ...(shape.traits
+      ? [
+          `not exists (select 1 from ${list} where not exists (select 1 from baremetal_node_traits as t where t.node_id = baremetal_nodes.id and t.trait = w.value))`,
+        ]
+      : []),
   ];
 }
 
-function poolValues(w: NodeWanted, traits: readonly string[]): unknown[] {
-  return [w.resourceClass, ...w.candidates, ...(w.owner === null ? [] : [w.owner, w.owner]), ...traits];
+function poolValues(w: NodeWanted, shape: PoolShape, traits: readonly string[]): unknown[] {
+  const list = (values: readonly string[]) => (shape.dialect === 'postgres' ? values : JSON.stringify(values));
+  return [
+    w.resourceClass,
+    ...(shape.candidates ? [list(w.candidates)] : []),
+    ...(shape.owner ? [w.owner, w.owner] : []),
+    ...(shape.traits ? [list(traits)] : []),
+  ];
 }
+
+const poolShape = (db: Db, w: NodeWanted, traits: readonly string[]): PoolShape => ({
+  dialect: db.dialect,
+  candidates: w.candidates.length > 0,
+  owner: w.owner !== null,
+  traits: traits.length > 0,
+});
 
 /**
  * Reserve a free node for the allocation: ONE statement that picks a node and sets its
@@ -67,18 +97,15 @@ export async function reserveFreeNode(
   const start = newUuid();
   const traits = [...new Set(w.traits)];
   const set = [allocation.uuid, allocation.id, tx.dialect === 'postgres' ? 'traits' : '$.traits', JSON.stringify(w.traits), tx.clock.nowIso()];
-  const pool = poolValues(w, traits);
+  const shape = poolShape(tx, w, traits);
+  const pool = poolValues(w, shape, traits);
   const picks: Array<[Pick, unknown]> = [
     ['from', start],
     ['before', start],
   ];
   if (w.name !== null) picks.unshift(['name', w.name]);
   for (const [pick, value] of picks) {
-    const row = await reserving(tx, { candidates: w.candidates.length, owner: w.owner !== null, traits: traits.length, pick }).one(tx, [
-      ...set,
-      ...pool,
-      value,
-    ]);
+    const row = await reserving({ ...shape, pick }).one(tx, [...set, ...pool, value]);
     if (row) return row;
   }
   return undefined;
@@ -88,15 +115,15 @@ export async function reserveFreeNode(
 type Pick = 'name' | 'from' | 'before';
 
 /**
- * The reserving statement's text per shape (dialect, numbers of candidates and traits, owner or
- * not, pick): made once instead of built and compiled by the query builder per allocation — bare
- * metal's SQLite path, and every reservation's (issue 31: 0.55 ms of CPU per allocation). The
- * placeholders: the set's, the pool's, the pick's.
+ * The reserving statement's text per shape (dialect, candidates or not, owner or not, traits or
+ * not, pick: at most 48): made once instead of built and compiled by the query builder per
+ * allocation — bare metal's SQLite path, and every reservation's (issue 31: 0.55 ms of CPU per
+ * allocation). The placeholders: the set's, the pool's, the pick's.
  */
 const reservingByShape = new Map<string, Statement<ReservedNode & { name: string | null }, Tx>>();
-function reserving(tx: Tx, shape: { candidates: number; owner: boolean; traits: number; pick: Pick }): Statement<ReservedNode & { name: string | null }, Tx> {
-  const pg = tx.dialect === 'postgres';
-  const key = `${tx.dialect} ${shape.candidates} ${shape.owner} ${shape.traits} ${shape.pick}`;
+function reserving(shape: PoolShape & { pick: Pick }): Statement<ReservedNode & { name: string | null }, Tx> {
+  const pg = shape.dialect === 'postgres';
+  const key = `${shape.dialect} ${shape.candidates} ${shape.owner} ${shape.traits} ${shape.pick}`;
   let statement = reservingByShape.get(key);
   if (!statement) {
     const conditions = [
@@ -126,18 +153,19 @@ function reserving(tx: Tx, shape: { candidates: number; owner: boolean; traits: 
  * openstacksdk powers a node off and creates its allocation at once), so the allocation waits.
  */
 export async function whyNoNode(db: Db, w: NodeWanted): Promise<string | null> {
-  const shape = { candidates: w.candidates.length, owner: w.owner !== null, traits: 0 };
-  if (!(await exists(db, inPool(shape), poolValues(w, [])))) {
+  const anyTraits = poolShape(db, w, []);
+  if (!(await exists(db, anyTraits, poolValues(w, anyTraits, [])))) {
     return w.candidates.length
       ? `none of the requested nodes are available and match the resource class ${w.resourceClass}`
       : `no available nodes match the resource class ${w.resourceClass}`;
   }
   const traits = [...new Set(w.traits)];
-  if (traits.length && !(await exists(db, inPool({ ...shape, traits: traits.length }), poolValues(w, traits))))
+  const withTraits = poolShape(db, w, traits);
+  if (traits.length && !(await exists(db, withTraits, poolValues(w, withTraits, traits))))
     return `no suitable nodes have the requested traits ${w.traits.join(', ')}`;
   return null;
 }
 
-async function exists(db: Db, conditions: string[], values: unknown[]): Promise<boolean> {
-  return (await readStatement(`select id from baremetal_nodes where ${conditions.join(' and ')} limit 1`).one(db, values)) !== undefined;
+async function exists(db: Db, shape: PoolShape, values: unknown[]): Promise<boolean> {
+  return (await readStatement(`select id from baremetal_nodes where ${inPool(shape).join(' and ')} limit 1`).one(db, values)) !== undefined;
 }
