@@ -168,6 +168,43 @@ for (const dialect of DIALECTS) {
         assert.equal((await ids.delete(`/service-instances/${id}`)).status, 200);
       });
 
+      test('an address pool with one value left: 409 naming the second address, worded as ever; the VLAN and address taken before it are given back', async () => {
+        // PostgreSQL's fast path takes the VLAN and both addresses in one statement (pool-id
+        // order: the VLAN's first); it found no block for addr_b under the pool's lock
+        const taken: string[] = [];
+        for (;;) {
+          const r = await ids.post('/pools/addr/allocations', { owner: `squatter-${taken.length}` });
+          if (r.status === 409) break;
+          assert.equal(r.status, 201, r.text);
+          taken.push(r.body.id);
+        }
+        assert.equal((await ids.delete(`/allocations/${taken.pop()}`)).status, 204);
+        const pools = async () => Promise.all(['vlan', 'addr'].map(async (p) => (await ids.get(`/pools/${p}`)).body));
+        const before = { pools: await pools(), allocations: (await ironic.get('/v1/allocations')).body.allocations.length };
+        const stepAsides = await counted(server, 'allot_transaction_retries_total{reason="step_aside"}');
+        const id = newId();
+        const res = await reserve(id);
+        assert.equal(res.status, 409, res.text);
+        assert.equal(res.body.code, 'ids.pool_exhausted');
+        assert.equal(res.body.attribute, 'addr_b');
+        assert.equal(
+          res.body.detail,
+          `service instance ${id} was created; then attribute "addr_b": Pool addr has no free block of 1 value(s) left for automatic allocation`,
+        );
+        // answered as it stood, not run again the general way
+        assert.equal(await counted(server, 'allot_transaction_retries_total{reason="step_aside"}'), stepAsides);
+        const seen = await seenFrom(id);
+        assert.deepEqual([seen.allocations.length, seen.values.length, Object.keys(seen.capacity ?? {}).length], [0, 0, 0]);
+        // counters, generations and the last value handed out as they were
+        assert.deepEqual(await pools(), before.pools);
+        assert.equal((await ironic.get('/v1/allocations')).body.allocations.length, before.allocations);
+        for (const t of taken) assert.equal((await ids.delete(`/allocations/${t}`)).status, 204);
+        const retried = await reserve(id);
+        assert.equal(retried.status, 200, retried.text);
+        assert.equal(retried.body.state, 'up');
+        assert.equal((await ids.delete(`/service-instances/${id}`)).status, 200);
+      });
+
       test('no node free: 409 naming the node attribute, and nothing held', async () => {
         const held: string[] = [];
         // the other nodes go to plain bare-metal allocations

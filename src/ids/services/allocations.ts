@@ -6,7 +6,7 @@ import { newUuid } from '../../core/uuid.js';
 import type { ClosingWrites } from '../../db/statement.js';
 import type { Db, Tx } from '../../db/database.js';
 import { refreshStaleStatistics } from '../../db/sql-helpers.js';
-import { transaction } from '../../db/transaction.js';
+import { StepAside, fastStep, transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { type ImportConflict, idsDomainError, isIdsError } from '../core/domain-errors.js';
 import { patchedMetadata } from '../core/metadata.js';
@@ -33,7 +33,8 @@ import {
 import * as store from '../store/allocations.js';
 import * as instances from '../store/service-instances.js';
 import { type FreeRow, freeSpansHolding, holderKey, probeTogether, takeMany } from '../store/free-ranges.js';
-import { allocateWithoutLock } from './automatic-allocations.js';
+import { type AutomaticTake, type Taken, lostTheBlock, takeAutomatic } from '../store/one-statement-allocate.js';
+import { allocateWithoutLock, forgetPool, poolAsRead } from './automatic-allocations.js';
 
 export type { AllocationRequest };
 import { type LockedPool, type PoolRef, flushPool, getPoolRow, lockPool, lockPoolById, lockPools, poolProjectById, poolRefById } from '../store/pools.js';
@@ -111,6 +112,77 @@ export async function allocateInTx(
   }
   // pools whose last request wrote nothing (it was a repeat) and lease expiries
   for (const pool of pools.values()) await flushPool(tx, pool);
+  return results;
+}
+
+/**
+ * PostgreSQL, a reservation's fast path (issue 31): `requests` (each automatic, lowest, highest or
+ * next_after_last; one block size and strategy per pool) taken by ONE statement that locks each
+ * pool in id order and chooses its blocks under the lock (store/one-statement-allocate.ts
+ * takeAutomatic), with the pools as this process last read them (the statement checks them). The
+ * pools' rows are then locked from that statement to the commit: one round trip less under them
+ * than allocateInTx's lock, probe and closing parts. Null, having sent nothing, for requests it
+ * does not take (an explicit value, random, mixed sizes or strategies in a pool, a pool out of
+ * `scope` or not found, one holding leases past due): allocateInTx decides them. A refused
+ * statement, or an owner+purpose that holds a value already (a repeat), is StepAside: the
+ * transaction runs again the general way, which answers it. A request no block is left for is
+ * `pool_exhausted`, as allocateInTx words it: the statement saw the pool under its lock, leases
+ * past due released.
+ */
+export async function takeAutomaticInTx(
+  ctx: IdsContext,
+  tx: Tx,
+  requests: AllocationRequest[],
+  source: string,
+  scope: PoolScope,
+): Promise<AllocationResult[] | null> {
+  const pools = new Map<string, LockedPool>();
+  for (const name of new Set(requests.map((r) => r.pool))) {
+    const pool = await poolAsRead(ctx, tx, name);
+    if (!pool || pool.hasExpiredLeases || !inScope(scope, pool.project)) return null;
+    pools.set(name, pool);
+  }
+  // per pool: its requests (by their index in `requests`), one block size and strategy
+  const takes = new Map<string, AutomaticTake & { reqs: AllocationRequest[]; indexes: number[] }>();
+  for (const [index, req] of requests.entries()) {
+    const pool = pools.get(req.pool)!;
+    const strategy = req.strategy ?? pool.strategy;
+    if (req.value !== undefined || strategy === 'random') return null;
+    let block: bigint;
+    try {
+      block = blockSize(pool.space, req);
+    } catch {
+      return null;
+    }
+    const take = takes.get(req.pool);
+    if (!take) takes.set(req.pool, { pool, strategy, block, reqs: [req], indexes: [index] });
+    else if (take.strategy !== strategy || take.block !== block) return null;
+    else {
+      take.reqs.push(req);
+      take.indexes.push(index);
+    }
+  }
+  const ordered = [...takes.values()].sort((a, b) => a.pool.id - b.pool.id);
+  const taken = await fastStep(() =>
+    takeAutomatic(tx, ordered, source).catch((err: unknown) => {
+      // a pool may have changed: read it again next time
+      if (lostTheBlock(err)) for (const take of ordered) forgetPool(ctx, take.pool.name);
+      throw err;
+    }),
+  );
+  const answers: Taken[] = [];
+  for (const [t, take] of ordered.entries()) for (const [i, answer] of taken[t]!.entries()) answers[take.indexes[i]!] = answer;
+  // the first request, in the caller's order, that took no new value decides, as in allocateInTx
+  const results: AllocationResult[] = [];
+  for (const [index, answer] of answers.entries()) {
+    const take = takes.get(requests[index]!.pool)!;
+    if (answer.kind === 'new') results.push({ pool: take.pool, row: answer.row, created: true });
+    else if (answer.kind === 'held') throw new StepAside();
+    else {
+      const err = idsDomainError('pool_exhausted', { pool: take.pool.name, size: take.block.toString() });
+      throw requests.length > 1 ? idsDomainError('in_batch', { index, error: err }) : err;
+    }
+  }
   return results;
 }
 

@@ -21,6 +21,7 @@
 import { RetryableConflict } from '../../core/errors.js';
 import type { BatchHandler, Queued } from '../../core/serial.js';
 import { classifyFault, isRetryableFault } from '../../db/faults.js';
+import type { Db } from '../../db/database.js';
 import { transaction } from '../../db/transaction.js';
 import type { IdsContext } from '../context.js';
 import { idsDomainError } from '../core/domain-errors.js';
@@ -74,6 +75,24 @@ function poolsReadBy(ctx: IdsContext): Map<string, LockedPool> {
   let pools = poolsRead.get(ctx);
   if (!pools) poolsRead.set(ctx, (pools = new Map()));
   return pools;
+}
+
+/**
+ * The pool as this process last read it (read now, on `db`, when it was not), for a statement that
+ * checks it under the pool's lock (takeAutomatic); a pool holding leases past due is not kept.
+ */
+export async function poolAsRead(ctx: IdsContext, db: Db, name: string): Promise<LockedPool | undefined> {
+  const known = poolsReadBy(ctx);
+  const read = known.get(name);
+  if (read) return read;
+  const pool = await readPool(db, name);
+  if (pool && !pool.hasExpiredLeases) known.set(name, pool);
+  return pool;
+}
+
+/** A statement that checked the pool refused: it may have changed, and is read again. */
+export function forgetPool(ctx: IdsContext, name: string): void {
+  poolsReadBy(ctx).delete(name);
 }
 
 async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => void): Promise<void> {
@@ -136,9 +155,12 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
   try {
     if (strategy === 'random') await claimRandom(ctx, pool, group, block, later, askAgain);
     else {
-      const taken = await transaction(ctx.database, (tx) => takeAutomatic(tx, pool, reqs, strategy, block), { oneStatement: true, maxAttempts: 1 });
+      const [taken] = await transaction(ctx.database, (tx) => takeAutomatic(tx, [{ pool, reqs, strategy, block }], 'api'), {
+        oneStatement: true,
+        maxAttempts: 1,
+      });
       const repeats: Array<Promise<void>> = [];
-      for (const [i, t] of taken.entries()) {
+      for (const [i, t] of taken!.entries()) {
         const e = group[i]!;
         if (t.kind === 'new') e.resolve({ pool, row: t.row, created: true });
         // seen under the pool's lock, leases past due released: what the locked path would answer
@@ -152,7 +174,7 @@ async function claimGroup(ctx: IdsContext, pool: LockedPool, group: Entry[], str
     const unsettled = group.filter((e) => !e.settled && !givenBack.has(e));
     if (lostTheBlock(err)) {
       // the pool may have changed: the next batch reads it again
-      poolsReadBy(ctx).delete(pool.name);
+      forgetPool(ctx, pool.name);
       for (const e of unsettled) askAgain(e);
       return;
     }

@@ -37,7 +37,7 @@ import { enqueueDeallocation } from '../store/outbox.js';
 import { flushPool, lockPoolById } from '../store/pools.js';
 import * as store from '../store/service-instances.js';
 import { type Spec, findSpec, specById } from '../store/specs.js';
-import { type PooledAllocation, allocateInTx } from './allocations.js';
+import { type PooledAllocation, allocateInTx, takeAutomaticInTx } from './allocations.js';
 import { type PoolScope, inScope } from '../core/scope.js';
 import { poolRefsById } from '../store/pools.js';
 import {
@@ -542,7 +542,10 @@ interface Validation {
  * (a capacity attribute may be in the tree of one), then pools, then capacity — the rows other
  * reservations want most (a shared provider's, a pool's) as late as possible; given `closing`,
  * their writes are held back for the statement that closes the transaction, and the capacity is
- * chosen before the pools are locked (its claim waits for that statement all the same).
+ * chosen before the pools are locked (its claim waits for that statement all the same). Given
+ * `closing`, automatic pool values (lowest, highest, next_after_last) are locked, chosen and written
+ * by one statement instead (takeAutomaticInTx): the pools are then held through that statement,
+ * the closing one and the commit, not also a lock and a probe before.
  */
 async function validateInTx(tx: Tx, ctx: IdsContext, locked: store.InstanceRow, spec: Spec, gathered: Gathered, caller: Caller): Promise<Validation> {
   const id = locked.id;
@@ -578,13 +581,13 @@ async function validateInTx(tx: Tx, ctx: IdsContext, locked: store.InstanceRow, 
   }
   let pooled: PooledAllocation[] = [];
   if (requests.length) {
-    const results = await allocateInTx(
-      tx,
-      requests.map((r) => r.req),
-      'service-instance',
-      poolScopeOf(locked, caller.scope),
-      gathered.closing ?? undefined,
-    ).catch((err: unknown) => {
+    const reqs = requests.map((r) => r.req);
+    const scope = poolScopeOf(locked, caller.scope);
+    // the fast path's pools: locked, chosen in and written by one statement when it can
+    const allocated = async () =>
+      (gathered.closing && (await takeAutomaticInTx(ctx, tx, reqs, 'service-instance', scope))) ||
+      (await allocateInTx(tx, reqs, 'service-instance', scope, gathered.closing ?? undefined));
+    const results = await allocated().catch((err: unknown) => {
       throw inAttribute(err, requests);
     });
     for (const [i, r] of results.entries()) next[requests[i]!.attr] = allocationValue(r.pool, r.row);

@@ -8,7 +8,9 @@
 // `FOR UPDATE` and never the other way round: no deadlock), only while the pool's definition is the
 // one the caller read, and moves its counters and generation by what it took:
 //
-// - lowest, highest, next_after_last (takeAutomatic): `allot_take_auto` (migration 015) chooses
+// - lowest, highest, next_after_last (takeAutomatic; also a reservation's pools on its fast path,
+//   each pool a call in one statement, services/allocations.ts takeAutomaticInTx, issue 31):
+//   `allot_take_auto` (migration 015) chooses
 //   the blocks AFTER the lock was granted, on a snapshot that sees every earlier holder's commit,
 //   so it never loses them. Chosen in JS from a probe read without the lock and taken by a
 //   compare-and-set on the probed span (until 2026-11-29), every process's batch chose the same
@@ -88,47 +90,68 @@ export type Taken =
   /** no block was free for it under the pool's lock (leases past due released): the pool is exhausted for its size */
   | { kind: 'none' };
 
-const TAKE_AUTO = writeStatement<{ o_index: number; o_id: string; o_first: string | null; o_last: string | null; o_held: boolean }>(
-  `select o_index, o_id, o_first, o_last, o_held from allot_take_auto(?::integer, ?, ?, ?, ?, ?::integer, ?::integer,
-     ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?)`,
+// one call of allot_take_auto per pool, in the order of the pools' rows (p.n), each on its slice
+// [lo:hi] of the requests' arrays: a LATERAL call runs once per row of the pools, in turn
+const TAKE_AUTO = writeStatement<{ o_call: number; o_index: number; o_id: string; o_first: string | null; o_last: string | null; o_held: boolean }>(
+  `select p.n::integer as o_call, t.o_index, t.o_id, t.o_first, t.o_last, t.o_held
+   from unnest(?::integer[], ?::text[], ?::text[], ?::text[], ?::text[], ?::integer[], ?::integer[], ?::integer[], ?::integer[])
+     with ordinality as p(pool, definition, pool_strategy, project, strategy, k, max_k, lo, hi, n)
+   cross join lateral allot_take_auto(p.pool, p.definition, p.pool_strategy, p.project, p.strategy, p.k, p.max_k,
+     (?::text[])[p.lo:p.hi], (?::text[])[p.lo:p.hi], (?::text[])[p.lo:p.hi], (?::text[])[p.lo:p.hi], (?::text[])[p.lo:p.hi],
+     (?::text[])[p.lo:p.hi], (?::text[])[p.lo:p.hi], (?::text[])[p.lo:p.hi], ?) as t
+   order by p.n, t.o_index`,
 );
 
+/** The automatic allocations of one pool that takeAutomatic takes: one block size and strategy, distinct owner+purpose. */
+export interface AutomaticTake {
+  /** the pool as read, maybe without its lock and earlier */
+  pool: LockedPool;
+  reqs: readonly AllocationRequest[];
+  strategy: Exclude<Strategy, 'random'>;
+  block: bigint;
+}
+
 /**
- * Automatic allocations of `reqs` (one block size and strategy — lowest, highest or
- * next_after_last —, distinct owner+purpose) in `pool`, read without its lock, by ONE statement
- * (`allot_take_auto`, migration 015) that locks the pool's row and then chooses with what every
+ * Automatic allocations of each take's requests (lowest, highest or next_after_last) in its pool,
+ * read without its lock, by ONE statement: `allot_take_auto` (migration 015) once per pool, in the
+ * order given — pool-id order, the lock order every writer keeps, when there are several (a
+ * reservation's VLAN and address). Each call locks its pool's row and then chooses with what every
  * earlier holder of the lock committed: the first request gets the block its strategy chooses, each
  * next one the block it would choose next, as the locked path would hand them out one by one. It
- * cannot lose them to another process; it refuses (allot_assert) only when the pool is no longer
- * as `pool` says (its definition, default strategy or project), holds leases past due (the locked
- * path releases them), or a unique index refused an allocation. `pool` may be an earlier read.
+ * cannot lose them to another process; it refuses (allot_assert) only when a pool is no longer as
+ * its take says (its definition, default strategy or project), holds leases past due (the locked
+ * path releases them), or a unique index refused an allocation. Answers per take, per request.
  */
-export async function takeAutomatic(
-  tx: Tx,
-  pool: LockedPool,
-  reqs: readonly AllocationRequest[],
-  strategy: Exclude<Strategy, 'random'>,
-  block: bigint,
-): Promise<Taken[]> {
-  const params = reqs.map((req) => requestParams(req, block, null));
+export async function takeAutomatic(tx: Tx, takes: readonly AutomaticTake[], source: string): Promise<Taken[][]> {
+  const params = takes.map(({ reqs, block }) => reqs.map((req) => requestParams(req, block, null)));
   // the rows but for their values, which the statement chooses
-  const rows = reqs.map((req, i) => newAllocationRow(tx, pool.id, req, { first: 0n, last: 0n }, block, params[i]!, 'api'));
-  const column = (c: keyof AllocationRow) => rows.map((r) => r[c]);
+  const rows = takes.map(({ pool, reqs, block }, t) =>
+    reqs.map((req, i) => newAllocationRow(tx, pool.id, req, { first: 0n, last: 0n }, block, params[t]![i]!, source)),
+  );
+  const all = rows.flat();
+  const column = (c: keyof AllocationRow) => all.map((r) => r[c]);
+  let lo = 1;
+  const slices = takes.map(({ reqs }) => [lo, (lo += reqs.length) - 1] as const);
   const answers = await TAKE_AUTO.all(tx, [
-    pool.id,
-    pool.definition,
-    pool.strategy,
-    pool.project,
-    strategy,
-    log2Exact(block),
-    pool.maxK,
+    takes.map((t) => t.pool.id),
+    takes.map((t) => t.pool.definition),
+    takes.map((t) => t.pool.strategy),
+    takes.map((t) => t.pool.project),
+    takes.map((t) => t.strategy),
+    takes.map((t) => log2Exact(t.block)),
+    takes.map((t) => t.pool.maxK),
+    slices.map(([first]) => first),
+    slices.map(([, last]) => last),
     ...(['owner', 'purpose', 'id', 'state', 'expires_at', 'source', 'request_hash', 'metadata'] as const).map(column),
-    rows[0]!.created_at,
+    all[0]!.created_at,
   ]);
-  const taken: Taken[] = reqs.map(() => ({ kind: 'none' }));
+  const taken: Taken[][] = takes.map(({ reqs }) => reqs.map(() => ({ kind: 'none' })));
   for (const a of answers) {
+    const t = a.o_call - 1;
     const i = a.o_index - 1;
-    taken[i] = a.o_held ? { kind: 'held', id: a.o_id, params: params[i]! } : { kind: 'new', row: { ...rows[i]!, first_key: a.o_first!, last_key: a.o_last! } };
+    taken[t]![i] = a.o_held
+      ? { kind: 'held', id: a.o_id, params: params[t]![i]! }
+      : { kind: 'new', row: { ...rows[t]![i]!, first_key: a.o_first!, last_key: a.o_last! } };
   }
   return taken;
 }
