@@ -15,3 +15,7 @@ for i in $(seq "$FIRST" "$LAST"); do
     uptime >> "$OUT/$side-$i.load"
   done
 done
+# The single allocation's statement (now the same LATERAL text with one pool), hot pools, 3 rounds
+# alternated (base-1 first; the 1-minute load before each run in hot-pools-load.txt):
+#   npx tsx bench/hot-pools.ts --root TREE --dialects postgres --sizes 4094 --strategies lowest,next_after_last \
+#     --out bench/results/2026-11-30-h31tk/hot-pools-SIDE-ROUND.json
