@@ -29,7 +29,8 @@ export const BREAKAGES: Record<string, Breakage> = {
   'unfenced-conductor': {
     what: 'a conductor finishes an allocation without checking it still owns it (no `conductor_affinity = <me>` and no `state = allocating` in its final write), and its worker goes on with an allocation taken over from it',
     edits: {
-      'baremetal/store/allocations.js': [[".where('conductor_affinity', '=', conductor)\n        .where('state', '=', 'allocating')", '']],
+      // (the placeholder kept: the statement is still sent the conductor's name)
+      'baremetal/store/allocations.js': [["where id = ? and conductor_affinity = ? and state = 'allocating'", 'where id = ? and cast(? as text) is not null']],
       'baremetal/services/allocation-attempts.js': [
         ["if (allocation?.state !== 'allocating' || allocation.conductor_affinity !== ctx.conductorId)", 'if (!allocation)'],
       ],
