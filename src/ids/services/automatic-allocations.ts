@@ -135,7 +135,7 @@ async function claimBatch(ctx: IdsContext, batch: Entry[], again: (e: Entry) => 
     // random draws are decided from a probe, and taken by a statement that checks only the
     // pool's definition: they decide with the pool as it is now
     if (read) {
-      known.delete(name);
+      forgetPool(ctx, name);
       for (const e of group) again(e);
       return;
     }
